@@ -1,0 +1,257 @@
+// dtnn: the command line. Thin: parses arguments, then calls the core.
+//   dtnn run [EXP.json] [--set key=value ...] [--history FILE] [PyDTNN flags]
+//   dtnn summary [EXP.json] [...]      dtnn plugins [--verbose]      dtnn info
+// Exit status: 0 success, 1 error in the experiment (config, data, plugin), 2 bad command line.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "dtnn/config.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/log.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/plugin.hpp"
+#include "dtnn/registry.hpp"
+#include "dtnn/runtime.hpp"
+#include "dtnn/version.hpp"
+
+namespace po = boost::program_options;
+using nlohmann::json;
+
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// PyDTNN launcher flags and the experiment key each sets, with the value's kind.
+struct FlagKey {
+  const char* flag;
+  const char* key;
+  char kind;  // 's' string, 'i' integer, 'f' number, 'b' boolean
+  const char* help;
+};
+const FlagKey kFlags[] = {
+    {"model", "model", 's', "model file or name (configs/models/NAME.json)"},
+    {"dataset", "dataset.name", 's', "dataset plugin (mnist, synthetic, ...)"},
+    {"dataset-path", "dataset.path", 's', "dataset folder"},
+    {"batch-size", "training.batch_size", 'i', "samples per batch (per rank)"},
+    {"num-epochs", "training.epochs", 'i', "epochs to train"},
+    {"steps-per-epoch", "training.steps_per_epoch", 'i', "batches per epoch (0: all)"},
+    {"evaluate", "training.evaluate", 'b', "evaluate on the test set before and after training"},
+    {"evaluate-only", "training.evaluate_only", 'b', "only evaluate"},
+    {"optimizer", "optimizer.name", 's', "optimizer plugin (sgd, adam, ...)"},
+    {"learning-rate", "optimizer.learning_rate", 'f', "learning rate"},
+    {"validation-split", "dataset.validation_split", 'f', "fraction of the training set held out"},
+    {"dtype", "training.dtype", 's', "float32 or float64"},
+    {"tensor-format", "training.tensor_format", 's', "NHWC or NCHW"},
+    {"conv-variant", "conv.algorithm", 's', "convolution algorithm plugin (i2c, reference, ...)"},
+    {"seed", "training.seed", 'i', "random seed"},
+    {"threads", "training.threads", 'i', "threads (0: OMP_NUM_THREADS or all cores)"},
+};
+
+std::string assignment(const FlagKey& f, const std::string& raw) {
+  auto fail = [&](const char* expected) {
+    throw UsageError("--" + std::string(f.flag) + ": expected " + expected + ", got '" + raw + "'");
+  };
+  json v;
+  switch (f.kind) {
+    case 's':
+      return std::string(f.key) + "=" + json(raw).dump();
+    case 'b': {
+      std::string l = raw;
+      for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (l == "true" || l == "1" || l == "yes") return std::string(f.key) + "=true";
+      if (l == "false" || l == "0" || l == "no") return std::string(f.key) + "=false";
+      fail("true or false");
+    }
+    default:
+      v = json::parse(raw, nullptr, false);
+      if (v.is_discarded() || !v.is_number() || (f.kind == 'i' && !v.is_number_integer()))
+        fail(f.kind == 'i' ? "an integer" : "a number");
+      return std::string(f.key) + "=" + v.dump();
+  }
+}
+
+// PyDTNN spells flags with underscores (--batch_size); accept both spellings.
+std::vector<std::string> normalise(int argc, char** argv) {
+  std::vector<std::string> out;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0) {
+      auto eq = a.find('=');
+      for (std::size_t j = 2; j < std::min(eq, a.size()); ++j)
+        if (a[j] == '_') a[j] = '-';
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+struct Common {
+  std::vector<std::string> plugin_path;
+  dtnn::Registry registry() const {
+    dtnn::Registry r(dtnn::Registry::default_folders(plugin_path));
+    for (const auto& w : r.warnings()) dtnn::log_warning(w);
+    return r;
+  }
+};
+
+void print_usage() {
+  std::cout <<
+      "dtnn " DTNN_VERSION " - distributed deep-learning training\n\n"
+      "usage: dtnn run [EXP.json] [options]      train (and evaluate) as the experiment says\n"
+      "       dtnn summary [EXP.json] [options]  print the model table and resolved parameters\n"
+      "       dtnn plugins [--verbose]           list plugins (with --verbose: their parameters)\n"
+      "       dtnn info                          version, BLIS kernels, threads, plugin folders\n"
+      "       dtnn --version | --help\n\n"
+      "Run `dtnn run --help` for the experiment options.\n";
+}
+
+po::options_description experiment_options(std::vector<std::string>& sets, std::string& history,
+                                           std::vector<std::string>& flag_values) {
+  po::options_description desc("experiment options");
+  desc.add_options()
+      ("set,s", po::value(&sets)->composing(), "override a config key: --set training.epochs=2 (repeatable)")
+      ("history", po::value(&history), "write the training history (JSON) to this file");
+  flag_values.resize(std::size(kFlags));
+  po::options_description pydtnn("PyDTNN launcher flags (also spelled with underscores)");
+  for (std::size_t i = 0; i < std::size(kFlags); ++i)
+    pydtnn.add_options()(kFlags[i].flag, po::value(&flag_values[i]), kFlags[i].help);
+  desc.add(pydtnn);
+  return desc;
+}
+
+int cmd_run(const std::vector<std::string>& args, bool summary_only) {
+  std::vector<std::string> sets, flag_values;
+  std::string history, config_file;
+  Common common;
+  po::options_description desc = experiment_options(sets, history, flag_values);
+  desc.add_options()("help,h", "show this help")("plugin-path", po::value(&common.plugin_path)->composing(),
+                                                 "extra plugin folder (repeatable)")(
+      "config", po::value(&config_file), "experiment file (also the first positional argument)");
+  po::positional_options_description pos;
+  pos.add("config", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << "usage: dtnn " << (summary_only ? "summary" : "run") << " [EXP.json] [options]\n" << desc;
+    return 0;
+  }
+  std::vector<std::string> overrides = sets;
+  for (std::size_t i = 0; i < std::size(kFlags); ++i)
+    if (vm.count(kFlags[i].flag)) overrides.push_back(assignment(kFlags[i], flag_values[i]));
+  if (!history.empty()) overrides.push_back("output.history=" + json(history).dump());
+
+  dtnn::ExperimentConfig config;
+  if (!config_file.empty()) {
+    config = dtnn::load_experiment(config_file, overrides);
+  } else {
+    if (!vm.count("model")) throw UsageError("give an experiment file, or at least --model (see dtnn run --help)");
+    config = dtnn::make_experiment(json::object({{"model", ""}}), overrides, "command line");
+  }
+  dtnn::Registry registry = common.registry();
+  dtnn::Experiment experiment(config, registry);
+  if (summary_only) {
+    std::cout << experiment.summary();
+    return 0;
+  }
+  experiment.run();
+  return 0;
+}
+
+int cmd_plugins(const std::vector<std::string>& args) {
+  Common common;
+  bool verbose = false;
+  po::options_description desc("plugins options");
+  desc.add_options()("verbose,v", po::bool_switch(&verbose), "also show each plugin's parameters")(
+      "plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder (repeatable)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  dtnn::Registry registry = common.registry();
+  std::printf("%-13s %-26s %-12s %s\n", "KIND", "NAME", "STATUS", "FILE / DESCRIPTION");
+  for (const auto& r : registry.records()) {
+    std::printf("%-13s %-26s %-12s %s\n", r.kind.empty() ? "-" : r.kind.c_str(),
+                r.name.empty() ? "-" : r.name.c_str(), dtnn::to_string(r.status), r.file.string().c_str());
+    std::printf("%-53s %s\n", "", r.status == dtnn::PluginRecord::Status::ok ? r.description.c_str()
+                                                                             : r.reason.c_str());
+    if (verbose && r.status == dtnn::PluginRecord::Status::ok) {
+      json p = json::parse(r.parameters);
+      if (p.empty()) std::printf("%-53s parameters: none\n", "");
+      for (auto it = p.begin(); it != p.end(); ++it)
+        std::printf("%-53s   %s = %s\n", "", it.key().c_str(), it.value().dump().c_str());
+    }
+  }
+  return 0;
+}
+
+int cmd_info(const std::vector<std::string>& args) {
+  Common common;
+  po::options_description desc("info options");
+  desc.add_options()("plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
+  dtnn::Registry registry = common.registry();
+  int counts[4] = {0, 0, 0, 0};
+  for (const auto& r : registry.records()) ++counts[static_cast<int>(r.status)];
+  std::printf("dtnn %s (%s), plugin ABI v%u\n", DTNN_VERSION, DTNN_BUILD_FINGERPRINT, dtnn::kPluginAbiVersion);
+  std::printf("CPU: %s\n", rt.cpu.c_str());
+  std::printf("BLIS: %s, kernels '%s' (%s)\n", rt.blis_version.c_str(), rt.blis_kernels.c_str(),
+              rt.blis_selection.c_str());
+  std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);
+  std::printf("CUDA plugins: %s\n", DTNN_HAVE_CUDA ? "built" : "not built");
+  std::printf("Plugin folders, in search order:\n");
+  for (const auto& f : registry.folders()) {
+    std::error_code ec;
+    std::printf("  %s%s\n", f.string().c_str(), std::filesystem::is_directory(f, ec) ? "" : " (absent)");
+  }
+  std::printf("Plugins: %d ok, %d unavailable, %d rejected, %d failed to load\n", counts[0], counts[1], counts[2],
+              counts[3]);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args = normalise(argc, argv);
+  try {
+    dtnn::initialize_runtime();
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      print_usage();
+      return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version" || args[0] == "version") {
+      std::printf("dtnn %s\n", DTNN_VERSION);
+      return 0;
+    }
+    const std::string command = args[0];
+    args.erase(args.begin());
+    if (command == "run") return cmd_run(args, false);
+    if (command == "summary") return cmd_run(args, true);
+    if (command == "plugins") return cmd_plugins(args);
+    if (command == "info") return cmd_info(args);
+    throw UsageError("unknown command '" + command + "' (expected run, summary, plugins or info)");
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "dtnn: error: %s\n", e.what());
+    return 2;
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "dtnn: error: command line: %s\n", e.what());
+    return 2;
+  } catch (const dtnn::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "\ndtnn: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "\ndtnn: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,41 @@
+// Experiment configuration: one JSON file (// comments allowed) merged over documented defaults
+// (docs/config.md), overridden by --set key=value, and validated with errors that name the file,
+// the key and what was expected (and, for an unknown key, the closest valid one).
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dtnn/core_export.hpp"
+
+namespace dtnn {
+
+struct ExperimentConfig {
+  nlohmann::json json;           // complete: every key present
+  std::filesystem::path file;    // where it came from ("" for an inline config)
+  std::string where() const;     // for messages
+};
+
+// Reads a JSON file; a parse error names the file, line and column.
+DTNN_CORE_EXPORT nlohmann::json read_json_file(const std::filesystem::path& file);
+DTNN_CORE_EXPORT nlohmann::json experiment_defaults();
+// "training.batch_size=32": the value is parsed as JSON, or taken as a string when it is not.
+DTNN_CORE_EXPORT void apply_override(nlohmann::json& config, const std::string& assignment);
+// Checks keys and types against the defaults and fills in every missing key.
+DTNN_CORE_EXPORT void validate_experiment(nlohmann::json& config, const std::string& where);
+DTNN_CORE_EXPORT ExperimentConfig load_experiment(const std::filesystem::path& file,
+                                                  const std::vector<std::string>& overrides);
+DTNN_CORE_EXPORT ExperimentConfig make_experiment(nlohmann::json config,
+                                                  const std::vector<std::string>& overrides,
+                                                  const std::string& where = "config");
+// The candidate with the smallest edit distance, or "" when none is close.
+DTNN_CORE_EXPORT std::string closest_match(const std::string& word,
+                                           const std::vector<std::string>& candidates);
+// A model given as a path (absolute, or relative to the experiment file or the working folder)
+// or as a name from configs/models ("simplecnn").
+DTNN_CORE_EXPORT std::filesystem::path resolve_model_path(const std::string& model,
+                                                          const std::filesystem::path& config_file);
+
+}  // namespace dtnn

@@ -1,0 +1,55 @@
+// ConvAlgorithm: one way to compute a 2-D convolution. The conv2d layer owns weights and
+// geometry; the algorithm does the arithmetic (it never knows which layer it serves).
+//
+// Tensors, by layout:
+//   NHWC: x [N, H, W, C], w [KH, KW, C, K], y [N, Ho, Wo, K]
+//   NCHW: x [N, C, H, W], w [K, C, KH, KW], y [N, K, Ho, Wo]
+//   Ho = (H + 2*pad_h - dil_h*(KH-1) - 1) / stride_h + 1   (likewise Wo)
+// Contract: forward overwrites y; backward_data overwrites dx; backward_filter ACCUMULATES into dw.
+// backward_filter may reuse what the most recent forward computed for the same, unchanged x.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/plugin.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+struct DTNN_CORE_EXPORT ConvGeometry {
+  std::int64_t n = 1;  // the largest batch the algorithm will see (actual batch comes from x)
+  std::int64_t h = 1, w = 1, c = 1;
+  std::int64_t k = 1, kh = 1, kw = 1;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t dilation_h = 1, dilation_w = 1;
+  DType dtype = DType::float32;
+  Layout layout = Layout::nhwc;
+
+  std::int64_t ho() const { return (h + 2 * pad_h - dilation_h * (kh - 1) - 1) / stride_h + 1; }
+  std::int64_t wo() const { return (w + 2 * pad_w - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+  Shape x_shape(std::int64_t batch) const;
+  Shape w_shape() const;
+  Shape y_shape(std::int64_t batch) const;
+  std::string str() const;  // for messages and tables
+};
+
+enum class ConvPass : std::uint8_t { forward = 0, backward_data = 1, backward_filter = 2 };
+
+class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {
+ public:
+  ~ConvAlgorithm() override;
+  virtual std::string name() const = 0;
+  // False (with the reason in why_not) when this algorithm cannot compute g for pass.
+  virtual bool supports(const ConvGeometry& g, ConvPass pass, std::string& why_not) const = 0;
+  // Called once per geometry before any pass; allocates every workspace for batches <= g.n.
+  virtual void prepare(const ConvGeometry& g) = 0;
+  virtual std::size_t workspace_bytes() const { return 0; }
+
+  virtual void forward(const Tensor& x, const Tensor& w, Tensor& y) = 0;
+  virtual void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) = 0;
+  virtual void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) = 0;
+};
+
+}  // namespace dtnn

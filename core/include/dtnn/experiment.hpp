@@ -1,0 +1,50 @@
+// Experiment: turns a validated configuration into model + dataset + optimizer + loss + metrics
+// + communicator + trainer through the registry, and runs it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dtnn/config.hpp"
+#include "dtnn/core_export.hpp"
+#include "dtnn/trainer.hpp"
+
+namespace dtnn {
+
+class Registry;
+class Model;
+class Dataset;
+class Optimizer;
+class Loss;
+class Metric;
+class Scheduler;
+class Communicator;
+
+class DTNN_CORE_EXPORT Experiment {
+ public:
+  Experiment(const ExperimentConfig& config, const Registry& registry);
+  ~Experiment();
+
+  Model& model() { return *model_; }
+  Trainer& trainer() { return *trainer_; }
+  const Dataset& dataset() const { return *dataset_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  std::string summary() const;  // model table and parameter listing
+  History run();                // prints summary, trains; writes output.history if set
+
+ private:
+  ExperimentConfig config_;
+  std::shared_ptr<Dataset> dataset_;
+  std::unique_ptr<Model> model_;
+  std::shared_ptr<Optimizer> optimizer_;
+  std::shared_ptr<Loss> loss_;
+  std::vector<std::shared_ptr<Metric>> metrics_;
+  std::vector<std::shared_ptr<Scheduler>> schedulers_;
+  std::shared_ptr<Communicator> comm_;
+  std::unique_ptr<Trainer> trainer_;
+};
+
+// Writes text to file atomically (temporary file, fsync, rename): a crash never leaves half a file.
+DTNN_CORE_EXPORT void write_file_atomically(const std::string& file, const std::string& text);
+
+}  // namespace dtnn

@@ -1,0 +1,21 @@
+// Weight initialisers by name, as Keras and PyDTNN define them:
+//   glorot_uniform U(-l, l), l = sqrt(6 / (fan_in + fan_out));  glorot_normal N(0, 2 / (fan_in + fan_out))
+//   he_uniform     l = sqrt(6 / fan_in);                          he_normal     N(0, 2 / fan_in)
+//   lecun_uniform  l = sqrt(3 / fan_in);                          lecun_normal  N(0, 1 / fan_in)
+//   zeros, ones
+// Layers compute fan_in/fan_out from their logical dimensions, so the layout does not matter.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+DTNN_CORE_EXPORT void initialize(Tensor& t, const std::string& initializer, std::int64_t fan_in,
+                                 std::int64_t fan_out, std::uint64_t seed);
+// Throws an Error naming the valid initialisers when name is not one of them.
+DTNN_CORE_EXPORT void check_initializer(const std::string& name, const std::string& where);
+
+}  // namespace dtnn

@@ -1,0 +1,59 @@
+// Layer: shape inference, forward, backward and parameters of one operation of a model.
+//
+// Shapes exclude the batch: a layer sees per-sample shapes at build time and batches of at most
+// max_batch samples at run time (the model hands it views of buffers it allocated once).
+// Contract of backward: parameter gradients ACCUMULATE (+=); dx, when requested, is OVERWRITTEN.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/params.hpp"
+#include "dtnn/plugin.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+class Registry;
+
+enum class Mode : std::uint8_t { train = 0, eval = 1 };
+
+struct LayerBuildContext {
+  Shape input_shape;  // per sample, memory order of layout
+  DType dtype = DType::float32;
+  Layout layout = Layout::nhwc;
+  std::int64_t max_batch = 1;
+  std::uint64_t seed = 0;              // this layer's own seed (initialisers, dropout)
+  const Registry* registry = nullptr;  // conv2d asks it for its ConvAlgorithm
+  std::string conv_algorithm;          // the experiment's conv.algorithm
+  Params conv_params;                  // the experiment's conv object (algorithm options)
+  bool needs_input_gradient = true;    // false for the first layer: backward gets dx == nullptr
+};
+
+// A trainable tensor and its gradient (same shape and dtype).
+struct Parameter {
+  std::string name;  // "weights", "biases"
+  Tensor value;
+  Tensor grad;
+};
+
+class DTNN_CORE_EXPORT Layer : public Plugin {
+ public:
+  ~Layer() override;
+  virtual std::string type() const = 0;
+  virtual void build(const LayerBuildContext& ctx) = 0;  // allocates parameters and workspaces
+  virtual Shape output_shape() const = 0;                // per sample
+
+  virtual void forward(const Tensor& x, Tensor& y, Mode mode) = 0;
+  // x and y are what forward saw and produced; dy = dLoss/dy.
+  virtual void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) = 0;
+
+  virtual std::vector<Parameter> parameters() { return {}; }
+  // For the summary table: "(3, 3, 1, 4)" and "padding=(0,0) stride=(1,1)"; "" when none.
+  virtual std::string weights_shape() const { return ""; }
+  virtual std::string attributes() const { return ""; }
+  virtual std::size_t workspace_bytes() const { return 0; }
+};
+
+}  // namespace dtnn

@@ -1,0 +1,89 @@
+// Model: a sequence of layers built from a model JSON, with every activation and gradient buffer
+// allocated once for the largest batch. forward/backward on a batch allocate nothing.
+//
+// Model file:  {"name": "simplecnn", "input_shape": [28, 28, 1],            (optional, HWC)
+//               "layers": [{"type": "conv2d", "filters": 4, "kernel": 3}, {"type": "relu"}, ...]}
+// A layer entry may be {"repeat": N, "layers": [...]}, expanded in place N times.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/params.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+class Registry;
+class Loss;
+
+struct LayerSpec {
+  std::string type;
+  Params params;  // the entry without "type"
+};
+
+struct ModelSpec {
+  std::string name;
+  std::filesystem::path file;       // empty when given inline
+  std::optional<Shape> input_shape; // HWC as written in the file
+  std::vector<LayerSpec> layers;
+};
+
+DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where);
+DTNN_CORE_EXPORT ModelSpec load_model_spec(const std::filesystem::path& file);
+
+struct ModelOptions {
+  DType dtype = DType::float32;
+  Layout layout = Layout::nhwc;
+  std::int64_t max_batch = 64;
+  std::uint64_t seed = 1;
+  std::string conv_algorithm = "i2c";
+  Params conv_params;
+};
+
+class DTNN_CORE_EXPORT Model {
+ public:
+  // input_shape: per sample, memory order of options.layout.
+  Model(const ModelSpec& spec, const ModelOptions& options, const Shape& input_shape,
+        const Registry& registry);
+
+  // x: [n, input...] with n <= max_batch. Returns a view [n, output...] valid until the next call.
+  const Tensor& forward(const Tensor& x, Mode mode);
+  // After forward(x, train): zeroes nothing, accumulates parameter gradients for the loss.
+  void backward(Loss& loss, const Tensor& y_true);
+  void zero_grad();
+
+  std::span<const Parameter> parameters() const { return parameters_; }
+  std::int64_t parameter_count() const;
+  std::size_t num_layers() const { return layers_.size(); }
+  Layer& layer(std::size_t i) { return *layers_[i]; }
+  const Shape& input_shape() const { return input_shape_; }
+  Shape output_shape() const;
+  const ModelOptions& options() const { return options_; }
+  const std::string& name() const { return name_; }
+  // PyDTNN's model table: index, type, #params, output shape, weights shape, attributes, totals.
+  std::string summary() const;
+
+ private:
+  std::string name_;
+  ModelOptions options_;
+  Shape input_shape_;
+  std::vector<std::shared_ptr<Layer>> layers_;
+  std::vector<Tensor> outputs_;        // [max_batch, output of layer i]
+  std::vector<Tensor> output_views_;   // current batch views of outputs_
+  Tensor grad_a_, grad_b_;             // ping-pong dLoss/d(activation) buffers
+  std::vector<Parameter> parameters_;
+  Tensor input_view_;                  // the x of the last forward
+  std::int64_t batch_ = 0;
+  bool ends_in_softmax_ = false;
+};
+
+}  // namespace dtnn

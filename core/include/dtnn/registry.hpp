@@ -1,0 +1,74 @@
+// Registry: discovers plugins in folders, checks them, creates objects by kind and name.
+//
+// Search order: --plugin-path folders, DTNN_PLUGIN_PATH (colon-separated), the folder beside
+// the executable (../lib/dtnn/plugins), the install folder. A bad .so is a warning naming the
+// file and the reason; asking for a missing plugin is an Error that lists what is available.
+// Libraries are opened with RTLD_NODELETE: nothing is ever unmapped while the process lives,
+// so an object a plugin created can never outlive its code.
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/plugin.hpp"
+
+namespace dtnn {
+
+class Params;
+
+struct PluginRecord {
+  enum class Status { ok, unavailable, rejected, load_failed };
+  Status status = Status::ok;
+  std::string kind, name, description, parameters;  // parameters: JSON with defaults
+  std::filesystem::path file;
+  std::string reason;  // why not ok
+  const PluginDescriptor* descriptor = nullptr;
+  std::shared_ptr<void> library;  // keeps the shared object open
+};
+
+DTNN_CORE_EXPORT const char* to_string(PluginRecord::Status s);
+
+class DTNN_CORE_EXPORT Registry {
+ public:
+  explicit Registry(std::vector<std::filesystem::path> folders);
+  // The folders of the search order above, extra_folders first.
+  static std::vector<std::filesystem::path> default_folders(
+      const std::vector<std::string>& extra_folders = {});
+
+  const std::vector<std::filesystem::path>& folders() const { return folders_; }
+  const std::vector<PluginRecord>& records() const { return records_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  const PluginRecord* find(std::string_view kind, std::string_view name) const;  // ok or not
+  std::vector<std::string> available(std::string_view kind) const;              // ok only
+
+  // Creates kind/name with params merged over the plugin's defaults; unknown keys are errors
+  // naming the key and the closest valid one. ignored_keys are left out of that check.
+  std::shared_ptr<Plugin> create(std::string_view kind, std::string_view name,
+                                 const Params& params,
+                                 const std::vector<std::string>& ignored_keys = {}) const;
+
+  template <class T>
+  std::shared_ptr<T> create_as(std::string_view kind, std::string_view name, const Params& params,
+                               const std::vector<std::string>& ignored_keys = {}) const {
+    std::shared_ptr<Plugin> p = create(kind, name, params, ignored_keys);
+    auto t = std::dynamic_pointer_cast<T>(p);
+    if (!t) throw Error("plugin " + std::string(kind) + "/" + std::string(name) +
+                        " created an object of the wrong interface");
+    return t;
+  }
+
+ private:
+  void scan(const std::filesystem::path& folder);
+  void load(const std::filesystem::path& file);
+
+  std::vector<std::filesystem::path> folders_;
+  std::vector<PluginRecord> records_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace dtnn

@@ -1,0 +1,102 @@
+// Trainer: the training loop, the same for 1 or N ranks: seeded shuffle, shard, batch, forward,
+// loss, backward, gradient exchange, optimizer step, callbacks, evaluation, history, progress.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/dataset.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+class Model;
+class Optimizer;
+class Loss;
+class Metric;
+class Scheduler;
+class Communicator;
+
+enum class ProgressStyle { automatic, bar, lines, none };
+
+struct TrainerOptions {
+  std::int64_t batch_size = 64;
+  std::int64_t eval_batch_size = 0;   // 0: batch_size
+  std::int64_t epochs = 1;
+  std::int64_t steps_per_epoch = 0;   // 0: the whole training split
+  double validation_split = 0.0;      // last fraction of the training split
+  std::int64_t train_limit = 0;       // 0: all; else the first N training samples
+  std::int64_t test_limit = 0;
+  std::uint64_t seed = 1;
+  bool shuffle = true;
+  bool evaluate = true;               // test set before and after training
+  bool evaluate_only = false;
+  ProgressStyle progress = ProgressStyle::automatic;
+};
+
+struct EvalResult {
+  double loss = 0;
+  std::map<std::string, double> metrics;
+  std::int64_t samples = 0;
+  double seconds = 0;
+};
+
+struct EpochRecord {
+  std::int64_t epoch = 0;  // 1-based, as printed
+  double loss = 0;
+  std::map<std::string, double> metrics;
+  std::optional<EvalResult> validation;
+  std::int64_t samples = 0;
+  double seconds = 0;             // training time of the epoch (validation excluded)
+  double samples_per_second = 0;
+};
+
+struct History {
+  std::vector<EpochRecord> epochs;
+  std::optional<EvalResult> test_before, test;
+  double train_samples_per_second = 0;  // steady state: the first 5 batches of the run excluded
+  double train_seconds = 0;
+  std::int64_t train_samples = 0;
+  std::string to_json() const;
+};
+
+class DTNN_CORE_EXPORT Trainer {
+ public:
+  Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Loss& loss,
+          std::vector<std::shared_ptr<Metric>> metrics,
+          std::vector<std::shared_ptr<Scheduler>> schedulers, Communicator& comm,
+          TrainerOptions options);
+
+  History fit();
+  EvalResult evaluate(Split split, std::int64_t begin, std::int64_t end);
+  // One training step on these samples of the training split; returns the batch loss and adds
+  // to the metric totals. Allocation-free once the first step has run.
+  double train_step(std::span<const std::int64_t> indices);
+
+  std::int64_t train_size() const { return train_end_; }
+  std::int64_t validation_size() const { return validation_end_ - train_end_; }
+  std::int64_t test_size() const { return test_end_; }
+
+ private:
+  void print(const std::string& line) const;
+
+  Model& model_;
+  const Dataset& dataset_;
+  Optimizer& optimizer_;
+  Loss& loss_;
+  std::vector<std::shared_ptr<Metric>> metrics_;
+  std::vector<std::shared_ptr<Scheduler>> schedulers_;
+  Communicator& comm_;
+  TrainerOptions options_;
+  std::int64_t train_end_ = 0, validation_end_ = 0, test_end_ = 0;
+  Tensor x_, y_;                       // [max_batch, ...] batch buffers
+  std::vector<double> metric_totals_;  // concatenated totals of every metric
+  std::vector<std::size_t> metric_offsets_;
+};
+
+}  // namespace dtnn

@@ -1,0 +1,62 @@
+// Window2d: the geometry of a pooling window over one image, in either layout.
+// Input per sample: NHWC {H, W, C} or NCHW {C, H, W}; output likewise with Ho, Wo.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtnn/error.hpp"
+#include "dtnn/params.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+struct Window2d {
+  std::int64_t h = 0, w = 0, c = 0;      // input
+  std::int64_t ph = 2, pw = 2;           // pool size
+  std::int64_t sh = 2, sw = 2;           // stride
+  std::int64_t pad_h = 0, pad_w = 0;
+  Layout layout = Layout::nhwc;
+
+  std::int64_t ho() const { return (h + 2 * pad_h - ph) / sh + 1; }
+  std::int64_t wo() const { return (w + 2 * pad_w - pw) / sw + 1; }
+  // Offsets within one sample of element (y, x, channel), for input (h, w) or output (ho, wo).
+  std::int64_t in_at(std::int64_t y, std::int64_t x, std::int64_t ch) const {
+    return layout == Layout::nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x;
+  }
+  std::int64_t out_at(std::int64_t y, std::int64_t x, std::int64_t ch) const {
+    return layout == Layout::nhwc ? (y * wo() + x) * c + ch : (ch * ho() + y) * wo() + x;
+  }
+  Shape out_shape() const { return layout == Layout::nhwc ? Shape{ho(), wo(), c} : Shape{c, ho(), wo()}; }
+  std::string str() const {
+    return "pool=(" + std::to_string(ph) + "," + std::to_string(pw) + ") stride=(" + std::to_string(sh) +
+           "," + std::to_string(sw) + ") padding=(" + std::to_string(pad_h) + "," + std::to_string(pad_w) + ")";
+  }
+
+  // From {"pool": 2 | [2, 2], "stride": 0 (= pool) | [..], "padding": 0 | [..]} and the input shape.
+  static Window2d from(const Params& p, const Shape& input, Layout layout) {
+    if (input.rank() != 3) throw Error("expects image input (H, W, C), got " + input.str());
+    Window2d g;
+    g.layout = layout;
+    g.h = layout == Layout::nhwc ? input[0] : input[1];
+    g.w = layout == Layout::nhwc ? input[1] : input[2];
+    g.c = layout == Layout::nhwc ? input[2] : input[0];
+    auto pair = [&](const char* key, std::int64_t& a, std::int64_t& b, std::int64_t min) {
+      std::vector<std::int64_t> v = p.get_ints(key);
+      if (v.empty() || v.size() > 2 || v[0] < min || v.back() < min)
+        p.fail(key, "one or two integers >= " + std::to_string(min));
+      a = v[0];
+      b = v.back();
+    };
+    pair("pool", g.ph, g.pw, 1);
+    pair("stride", g.sh, g.sw, 0);
+    pair("padding", g.pad_h, g.pad_w, 0);
+    if (g.sh == 0) g.sh = g.ph;
+    if (g.sw == 0) g.sw = g.pw;
+    if (g.pad_h >= g.ph || g.pad_w >= g.pw) p.fail("padding", "padding smaller than the pool size");
+    if (g.ho() < 1 || g.wo() < 1) throw Error("pool " + g.str() + " larger than the input " + input.str());
+    return g;
+  }
+};
+
+}  // namespace dtnn

@@ -1,0 +1,246 @@
+#include "dtnn/config.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "dtnn/error.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string ExperimentConfig::where() const { return file.empty() ? "config" : file.string(); }
+
+json read_json_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file.string() + ": cannot open (" + std::strerror(errno) + ")");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    std::size_t offset = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
+    std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+    std::size_t last_nl = text.rfind('\n', offset ? offset - 1 : 0);
+    std::size_t column = last_nl == std::string::npos || offset == 0 ? offset + 1 : offset - last_nl;
+    std::string msg = e.what();
+    if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
+    throw Error(file.string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                ": invalid JSON (byte " + std::to_string(offset) + "): " + msg);
+  }
+}
+
+json experiment_defaults() {
+  return json::parse(R"({
+    "model": "",
+    "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0},
+    "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
+                 "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
+                 "evaluate": true, "evaluate_only": false, "threads": 0},
+    "optimizer": {"name": "sgd"},
+    "loss": "categorical_cross_entropy",
+    "metrics": ["categorical_accuracy"],
+    "schedulers": [],
+    "conv": {"algorithm": "i2c"},
+    "parallel": {"mode": "sequential", "communicator": "auto"},
+    "output": {"history": "", "progress": "auto"}
+  })");
+}
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::string::npos;
+  for (const auto& c : candidates) {
+    std::vector<std::size_t> row(c.size() + 1);
+    for (std::size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= c.size(); ++j) {
+        std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (word[i - 1] == c[j - 1] ? 0u : 1u)});
+        diag = up;
+      }
+    }
+    if (row[c.size()] < best_distance) {
+      best_distance = row[c.size()];
+      best = c;
+    }
+  }
+  std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  return best_distance <= limit ? best : "";
+}
+
+void apply_override(json& config, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--set expects key=value (e.g. training.epochs=2), got '" + assignment + "'");
+  std::string key = assignment.substr(0, eq), raw = assignment.substr(eq + 1);
+  json value = json::parse(raw, nullptr, false);
+  if (value.is_discarded()) value = raw;  // mnist, NHWC, a path: plain strings
+  json* node = &config;
+  std::stringstream ss(key);
+  std::string part;
+  std::vector<std::string> parts;
+  while (std::getline(ss, part, '.')) parts.push_back(part);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].empty()) throw Error("--set " + assignment + ": empty key component");
+    if (!node->is_object())
+      throw Error("--set " + assignment + ": '" + parts[i - 1] + "' is not an object");
+    if (i + 1 == parts.size()) {
+      (*node)[parts[i]] = value;
+    } else {
+      node = &(*node)[parts[i]];
+      if (node->is_null()) *node = json::object();
+    }
+  }
+}
+
+namespace {
+
+const std::set<std::string> kOpenObjects = {"dataset", "optimizer", "conv"};  // plugin parameters
+
+[[noreturn]] void type_error(const std::string& where, const std::string& path,
+                             const std::string& expected, const json& got) {
+  throw Error(where + ": " + path + ": expected " + expected + ", got " + got.dump());
+}
+
+void check_value(const json& def, const json& got, const std::string& where, const std::string& path) {
+  if (path == "model") {
+    if (!got.is_string() && !got.is_object())
+      type_error(where, path, "a model file path, a model name or a model object", got);
+    return;
+  }
+  if (def.is_number_integer()) {
+    if (!got.is_number_integer()) type_error(where, path, "an integer", got);
+  } else if (def.is_number()) {
+    if (!got.is_number()) type_error(where, path, "a number", got);
+  } else if (def.is_boolean()) {
+    if (!got.is_boolean()) type_error(where, path, "true or false", got);
+  } else if (def.is_string()) {
+    if (!got.is_string()) type_error(where, path, "a string", got);
+  } else if (def.is_array()) {
+    if (!got.is_array()) type_error(where, path, "a list", got);
+  } else if (def.is_object()) {
+    if (!got.is_object()) type_error(where, path, "an object", got);
+  }
+}
+
+void merge_checked(json& cfg, const json& defaults, const std::string& where, const std::string& prefix,
+                   bool open) {
+  std::vector<std::string> valid;
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) valid.push_back(it.key());
+  for (auto it = cfg.begin(); it != cfg.end(); ++it) {
+    std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+    auto def = defaults.find(it.key());
+    if (def == defaults.end()) {
+      if (open) continue;  // a plugin parameter: the registry checks it against the plugin
+      std::string hint = closest_match(it.key(), valid);
+      throw Error(where + ": unknown key '" + path + "'" +
+                  (hint.empty() ? "" : " (did you mean '" + (prefix.empty() ? "" : prefix + ".") + hint + "'?)"));
+    }
+    check_value(*def, it.value(), where, path);
+    if (def->is_object() && it.value().is_object() && path != "model")
+      merge_checked(it.value(), *def, where, path, kOpenObjects.count(path) > 0);
+  }
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
+    if (!cfg.contains(it.key())) cfg[it.key()] = it.value();
+}
+
+void require(bool ok, const std::string& where, const std::string& path, const std::string& expected,
+             const json& got) {
+  if (!ok) type_error(where, path, expected, got);
+}
+
+}  // namespace
+
+void validate_experiment(json& config, const std::string& where) {
+  if (!config.is_object()) throw Error(where + ": expected a JSON object at the top level");
+  merge_checked(config, experiment_defaults(), where, "", false);
+  const json& t = config["training"];
+  require(t["batch_size"].get<std::int64_t>() > 0, where, "training.batch_size", "a positive integer", t["batch_size"]);
+  require(t["eval_batch_size"].get<std::int64_t>() >= 0, where, "training.eval_batch_size", "an integer >= 0", t["eval_batch_size"]);
+  require(t["epochs"].get<std::int64_t>() >= 0, where, "training.epochs", "an integer >= 0", t["epochs"]);
+  require(t["steps_per_epoch"].get<std::int64_t>() >= 0, where, "training.steps_per_epoch", "an integer >= 0", t["steps_per_epoch"]);
+  require(t["seed"].get<std::int64_t>() >= 0, where, "training.seed", "an integer >= 0", t["seed"]);
+  require(t["threads"].get<std::int64_t>() >= 0, where, "training.threads", "an integer >= 0 (0: all cores)", t["threads"]);
+  const std::string& dtype = t["dtype"].get_ref<const std::string&>();
+  require(dtype == "float32" || dtype == "float64", where, "training.dtype", "\"float32\" or \"float64\"", t["dtype"]);
+  try {
+    parse_layout(t["tensor_format"].get<std::string>());
+  } catch (const Error&) {
+    type_error(where, "training.tensor_format", "\"NHWC\" or \"NCHW\"", t["tensor_format"]);
+  }
+  const json& d = config["dataset"];
+  require(d["name"].is_string(), where, "dataset.name", "a string", d["name"]);
+  double vs = d["validation_split"].get<double>();
+  require(vs >= 0.0 && vs < 1.0, where, "dataset.validation_split", "a number in [0, 1)", d["validation_split"]);
+  require(d["train_limit"].get<std::int64_t>() >= 0, where, "dataset.train_limit", "an integer >= 0", d["train_limit"]);
+  require(d["test_limit"].get<std::int64_t>() >= 0, where, "dataset.test_limit", "an integer >= 0", d["test_limit"]);
+  require(config["optimizer"]["name"].is_string(), where, "optimizer.name", "a string", config["optimizer"]["name"]);
+  require(config["conv"]["algorithm"].is_string(), where, "conv.algorithm", "a string", config["conv"]["algorithm"]);
+  for (std::size_t i = 0; i < config["metrics"].size(); ++i)
+    require(config["metrics"][i].is_string(), where, "metrics[" + std::to_string(i) + "]", "a metric name", config["metrics"][i]);
+  for (std::size_t i = 0; i < config["schedulers"].size(); ++i) {
+    const json& s = config["schedulers"][i];
+    require(s.is_object() && s.contains("name") && s["name"].is_string(), where,
+            "schedulers[" + std::to_string(i) + "]", "an object with a \"name\"", s);
+  }
+  const std::string& mode = config["parallel"]["mode"].get_ref<const std::string&>();
+  require(mode == "sequential" || mode == "data", where, "parallel.mode", "\"sequential\" or \"data\"", config["parallel"]["mode"]);
+  const std::string& progress = config["output"]["progress"].get_ref<const std::string&>();
+  require(progress == "auto" || progress == "bar" || progress == "lines" || progress == "none", where,
+          "output.progress", "\"auto\", \"bar\", \"lines\" or \"none\"", config["output"]["progress"]);
+  const json& m = config["model"];
+  require(m.is_object() || !m.get<std::string>().empty(), where, "model",
+          "a model file, a model name (e.g. \"simplecnn\") or a model object", m);
+}
+
+ExperimentConfig make_experiment(json config, const std::vector<std::string>& overrides,
+                                 const std::string& where) {
+  validate_experiment(config, where);
+  if (!overrides.empty()) {
+    for (const auto& o : overrides) apply_override(config, o);
+    validate_experiment(config, "command line");
+  }
+  return {std::move(config), {}};
+}
+
+ExperimentConfig load_experiment(const fs::path& file, const std::vector<std::string>& overrides) {
+  ExperimentConfig cfg = make_experiment(read_json_file(file), overrides, file.string());
+  cfg.file = file;
+  return cfg;
+}
+
+fs::path resolve_model_path(const std::string& model, const fs::path& config_file) {
+  std::vector<fs::path> candidates;
+  fs::path given(model);
+  fs::path config_dir = config_file.empty() ? fs::path(".") : config_file.parent_path();
+  if (given.is_absolute()) {
+    candidates.push_back(given);
+  } else {
+    candidates.push_back(config_dir / given);
+    candidates.push_back(fs::current_path() / given);
+    if (given.extension() != ".json" && !given.has_parent_path()) {
+      std::string file = model + ".json";
+      candidates.push_back(config_dir / "models" / file);
+      candidates.push_back(fs::path(DTNN_SOURCE_DIR) / "configs" / "models" / file);
+      candidates.push_back(fs::path(DTNN_INSTALL_PREFIX) / "share" / "dtnn" / "configs" / "models" / file);
+    }
+  }
+  std::string looked;
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) return c.lexically_normal();
+    looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
+  }
+  throw Error((config_file.empty() ? std::string("config") : config_file.string()) + ": model: cannot find '" +
+              model + "' (looked for " + looked + ")");
+}
+
+}  // namespace dtnn

@@ -1,0 +1,178 @@
+#include "dtnn/experiment.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "dtnn/communicator.hpp"
+#include "dtnn/dataset.hpp"
+#include "dtnn/log.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/metric.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/optimizer.hpp"
+#include "dtnn/registry.hpp"
+#include "dtnn/runtime.hpp"
+#include "dtnn/scheduler.hpp"
+
+namespace dtnn {
+
+using nlohmann::json;
+
+namespace {
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+std::shared_ptr<Communicator> make_communicator(const json& parallel, const Registry& registry,
+                                                const std::string& where) {
+  std::string name = parallel["communicator"].get<std::string>();
+  if (name == "auto") name = launched_by_mpi() && registry.find("communicator", "mpi") ? "mpi" : "local";
+  if (name == "local") {
+    if (launched_by_mpi() && parallel["communicator"] == "local")
+      log_warning("launched by MPI but parallel.communicator is \"local\": every rank trains alone");
+    return std::make_shared<LocalCommunicator>();
+  }
+  return registry.create_as<Communicator>("communicator", name, Params(json::object(), where + ": parallel"));
+}
+
+void flatten(const json& j, const std::string& prefix, std::string& out) {
+  if (j.is_object() && !j.empty()) {
+    for (auto it = j.begin(); it != j.end(); ++it) flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  } else {
+    out += "  " + prefix + " = " + j.dump() + "\n";
+  }
+}
+
+}  // namespace
+
+Experiment::Experiment(const ExperimentConfig& config, const Registry& registry) : config_(config) {
+  const json& j = config_.json;
+  const std::string where = config_.where();
+  const json& t = j["training"];
+  initialize_runtime(static_cast<int>(t["threads"].get<std::int64_t>()));
+  const DType dtype = parse_dtype(t["dtype"].get<std::string>());
+  const Layout layout = parse_layout(t["tensor_format"].get<std::string>());
+
+  comm_ = make_communicator(j["parallel"], registry, where);
+  set_log_rank(comm_->rank());
+
+  static const std::vector<std::string> kDatasetCoreKeys = {"name", "validation_split", "train_limit", "test_limit"};
+  dataset_ = registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
+                                         Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
+
+  ModelSpec spec = j["model"].is_object()
+                       ? parse_model_spec(j["model"], where + ": model")
+                       : load_model_spec(resolve_model_path(j["model"].get<std::string>(), config_.file));
+  if (spec.name.empty()) spec.name = "model";
+  ModelOptions mo;
+  mo.dtype = dtype;
+  mo.layout = layout;
+  mo.max_batch = std::max(t["batch_size"].get<std::int64_t>(), t["eval_batch_size"].get<std::int64_t>());
+  mo.seed = t["seed"].get<std::uint64_t>();
+  mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
+  mo.conv_params = Params(j["conv"], where + ": conv");
+  model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
+  if (model_->output_shape().numel() != dataset_->num_classes())
+    throw Error(where + ": the model's output " + model_->output_shape().str() + " does not match the " +
+                std::to_string(dataset_->num_classes()) + " classes of dataset '" +
+                j["dataset"]["name"].get<std::string>() + "'");
+
+  optimizer_ = registry.create_as<Optimizer>("optimizer", j["optimizer"]["name"].get<std::string>(),
+                                             Params(j["optimizer"], where + ": optimizer"), {"name"});
+  optimizer_->build(model_->parameters());
+  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(), Params(json::object(), where + ": loss"));
+  for (std::size_t i = 0; i < j["metrics"].size(); ++i)
+    metrics_.push_back(registry.create_as<Metric>("metric", j["metrics"][i].get<std::string>(),
+                                                  Params(json::object(), where + ": metrics[" + std::to_string(i) + "]")));
+  for (std::size_t i = 0; i < j["schedulers"].size(); ++i) {
+    const json& s = j["schedulers"][i];
+    schedulers_.push_back(registry.create_as<Scheduler>("scheduler", s["name"].get<std::string>(),
+                                                        Params(s, where + ": schedulers[" + std::to_string(i) + "]"), {"name"}));
+  }
+
+  TrainerOptions to;
+  to.batch_size = t["batch_size"].get<std::int64_t>();
+  to.eval_batch_size = t["eval_batch_size"].get<std::int64_t>();
+  to.epochs = t["epochs"].get<std::int64_t>();
+  to.steps_per_epoch = t["steps_per_epoch"].get<std::int64_t>();
+  to.validation_split = j["dataset"]["validation_split"].get<double>();
+  to.train_limit = j["dataset"]["train_limit"].get<std::int64_t>();
+  to.test_limit = j["dataset"]["test_limit"].get<std::int64_t>();
+  to.seed = mo.seed;
+  to.shuffle = t["shuffle"].get<bool>();
+  to.evaluate = t["evaluate"].get<bool>();
+  to.evaluate_only = t["evaluate_only"].get<bool>();
+  const std::string progress = j["output"]["progress"].get<std::string>();
+  to.progress = progress == "bar" ? ProgressStyle::bar
+                : progress == "lines" ? ProgressStyle::lines
+                : progress == "none" ? ProgressStyle::none : ProgressStyle::automatic;
+  trainer_ = std::make_unique<Trainer>(*model_, *dataset_, *optimizer_, *loss_, metrics_, schedulers_, *comm_, to);
+}
+
+Experiment::~Experiment() = default;
+
+std::string Experiment::summary() const {
+  std::string params;
+  flatten(config_.json, "", params);
+  const RuntimeInfo& rt = runtime_info();
+  char head[256];
+  std::snprintf(head, sizeof head, "dtnn: %d thread(s), %d rank(s), BLIS %s kernels '%s'\n", rt.threads,
+                comm_->size(), rt.blis_version.c_str(), rt.blis_kernels.c_str());
+  return std::string(head) + "Parameters (" + config_.where() + "):\n" + params + model_->summary() +
+         "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
+         std::to_string(trainer_->validation_size()) + " validation, " +
+         std::to_string(trainer_->test_size()) + " test samples\n";
+}
+
+History Experiment::run() {
+  const std::string progress = config_.json["output"]["progress"].get<std::string>();
+  if (comm_->rank() == 0 && progress != "none") {
+    std::fputs(summary().c_str(), stdout);
+    std::fflush(stdout);
+  }
+  History h = trainer_->fit();
+  const std::string history_file = config_.json["output"]["history"].get<std::string>();
+  if (!history_file.empty() && comm_->rank() == 0) write_file_atomically(history_file, h.to_json());
+  return h;
+}
+
+void write_file_atomically(const std::string& file, const std::string& text) {
+  namespace fs = std::filesystem;
+  fs::path target(file);
+  fs::path tmp = target;
+  tmp += ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(file + ": cannot write (" + std::strerror(errno) + ")");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(file + ": write failed (" + std::strerror(e) + ")");
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(file + ": cannot flush to disk (" + std::strerror(errno) + ")");
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    ::unlink(tmp.c_str());
+    throw Error(file + ": cannot replace (" + ec.message() + ")");
+  }
+}
+
+}  // namespace dtnn

@@ -1,0 +1,46 @@
+#include "dtnn/gemm.hpp"
+
+#include <blis.h>
+#include <omp.h>
+
+namespace dtnn {
+
+namespace {
+// Below this many multiply-adds a product runs on one thread: BLIS's thread team start-up and
+// partitioning cost more than the work (measured with bench/dtnn_bench on 2 cores).
+constexpr double kParallelMinMacs = 96.0 * 96.0 * 96.0;
+
+rntm_t runtime_for(std::int64_t m, std::int64_t n, std::int64_t k) {
+  rntm_t rntm;
+  bli_rntm_init(&rntm);
+  double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  // Inside an OpenMP parallel region the caller already owns the threads.
+  int threads = (macs < kParallelMinMacs || omp_in_parallel()) ? 1 : omp_get_max_threads();
+  bli_rntm_set_num_threads(threads, &rntm);
+  return rntm;
+}
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                 float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                 float beta, float* c, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  rntm_t rntm = runtime_for(m, n, k);
+  bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
+               const_cast<float*>(a), lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1,
+               nullptr, &rntm);
+}
+
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                  double alpha, const double* a, std::int64_t lda, const double* b,
+                  std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  rntm_t rntm = runtime_for(m, n, k);
+  bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
+               const_cast<double*>(a), lda, 1, const_cast<double*>(b), ldb, 1, &beta, c, ldc, 1,
+               nullptr, &rntm);
+}
+
+}  // namespace dtnn

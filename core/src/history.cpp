@@ -1,0 +1,36 @@
+#include <nlohmann/json.hpp>
+
+#include "dtnn/trainer.hpp"
+
+namespace dtnn {
+
+namespace {
+nlohmann::json eval_json(const EvalResult& r) {
+  nlohmann::json j = {{"loss", r.loss}, {"samples", r.samples}, {"seconds", r.seconds}};
+  for (const auto& [k, v] : r.metrics) j[k] = v;
+  return j;
+}
+}  // namespace
+
+std::string History::to_json() const {
+  nlohmann::json j;
+  j["epochs"] = nlohmann::json::array();
+  for (const auto& e : epochs) {
+    nlohmann::json r = {{"epoch", e.epoch}, {"loss", e.loss}, {"samples", e.samples},
+                        {"seconds", e.seconds}, {"samples_per_second", e.samples_per_second}};
+    for (const auto& [k, v] : e.metrics) r[k] = v;
+    if (e.validation) {
+      r["val_loss"] = e.validation->loss;
+      for (const auto& [k, v] : e.validation->metrics) r["val_" + k] = v;
+    }
+    j["epochs"].push_back(r);
+  }
+  if (test_before) j["test_before"] = eval_json(*test_before);
+  if (test) j["test"] = eval_json(*test);
+  j["train_samples_per_second"] = train_samples_per_second;
+  j["train_seconds"] = train_seconds;
+  j["train_samples"] = train_samples;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace dtnn

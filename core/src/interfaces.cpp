@@ -1,0 +1,47 @@
+// Key functions of the core interfaces: their vtables and typeinfo are emitted here, once, and
+// exported, so dynamic_cast across the plugin boundary compares one typeinfo.
+#include <algorithm>
+#include <cstring>
+
+#include "dtnn/communicator.hpp"
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/dataset.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/metric.hpp"
+#include "dtnn/optimizer.hpp"
+#include "dtnn/scheduler.hpp"
+
+namespace dtnn {
+
+Plugin::~Plugin() = default;
+Layer::~Layer() = default;
+ConvAlgorithm::~ConvAlgorithm() = default;
+Optimizer::~Optimizer() = default;
+Scheduler::~Scheduler() = default;
+Dataset::~Dataset() = default;
+Communicator::~Communicator() = default;
+CommRequest::~CommRequest() = default;
+Loss::~Loss() = default;
+Metric::~Metric() = default;
+
+void Loss::backward_through_softmax(const Tensor&, const Tensor&, Tensor&) {
+  throw Error("loss '" + name() + "' has no combined softmax gradient");
+}
+
+namespace {
+class DoneRequest final : public CommRequest {
+ public:
+  void wait() override {}
+};
+}  // namespace
+
+std::unique_ptr<CommRequest> LocalCommunicator::iallreduce_sum(void*, std::size_t, DType) {
+  return std::make_unique<DoneRequest>();
+}
+
+void LocalCommunicator::allgather(const void* send, void* recv, std::size_t count, DType dtype) {
+  if (send != recv) std::memmove(recv, send, count * dtype_size(dtype));
+}
+
+}  // namespace dtnn

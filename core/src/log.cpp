@@ -1,0 +1,39 @@
+#include "dtnn/log.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+namespace dtnn {
+
+namespace {
+int g_rank = 0;
+LogLevel g_level = LogLevel::info;
+std::mutex g_mutex;
+}  // namespace
+
+void set_log_rank(int rank) { g_rank = rank; }
+void set_log_level(LogLevel level) { g_level = level; }
+
+void log_warning(const std::string& message) {
+  if (g_rank != 0 || g_level < LogLevel::warning) return;
+  std::lock_guard lock(g_mutex);
+  std::fprintf(stderr, "warning: %s\n", message.c_str());
+}
+
+void log_info(const std::string& message) {
+  if (g_rank != 0 || g_level < LogLevel::info) return;
+  std::lock_guard lock(g_mutex);
+  std::fprintf(stderr, "%s\n", message.c_str());
+}
+
+void log_info_once(const std::string& message) {
+  static std::set<std::string> seen;
+  {
+    std::lock_guard lock(g_mutex);
+    if (!seen.insert(message).second) return;
+  }
+  log_info(message);
+}
+
+}  // namespace dtnn

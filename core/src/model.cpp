@@ -1,0 +1,180 @@
+#include "dtnn/model.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "dtnn/config.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/registry.hpp"
+#include "dtnn/rng.hpp"
+
+namespace dtnn {
+
+using nlohmann::json;
+
+namespace {
+
+void parse_layers(const json& layers, const std::string& where, std::vector<LayerSpec>& out) {
+  if (!layers.is_array()) throw Error(where + ": expected a list of layers, got " + layers.dump());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const json& e = layers[i];
+    std::string at = where + "[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw Error(at + ": expected a layer object, got " + e.dump());
+    if (e.contains("repeat")) {
+      for (auto it = e.begin(); it != e.end(); ++it)
+        if (it.key() != "repeat" && it.key() != "layers")
+          throw Error(at + ": unknown key '" + it.key() + "' in a repeat block (expected repeat, layers)");
+      if (!e["repeat"].is_number_integer() || e["repeat"].get<std::int64_t>() < 1)
+        throw Error(at + ".repeat: expected a positive integer, got " + e["repeat"].dump());
+      if (!e.contains("layers")) throw Error(at + ": a repeat block needs 'layers'");
+      for (std::int64_t r = 0; r < e["repeat"].get<std::int64_t>(); ++r)
+        parse_layers(e["layers"], at + ".layers", out);
+      continue;
+    }
+    if (!e.contains("type") || !e["type"].is_string())
+      throw Error(at + ": expected a \"type\" string naming the layer (e.g. \"conv2d\")");
+    json params = e;
+    params.erase("type");
+    out.push_back({e["type"].get<std::string>(), Params(params, at)});
+  }
+}
+
+}  // namespace
+
+ModelSpec parse_model_spec(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected a model object with \"layers\"");
+  static const std::vector<std::string> kKeys = {"name", "input_shape", "layers", "description"};
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end()) {
+      std::string hint = closest_match(it.key(), kKeys);
+      throw Error(where + ": unknown key '" + it.key() + "'" +
+                  (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+    }
+  ModelSpec spec;
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) throw Error(where + ": name: expected a string");
+    spec.name = j["name"].get<std::string>();
+  }
+  if (j.contains("input_shape")) {
+    const json& s = j["input_shape"];
+    if (!s.is_array() || s.empty() || s.size() > 3 ||
+        !std::all_of(s.begin(), s.end(), [](const json& d) { return d.is_number_integer() && d.get<std::int64_t>() > 0; }))
+      throw Error(where + ": input_shape: expected 1 to 3 positive integers (H, W, C), got " + s.dump());
+    spec.input_shape = Shape::from(s.begin(), s.end());
+  }
+  if (!j.contains("layers")) throw Error(where + ": missing \"layers\"");
+  parse_layers(j["layers"], where + ": layers", spec.layers);
+  if (spec.layers.empty()) throw Error(where + ": layers: the model has no layers");
+  return spec;
+}
+
+ModelSpec load_model_spec(const std::filesystem::path& file) {
+  ModelSpec spec = parse_model_spec(read_json_file(file), file.string());
+  spec.file = file;
+  if (spec.name.empty()) spec.name = file.stem().string();
+  return spec;
+}
+
+Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& input_shape,
+             const Registry& registry)
+    : name_(spec.name), options_(options), input_shape_(input_shape) {
+  if (spec.input_shape) {
+    Shape expected = *spec.input_shape;  // HWC as written
+    if (options.layout == Layout::nchw && expected.rank() == 3)
+      expected = Shape{expected[2], expected[0], expected[1]};
+    if (!(expected == input_shape))
+      throw Error((spec.file.empty() ? std::string("model") : spec.file.string()) +
+                  ": input_shape " + spec.input_shape->str() +
+                  " does not match the dataset's samples " + input_shape.str());
+  }
+  Shape current = input_shape;
+  std::int64_t largest = input_shape.numel();
+  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
+    const LayerSpec& ls = spec.layers[i];
+    auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
+    LayerBuildContext ctx;
+    ctx.input_shape = current;
+    ctx.dtype = options.dtype;
+    ctx.layout = options.layout;
+    ctx.max_batch = options.max_batch;
+    ctx.seed = Rng::derive(options.seed, i + 1);
+    ctx.registry = &registry;
+    ctx.conv_algorithm = options.conv_algorithm;
+    ctx.conv_params = options.conv_params;
+    ctx.needs_input_gradient = i > 0;
+    try {
+      layer->build(ctx);
+    } catch (const Error& e) {
+      throw Error(ls.params.where() + " (" + ls.type + " on input " + current.str() + "): " + e.what());
+    }
+    current = layer->output_shape();
+    largest = std::max(largest, current.numel());
+    outputs_.push_back(Tensor::empty(current.with_batch(options.max_batch), options.dtype, options.layout));
+    for (auto& p : layer->parameters()) {
+      p.name = std::to_string(i + 1) + "." + ls.type + "." + p.name;
+      parameters_.push_back(std::move(p));
+    }
+    layers_.push_back(std::move(layer));
+  }
+  output_views_.resize(layers_.size());
+  Shape flat{options.max_batch * largest};
+  grad_a_ = Tensor::empty(flat, options.dtype, options.layout);
+  grad_b_ = Tensor::empty(flat, options.dtype, options.layout);
+  ends_in_softmax_ = layers_.back()->type() == "softmax";
+}
+
+Shape Model::output_shape() const { return layers_.back()->output_shape(); }
+
+std::int64_t Model::parameter_count() const {
+  std::int64_t n = 0;
+  for (const auto& p : parameters_) n += p.value.numel();
+  return n;
+}
+
+const Tensor& Model::forward(const Tensor& x, Mode mode) {
+  DTNN_CHECK(x.dim(0) <= options_.max_batch, "batch above the model's max_batch");
+  batch_ = x.dim(0);
+  input_view_ = x;
+  const Tensor* in = &x;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    output_views_[i] = outputs_[i].slice_batch(0, batch_);
+    layers_[i]->forward(*in, output_views_[i], mode);
+    in = &output_views_[i];
+  }
+  return output_views_.back();
+}
+
+void Model::zero_grad() {
+  for (auto& p : parameters_) p.grad.fill_zero();
+}
+
+void Model::backward(Loss& loss, const Tensor& y_true) {
+  const std::size_t count = layers_.size();
+  const Tensor& out = output_views_[count - 1];
+  Tensor* dy_buffer = &grad_a_;
+  Tensor* dx_buffer = &grad_b_;
+  Tensor dy = dy_buffer->view(out.shape());
+  std::size_t next = count;  // layers [0, next) still to run backward
+  if (ends_in_softmax_ && loss.has_softmax_gradient()) {
+    loss.backward_through_softmax(out, y_true, dy);  // dLoss/d(softmax input): same shape
+    next = count - 1;
+  } else {
+    loss.backward(out, y_true, dy);
+  }
+  for (std::size_t i = next; i-- > 0;) {
+    const Tensor& x = i ? output_views_[i - 1] : input_view_;
+    if (i == 0) {
+      layers_[i]->backward(x, output_views_[i], dy, nullptr);
+      break;
+    }
+    Tensor dx = dx_buffer->view(x.shape());
+    layers_[i]->backward(x, output_views_[i], dy, &dx);
+    std::swap(dy_buffer, dx_buffer);
+    dy = dx;
+  }
+}
+
+}  // namespace dtnn

@@ -1,0 +1,244 @@
+#include "dtnn/registry.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include <boost/dll/shared_library.hpp>
+#include <nlohmann/json.hpp>
+
+#include "dtnn/config.hpp"
+#include "dtnn/params.hpp"
+#include "dtnn/version.hpp"
+
+namespace dtnn {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Library = boost::dll::shared_library;
+
+const char* to_string(PluginRecord::Status s) {
+  switch (s) {
+    case PluginRecord::Status::ok: return "ok";
+    case PluginRecord::Status::unavailable: return "unavailable";
+    case PluginRecord::Status::rejected: return "rejected";
+    case PluginRecord::Status::load_failed: return "load-failed";
+  }
+  return "?";
+}
+
+namespace {
+
+const std::set<std::string> kKinds = {"layer",        "conv", "optimizer", "scheduler", "dataset",
+                                      "communicator", "loss", "metric"};
+
+fs::path executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
+  return s.empty() ? "(none)" : s;
+}
+
+// Checks one value against its default: numbers stay numbers (integers stay integral),
+// strings stay strings, and so on. A null default accepts anything.
+void check_type(const json& def, const json& got, const std::string& where) {
+  auto bad = [&](const char* expected) {
+    throw Error(where + ": expected " + expected + ", got " + got.dump());
+  };
+  if (def.is_null()) return;
+  if (def.is_number_integer()) {
+    if (!got.is_number() || (got.is_number_float() && got.get<double>() != static_cast<double>(
+                                                          static_cast<std::int64_t>(got.get<double>()))))
+      bad("an integer");
+  } else if (def.is_number()) {
+    if (!got.is_number()) bad("a number");
+  } else if (def.is_boolean()) {
+    if (!got.is_boolean()) bad("true or false");
+  } else if (def.is_string()) {
+    if (!got.is_string()) bad("a string");
+  } else if (def.is_array()) {
+    if (!got.is_array() && !got.is_number()) bad("a list");
+  } else if (def.is_object()) {
+    if (!got.is_object()) bad("an object");
+  }
+}
+
+}  // namespace
+
+std::vector<fs::path> Registry::default_folders(const std::vector<std::string>& extra_folders) {
+  std::vector<fs::path> out;
+  for (const auto& f : extra_folders) out.emplace_back(f);
+  if (const char* env = std::getenv("DTNN_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    std::string item;
+    while (std::getline(ss, item, ':'))
+      if (!item.empty()) out.emplace_back(item);
+  }
+  fs::path exe = executable_dir();
+  if (!exe.empty()) out.push_back(exe.parent_path() / "lib" / "dtnn" / "plugins");
+  out.push_back(fs::path(DTNN_INSTALL_PREFIX) / "lib" / "dtnn" / "plugins");
+  return out;
+}
+
+Registry::Registry(std::vector<fs::path> folders) : folders_(std::move(folders)) {
+  std::set<fs::path> seen;
+  for (const auto& f : folders_) {
+    std::error_code ec;
+    fs::path canonical = fs::weakly_canonical(f, ec);
+    if (!seen.insert(ec ? f : canonical).second) continue;
+    scan(f);
+  }
+}
+
+void Registry::scan(const fs::path& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return;  // absent folders of the search order are normal
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(folder, ec))
+    if (e.is_regular_file() && e.path().extension() == DTNN_PLUGIN_SUFFIX) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) load(f);
+}
+
+void Registry::load(const fs::path& file) {
+  PluginRecord rec;
+  rec.file = file;
+  auto reject = [&](PluginRecord::Status status, const std::string& why) {
+    rec.status = status;
+    rec.reason = why;
+    warnings_.push_back(std::string(to_string(status)) + " " + file.string() + ": " + why);
+    records_.push_back(std::move(rec));
+  };
+
+  auto lib = std::make_shared<Library>();
+  boost::dll::fs::error_code ec;
+  // RTLD_NODELETE: dlclose never unmaps a plugin, so no object can outlive its code.
+  lib->load(boost::dll::fs::path(file.native()), ec,
+            static_cast<boost::dll::load_mode::type>(RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE));
+  if (ec) {
+    const char* dl = ::dlerror();  // Boost 1.74 reports every failure as "Bad file descriptor"
+    return reject(PluginRecord::Status::load_failed,
+                  "cannot load: " + (dl ? std::string(dl) : ec.message()));
+  }
+  if (!lib->has("dtnn_plugin_abi_version"))
+    return reject(PluginRecord::Status::rejected,
+                  "not a dtnn plugin (no dtnn_plugin_abi_version symbol)");
+  const std::uint32_t abi = lib->get<const std::uint32_t>("dtnn_plugin_abi_version");
+  std::string fingerprint =
+      lib->has("dtnn_plugin_fingerprint") ? &lib->get<const char>("dtnn_plugin_fingerprint") : "?";
+  if (abi != kPluginAbiVersion)
+    return reject(PluginRecord::Status::rejected,
+                  "stale plugin: built for plugin ABI v" + std::to_string(abi) + " (" + fingerprint +
+                      "), this dtnn needs ABI v" + std::to_string(kPluginAbiVersion) +
+                      "; rebuild the plugin");
+  if (fingerprint != DTNN_BUILD_FINGERPRINT)
+    return reject(PluginRecord::Status::rejected,
+                  "built with '" + fingerprint + "', this dtnn is '" DTNN_BUILD_FINGERPRINT
+                  "'; rebuild the plugin against this dtnn");
+  if (!lib->has("dtnn_plugin_descriptor"))
+    return reject(PluginRecord::Status::rejected, "no dtnn_plugin_descriptor (use DTNN_PLUGIN)");
+
+  using DescriptorFn = const PluginDescriptor&();
+  const PluginDescriptor& d = lib->get_alias<DescriptorFn>("dtnn_plugin_descriptor")();
+  rec.descriptor = &d;
+  rec.kind = d.kind ? d.kind : "";
+  rec.name = d.name ? d.name : "";
+  rec.description = d.description ? d.description : "";
+  rec.parameters = d.parameters ? d.parameters : "{}";
+  rec.library = lib;
+  if (!kKinds.count(rec.kind))
+    return reject(PluginRecord::Status::rejected, "unknown plugin kind '" + rec.kind + "'");
+  json defaults = json::parse(rec.parameters, nullptr, false);
+  if (defaults.is_discarded() || !defaults.is_object())
+    return reject(PluginRecord::Status::rejected, "its parameter defaults are not a JSON object");
+  if (const PluginRecord* other = find(rec.kind, rec.name); other && other->status == PluginRecord::Status::ok)
+    return reject(PluginRecord::Status::rejected,
+                  "duplicate " + rec.kind + " plugin '" + rec.name + "' (already loaded from " +
+                      other->file.string() + ")");
+  if (d.probe) {
+    std::string why;
+    bool ok = false;
+    try {
+      ok = d.probe(why);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!ok) return reject(PluginRecord::Status::unavailable, why.empty() ? "probe failed" : why);
+  }
+  records_.push_back(std::move(rec));
+}
+
+const PluginRecord* Registry::find(std::string_view kind, std::string_view name) const {
+  const PluginRecord* best = nullptr;
+  for (const auto& r : records_)
+    if (r.kind == kind && r.name == name && (!best || r.status == PluginRecord::Status::ok)) best = &r;
+  return best;
+}
+
+std::vector<std::string> Registry::available(std::string_view kind) const {
+  std::vector<std::string> out;
+  for (const auto& r : records_)
+    if (r.kind == kind && r.status == PluginRecord::Status::ok) out.push_back(r.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view name,
+                                         const Params& params,
+                                         const std::vector<std::string>& ignored_keys) const {
+  const PluginRecord* rec = find(kind, name);
+  if (!rec) {
+    auto names = available(kind);
+    std::string hint = closest_match(std::string(name), names);
+    std::string folders;
+    for (const auto& f : folders_) folders += (folders.empty() ? "" : ":") + f.string();
+    throw Error((params.where().empty() ? "" : params.where() + ": ") + "no " + std::string(kind) +
+                " plugin named '" + std::string(name) + "'" +
+                (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                "; available: " + join(names) + "; searched " + folders);
+  }
+  if (rec->status != PluginRecord::Status::ok)
+    throw Error(std::string(kind) + " plugin '" + std::string(name) + "' is " +
+                to_string(rec->status) + " on this machine: " + rec->reason + " (" +
+                rec->file.string() + ")");
+
+  json merged = json::parse(rec->parameters);
+  std::vector<std::string> valid;
+  for (auto it = merged.begin(); it != merged.end(); ++it) valid.push_back(it.key());
+  for (auto it = params.json().begin(); it != params.json().end(); ++it) {
+    const std::string& key = it.key();
+    if (std::find(ignored_keys.begin(), ignored_keys.end(), key) != ignored_keys.end()) continue;
+    auto def = merged.find(key);
+    if (def == merged.end()) {
+      std::string hint = closest_match(key, valid);
+      throw Error(params.key_path(key) + ": unknown parameter of " + std::string(kind) + " '" +
+                  std::string(name) + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                  "; valid: " + join(valid));
+    }
+    check_type(*def, it.value(), params.key_path(key));
+    *def = it.value();
+  }
+  PluginContext ctx{this};
+  Plugin* raw = nullptr;
+  try {
+    raw = rec->descriptor->factory(Params(merged, params.where()), ctx);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(std::string(kind) + " plugin '" + std::string(name) + "': " + e.what());
+  }
+  if (!raw) throw Error(std::string(kind) + " plugin '" + std::string(name) + "' created nothing");
+  std::shared_ptr<void> keep = rec->library;
+  return std::shared_ptr<Plugin>(raw, [keep](Plugin* p) { delete p; });
+}
+
+}  // namespace dtnn

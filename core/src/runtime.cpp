@@ -1,0 +1,117 @@
+#include "dtnn/runtime.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <blis.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#include "dtnn/log.hpp"
+
+namespace dtnn {
+
+namespace {
+
+RuntimeInfo g_info;
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+// BLIS fixes its kernel choice once per process, so ask it in a child that exits right away.
+// Returns -1 when the question could not be asked.
+int blis_choice_in_child() {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    int id = static_cast<int>(bli_arch_query_id());
+    ssize_t written = write(fds[1], &id, sizeof id);
+    _exit(written == sizeof id ? 0 : 1);
+  }
+  close(fds[1]);
+  int id = -1;
+  ssize_t got = read(fds[0], &id, sizeof id);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return got == sizeof id ? id : -1;
+}
+
+void select_blis_kernels() {
+  if (const char* user = std::getenv("BLIS_ARCH_TYPE")) {
+    g_info.blis_selection = std::string("BLIS_ARCH_TYPE=") + user + " set by the user";
+    return;
+  }
+  int choice = blis_choice_in_child();
+  if (choice != static_cast<int>(BLIS_ARCH_GENERIC)) {
+    g_info.blis_selection = choice < 0 ? "BLIS's own detection (could not pre-check it)"
+                                       : "BLIS's own detection";
+    return;
+  }
+  __builtin_cpu_init();
+  int better = -1;
+  const char* name = "";
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    better = static_cast<int>(BLIS_ARCH_SKX);
+    name = "skx (AVX-512)";
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    better = static_cast<int>(BLIS_ARCH_HASWELL);
+    name = "haswell (AVX2+FMA)";
+  }
+  if (better < 0) {
+    g_info.blis_selection = "BLIS's own detection ('generic'; no better kernel set on this CPU)";
+    return;
+  }
+  setenv("BLIS_ARCH_TYPE", std::to_string(better).c_str(), 1);  // read by BLIS at its first call
+  g_info.blis_selection =
+      std::string("BLIS detected 'generic' on this CPU; dtnn selected ") + name;
+}
+
+}  // namespace
+
+void set_num_threads(int threads) {
+  if (threads <= 0) threads = std::getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : omp_get_num_procs();
+  omp_set_num_threads(threads);
+  bli_thread_set_num_threads(threads);
+  g_info.threads = threads;
+}
+
+void initialize_runtime(int threads) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    select_blis_kernels();
+    g_info.cpu = cpu_model_name();
+    g_info.blis_version = bli_info_get_version_str();
+    g_info.blis_kernels = bli_arch_string(bli_arch_query_id());
+    if (g_info.blis_kernels == "generic")
+      log_warning("BLIS runs its slow 'generic' kernels (" + g_info.blis_selection + ")");
+  });
+  set_num_threads(threads);
+}
+
+const RuntimeInfo& runtime_info() {
+  initialize_runtime(g_info.threads);
+  return g_info;
+}
+
+}  // namespace dtnn

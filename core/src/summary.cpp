@@ -1,0 +1,66 @@
+// Model::summary: PyDTNN's model table.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dtnn/model.hpp"
+
+namespace dtnn {
+
+namespace {
+
+std::string with_commas(std::int64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  std::string rule = "+";
+  for (auto w : width) rule += std::string(w + 2, '-') + "+";
+  std::string out = rule + "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out += "|";
+    for (std::size_t c = 0; c < rows[i].size(); ++c) {
+      const std::string& cell = rows[i][c];
+      std::size_t pad = width[c] - cell.size();
+      bool right = c == 0 || c == 2;  // numbers
+      out += " " + (right ? std::string(pad, ' ') + cell : cell + std::string(pad, ' ')) + " |";
+    }
+    out += "\n";
+    if (i == 0) out += rule + "\n";
+  }
+  return out + rule + "\n";
+}
+
+}  // namespace
+
+std::string Model::summary() const {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"Layer", "Type", "#Params", "Output shape", "Weights shape", "Parameters"});
+  rows.push_back({"0", "input", "0", input_shape_.str(), "", ""});
+  std::size_t workspace = 0;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& l = *layers_[i];
+    std::int64_t count = 0;
+    for (const auto& p : l.parameters()) count += p.value.numel();
+    workspace += l.workspace_bytes();
+    rows.push_back({std::to_string(i + 1), l.type(), with_commas(count), l.output_shape().str(),
+                    l.weights_shape(), l.attributes()});
+  }
+  std::int64_t total = parameter_count();
+  std::int64_t bytes = total * static_cast<std::int64_t>(dtype_size(options_.dtype));
+  char size[64];
+  std::snprintf(size, sizeof size, "%.2f KiB", static_cast<double>(bytes) / 1024.0);
+  std::string out = "Model: " + name_ + " (" + to_string(options_.dtype) + ", " +
+                    to_string(options_.layout) + ")\n" + table(rows);
+  out += "Total parameters: " + with_commas(total) + " (" + with_commas(bytes) + " bytes, " + size + ")\n";
+  if (workspace) out += "Layer workspaces: " + with_commas(static_cast<std::int64_t>(workspace)) + " bytes\n";
+  return out;
+}
+
+}  // namespace dtnn

@@ -1,0 +1,137 @@
+#include "dtnn/tensor.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace dtnn {
+
+std::size_t dtype_size(DType t) { return t == DType::float64 ? 8 : 4; }
+const char* to_string(DType t) { return t == DType::float64 ? "float64" : "float32"; }
+const char* to_string(Layout l) { return l == Layout::nchw ? "NCHW" : "NHWC"; }
+const char* to_string(Device d) { return d == Device::cuda ? "cuda" : "cpu"; }
+
+DType parse_dtype(std::string_view s) {
+  if (s == "float32") return DType::float32;
+  if (s == "float64") return DType::float64;
+  throw Error("unknown dtype '" + std::string(s) + "' (expected float32 or float64)");
+}
+
+Layout parse_layout(std::string_view s) {
+  std::string u(s);
+  std::transform(u.begin(), u.end(), u.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (u == "NHWC") return Layout::nhwc;
+  if (u == "NCHW") return Layout::nchw;
+  throw Error("unknown tensor format '" + std::string(s) + "' (expected NHWC or NCHW)");
+}
+
+Shape::Shape(std::initializer_list<std::int64_t> dims) {
+  for (auto d : dims) push_back(d);
+}
+
+std::int64_t Shape::numel() const {
+  std::int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<std::size_t>(i)];
+  return n;
+}
+
+void Shape::push_back(std::int64_t d) {
+  DTNN_CHECK(rank_ < kMaxRank, "shape rank above " + std::to_string(kMaxRank));
+  dims_[static_cast<std::size_t>(rank_++)] = d;
+}
+
+Shape Shape::with_batch(std::int64_t n) const {
+  Shape s;
+  s.push_back(n);
+  for (auto d : *this) s.push_back(d);
+  return s;
+}
+
+Shape Shape::without_batch() const {
+  Shape s;
+  for (int i = 1; i < rank_; ++i) s.push_back((*this)[i]);
+  return s;
+}
+
+std::string Shape::str() const {
+  std::string s = "(";
+  for (int i = 0; i < rank_; ++i) {
+    if (i) s += ", ";
+    s += std::to_string((*this)[i]);
+  }
+  if (rank_ == 1) s += ",";
+  return s + ")";
+}
+
+bool Shape::operator==(const Shape& o) const {
+  return rank_ == o.rank_ && std::equal(begin(), end(), o.begin());
+}
+
+namespace {
+constexpr std::size_t kAlignment = 64;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout) {
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  t.layout_ = layout;
+  std::size_t bytes = t.bytes();
+  std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) throw Error("out of memory allocating a tensor of " + std::to_string(bytes) + " bytes");
+  t.storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  t.data_ = t.storage_.get();
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Layout layout) {
+  Tensor t = empty(shape, dtype, layout);
+  t.fill_zero();
+  return t;
+}
+
+Tensor Tensor::slice_batch(std::int64_t begin, std::int64_t end) const {
+  DTNN_CHECK(shape_.rank() >= 1 && begin >= 0 && begin <= end && end <= shape_[0],
+             "batch slice [" + std::to_string(begin) + ", " + std::to_string(end) + ") of " +
+                 shape_.str());
+  Tensor t = *this;
+  std::int64_t row = shape_[0] ? numel() / shape_[0] : 0;
+  t.data_ = data_ + static_cast<std::size_t>(begin * row) * dtype_size(dtype_);
+  t.shape_[0] = end - begin;
+  return t;
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  DTNN_CHECK(shape.numel() == numel(), "reshape " + shape_.str() + " to " + shape.str());
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::view(const Shape& shape) const {
+  DTNN_CHECK(shape.numel() <= numel(), "view " + shape.str() + " of " + shape_.str());
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::with_layout(Layout layout) const {
+  Tensor t = *this;
+  t.layout_ = layout;
+  return t;
+}
+
+void Tensor::fill_zero() {
+  if (data_) std::memset(data_, 0, bytes());
+}
+
+void Tensor::copy_from(const Tensor& other) {
+  DTNN_CHECK(other.numel() == numel() && other.dtype() == dtype_,
+             "copy " + other.shape_.str() + " into " + shape_.str());
+  if (other.data_ != data_) std::memcpy(data_, other.data_, bytes());
+}
+
+}  // namespace dtnn

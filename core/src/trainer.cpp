@@ -1,0 +1,260 @@
+#include "dtnn/trainer.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "dtnn/communicator.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/metric.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/optimizer.hpp"
+#include "dtnn/rng.hpp"
+#include "dtnn/scheduler.hpp"
+
+namespace dtnn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kWarmupBatches = 5;  // excluded from steady-state throughput
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string fmt_rate(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", v);
+  std::string s = b;
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string fmt_metrics(const std::string& prefix, double loss, const std::map<std::string, double>& m) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%sloss %.4f", prefix.c_str(), loss);
+  std::string s = b;
+  for (const auto& [k, v] : m) {
+    std::snprintf(b, sizeof b, "  %s%s %.4f", prefix.c_str(), k.c_str(), v);
+    s += b;
+  }
+  return s;
+}
+
+}  // namespace
+
+Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Loss& loss,
+                 std::vector<std::shared_ptr<Metric>> metrics,
+                 std::vector<std::shared_ptr<Scheduler>> schedulers, Communicator& comm,
+                 TrainerOptions options)
+    : model_(model), dataset_(dataset), optimizer_(optimizer), loss_(loss),
+      metrics_(std::move(metrics)), schedulers_(std::move(schedulers)), comm_(comm),
+      options_(options) {
+  if (options_.eval_batch_size <= 0) options_.eval_batch_size = options_.batch_size;
+  const std::int64_t max_batch = model_.options().max_batch;
+  if (options_.batch_size > max_batch || options_.eval_batch_size > max_batch)
+    throw Error("trainer: batch size above the model's max_batch");
+  std::int64_t n = dataset_.size(Split::train);
+  if (options_.train_limit > 0) n = std::min(n, options_.train_limit);
+  std::int64_t validation = static_cast<std::int64_t>(std::floor(static_cast<double>(n) * options_.validation_split));
+  train_end_ = n - validation;
+  validation_end_ = n;
+  test_end_ = dataset_.size(Split::test);
+  if (options_.test_limit > 0) test_end_ = std::min(test_end_, options_.test_limit);
+  if (train_end_ <= 0 && options_.epochs > 0 && !options_.evaluate_only)
+    throw Error("dataset: no training samples left after the validation split");
+
+  const Layout layout = model_.options().layout;
+  const DType dtype = model_.options().dtype;
+  x_ = Tensor::empty(dataset_.sample_shape(layout).with_batch(max_batch), dtype, layout);
+  y_ = Tensor::empty(Shape{max_batch, dataset_.num_classes()}, dtype, layout);
+  for (const auto& m : metrics_) {
+    metric_offsets_.push_back(metric_totals_.size());
+    metric_totals_.resize(metric_totals_.size() + m->num_totals(), 0.0);
+  }
+  metric_offsets_.push_back(metric_totals_.size());
+}
+
+void Trainer::print(const std::string& line) const {
+  if (comm_.rank() != 0 || options_.progress == ProgressStyle::none) return;
+  std::fputs(line.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+double Trainer::train_step(std::span<const std::int64_t> indices) {
+  const auto n = static_cast<std::int64_t>(indices.size());
+  Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
+  dataset_.read(Split::train, indices, x, y);
+  const Tensor& prediction = model_.forward(x, Mode::train);
+  const double batch_loss = loss_.forward(prediction, y);
+  for (std::size_t m = 0; m < metrics_.size(); ++m)
+    metrics_[m]->accumulate(prediction, y,
+                            std::span<double>(metric_totals_).subspan(metric_offsets_[m],
+                                                                      metrics_[m]->num_totals()));
+  model_.zero_grad();
+  model_.backward(loss_, y);
+  if (comm_.size() > 1) {  // average the gradients over ranks
+    const double scale = 1.0 / comm_.size();
+    for (const auto& p : model_.parameters()) {
+      comm_.allreduce_sum(p.grad.raw(), static_cast<std::size_t>(p.grad.numel()), p.grad.dtype());
+      dispatch_dtype(p.grad.dtype(), [&](auto t) {
+        using T = decltype(t);
+        T* g = p.grad.data<T>();
+        for (std::int64_t i = 0; i < p.grad.numel(); ++i) g[i] = static_cast<T>(g[i] * scale);
+      });
+    }
+  }
+  optimizer_.step(model_.parameters());
+  return batch_loss;
+}
+
+EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) {
+  auto t0 = Clock::now();
+  EvalResult r;
+  std::vector<double> totals(metric_totals_.size() + 2, 0.0);  // metrics..., loss sum, samples
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(options_.eval_batch_size));
+  // Each rank evaluates its own contiguous share; the sums are reduced.
+  const std::int64_t count = std::max<std::int64_t>(end - begin, 0);
+  const std::int64_t lo = begin + count * comm_.rank() / comm_.size();
+  const std::int64_t hi = begin + count * (comm_.rank() + 1) / comm_.size();
+  for (std::int64_t b = lo; b < hi; b += options_.eval_batch_size) {
+    const std::int64_t n = std::min(options_.eval_batch_size, hi - b);
+    std::iota(idx.begin(), idx.begin() + n, b);
+    Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
+    dataset_.read(split, std::span<const std::int64_t>(idx.data(), static_cast<std::size_t>(n)), x, y);
+    const Tensor& prediction = model_.forward(x, Mode::eval);
+    totals[totals.size() - 2] += loss_.forward(prediction, y) * static_cast<double>(n);
+    totals[totals.size() - 1] += static_cast<double>(n);
+    for (std::size_t m = 0; m < metrics_.size(); ++m)
+      metrics_[m]->accumulate(prediction, y,
+                              std::span<double>(totals).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+  }
+  comm_.allreduce_sum(totals.data(), totals.size(), DType::float64);
+  r.samples = static_cast<std::int64_t>(totals.back());
+  r.loss = r.samples ? totals[totals.size() - 2] / static_cast<double>(r.samples) : 0.0;
+  for (std::size_t m = 0; m < metrics_.size(); ++m)
+    r.metrics[metrics_[m]->name()] = metrics_[m]->value(
+        std::span<const double>(totals).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+  r.seconds = seconds_since(t0);
+  return r;
+}
+
+History Trainer::fit() {
+  History history;
+  const ProgressStyle style = options_.progress == ProgressStyle::automatic
+                                  ? (isatty(STDOUT_FILENO) ? ProgressStyle::bar : ProgressStyle::lines)
+                                  : options_.progress;
+  if ((options_.evaluate || options_.evaluate_only) && test_end_ > 0) {
+    history.test_before = evaluate(Split::test, 0, test_end_);
+    print("Test before training: " + fmt_metrics("", history.test_before->loss, history.test_before->metrics) + "\n");
+  }
+  if (options_.evaluate_only) return history;
+
+  TrainingState state;
+  state.optimizer = &optimizer_;
+  for (auto& s : schedulers_) s->on_train_begin(state);
+
+  std::vector<std::int64_t> order(static_cast<std::size_t>(train_end_));
+  const std::int64_t batch = options_.batch_size;
+  std::int64_t steps = (train_end_ + batch - 1) / batch;
+  if (options_.steps_per_epoch > 0) steps = std::min(steps, options_.steps_per_epoch);
+  std::int64_t global_step = 0, steady_samples = 0;
+  double steady_seconds = 0;
+  auto run_start = Clock::now();
+
+  for (std::int64_t epoch = 0; epoch < options_.epochs && !state.stop_training; ++epoch) {
+    std::iota(order.begin(), order.end(), 0);
+    if (options_.shuffle) Rng(Rng::derive(options_.seed, 1000 + static_cast<std::uint64_t>(epoch))).shuffle(std::span(order));
+    std::fill(metric_totals_.begin(), metric_totals_.end(), 0.0);
+    state.epoch = epoch;
+    for (auto& s : schedulers_) s->on_epoch_begin(state);
+    double loss_sum = 0, train_seconds = 0;
+    std::int64_t samples = 0;
+    auto last_print = Clock::now();
+    for (std::int64_t s = 0; s < steps; ++s) {
+      state.batch = s;
+      for (auto& sc : schedulers_) sc->on_batch_begin(state);
+      const std::int64_t b0 = s * batch, n = std::min(batch, train_end_ - b0);
+      auto t0 = Clock::now();
+      const double l = train_step(std::span<const std::int64_t>(order).subspan(static_cast<std::size_t>(b0), static_cast<std::size_t>(n)));
+      const double dt = seconds_since(t0);
+      train_seconds += dt;
+      if (global_step++ >= kWarmupBatches) {
+        steady_seconds += dt;
+        steady_samples += n;
+      }
+      loss_sum += l * static_cast<double>(n);
+      samples += n;
+      for (auto& sc : schedulers_) sc->on_batch_end(state);
+      if (style == ProgressStyle::bar && (seconds_since(last_print) > 0.2 || s + 1 == steps)) {
+        last_print = Clock::now();
+        const int width = 30;
+        const int done = static_cast<int>(width * (s + 1) / steps);
+        std::map<std::string, double> m;
+        for (std::size_t k = 0; k < metrics_.size(); ++k)
+          m[metrics_[k]->name()] = metrics_[k]->value(std::span<const double>(metric_totals_).subspan(metric_offsets_[k], metrics_[k]->num_totals()));
+        char head[96];
+        std::snprintf(head, sizeof head, "\rEpoch %lld/%lld [", static_cast<long long>(epoch + 1),
+                      static_cast<long long>(options_.epochs));
+        print(std::string(head) + std::string(static_cast<std::size_t>(done), '=') +
+              std::string(static_cast<std::size_t>(width - done), ' ') + "] " + std::to_string(samples) + "/" +
+              std::to_string(std::min(train_end_, steps * batch)) + "  " + fmt_rate(samples / train_seconds) +
+              " samples/s  " + fmt_metrics("", loss_sum / static_cast<double>(samples), m) + "\033[K");
+      }
+    }
+    // Global values: sum loss and metric totals over ranks.
+    std::vector<double> sums(metric_totals_);
+    sums.push_back(loss_sum);
+    sums.push_back(static_cast<double>(samples));
+    comm_.allreduce_sum(sums.data(), sums.size(), DType::float64);
+    EpochRecord rec;
+    rec.epoch = epoch + 1;
+    rec.samples = static_cast<std::int64_t>(sums.back());
+    rec.loss = rec.samples ? sums[sums.size() - 2] / static_cast<double>(rec.samples) : 0.0;
+    for (std::size_t k = 0; k < metrics_.size(); ++k)
+      rec.metrics[metrics_[k]->name()] =
+          metrics_[k]->value(std::span<const double>(sums).subspan(metric_offsets_[k], metrics_[k]->num_totals()));
+    rec.seconds = train_seconds;
+    rec.samples_per_second = train_seconds > 0 ? static_cast<double>(rec.samples) / train_seconds : 0.0;
+    if (validation_end_ > train_end_) rec.validation = evaluate(Split::train, train_end_, validation_end_);
+    state.logs.clear();
+    state.logs["loss"] = rec.loss;
+    for (const auto& [k, v] : rec.metrics) state.logs[k] = v;
+    if (rec.validation) {
+      state.logs["val_loss"] = rec.validation->loss;
+      for (const auto& [k, v] : rec.validation->metrics) state.logs["val_" + k] = v;
+    }
+    char head[160];
+    std::snprintf(head, sizeof head, "Epoch %lld/%lld: %lld samples in %.2f s (%s samples/s)  ",
+                  static_cast<long long>(epoch + 1), static_cast<long long>(options_.epochs),
+                  static_cast<long long>(rec.samples), rec.seconds, fmt_rate(rec.samples_per_second).c_str());
+    std::string line = std::string(style == ProgressStyle::bar ? "\r" : "") + head + fmt_metrics("", rec.loss, rec.metrics);
+    if (rec.validation) line += "  " + fmt_metrics("val_", rec.validation->loss, rec.validation->metrics);
+    print(line + (style == ProgressStyle::bar ? "\033[K\n" : "\n"));
+    for (auto& s : schedulers_) s->on_epoch_end(state);
+    history.epochs.push_back(std::move(rec));
+  }
+  for (auto& s : schedulers_) s->on_train_end(state);
+  history.train_seconds = seconds_since(run_start);
+  for (const auto& e : history.epochs) history.train_samples += e.samples;
+  double rate = steady_seconds > 0 ? static_cast<double>(steady_samples) / steady_seconds : 0.0;
+  comm_.allreduce_sum(&rate, 1, DType::float64);  // ranks train concurrently: rates add up
+  history.train_samples_per_second = rate;
+  char tail[200];
+  std::snprintf(tail, sizeof tail, "Training: %lld samples in %.2f s; steady-state throughput %s samples/s\n",
+                static_cast<long long>(history.train_samples), history.train_seconds, fmt_rate(rate).c_str());
+  print(tail);
+  if (options_.evaluate && test_end_ > 0) {
+    history.test = evaluate(Split::test, 0, test_end_);
+    print("Test after training: " + fmt_metrics("", history.test->loss, history.test->metrics) + "\n");
+  }
+  return history;
+}
+
+}  // namespace dtnn

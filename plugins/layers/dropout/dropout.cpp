@@ -1,0 +1,77 @@
+// dropout: in training y = x * m / (1 - rate) with m ~ Bernoulli(1 - rate) per element, drawn
+// anew every forward; in evaluation y = x. Backward: dx = dy * m / (1 - rate).
+#include <cstdint>
+
+#include "dtnn/layer.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "dtnn/rng.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class Dropout final : public Layer {
+ public:
+  explicit Dropout(const Params& p) : rate_(p.get_double("rate")) {
+    if (rate_ < 0.0 || rate_ >= 1.0) p.fail("rate", "a number in [0, 1)");
+  }
+  std::string type() const override { return "dropout"; }
+  Shape output_shape() const override { return shape_; }
+  std::string attributes() const override { return "rate=" + std::to_string(rate_).substr(0, 4); }
+
+  void build(const LayerBuildContext& ctx) override {
+    shape_ = ctx.input_shape;
+    seed_ = ctx.seed;
+    mask_ = Tensor::empty(shape_.with_batch(ctx.max_batch), ctx.dtype, ctx.layout);
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode mode) override {
+    if (mode == Mode::eval || rate_ == 0.0) {
+      y.copy_from(x);
+      return;
+    }
+    const std::uint64_t stream = Rng::derive(seed_, ++calls_);
+    // keep when the element's hash falls at or above rate * 2^32: counter-based, so every thread
+    // draws the same numbers whatever the thread count.
+    const auto threshold = static_cast<std::uint64_t>(rate_ * 4294967296.0);
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T scale = T(1.0 / (1.0 - rate_));
+      const T* xp = x.data<T>();
+      T *yp = y.data<T>(), *mp = mask_.data<T>();
+      parallel_for(x.numel(), kParallelGrain, [&](std::int64_t i) {
+        Rng r(stream + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL);
+        mp[i] = (r.next() >> 32) >= threshold ? scale : T(0);
+        yp[i] = xp[i] * mp[i];
+      });
+    });
+  }
+
+  void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    if (!dx) return;
+    if (rate_ == 0.0) {
+      dx->copy_from(dy);
+      return;
+    }
+    dispatch_dtype(dy.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T *dyp = dy.data<T>(), *mp = mask_.data<T>();
+      T* dxp = dx->data<T>();
+      parallel_for(dy.numel(), kParallelGrain, [&](std::int64_t i) { dxp[i] = dyp[i] * mp[i]; });
+    });
+  }
+
+ private:
+  double rate_;
+  Shape shape_;
+  std::uint64_t seed_ = 0, calls_ = 0;
+  Tensor mask_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new Dropout(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("layer", "dropout", "inverted dropout: zeroes a fraction 'rate' of values in training",
+            R"({"rate": 0.5})", create)

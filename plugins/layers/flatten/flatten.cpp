@@ -1,0 +1,27 @@
+// flatten: y[N, prod(shape)] is x[N, shape...] in memory order (HWC for NHWC, CHW for NCHW).
+#include "dtnn/layer.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class Flatten final : public Layer {
+ public:
+  std::string type() const override { return "flatten"; }
+  void build(const LayerBuildContext& ctx) override { out_ = Shape{ctx.input_shape.numel()}; }
+  Shape output_shape() const override { return out_; }
+  void forward(const Tensor& x, Tensor& y, Mode) override { y.copy_from(x); }
+  void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    if (dx) dx->copy_from(dy);
+  }
+
+ private:
+  Shape out_;
+};
+
+Plugin* create(const Params&, const PluginContext&) { return new Flatten(); }
+
+}  // namespace
+
+DTNN_PLUGIN("layer", "flatten", "reshape each sample to one dimension", "{}", create)

@@ -1,0 +1,91 @@
+// maxpool2d: y(oy, ox, c) = max over the window of x; padding never wins.
+// Backward: dx(argmax) += dy for each output; dx is zero elsewhere.
+#include <cstdint>
+#include <limits>
+
+#include "dtnn/layer.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "dtnn/window.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class MaxPool2d final : public Layer {
+ public:
+  explicit MaxPool2d(const Params& p) : params_(p) {}
+  std::string type() const override { return "maxpool2d"; }
+  Shape output_shape() const override { return g_.out_shape(); }
+  std::string attributes() const override { return g_.str(); }
+
+  void build(const LayerBuildContext& ctx) override {
+    g_ = Window2d::from(params_, ctx.input_shape, ctx.layout);
+    // Where each output's maximum came from, as an offset within its sample.
+    argmax_index_.assign(static_cast<std::size_t>(g_.out_shape().numel() * ctx.max_batch), 0);
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode) override {
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const std::int64_t in_size = g_.h * g_.w * g_.c, out_size = g_.ho() * g_.wo() * g_.c;
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      std::int32_t* arg = argmax_index_.data();
+      parallel_for(x.dim(0), 1, [&](std::int64_t n) {
+        const T* xs = xp + n * in_size;
+        for (std::int64_t oy = 0; oy < g_.ho(); ++oy)
+          for (std::int64_t ox = 0; ox < g_.wo(); ++ox)
+            for (std::int64_t c = 0; c < g_.c; ++c) {
+              T best = -std::numeric_limits<T>::infinity();
+              std::int64_t where = g_.in_at(oy * g_.sh - g_.pad_h < 0 ? 0 : oy * g_.sh - g_.pad_h,
+                                            ox * g_.sw - g_.pad_w < 0 ? 0 : ox * g_.sw - g_.pad_w, c);
+              for (std::int64_t ky = 0; ky < g_.ph; ++ky) {
+                const std::int64_t iy = oy * g_.sh - g_.pad_h + ky;
+                if (iy < 0 || iy >= g_.h) continue;
+                for (std::int64_t kx = 0; kx < g_.pw; ++kx) {
+                  const std::int64_t ix = ox * g_.sw - g_.pad_w + kx;
+                  if (ix < 0 || ix >= g_.w) continue;
+                  const std::int64_t at = g_.in_at(iy, ix, c);
+                  if (xs[at] > best) {
+                    best = xs[at];
+                    where = at;
+                  }
+                }
+              }
+              const std::int64_t o = n * out_size + g_.out_at(oy, ox, c);
+              yp[o] = best;
+              arg[o] = static_cast<std::int32_t>(where);
+            }
+      });
+    });
+  }
+
+  void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    if (!dx) return;
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const std::int64_t in_size = g_.h * g_.w * g_.c, out_size = g_.ho() * g_.wo() * g_.c;
+      const T* dyp = dy.data<T>();
+      T* dxp = dx->data<T>();
+      const std::int32_t* arg = argmax_index_.data();
+      parallel_for(x.dim(0), 1, [&](std::int64_t n) {
+        T* dxs = dxp + n * in_size;
+        for (std::int64_t i = 0; i < in_size; ++i) dxs[i] = T(0);
+        for (std::int64_t o = n * out_size; o < (n + 1) * out_size; ++o) dxs[arg[o]] += dyp[o];
+      });
+    });
+  }
+
+ private:
+  Params params_;
+  Window2d g_;
+  std::vector<std::int32_t> argmax_index_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new MaxPool2d(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("layer", "maxpool2d", "2-D max pooling (stride 0 means stride = pool)",
+            R"({"pool": 2, "stride": 0, "padding": 0})", create)

@@ -1,0 +1,63 @@
+// sgd: stochastic gradient descent with momentum, Nesterov momentum and weight decay, as
+// PyTorch defines them (g: gradient, v: velocity, w: weights):
+//   g = g + decay * w;   v = momentum * v + g;   w -= lr * (nesterov ? g + momentum * v : v)
+// With momentum 0 this is w -= lr * g.
+#include <span>
+
+#include "dtnn/optimizer.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class Sgd final : public Optimizer {
+ public:
+  explicit Sgd(const Params& p)
+      : lr_(p.get_double("learning_rate")), momentum_(p.get_double("momentum")),
+        decay_(p.get_double("decay")), nesterov_(p.get_bool("nesterov")) {
+    if (lr_ < 0) p.fail("learning_rate", "a number >= 0");
+    if (momentum_ < 0 || momentum_ >= 1) p.fail("momentum", "a number in [0, 1)");
+    if (decay_ < 0) p.fail("decay", "a number >= 0");
+    if (nesterov_ && momentum_ == 0) p.fail("nesterov", "false when momentum is 0");
+  }
+
+  void build(std::span<const Parameter> params) override {
+    velocity_.clear();
+    for (const auto& p : params) velocity_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
+  }
+  double learning_rate() const override { return lr_; }
+  void set_learning_rate(double lr) override { lr_ = lr; }
+  std::vector<Tensor> state() override { return velocity_; }
+
+  void step(std::span<const Parameter> params) override {
+    for (std::size_t i = 0; i < params.size(); ++i)
+      dispatch_dtype(params[i].value.dtype(), [&](auto z) { update<decltype(z)>(params[i], velocity_[i]); });
+  }
+
+ private:
+  template <class T> void update(const Parameter& p, Tensor& velocity) const {
+    T* w = p.value.data<T>();
+    const T* g = p.grad.data<T>();
+    T* v = velocity.data<T>();
+    const T lr = T(lr_), mu = T(momentum_), decay = T(decay_);
+    const bool nesterov = nesterov_;
+    parallel_for(p.value.numel(), kParallelGrain, [&](std::int64_t i) {
+      const T gi = g[i] + decay * w[i];
+      v[i] = mu * v[i] + gi;
+      w[i] -= lr * (nesterov ? gi + mu * v[i] : v[i]);
+    });
+  }
+
+  double lr_, momentum_, decay_;
+  bool nesterov_;
+  std::vector<Tensor> velocity_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new Sgd(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("optimizer", "sgd", "SGD with momentum, Nesterov and weight decay (PyTorch's rule)",
+            R"({"learning_rate": 0.01, "momentum": 0.0, "nesterov": false, "decay": 0.0})", create)
