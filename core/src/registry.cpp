@@ -201,10 +201,14 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
     std::string hint = closest_match(std::string(name), names);
     std::string folders;
     for (const auto& f : folders_) folders += (folders.empty() ? "" : ":") + f.string();
+    std::string refused;  // files that may have been the one asked for
+    for (const auto& r : records_)
+      if (r.status != PluginRecord::Status::ok && (r.kind.empty() || r.kind == kind))
+        refused += "; " + r.file.filename().string() + " was " + to_string(r.status) + ": " + r.reason;
     throw Error((params.where().empty() ? "" : params.where() + ": ") + "no " + std::string(kind) +
                 " plugin named '" + std::string(name) + "'" +
                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                "; available: " + join(names) + "; searched " + folders);
+                "; available: " + join(names) + "; searched " + folders + refused);
   }
   if (rec->status != PluginRecord::Status::ok)
     throw Error(std::string(kind) + " plugin '" + std::string(name) + "' is " +

@@ -81,4 +81,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new AvgPool2d(p);
 }  // namespace
 
 DTNN_PLUGIN("layer", "avgpool2d", "2-D average pooling (stride 0 means stride = pool)",
-            R"({"pool": 2, "stride": 0, "padding": 0})", create)
+            R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})", create)

@@ -88,4 +88,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new MaxPool2d(p);
 }  // namespace
 
 DTNN_PLUGIN("layer", "maxpool2d", "2-D max pooling (stride 0 means stride = pool)",
-            R"({"pool": 2, "stride": 0, "padding": 0})", create)
+            R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})", create)

@@ -1,0 +1,33 @@
+// Conformance of a ConvAlgorithm against `reference`: forward, backward-data and backward-filter
+// over a geometry, every output guarded against overruns, backward_filter checked to accumulate.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dtnn/conv_algorithm.hpp"
+
+namespace dtnn {
+class Registry;
+}
+
+namespace dtnn::testing {
+
+struct ConvCheck {
+  std::string pass;   // "forward", "backward-data", "backward-filter"
+  bool supported = true;
+  double error = 0;   // relative error against reference
+  std::string guard;  // "" or how the guard zones were damaged
+};
+
+// The geometry sweep of the conformance suite: kernel 1/3/5, stride 1/2, padding 0/1/2,
+// non-square input, batch 1 and 3, dilation 1 (and 2 for 3x3), for the given dtype and layout.
+std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout);
+
+// Runs the three passes of `algorithm` and of reference on g with seeded random tensors.
+std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std::string& algorithm,
+                                            const ConvGeometry& g);
+
+// Tolerance for a relative error in dtype.
+double conv_tolerance(DType dtype);
+
+}  // namespace dtnn::testing

@@ -1,0 +1,20 @@
+// Finite-difference gradient check of a Layer (float64): with L = sum(y * r) for a fixed random r,
+// compares backward's dx and parameter gradients with (L(v + h) - L(v - h)) / 2h.
+#pragma once
+#include <string>
+
+#include "dtnn/layer.hpp"
+
+namespace dtnn::testing {
+
+struct GradientCheck {
+  double input_error = 0;      // max relative error of dx
+  double parameter_error = 0;  // max relative error over every parameter gradient
+  std::int64_t checked = 0;    // values perturbed
+};
+
+// layer must be built for batch `batch` in float64; x is filled from seed.
+GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64_t batch,
+                              Layout layout, std::uint64_t seed = 7, double step = 1e-6);
+
+}  // namespace dtnn::testing

@@ -1,0 +1,80 @@
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "dtnn/config.hpp"
+#include "dtnn/error.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+std::filesystem::path write(const std::string& name, const std::string& text) {
+  auto p = test::temp_dir("config") / name;
+  std::ofstream(p) << text;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("defaults fill every key, comments are allowed") {
+  auto p = write("ok.json", "// comment\n{\"model\": \"simplecnn\", \"training\": {\"epochs\": 3}}");
+  ExperimentConfig c = load_experiment(p, {});
+  CHECK(c.json["training"]["epochs"] == 3);
+  CHECK(c.json["training"]["batch_size"] == 64);
+  CHECK(c.json["conv"]["algorithm"] == "i2c");
+}
+
+TEST_CASE("an unknown key names the closest valid one") {
+  auto p = write("typo.json", R"({"model": "simplecnn", "training": {"batchsize": 32}})");
+  CHECK(test::error_of([&] { load_experiment(p, {}); }) ==
+        p.string() + ": unknown key 'training.batchsize' (did you mean 'training.batch_size'?)");
+}
+
+TEST_CASE("a wrong type names the key, what was expected and what was given") {
+  auto p = write("type.json", R"({"model": "simplecnn", "training": {"batch_size": "64"}})");
+  CHECK(test::error_of([&] { load_experiment(p, {}); }) ==
+        p.string() + ": training.batch_size: expected an integer, got \"64\"");
+  auto q = write("range.json", R"({"model": "simplecnn", "dataset": {"validation_split": 1.5}})");
+  CHECK(test::error_of([&] { load_experiment(q, {}); }).find("dataset.validation_split: expected a number in [0, 1)") !=
+        std::string::npos);
+}
+
+TEST_CASE("malformed JSON reports file, line and column") {
+  auto p = write("bad.json", "{\n  \"model\": \"simplecnn\",\n  \"training\": {\"epochs\": 3,}\n}");
+  std::string e = test::error_of([&] { load_experiment(p, {}); });
+  CHECK(e.find(p.string() + ":3:") == 0);
+  CHECK(e.find("invalid JSON") != std::string::npos);
+}
+
+TEST_CASE("a missing file is named") {
+  CHECK(test::error_of([] { load_experiment("/nonexistent/exp.json", {}); }) ==
+        "/nonexistent/exp.json: cannot open (No such file or directory)");
+}
+
+TEST_CASE("--set overrides parse values as JSON, else as strings") {
+  json c = json::object();
+  apply_override(c, "training.batch_size=32");
+  apply_override(c, "optimizer.learning_rate=0.5");
+  apply_override(c, "training.tensor_format=NCHW");
+  apply_override(c, "training.evaluate=false");
+  CHECK(c["training"]["batch_size"] == 32);
+  CHECK(c["optimizer"]["learning_rate"] == 0.5);
+  CHECK(c["training"]["tensor_format"] == "NCHW");
+  CHECK(c["training"]["evaluate"] == false);
+  CHECK(test::error_of([&] { apply_override(c, "foo"); }) ==
+        "--set expects key=value (e.g. training.epochs=2), got 'foo'");
+  auto p = write("set.json", R"({"model": "simplecnn"})");
+  CHECK(test::error_of([&] { load_experiment(p, {"training.epochs=two"}); }) ==
+        "command line: training.epochs: expected an integer, got \"two\"");
+}
+
+TEST_CASE("model names resolve to configs/models") {
+  CHECK(resolve_model_path("simplecnn", "").filename() == "simplecnn.json");
+  CHECK(test::error_of([] { resolve_model_path("nosuchmodel", "exp.json"); }).find("exp.json: model: cannot find 'nosuchmodel'") == 0);
+}
+
+TEST_CASE("closest_match") {
+  CHECK(closest_match("lerning_rate", {"learning_rate", "momentum"}) == "learning_rate");
+  CHECK(closest_match("zzzzzz", {"learning_rate", "momentum"}).empty());
+}

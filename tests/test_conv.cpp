@@ -1,0 +1,39 @@
+// Every conv algorithm against `reference` over the conformance sweep: kernel 1/3/5, stride 1/2,
+// padding 0/1/2, non-square inputs, batch 1 and 3, dilation, NHWC and NCHW, float32 and float64;
+// forward and both gradients, with guard zones around every output.
+#include <doctest/doctest.h>
+
+#include "dtnn/testing/conv_conformance.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+
+TEST_CASE("conv algorithms match reference over the conformance sweep") {
+  const Registry& r = test::plugins();
+  int compared = 0;
+  for (const std::string& algo : r.available("conv")) {
+    if (algo == "reference") continue;
+    for (DType dtype : {DType::float32, DType::float64})
+      for (Layout layout : {Layout::nhwc, Layout::nchw})
+        for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout)) {
+          for (const auto& c : testing::check_conv_algorithm(r, algo, g)) {
+            CAPTURE(algo);
+            CAPTURE(g.str());
+            CAPTURE(c.pass);
+            if (!c.supported) continue;
+            CHECK(c.error < testing::conv_tolerance(dtype));
+            CHECK(c.guard == "");
+            ++compared;
+          }
+        }
+  }
+  CHECK(compared > 300);
+}
+
+TEST_CASE("the conformance harness catches a wrong algorithm") {
+  // reference against itself is exact; a perturbed weight must show up as an error.
+  ConvGeometry g;
+  g.n = 2, g.h = 5, g.w = 5, g.c = 2, g.k = 3;
+  auto checks = testing::check_conv_algorithm(test::plugins(), "reference", g);
+  for (const auto& c : checks) CHECK(c.error == 0.0);
+}

@@ -1,0 +1,134 @@
+// Every layer: finite-difference gradient check in float64, in both layouts; forward by hand on
+// tiny inputs where the answer is easy to write down.
+#include <doctest/doctest.h>
+
+#include "dtnn/testing/gradient_check.hpp"
+#include "dtnn/testing/guarded.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+
+std::shared_ptr<Layer> make(const std::string& type, const json& params, const Shape& input,
+                            Layout layout, std::int64_t batch, const std::string& conv = "reference") {
+  auto layer = test::plugins().create_as<Layer>("layer", type, Params(params, "test: " + type));
+  LayerBuildContext ctx;
+  ctx.input_shape = input;
+  ctx.dtype = DType::float64;
+  ctx.layout = layout;
+  ctx.max_batch = batch;
+  ctx.seed = 11;
+  ctx.registry = &test::plugins();
+  ctx.conv_algorithm = conv;
+  layer->build(ctx);
+  return layer;
+}
+
+void gradient_check(const std::string& type, const json& params, Shape nhwc_input, std::int64_t batch = 2,
+                    const std::string& conv = "reference") {
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    Shape input = nhwc_input;
+    if (layout == Layout::nchw && input.rank() == 3) input = Shape{nhwc_input[2], nhwc_input[0], nhwc_input[1]};
+    CAPTURE(type);
+    CAPTURE(to_string(layout));
+    CAPTURE(conv);
+    auto layer = make(type, params, input, layout, batch, conv);
+    auto r = testing::check_gradients(*layer, input, batch, layout);
+    CHECK(r.checked > 0);
+    CHECK(r.input_error < 1e-7);
+    CHECK(r.parameter_error < 1e-7);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gradient check: fc") { gradient_check("fc", {{"units", 5}}, Shape{3, 2, 2}); }
+TEST_CASE("gradient check: fc without bias") { gradient_check("fc", {{"units", 4}, {"use_bias", false}}, Shape{6}); }
+TEST_CASE("gradient check: conv2d (reference)") {
+  gradient_check("conv2d", {{"filters", 3}, {"kernel", 3}, {"padding", 1}, {"stride", 2}}, Shape{5, 6, 2});
+}
+TEST_CASE("gradient check: conv2d (i2c)") {
+  gradient_check("conv2d", {{"filters", 3}, {"kernel", {3, 2}}, {"padding", 1}}, Shape{5, 4, 2}, 2, "i2c");
+  gradient_check("conv2d", {{"filters", 4}, {"kernel", 1}}, Shape{3, 3, 5}, 2, "i2c");  // direct GEMM path
+}
+TEST_CASE("gradient check: relu") { gradient_check("relu", json::object(), Shape{3, 4, 2}); }
+TEST_CASE("gradient check: sigmoid") { gradient_check("sigmoid", json::object(), Shape{3, 4, 2}); }
+TEST_CASE("gradient check: tanh") { gradient_check("tanh", json::object(), Shape{3, 4, 2}); }
+TEST_CASE("gradient check: softmax") { gradient_check("softmax", json::object(), Shape{7}); }
+TEST_CASE("gradient check: flatten") { gradient_check("flatten", json::object(), Shape{3, 2, 2}); }
+TEST_CASE("gradient check: maxpool2d") {
+  gradient_check("maxpool2d", {{"pool", 2}}, Shape{4, 6, 3});
+  gradient_check("maxpool2d", {{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{5, 5, 2});
+}
+TEST_CASE("gradient check: avgpool2d") {
+  gradient_check("avgpool2d", {{"pool", 2}}, Shape{4, 6, 3});
+  gradient_check("avgpool2d", {{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{5, 5, 2});
+}
+
+TEST_CASE("forward by hand: relu, sigmoid, tanh, softmax, maxpool2d") {
+  Tensor x = Tensor::empty(Shape{1, 4}, DType::float64), y = Tensor::empty(Shape{1, 4}, DType::float64);
+  double v[] = {-2.0, 0.0, 1.0, 3.0};
+  for (int i = 0; i < 4; ++i) x.data<double>()[i] = v[i];
+  make("relu", json::object(), Shape{4}, Layout::nhwc, 1)->forward(x, y, Mode::eval);
+  CHECK(y.data<double>()[0] == 0.0);
+  CHECK(y.data<double>()[3] == 3.0);
+  make("sigmoid", json::object(), Shape{4}, Layout::nhwc, 1)->forward(x, y, Mode::eval);
+  CHECK(y.data<double>()[1] == doctest::Approx(0.5));
+  CHECK(y.data<double>()[2] == doctest::Approx(1.0 / (1.0 + std::exp(-1.0))));
+  make("tanh", json::object(), Shape{4}, Layout::nhwc, 1)->forward(x, y, Mode::eval);
+  CHECK(y.data<double>()[3] == doctest::Approx(std::tanh(3.0)));
+  make("softmax", json::object(), Shape{4}, Layout::nhwc, 1)->forward(x, y, Mode::eval);
+  double z = std::exp(-2.0) + 1 + std::exp(1.0) + std::exp(3.0);
+  CHECK(y.data<double>()[3] == doctest::Approx(std::exp(3.0) / z));
+  // sigmoid does not overflow for large |x|
+  x.data<double>()[0] = -1000.0;
+  make("sigmoid", json::object(), Shape{4}, Layout::nhwc, 1)->forward(x, y, Mode::eval);
+  CHECK(y.data<double>()[0] == 0.0);
+
+  Tensor img = Tensor::empty(Shape{1, 2, 2, 1}, DType::float64), out = Tensor::empty(Shape{1, 1, 1, 1}, DType::float64);
+  double px[] = {1.0, 5.0, -3.0, 2.0};
+  for (int i = 0; i < 4; ++i) img.data<double>()[i] = px[i];
+  make("maxpool2d", {{"pool", 2}}, Shape{2, 2, 1}, Layout::nhwc, 1)->forward(img, out, Mode::eval);
+  CHECK(out.data<double>()[0] == 5.0);
+  make("avgpool2d", {{"pool", 2}}, Shape{2, 2, 1}, Layout::nhwc, 1)->forward(img, out, Mode::eval);
+  CHECK(out.data<double>()[0] == doctest::Approx(1.25));
+}
+
+TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the same mask") {
+  const double rate = 0.25;
+  auto layer = make("dropout", {{"rate", rate}}, Shape{1000}, Layout::nhwc, 4);
+  Tensor x = Tensor::empty(Shape{4, 1000}, DType::float64), y = Tensor::empty(x.shape(), DType::float64);
+  Tensor dy = Tensor::empty(x.shape(), DType::float64), dx = Tensor::empty(x.shape(), DType::float64);
+  testing::fill_uniform(x, 1, 0.5, 1.5);
+  testing::fill_uniform(dy, 2);
+  layer->forward(x, y, Mode::train);
+  layer->backward(x, y, dy, &dx);
+  int dropped = 0;
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    const double xi = x.data<double>()[i], yi = y.data<double>()[i];
+    if (yi == 0.0) {
+      ++dropped;
+      CHECK(dx.data<double>()[i] == 0.0);
+    } else {
+      CHECK(yi == doctest::Approx(xi / (1 - rate)));
+      CHECK(dx.data<double>()[i] == doctest::Approx(dy.data<double>()[i] / (1 - rate)));
+    }
+  }
+  CHECK(dropped > 900);   // expected 1000 of 4000
+  CHECK(dropped < 1100);
+  layer->forward(x, y, Mode::eval);
+  CHECK(testing::relative_error(y, x) == 0.0);
+}
+
+TEST_CASE("bad layer parameters are named") {
+  CHECK(test::error_of([] { make("conv2d", {{"filters", 0}}, Shape{5, 5, 1}, Layout::nhwc, 1); }) ==
+        "test: conv2d.filters: expected a positive number of filters, got 0");
+  CHECK(test::error_of([] { make("conv2d", {{"filters", 2}, {"kernel", 7}}, Shape{5, 5, 1}, Layout::nhwc, 1); })
+            .find("kernel larger than the padded input") != std::string::npos);
+  CHECK(test::error_of([] { make("fc", {{"units", 3}, {"weights_initializer", "glorot"}}, Shape{5}, Layout::nhwc, 1); })
+            .find("test: fc.weights_initializer: unknown initializer 'glorot'") == 0);
+  CHECK(test::error_of([] { make("dropout", {{"rate", 1.0}}, Shape{5}, Layout::nhwc, 1); }) ==
+        "test: dropout.rate: expected a number in [0, 1), got 1.0");
+}

@@ -1,0 +1,77 @@
+// The steady-state training step allocates no memory. This binary replaces malloc and its kin
+// (operator new calls malloc) with counting versions, warms the step up, then counts the heap
+// allocations of 20 more steps, full and partial batches, for simplecnn in both layouts.
+#include <malloc.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <vector>
+
+#include "dtnn/config.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/registry.hpp"
+
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+}
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+void count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" {
+void* malloc(std::size_t n) { count(); return __libc_malloc(n); }
+void* calloc(std::size_t a, std::size_t b) { count(); return __libc_calloc(a, b); }
+void* realloc(void* p, std::size_t n) { count(); return __libc_realloc(p, n); }
+void* memalign(std::size_t a, std::size_t n) { count(); return __libc_memalign(a, n); }
+void* aligned_alloc(std::size_t a, std::size_t n) { count(); return __libc_memalign(a, n); }
+int posix_memalign(void** p, std::size_t a, std::size_t n) {
+  count();
+  *p = __libc_memalign(a, n);
+  return *p ? 0 : 12;
+}
+void free(void* p) { __libc_free(p); }
+}
+
+int main() {
+  dtnn::Registry registry({DTNN_TEST_PLUGIN_DIR});
+  int failures = 0;
+  for (const char* layout : {"NHWC", "NCHW"}) {
+    nlohmann::json cfg = {
+        {"model", "simplecnn"},
+        {"dataset", {{"name", "synthetic"}, {"input_shape", {28, 28, 1}}, {"train_samples", 512}}},
+        {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
+        {"optimizer", {{"name", "adam"}}},
+        {"output", {{"progress", "none"}}}};
+    dtnn::Experiment e(dtnn::make_experiment(cfg, {}, "test"), registry);
+    std::vector<std::int64_t> ids(64);
+    std::iota(ids.begin(), ids.end(), 0);
+    const std::span<const std::int64_t> full(ids), partial(ids.data(), 37);
+    for (int i = 0; i < 3; ++i) {
+      e.trainer().train_step(full);
+      e.trainer().train_step(partial);
+    }
+    g_allocations = 0;
+    g_counting = true;
+    for (int i = 0; i < 10; ++i) {
+      e.trainer().train_step(full);
+      e.trainer().train_step(partial);
+    }
+    g_counting = false;
+    const long n = g_allocations.load();
+    std::printf("%s: %ld heap allocations in 20 steady-state training steps\n", layout, n);
+    if (n != 0) ++failures;
+  }
+  std::printf("%d passed, %d failed\n", 2 - failures, failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,90 @@
+// End to end through the Experiment API, as `dtnn run` does it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "dtnn/experiment.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+History run(json config, const std::vector<std::string>& overrides = {}) {
+  config["output"] = {{"progress", "none"}};
+  ExperimentConfig c = make_experiment(config, overrides, "test");
+  Experiment e(c, test::plugins());
+  return e.run();
+}
+
+json synthetic_experiment(const std::string& dtype, const std::string& layout) {
+  json j = json::parse(R"({
+    "model": {"layers": [{"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1}, {"type": "relu"},
+                         {"type": "maxpool2d"}, {"type": "conv2d", "filters": 4, "kernel": 3, "stride": 2},
+                         {"type": "tanh"}, {"type": "avgpool2d", "pool": 1}, {"type": "flatten"},
+                         {"type": "dropout", "rate": 0.1}, {"type": "fc", "units": 16}, {"type": "sigmoid"},
+                         {"type": "fc", "units": 3}, {"type": "softmax"}]},
+    "dataset": {"name": "synthetic", "input_shape": [10, 10, 2], "classes": 3, "train_samples": 64,
+                "test_samples": 16},
+    "training": {"batch_size": 16, "epochs": 40, "evaluate": false},
+    "optimizer": {"name": "adam", "learning_rate": 0.01}
+  })");
+  j["training"]["dtype"] = dtype;
+  j["training"]["tensor_format"] = layout;
+  return j;
+}
+}  // namespace
+
+TEST_CASE("one epoch on 10,000 Fashion-MNIST samples reaches at least 80% test accuracy") {
+  History h = run(json::parse(R"({"model": "simplecnn",
+      "dataset": {"name": "mnist", "path": "/usr/share/datasets/fashion-mnist", "train_limit": 10000},
+      "training": {"batch_size": 64, "epochs": 1}, "optimizer": {"name": "adam", "learning_rate": 0.001}})"));
+  REQUIRE(h.test);
+  MESSAGE("test accuracy " << h.test->metrics.at("categorical_accuracy"));
+  CHECK(h.test->samples == 10000);
+  CHECK(h.test->metrics.at("categorical_accuracy") >= 0.80);
+  REQUIRE(h.test_before);
+  CHECK(h.test_before->metrics.at("categorical_accuracy") < 0.3);  // it was the training that did it
+  CHECK(h.train_samples == 10000);
+}
+
+TEST_CASE("every dtype and layout trains: a small model memorises 64 synthetic samples") {
+  for (std::string dtype : {"float32", "float64"})
+    for (std::string layout : {"NHWC", "NCHW"}) {
+      CAPTURE(dtype);
+      CAPTURE(layout);
+      History h = run(synthetic_experiment(dtype, layout));
+      REQUIRE(h.epochs.size() == 40);
+      CHECK(std::isfinite(h.epochs.back().loss));
+      CHECK(h.epochs.back().loss < 0.5 * h.epochs.front().loss);
+    }
+}
+
+TEST_CASE("training is reproducible for a seed; steps_per_epoch and validation split are honoured") {
+  json cfg = synthetic_experiment("float32", "NHWC");
+  cfg["training"]["epochs"] = 2;
+  cfg["training"]["steps_per_epoch"] = 3;
+  cfg["dataset"]["validation_split"] = 0.25;
+  History a = run(cfg), b = run(cfg);
+  CHECK(a.epochs[1].loss == b.epochs[1].loss);
+  CHECK(a.epochs[0].samples == 48);  // 3 steps of 16 out of the 48 training samples
+  REQUIRE(a.epochs[0].validation);
+  CHECK(a.epochs[0].validation->samples == 16);
+  History c = run(cfg, {"training.seed=2"});
+  CHECK(c.epochs[1].loss != a.epochs[1].loss);
+}
+
+TEST_CASE("evaluate_only evaluates and does not train") {
+  json cfg = synthetic_experiment("float32", "NHWC");
+  cfg["training"]["evaluate_only"] = true;
+  History h = run(cfg);
+  CHECK(h.epochs.empty());
+  REQUIRE(h.test_before);
+  CHECK(h.test_before->samples == 16);
+}
+
+TEST_CASE("a model whose output does not match the classes is refused") {
+  json cfg = synthetic_experiment("float32", "NHWC");
+  cfg["dataset"]["classes"] = 5;
+  CHECK(test::error_of([&] { run(cfg); }).find("the model's output (3,) does not match the 5 classes") != std::string::npos);
+}
