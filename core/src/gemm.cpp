@@ -1,5 +1,7 @@
 #include "dtnn/gemm.hpp"
 
+#include "small_gemm.hpp"
+
 #include <blis.h>
 #include <omp.h>
 
@@ -19,12 +21,21 @@ rntm_t runtime_for(std::int64_t m, std::int64_t n, std::int64_t k) {
   bli_rntm_set_num_threads(threads, &rntm);
   return rntm;
 }
+// Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
+// kernels; BLIS's micro-kernels (6x16 and up) waste most of their work there.
+bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k) {
+  if (n > detail::kSmallWidth) return false;
+  if (trans_a && !trans_b) return m <= 256;  // reduction over k, any length
+  return k <= 256 && m >= 16;
+}
 }  // namespace
 
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                  float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
                  float beta, float* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
+  if (use_small(trans_a, trans_b, m, n, k))
+    return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   rntm_t rntm = runtime_for(m, n, k);
   bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
@@ -36,6 +47,8 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
                   double alpha, const double* a, std::int64_t lda, const double* b,
                   std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
+  if (use_small(trans_a, trans_b, m, n, k))
+    return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   rntm_t rntm = runtime_for(m, n, k);
   bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,

@@ -1,6 +1,7 @@
 #include "dtnn/model.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,8 @@ namespace dtnn {
 using nlohmann::json;
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 void parse_layers(const json& layers, const std::string& where, std::vector<LayerSpec>& out) {
   if (!layers.is_array()) throw Error(where + ": expected a list of layers, got " + layers.dump());
@@ -141,10 +144,20 @@ const Tensor& Model::forward(const Tensor& x, Mode mode) {
   const Tensor* in = &x;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     output_views_[i] = outputs_[i].slice_batch(0, batch_);
+    const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
     layers_[i]->forward(*in, output_views_[i], mode);
+    if (profiling_) {
+      times_[i].forward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      ++times_[i].forward_calls;
+    }
     in = &output_views_[i];
   }
   return output_views_.back();
+}
+
+void Model::set_profiling(bool on) {
+  profiling_ = on;
+  times_.assign(layers_.size(), LayerTime{});
 }
 
 void Model::zero_grad() {
@@ -166,12 +179,13 @@ void Model::backward(Loss& loss, const Tensor& y_true) {
   }
   for (std::size_t i = next; i-- > 0;) {
     const Tensor& x = i ? output_views_[i - 1] : input_view_;
-    if (i == 0) {
-      layers_[i]->backward(x, output_views_[i], dy, nullptr);
-      break;
+    Tensor dx = i ? dx_buffer->view(x.shape()) : Tensor();
+    const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
+    layers_[i]->backward(x, output_views_[i], dy, i ? &dx : nullptr);  // the first layer's dx is unused
+    if (profiling_) {
+      times_[i].backward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      ++times_[i].backward_calls;
     }
-    Tensor dx = dx_buffer->view(x.shape());
-    layers_[i]->backward(x, output_views_[i], dy, &dx);
     std::swap(dy_buffer, dx_buffer);
     dy = dx;
   }

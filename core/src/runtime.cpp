@@ -31,8 +31,10 @@ std::string cpu_model_name() {
 }
 
 // BLIS fixes its kernel choice once per process, so ask it in a child that exits right away.
-// Returns -1 when the question could not be asked.
-int blis_choice_in_child() {
+// With try_arch >= 0 the child first sets BLIS_ARCH_TYPE=try_arch and must also compute a small
+// GEMM correctly (some BLIS builds abort on an override). Returns the kernel set id the child
+// ended up with, or -1 when it could not tell (fork failed, or the child died).
+int blis_choice_in_child(int try_arch) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   pid_t pid = fork();
@@ -43,7 +45,15 @@ int blis_choice_in_child() {
   }
   if (pid == 0) {
     close(fds[0]);
-    int id = static_cast<int>(bli_arch_query_id());
+    int id = -1;
+    if (try_arch >= 0) {
+      setenv("BLIS_ARCH_TYPE", std::to_string(try_arch).c_str(), 1);
+      float a[4] = {1, 2, 3, 4}, c[4] = {0, 0, 0, 0}, one = 1, zero = 0;
+      bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, 2, 2, 2, &one, a, 2, 1, a, 2, 1, &zero, c, 2, 1);
+      if (c[0] == 7 && c[1] == 10 && c[2] == 15 && c[3] == 22) id = static_cast<int>(bli_arch_query_id());
+    } else {
+      id = static_cast<int>(bli_arch_query_id());
+    }
     ssize_t written = write(fds[1], &id, sizeof id);
     _exit(written == sizeof id ? 0 : 1);
   }
@@ -53,7 +63,7 @@ int blis_choice_in_child() {
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  return got == sizeof id ? id : -1;
+  return got == sizeof id && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? id : -1;
 }
 
 void select_blis_kernels() {
@@ -61,7 +71,7 @@ void select_blis_kernels() {
     g_info.blis_selection = std::string("BLIS_ARCH_TYPE=") + user + " set by the user";
     return;
   }
-  int choice = blis_choice_in_child();
+  int choice = blis_choice_in_child(-1);
   if (choice != static_cast<int>(BLIS_ARCH_GENERIC)) {
     g_info.blis_selection = choice < 0 ? "BLIS's own detection (could not pre-check it)"
                                        : "BLIS's own detection";
@@ -82,9 +92,12 @@ void select_blis_kernels() {
     g_info.blis_selection = "BLIS's own detection ('generic'; no better kernel set on this CPU)";
     return;
   }
+  if (blis_choice_in_child(better) != better) {
+    g_info.blis_selection = std::string("BLIS detected 'generic'; this BLIS build could not run ") + name;
+    return;
+  }
   setenv("BLIS_ARCH_TYPE", std::to_string(better).c_str(), 1);  // read by BLIS at its first call
-  g_info.blis_selection =
-      std::string("BLIS detected 'generic' on this CPU; dtnn selected ") + name;
+  g_info.blis_selection = std::string("BLIS detected 'generic' on this CPU; dtnn selected ") + name;
 }
 
 }  // namespace

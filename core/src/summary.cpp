@@ -63,4 +63,24 @@ std::string Model::summary() const {
   return out;
 }
 
+std::string Model::profile_table() const {
+  double total = 0;
+  for (const auto& t : times_) total += t.forward_seconds + t.backward_seconds;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"Layer", "Type", "forward ms", "backward ms", "share"});
+  auto ms = [](double s, std::int64_t calls) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4f", calls ? 1e3 * s / static_cast<double>(calls) : 0.0);
+    return std::string(b);
+  };
+  for (std::size_t i = 0; i < times_.size(); ++i) {
+    const LayerTime& t = times_[i];
+    char share[16];
+    std::snprintf(share, sizeof share, "%.1f%%", total > 0 ? 100.0 * (t.forward_seconds + t.backward_seconds) / total : 0.0);
+    rows.push_back({std::to_string(i + 1), layers_[i]->type(), ms(t.forward_seconds, t.forward_calls),
+                    ms(t.backward_seconds, t.backward_calls), share});
+  }
+  return table(rows);
+}
+
 }  // namespace dtnn

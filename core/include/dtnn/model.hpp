@@ -72,6 +72,15 @@ class DTNN_CORE_EXPORT Model {
   // PyDTNN's model table: index, type, #params, output shape, weights shape, attributes, totals.
   std::string summary() const;
 
+  // Per-layer time accounting (off by default; costs two clock reads per layer and pass).
+  struct LayerTime {
+    double forward_seconds = 0, backward_seconds = 0;
+    std::int64_t forward_calls = 0, backward_calls = 0;
+  };
+  void set_profiling(bool on);
+  const std::vector<LayerTime>& layer_times() const { return times_; }
+  std::string profile_table() const;  // milliseconds per call and share of the total
+
  private:
   std::string name_;
   ModelOptions options_;
@@ -84,6 +93,8 @@ class DTNN_CORE_EXPORT Model {
   Tensor input_view_;                  // the x of the last forward
   std::int64_t batch_ = 0;
   bool ends_in_softmax_ = false;
+  bool profiling_ = false;
+  std::vector<LayerTime> times_;
 };
 
 }  // namespace dtnn

@@ -9,6 +9,7 @@
 // A 1x1, stride 1, unpadded NHWC convolution is a plain GEMM on x itself: no cols at all.
 // backward_filter reuses the cols of the most recent forward when it saw the same x.
 #include <cstring>
+#include <utility>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/gemm.hpp"
@@ -18,6 +19,40 @@
 namespace {
 
 using namespace dtnn;
+
+// Copy (or add) `span` contiguous values. Short spans, the common case of a kernel row with few
+// channels, get a fixed-length body the compiler turns into a few vector moves.
+template <class T, int N> void copy_fixed(T* d, const T* s, std::int64_t) {
+  for (int i = 0; i < N; ++i) d[i] = s[i];
+}
+template <class T, int N> void add_fixed(T* d, const T* s, std::int64_t) {
+  for (int i = 0; i < N; ++i) d[i] += s[i];
+}
+template <class T> void copy_any(T* d, const T* s, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) d[i] = s[i];
+}
+template <class T> void add_any(T* d, const T* s, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) d[i] += s[i];
+}
+template <class T> using SpanFn = void (*)(T*, const T*, std::int64_t);
+template <class T, std::size_t... N>
+SpanFn<T> pick(std::int64_t span, bool add, std::index_sequence<N...>) {
+  static constexpr SpanFn<T> copies[] = {&copy_any<T>, &copy_fixed<T, static_cast<int>(N) + 1>...};
+  static constexpr SpanFn<T> adds[] = {&add_any<T>, &add_fixed<T, static_cast<int>(N) + 1>...};
+  const std::size_t i = span >= 1 && span <= static_cast<std::int64_t>(sizeof...(N)) ? static_cast<std::size_t>(span) : 0;
+  return add ? adds[i] : copies[i];
+}
+template <class T> SpanFn<T> span_fn(std::int64_t span, bool add) {
+  return pick<T>(span, add, std::make_index_sequence<32>{});
+}
+
+// The geometry as plain locals for the hot loops (ho/wo are divisions; compute them once).
+struct Dims {
+  explicit Dims(const ConvGeometry& g)
+      : h(g.h), w(g.w), c(g.c), kh(g.kh), kw(g.kw), sh(g.stride_h), sw(g.stride_w), ph(g.pad_h),
+        pw(g.pad_w), dh(g.dilation_h), dw(g.dilation_w), ho(g.ho()), wo(g.wo()) {}
+  std::int64_t h, w, c, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
+};
 
 class Im2col final : public ConvAlgorithm {
  public:
@@ -119,50 +154,76 @@ class Im2col final : public ConvAlgorithm {
     return t;
   }
 
+  // One row of cols per output pixel. With unit dilation along W, the KW*C values one kernel row
+  // reads are contiguous in NHWC: one copy per (pixel, ky) when the row lies inside the image.
   template <class T> void im2col_nhwc(const Tensor& x) {
     const T* xp = x.data<T>();
     T* cols = cols_.data<T>();
-    const std::int64_t c = g_.c;
-    parallel_for(x.dim(0) * pixels_, 256, [&](std::int64_t r) {
-      const std::int64_t n = r / pixels_, oy = (r % pixels_) / g_.wo(), ox = r % g_.wo();
-      T* row = cols + r * ckk_;
-      for (std::int64_t ky = 0; ky < g_.kh; ++ky) {
-        const std::int64_t iy = oy * g_.stride_h - g_.pad_h + ky * g_.dilation_h;
-        for (std::int64_t kx = 0; kx < g_.kw; ++kx) {
-          const std::int64_t ix = ox * g_.stride_w - g_.pad_w + kx * g_.dilation_w;
-          T* dst = row + (ky * g_.kw + kx) * c;
-          if (iy < 0 || iy >= g_.h || ix < 0 || ix >= g_.w) {
-            for (std::int64_t i = 0; i < c; ++i) dst[i] = T(0);
-          } else {
-            const T* src = xp + ((n * g_.h + iy) * g_.w + ix) * c;
-            for (std::int64_t i = 0; i < c; ++i) dst[i] = src[i];
+    const Dims d(g_);
+    const std::int64_t c = d.c, span = d.kw * c, ckk = ckk_;
+    const bool contiguous = d.dw == 1;
+    const SpanFn<T> copy = span_fn<T>(span, false);
+    parallel_for(x.dim(0) * d.ho, 16, [=](std::int64_t line) {  // line = (n, oy)
+      const std::int64_t n = line / d.ho, oy = line % d.ho;
+      for (std::int64_t ox = 0; ox < d.wo; ++ox) {
+        T* row = cols + (line * d.wo + ox) * ckk;
+        const std::int64_t ix0 = ox * d.sw - d.pw;
+        for (std::int64_t ky = 0; ky < d.kh; ++ky) {
+          const std::int64_t iy = oy * d.sh - d.ph + ky * d.dh;
+          T* dst = row + ky * span;
+          if (iy < 0 || iy >= d.h) {
+            for (std::int64_t i = 0; i < span; ++i) dst[i] = T(0);
+            continue;
+          }
+          const T* src_row = xp + (n * d.h + iy) * d.w * c;
+          if (contiguous && ix0 >= 0 && ix0 + d.kw <= d.w) {
+            copy(dst, src_row + ix0 * c, span);
+            continue;
+          }
+          for (std::int64_t kx = 0; kx < d.kw; ++kx) {
+            const std::int64_t ix = ix0 + kx * d.dw;
+            T* out = dst + kx * c;
+            if (ix < 0 || ix >= d.w) {
+              for (std::int64_t i = 0; i < c; ++i) out[i] = T(0);
+            } else {
+              for (std::int64_t i = 0; i < c; ++i) out[i] = src_row[ix * c + i];
+            }
           }
         }
       }
     });
   }
 
+  // The adjoint of im2col_nhwc: every cols value is added back where it was read from.
   template <class T> void col2im_nhwc(const T* dcols, std::int64_t n, Tensor& dx) {
     T* dxp = dx.data<T>();
-    const std::int64_t c = g_.c, image = g_.h * g_.w * c;
-    parallel_for(n, 1, [&](std::int64_t s) {  // one sample per thread: no two threads add to one dx
+    const Dims d(g_);
+    const std::int64_t c = d.c, image = d.h * d.w * c, span = d.kw * c, ckk = ckk_, pixels = pixels_;
+    const bool contiguous = d.dw == 1;
+    const SpanFn<T> add = span_fn<T>(span, true);
+    parallel_for(n, 1, [=](std::int64_t s) {  // one sample per thread: no two threads add to one dx
       T* dxs = dxp + s * image;
       std::memset(dxs, 0, sizeof(T) * static_cast<std::size_t>(image));
-      for (std::int64_t p = 0; p < pixels_; ++p) {
-        const std::int64_t oy = p / g_.wo(), ox = p % g_.wo();
-        const T* row = dcols + (s * pixels_ + p) * ckk_;
-        for (std::int64_t ky = 0; ky < g_.kh; ++ky) {
-          const std::int64_t iy = oy * g_.stride_h - g_.pad_h + ky * g_.dilation_h;
-          if (iy < 0 || iy >= g_.h) continue;
-          for (std::int64_t kx = 0; kx < g_.kw; ++kx) {
-            const std::int64_t ix = ox * g_.stride_w - g_.pad_w + kx * g_.dilation_w;
-            if (ix < 0 || ix >= g_.w) continue;
-            T* dst = dxs + (iy * g_.w + ix) * c;
-            const T* src = row + (ky * g_.kw + kx) * c;
-            for (std::int64_t i = 0; i < c; ++i) dst[i] += src[i];
+      for (std::int64_t oy = 0; oy < d.ho; ++oy)
+        for (std::int64_t ox = 0; ox < d.wo; ++ox) {
+          const T* row = dcols + (s * pixels + oy * d.wo + ox) * ckk;
+          const std::int64_t ix0 = ox * d.sw - d.pw;
+          for (std::int64_t ky = 0; ky < d.kh; ++ky) {
+            const std::int64_t iy = oy * d.sh - d.ph + ky * d.dh;
+            if (iy < 0 || iy >= d.h) continue;
+            T* dst_row = dxs + iy * d.w * c;
+            const T* src = row + ky * span;
+            if (contiguous && ix0 >= 0 && ix0 + d.kw <= d.w) {
+              add(dst_row + ix0 * c, src, span);
+              continue;
+            }
+            for (std::int64_t kx = 0; kx < d.kw; ++kx) {
+              const std::int64_t ix = ix0 + kx * d.dw;
+              if (ix < 0 || ix >= d.w) continue;
+              for (std::int64_t i = 0; i < c; ++i) dst_row[ix * c + i] += src[kx * c + i];
+            }
           }
         }
-      }
     });
   }
 

@@ -2,9 +2,11 @@
 // that the experiment's conv.algorithm (or this layer's "algorithm") names.
 //   y = conv(x, w) + b;  db += sum over (n, oy, ox) of dy;  dw += conv_filter_grad(x, dy);
 //   dx = conv_data_grad(dy, w)
+#include <algorithm>
 #include <string>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/log.hpp"
@@ -69,6 +71,13 @@ class Conv2d final : public Layer {
       initialize(b_, params_.get_string("biases_initializer"), g_.c * window, g_.k * window, ctx.seed + 1);
     }
     needs_dx_ = ctx.needs_input_gradient;
+    if (use_bias_ && ctx.layout == Layout::nhwc) {  // a column of ones: the bias as GEMMs (see add_bias)
+      ones_ = Tensor::empty(Shape{ctx.max_batch * g_.ho() * g_.wo()}, ctx.dtype);
+      dispatch_dtype(ctx.dtype, [&](auto z) {
+        using T = decltype(z);
+        std::fill(ones_.data<T>(), ones_.data<T>() + ones_.numel(), T(1));
+      });
+    }
 
     const std::string own = params_.get_string("algorithm");
     const std::string name = own.empty() ? ctx.conv_algorithm : own;
@@ -105,14 +114,14 @@ class Conv2d final : public Layer {
   }
 
  private:
+  // NHWC, y as [M = n*Ho*Wo, K]:  y += ones[M, 1] b[1, K]   and   db[1, K] += ones[M]^T dy[M, K]
+  // NCHW: one bias value per (n, k) plane.
   template <class T> void add_bias(Tensor& y) const {
     const T* b = b_.data<T>();
     T* yp = y.data<T>();
     const std::int64_t n = y.dim(0), pixels = g_.ho() * g_.wo(), k = g_.k;
     if (g_.layout == Layout::nhwc) {
-      parallel_for(n * pixels, 4096, [&](std::int64_t r) {
-        for (std::int64_t j = 0; j < k; ++j) yp[r * k + j] += b[j];
-      });
+      gemm(false, false, n * pixels, k, 1, T(1), ones_.data<T>(), 1, b, k, T(1), yp, k);
     } else {
       parallel_for(n * k, 64, [&](std::int64_t plane) {
         const T v = b[plane % k];
@@ -126,8 +135,7 @@ class Conv2d final : public Layer {
     const T* d = dy.data<T>();
     const std::int64_t n = dy.dim(0), pixels = g_.ho() * g_.wo(), k = g_.k;
     if (g_.layout == Layout::nhwc) {
-      for (std::int64_t r = 0; r < n * pixels; ++r)
-        for (std::int64_t j = 0; j < k; ++j) db[j] += d[r * k + j];
+      gemm(true, false, 1, k, n * pixels, T(1), ones_.data<T>(), 1, d, k, T(1), db, k);
     } else {
       for (std::int64_t plane = 0; plane < n * k; ++plane) {
         T s = 0;
@@ -140,7 +148,7 @@ class Conv2d final : public Layer {
   Params params_;
   ConvGeometry g_;
   bool use_bias_ = true, needs_dx_ = true;
-  Tensor w_, dw_, b_, db_;
+  Tensor w_, dw_, b_, db_, ones_;
   std::shared_ptr<ConvAlgorithm> algorithm_;
 };
 

@@ -26,6 +26,10 @@ class MaxPool2d final : public Layer {
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
+    if (g_.layout == Layout::nhwc) {
+      dispatch_dtype(x.dtype(), [&](auto z) { forward_nhwc<decltype(z)>(x, y); });
+      return;
+    }
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       const std::int64_t in_size = g_.h * g_.w * g_.c, out_size = g_.ho() * g_.wo() * g_.c;
@@ -78,6 +82,39 @@ class MaxPool2d final : public Layer {
   }
 
  private:
+  // NHWC: channels innermost, so each window position updates C running maxima at once.
+  template <class T> void forward_nhwc(const Tensor& x, Tensor& y) {
+    const std::int64_t h = g_.h, w = g_.w, c = g_.c, ho = g_.ho(), wo = g_.wo();
+    const std::int64_t ph = g_.ph, pw = g_.pw, sh = g_.sh, sw = g_.sw, pad_h = g_.pad_h, pad_w = g_.pad_w;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    std::int32_t* arg = argmax_index_.data();
+    parallel_for(x.dim(0) * ho, 16, [=](std::int64_t line) {  // line = (n, oy)
+      const std::int64_t n = line / ho, oy = line % ho;
+      const T* xs = xp + n * h * w * c;
+      for (std::int64_t ox = 0; ox < wo; ++ox) {
+        T* __restrict best = yp + (line * wo + ox) * c;
+        std::int32_t* __restrict where = arg + (line * wo + ox) * c;
+        for (std::int64_t ch = 0; ch < c; ++ch) best[ch] = -std::numeric_limits<T>::infinity();
+        for (std::int64_t ky = 0; ky < ph; ++ky) {
+          const std::int64_t iy = oy * sh - pad_h + ky;
+          if (iy < 0 || iy >= h) continue;
+          for (std::int64_t kx = 0; kx < pw; ++kx) {
+            const std::int64_t ix = ox * sw - pad_w + kx;
+            if (ix < 0 || ix >= w) continue;
+            const std::int32_t at = static_cast<std::int32_t>((iy * w + ix) * c);
+            const T* __restrict v = xs + at;
+            for (std::int64_t ch = 0; ch < c; ++ch)
+              if (v[ch] > best[ch]) {
+                best[ch] = v[ch];
+                where[ch] = at + static_cast<std::int32_t>(ch);
+              }
+          }
+        }
+      }
+    });
+  }
+
   Params params_;
   Window2d g_;
   std::vector<std::int32_t> argmax_index_;

@@ -51,16 +51,22 @@ class Adam final : public Optimizer {
 
  private:
   template <class T> void update(const Parameter& p, std::size_t i, double c1, double c2) {
-    T* w = p.value.data<T>();
-    const T* g = p.grad.data<T>();
-    T *m = m_[i].data<T>(), *v = v_[i].data<T>();
+    T* w_all = p.value.data<T>();
+    const T* g_all = p.grad.data<T>();
+    T *m_all = m_[i].data<T>(), *v_all = v_[i].data<T>();
     const T b1 = T(beta1_), b2 = T(beta2_), eps = T(epsilon_), decay = T(decay_);
     const T step = T(lr_ / c1), inv_sqrt_c2 = T(1.0 / std::sqrt(c2));
-    parallel_for(p.value.numel(), kParallelGrain, [&](std::int64_t j) {
-      const T gj = g[j] + decay * w[j];
-      m[j] = b1 * m[j] + (T(1) - b1) * gj;
-      v[j] = b2 * v[j] + (T(1) - b2) * gj * gj;
-      w[j] -= step * m[j] / (std::sqrt(v[j]) * inv_sqrt_c2 + eps);
+    parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
+      T* __restrict w = w_all;
+      const T* __restrict g = g_all;
+      T* __restrict m = m_all;
+      T* __restrict v = v_all;
+      for (std::int64_t j = begin; j < end; ++j) {
+        const T gj = g[j] + decay * w[j];
+        m[j] = b1 * m[j] + (T(1) - b1) * gj;
+        v[j] = b2 * v[j] + (T(1) - b2) * gj * gj;
+        w[j] -= step * m[j] / (std::sqrt(v[j]) * inv_sqrt_c2 + eps);
+      }
     });
   }
 

@@ -38,15 +38,20 @@ class Sgd final : public Optimizer {
 
  private:
   template <class T> void update(const Parameter& p, Tensor& velocity) const {
-    T* w = p.value.data<T>();
-    const T* g = p.grad.data<T>();
-    T* v = velocity.data<T>();
+    T* w_all = p.value.data<T>();
+    const T* g_all = p.grad.data<T>();
+    T* v_all = velocity.data<T>();
     const T lr = T(lr_), mu = T(momentum_), decay = T(decay_);
     const bool nesterov = nesterov_;
-    parallel_for(p.value.numel(), kParallelGrain, [&](std::int64_t i) {
-      const T gi = g[i] + decay * w[i];
-      v[i] = mu * v[i] + gi;
-      w[i] -= lr * (nesterov ? gi + mu * v[i] : v[i]);
+    parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
+      T* __restrict w = w_all;
+      const T* __restrict g = g_all;
+      T* __restrict v = v_all;
+      for (std::int64_t i = begin; i < end; ++i) {
+        const T gi = g[i] + decay * w[i];
+        v[i] = mu * v[i] + gi;
+        w[i] -= lr * (nesterov ? gi + mu * v[i] : v[i]);
+      }
     });
   }
 

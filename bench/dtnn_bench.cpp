@@ -1,0 +1,88 @@
+// dtnn_bench: steady-state training throughput of an experiment, as a table and as JSON.
+//   dtnn_bench EXP.json [--set key=value ...] [--steps 200] [--warmup 20] [--repeats 5] [--profile]
+// Each repeat times `steps` training steps (data read + forward + loss + backward + update) after
+// `warmup` untimed ones; the median repeat is reported. --profile adds per-layer times.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "dtnn/config.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/registry.hpp"
+#include "dtnn/runtime.hpp"
+
+namespace po = boost::program_options;
+
+int main(int argc, char** argv) {
+  std::string config_file;
+  std::vector<std::string> sets;
+  int steps = 200, warmup = 20, repeats = 5;
+  bool profile = false;
+  po::options_description desc("dtnn_bench options");
+  desc.add_options()("help,h", "help")("config", po::value(&config_file)->required(), "experiment file")(
+      "set,s", po::value(&sets)->composing(), "override a config key (repeatable)")(
+      "steps", po::value(&steps), "timed steps per repeat")("warmup", po::value(&warmup), "untimed steps first")(
+      "repeats", po::value(&repeats), "repeats (the median is reported)")(
+      "profile", po::bool_switch(&profile), "per-layer forward/backward times");
+  po::positional_options_description pos;
+  pos.add("config", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::printf("usage: dtnn_bench EXP.json [options]\n");
+      return 0;
+    }
+    po::notify(vm);
+    dtnn::initialize_runtime();
+    sets.push_back("output.progress=\"none\"");
+    dtnn::ExperimentConfig cfg = dtnn::load_experiment(config_file, sets);
+    dtnn::Registry registry(dtnn::Registry::default_folders());
+    dtnn::Experiment e(cfg, registry);
+    const std::int64_t batch = cfg.json["training"]["batch_size"].get<std::int64_t>();
+    const std::int64_t n = std::min<std::int64_t>(e.trainer().train_size(), batch * 1000);
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::int64_t cursor = 0;
+    auto step = [&] {
+      if (cursor + batch > n) cursor = 0;
+      e.trainer().train_step(std::span<const std::int64_t>(order).subspan(static_cast<std::size_t>(cursor), static_cast<std::size_t>(batch)));
+      cursor += batch;
+    };
+    for (int i = 0; i < warmup; ++i) step();
+    if (profile) e.model().set_profiling(true);
+    std::vector<double> rates;
+    for (int r = 0; r < repeats; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < steps; ++i) step();
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      rates.push_back(static_cast<double>(steps * batch) / s);
+    }
+    std::vector<double> sorted = rates;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
+    std::printf("model %s, batch %lld, %d threads, BLIS '%s', conv %s, %s %s\n", e.model().name().c_str(),
+                static_cast<long long>(batch), rt.threads, rt.blis_kernels.c_str(),
+                cfg.json["conv"]["algorithm"].get<std::string>().c_str(),
+                cfg.json["training"]["dtype"].get<std::string>().c_str(),
+                cfg.json["training"]["tensor_format"].get<std::string>().c_str());
+    std::printf("samples/s per repeat:");
+    for (double v : rates) std::printf(" %.0f", v);
+    std::printf("\nmedian: %.0f samples/s (%.3f ms/step)\n", median, 1e3 * static_cast<double>(batch) / median);
+    if (profile) std::fputs(e.model().profile_table().c_str(), stdout);
+    std::printf("JSON {\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"blis_kernels\": \"%s\", "
+                "\"samples_per_second\": %.1f, \"repeats\": %d, \"steps\": %d}\n",
+                e.model().name().c_str(), static_cast<long long>(batch), rt.threads, rt.blis_kernels.c_str(),
+                median, repeats, steps);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "dtnn_bench: error: %s\n", ex.what());
+    return 1;
+  }
+  return 0;
+}

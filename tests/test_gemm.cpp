@@ -1,0 +1,57 @@
+// dtnn::gemm against a plain triple loop, for every transpose combination, alpha/beta, float and
+// double, over shapes that take both the small-kernel and the BLIS paths (and their edges).
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "dtnn/gemm.hpp"
+#include "dtnn/rng.hpp"
+#include "dtnn/runtime.hpp"
+
+namespace {
+
+template <class T>
+double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, T beta) {
+  dtnn::Rng rng(static_cast<std::uint64_t>(m * 131 + n * 17 + k));
+  const std::int64_t lda = ta ? m + 1 : k + 2, ldb = tb ? k + 3 : n + 1, ldc = n + 2;  // padded strides
+  std::vector<T> a(static_cast<std::size_t>((ta ? k : m) * lda)), b(static_cast<std::size_t>((tb ? n : k) * ldb));
+  std::vector<T> c(static_cast<std::size_t>(m * ldc));
+  for (auto& v : a) v = static_cast<T>(rng.uniform(-1, 1));
+  for (auto& v : b) v = static_cast<T>(rng.uniform(-1, 1));
+  for (auto& v : c) v = static_cast<T>(rng.uniform(-1, 1));
+  std::vector<T> expected = c;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        s += double(ta ? a[static_cast<std::size_t>(p * lda + i)] : a[static_cast<std::size_t>(i * lda + p)]) *
+             double(tb ? b[static_cast<std::size_t>(j * ldb + p)] : b[static_cast<std::size_t>(p * ldb + j)]);
+      auto& e = expected[static_cast<std::size_t>(i * ldc + j)];
+      e = static_cast<T>(alpha * s + beta * double(e));
+    }
+  dtnn::gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  double err = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) err = std::max(err, std::abs(double(c[i]) - double(expected[i])));
+  return err;  // includes the padding columns: they must be untouched
+}
+
+}  // namespace
+
+TEST_CASE("gemm matches the triple loop on every path") {
+  dtnn::initialize_runtime();
+  const std::int64_t shapes[][3] = {{37, 4, 9},    {100, 8, 36},  {33, 10, 128}, {9, 4, 2000},  {36, 8, 5000},
+                                    {64, 36, 8},   {200, 47, 20}, {5, 3, 2},     {17, 1, 1},    {64, 128, 300},
+                                    {130, 70, 90}, {64, 48, 64},  {300, 17, 257}, {1, 5, 7}};
+  for (auto& s : shapes)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        CAPTURE(s[0]);
+        CAPTURE(s[1]);
+        CAPTURE(s[2]);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        CHECK(max_error<double>(ta, tb, s[0], s[1], s[2], 1.0, 0.0) < 1e-10);
+        CHECK(max_error<double>(ta, tb, s[0], s[1], s[2], 0.5, 1.0) < 1e-10);
+        CHECK(max_error<float>(ta, tb, s[0], s[1], s[2], 1.0f, 1.0f) < 2e-3f);
+      }
+}
