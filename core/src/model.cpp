@@ -95,6 +95,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   }
   Shape current = input_shape;
   std::int64_t largest = input_shape.numel();
+  bool trainable_before = false;  // a layer needs dLoss/dx only if some layer before it has parameters
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& ls = spec.layers[i];
     auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
@@ -107,7 +108,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     ctx.registry = &registry;
     ctx.conv_algorithm = options.conv_algorithm;
     ctx.conv_params = options.conv_params;
-    ctx.needs_input_gradient = i > 0;
+    ctx.needs_input_gradient = trainable_before;
     try {
       layer->build(ctx);
     } catch (const Error& e) {
@@ -119,6 +120,8 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     for (auto& p : layer->parameters()) {
       p.name = std::to_string(i + 1) + "." + ls.type + "." + p.name;
       parameters_.push_back(std::move(p));
+      if (!trainable_before) first_trainable_ = i;
+      trainable_before = true;
     }
     layers_.push_back(std::move(layer));
   }
@@ -177,11 +180,13 @@ void Model::backward(Loss& loss, const Tensor& y_true) {
   } else {
     loss.backward(out, y_true, dy);
   }
-  for (std::size_t i = next; i-- > 0;) {
+  // Layers before the first trainable one need no backward at all, and its dx is never used.
+  for (std::size_t i = next; i-- > first_trainable_;) {
     const Tensor& x = i ? output_views_[i - 1] : input_view_;
-    Tensor dx = i ? dx_buffer->view(x.shape()) : Tensor();
+    const bool wants_dx = i > first_trainable_;
+    Tensor dx = wants_dx ? dx_buffer->view(x.shape()) : Tensor();
     const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
-    layers_[i]->backward(x, output_views_[i], dy, i ? &dx : nullptr);  // the first layer's dx is unused
+    layers_[i]->backward(x, output_views_[i], dy, wants_dx ? &dx : nullptr);
     if (profiling_) {
       times_[i].backward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       ++times_[i].backward_calls;

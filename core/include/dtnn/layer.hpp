@@ -28,7 +28,7 @@ struct LayerBuildContext {
   const Registry* registry = nullptr;  // conv2d asks it for its ConvAlgorithm
   std::string conv_algorithm;          // the experiment's conv.algorithm
   Params conv_params;                  // the experiment's conv object (algorithm options)
-  bool needs_input_gradient = true;    // false for the first layer: backward gets dx == nullptr
+  bool needs_input_gradient = true;    // false when no layer before has parameters: dx == nullptr
 };
 
 // A trainable tensor and its gradient (same shape and dtype).

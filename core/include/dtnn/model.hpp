@@ -93,6 +93,7 @@ class DTNN_CORE_EXPORT Model {
   Tensor input_view_;                  // the x of the last forward
   std::int64_t batch_ = 0;
   bool ends_in_softmax_ = false;
+  std::size_t first_trainable_ = 0;  // backward stops here
   bool profiling_ = false;
   std::vector<LayerTime> times_;
 };

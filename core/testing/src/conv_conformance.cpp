@@ -41,7 +41,12 @@ std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout) {
 
 std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std::string& algorithm,
                                             const ConvGeometry& g) {
-  auto algo = registry.create_as<ConvAlgorithm>("conv", algorithm, Params());
+  return check_conv_algorithm(registry, algorithm, g, Params());
+}
+
+std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std::string& algorithm,
+                                            const ConvGeometry& g, const Params& params) {
+  auto algo = registry.create_as<ConvAlgorithm>("conv", algorithm, params);
   auto ref = registry.create_as<ConvAlgorithm>("conv", "reference", Params());
   algo->prepare(g);
   ref->prepare(g);

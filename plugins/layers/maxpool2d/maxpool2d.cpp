@@ -104,11 +104,11 @@ class MaxPool2d final : public Layer {
             if (ix < 0 || ix >= w) continue;
             const std::int32_t at = static_cast<std::int32_t>((iy * w + ix) * c);
             const T* __restrict v = xs + at;
-            for (std::int64_t ch = 0; ch < c; ++ch)
-              if (v[ch] > best[ch]) {
-                best[ch] = v[ch];
-                where[ch] = at + static_cast<std::int32_t>(ch);
-              }
+            for (std::int64_t ch = 0; ch < c; ++ch) {  // branch-free: vectorises
+              const bool larger = v[ch] > best[ch];
+              best[ch] = larger ? v[ch] : best[ch];
+              where[ch] = larger ? at + static_cast<std::int32_t>(ch) : where[ch];
+            }
           }
         }
       }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/params.hpp"
 
 namespace dtnn {
 class Registry;
@@ -24,6 +25,8 @@ struct ConvCheck {
 std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout);
 
 // Runs the three passes of `algorithm` and of reference on g with seeded random tensors.
+std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std::string& algorithm,
+                                            const ConvGeometry& g, const Params& params);
 std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std::string& algorithm,
                                             const ConvGeometry& g);
 

@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Training throughput of dtnn beside the PyTorch peer (../shared/peers/torch_peer.py).
+
+Runs `dtnn run` and torch_peer.py alternately on the same model, data, batch size, optimizer and
+thread count, `--repeats` times each, and prints both steady-state throughputs (samples/s, the first
+5 batches of a run excluded, evaluation excluded), their medians and the ratio of the medians.
+Needs Debian's PyTorch: scripts/install-deps.sh --bench.
+
+  bench/compare_torch.py --model simplecnn --threads 2 --epochs 1 --repeats 3
+"""
+import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CONFIGS = {"simplecnn": "configs/fashion_mnist_simplecnn.json", "simplemlp": "configs/fashion_mnist_simplemlp.json"}
+
+
+def find_peer(explicit):
+    for p in [explicit, ROOT.parent / "shared/peers/torch_peer.py", ROOT / "../shared/peers/torch_peer.py"]:
+        if p and pathlib.Path(p).is_file():
+            return pathlib.Path(p).resolve()
+    sys.exit("compare_torch.py: cannot find torch_peer.py; pass --peer PATH")
+
+
+def run_dtnn(a, env):
+    with tempfile.NamedTemporaryFile(suffix=".json") as h:
+        cmd = [str(ROOT / "build/bin/dtnn"), "run", str(ROOT / CONFIGS[a.model]), "--num-epochs", str(a.epochs),
+               "--batch-size", str(a.batch_size), "--evaluate", "false", "--validation-split", "0",
+               "--set", "output.progress=\"none\"", "--history", h.name]
+        if a.steps:
+            cmd += ["--steps-per-epoch", str(a.steps)]
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        return json.load(open(h.name))["train_samples_per_second"]
+
+
+def run_torch(a, peer, env):
+    cmd = ["/usr/bin/python3", str(peer), "--model", a.model, "--dataset", "fashion-mnist", "--threads", str(a.threads),
+           "--epochs", str(a.epochs), "--batch-size", str(a.batch_size), "--optimizer", "adam", "--lr", "1e-3"]
+    if a.steps:
+        cmd += ["--steps", str(a.steps * a.epochs)]
+    out = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True).stdout
+    line = [l for l in out.splitlines() if l.startswith("JSON ")][-1]
+    return json.loads(line[5:])["samples_per_s"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", choices=sorted(CONFIGS), default="simplecnn")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--steps", type=int, default=0, help="batches per epoch (0: the whole epoch)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--peer", default=None, help="path of torch_peer.py")
+    a = p.parse_args()
+    peer = find_peer(a.peer)
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+    # PyTorch's Linear layers call BLIS through libblas: let them use the best kernels too.
+    torch_env = dict(env)
+    dtnn_runs, torch_runs = [], []
+    for r in range(a.repeats):
+        dtnn_runs.append(run_dtnn(a, env))
+        torch_runs.append(run_torch(a, peer, torch_env))
+        print(f"repeat {r + 1}: dtnn {dtnn_runs[-1]:,.0f} samples/s   pytorch {torch_runs[-1]:,.0f} samples/s", flush=True)
+    d, t = statistics.median(dtnn_runs), statistics.median(torch_runs)
+    print(f"{a.model}, batch {a.batch_size}, {a.threads} threads, median of {a.repeats}: "
+          f"dtnn {d:,.0f} samples/s, pytorch {t:,.0f} samples/s, ratio {d / t:.2f}x")
+    print("JSON " + json.dumps(dict(model=a.model, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs,
+                                    steps=a.steps, repeats=a.repeats, dtnn=dtnn_runs, pytorch=torch_runs,
+                                    dtnn_median=d, pytorch_median=t, ratio=round(d / t, 3))))
+
+
+if __name__ == "__main__":
+    main()
