@@ -122,6 +122,15 @@ TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the s
   CHECK(testing::relative_error(y, x) == 0.0);
 }
 
+TEST_CASE("conv2d falls back when its algorithm does not support the layer") {
+  // gemm is NHWC-only: in NCHW the layer must run i2c, and still be right.
+  auto layer = make("conv2d", {{"filters", 2}, {"kernel", 3}}, Shape{2, 5, 5}, Layout::nchw, 1, "gemm");
+  CHECK(layer->attributes().find(" i2c") != std::string::npos);
+  auto r = testing::check_gradients(*layer, Shape{2, 5, 5}, 1, Layout::nchw);
+  CHECK(r.input_error < 1e-7);
+  CHECK(r.parameter_error < 1e-7);
+}
+
 TEST_CASE("bad layer parameters are named") {
   CHECK(test::error_of([] { make("conv2d", {{"filters", 0}}, Shape{5, 5, 1}, Layout::nhwc, 1); }) ==
         "test: conv2d.filters: expected a positive number of filters, got 0");

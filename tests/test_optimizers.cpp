@@ -44,6 +44,19 @@ TEST_CASE("adam: bias-corrected steps") {
   CHECK(two_steps("adam", {{"learning_rate", 0.1}}, DType::float32) == doctest::Approx(0.8733663).epsilon(1e-6));
 }
 
+TEST_CASE("a step consumes the gradients: they are zero afterwards") {
+  for (const char* name : {"sgd", "adam"}) {
+    auto opt = test::plugins().create_as<Optimizer>("optimizer", name, Params());
+    Parameter p{"w", Tensor::zeros(Shape{3}, DType::float32), Tensor::empty(Shape{3}, DType::float32)};
+    for (int i = 0; i < 3; ++i) p.grad.data<float>()[i] = 1.0f + float(i);
+    std::vector<Parameter> ps{p};
+    opt->build(ps);
+    opt->step(ps);
+    CHECK(p.value.data<float>()[2] < 0.0f);
+    for (int i = 0; i < 3; ++i) CHECK(p.grad.data<float>()[i] == 0.0f);
+  }
+}
+
 TEST_CASE("optimizer learning rate can be changed by schedulers") {
   auto opt = test::plugins().create_as<Optimizer>("optimizer", "adam", Params());
   CHECK(opt->learning_rate() == 0.001);

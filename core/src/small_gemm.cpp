@@ -3,6 +3,8 @@
 // into aligned, zero-padded rows of W so every load is a whole vector.
 #include "small_gemm.hpp"
 
+#include "dtnn/simd.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -13,12 +15,9 @@ namespace dtnn::detail {
 
 namespace {
 
-// (vector_size on an alias template is silently ignored by GCC; a typedef per type is not.)
-template <class T> struct VectorOf;
-template <> struct VectorOf<float> { typedef float type __attribute__((vector_size(32))); };
-template <> struct VectorOf<double> { typedef double type __attribute__((vector_size(32))); };
-template <class T> using Vec = typename VectorOf<T>::type;
-template <class T> constexpr int kLanes = 32 / static_cast<int>(sizeof(T));
+using simd::kLanes;
+using simd::rows_for;
+using simd::Vec;
 
 // Aligned scratch that grows once and is then reused: the training step must not allocate.
 template <class T> T* scratch(std::size_t count, int slot) {
@@ -35,8 +34,6 @@ template <class T> T* scratch(std::size_t count, int slot) {
   return b.data.get();
 }
 
-// Rows of C per register block for NV vectors of width: about 12 accumulators.
-constexpr int rows_for(int nv) { return nv == 1 ? 8 : nv == 2 ? 6 : nv <= 4 ? 3 : 2; }
 
 // acc[r] += A(r, kk) * P[kk] for kk in [0, k), R rows; A(r, kk) = a[r * lda + kk * acs] and row
 // kk of P starts at p + kk * ldp (NV whole vectors readable there).

@@ -97,8 +97,7 @@ double Trainer::train_step(std::span<const std::int64_t> indices) {
     metrics_[m]->accumulate(prediction, y,
                             std::span<double>(metric_totals_).subspan(metric_offsets_[m],
                                                                       metrics_[m]->num_totals()));
-  model_.zero_grad();
-  model_.backward(loss_, y);
+  model_.backward(loss_, y);  // grads start at zero: the model builds them so, each step leaves them so
   if (comm_.size() > 1) {  // average the gradients over ranks
     const double scale = 1.0 / comm_.size();
     for (const auto& p : model_.parameters()) {

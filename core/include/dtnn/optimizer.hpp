@@ -13,7 +13,9 @@ class DTNN_CORE_EXPORT Optimizer : public Plugin {
   ~Optimizer() override;
   // Called once with every parameter of the model, in a fixed order; allocates the state.
   virtual void build(std::span<const Parameter> parameters) = 0;
-  // One update of every parameter from its grad (the grads are already averaged over the batch).
+  // One update of every parameter from its grad (the grads are already averaged over the batch),
+  // leaving every grad ZEROED, ready for the next batch's accumulation: zeroing while the grad is
+  // in cache saves the trainer a separate pass over all gradients.
   virtual void step(std::span<const Parameter> parameters) = 0;
   virtual double learning_rate() const = 0;
   virtual void set_learning_rate(double lr) = 0;

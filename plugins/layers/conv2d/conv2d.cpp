@@ -79,20 +79,29 @@ class Conv2d final : public Layer {
       });
     }
 
+    // The configured algorithm, else the first of i2c and reference that computes every pass
+    // this layer needs; a fallback is said once in the log and shows in the model summary.
     const std::string own = params_.get_string("algorithm");
-    const std::string name = own.empty() ? ctx.conv_algorithm : own;
-    const Params algo_params = own.empty() ? ctx.conv_params : Params();
-    algorithm_ = ctx.registry->create_as<ConvAlgorithm>("conv", name, algo_params, {"algorithm"});
-    std::string why;
-    const char* failed = nullptr;
-    if (!algorithm_->supports(g_, ConvPass::forward, why)) failed = "forward";
-    else if (!algorithm_->supports(g_, ConvPass::backward_filter, why)) failed = "backward-filter";
-    else if (needs_dx_ && !algorithm_->supports(g_, ConvPass::backward_data, why)) failed = "backward-data";
-    if (failed) {
-      log_info_once("conv2d " + g_.str() + ": '" + name + "' does not support " + failed + " (" + why +
-                    "); using 'reference'");
-      algorithm_ = ctx.registry->create_as<ConvAlgorithm>("conv", "reference", Params(), {});
+    const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
+    std::string refusals;
+    for (const std::string& name : {wanted, std::string("i2c"), std::string("reference")}) {
+      if (algorithm_ && name == wanted) continue;
+      auto candidate = ctx.registry->create_as<ConvAlgorithm>(
+          "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(), {"algorithm"});
+      std::string why;
+      const char* failed = nullptr;
+      if (!candidate->supports(g_, ConvPass::forward, why)) failed = "forward";
+      else if (!candidate->supports(g_, ConvPass::backward_filter, why)) failed = "backward-filter";
+      else if (needs_dx_ && !candidate->supports(g_, ConvPass::backward_data, why)) failed = "backward-data";
+      if (!failed) {
+        algorithm_ = candidate;
+        break;
+      }
+      refusals += "'" + name + "' does not support " + failed + " (" + why + "); ";
     }
+    if (!algorithm_) throw Error("no convolution algorithm supports " + g_.str());  // reference supports all
+    if (!refusals.empty())
+      log_info_once("conv2d " + g_.str() + ": " + refusals + "using '" + algorithm_->name() + "'");
     algorithm_->prepare(g_);
   }
 

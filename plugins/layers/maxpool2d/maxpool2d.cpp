@@ -96,6 +96,19 @@ class MaxPool2d final : public Layer {
         T* __restrict best = yp + (line * wo + ox) * c;
         std::int32_t* __restrict where = arg + (line * wo + ox) * c;
         for (std::int64_t ch = 0; ch < c; ++ch) best[ch] = -std::numeric_limits<T>::infinity();
+        if (pad_h == 0 && pad_w == 0) {  // every window lies inside the image: no bounds checks
+          for (std::int64_t ky = 0; ky < ph; ++ky)
+            for (std::int64_t kx = 0; kx < pw; ++kx) {
+              const std::int32_t at = static_cast<std::int32_t>(((oy * sh + ky) * w + ox * sw + kx) * c);
+              const T* __restrict v = xs + at;
+              for (std::int64_t ch = 0; ch < c; ++ch) {
+                const bool larger = v[ch] > best[ch];
+                best[ch] = larger ? v[ch] : best[ch];
+                where[ch] = larger ? at + static_cast<std::int32_t>(ch) : where[ch];
+              }
+            }
+          continue;
+        }
         for (std::int64_t ky = 0; ky < ph; ++ky) {
           const std::int64_t iy = oy * sh - pad_h + ky;
           if (iy < 0 || iy >= h) continue;

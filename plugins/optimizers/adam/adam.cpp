@@ -1,6 +1,6 @@
 // adam: Kingma & Ba, as PyTorch implements it (t: step count from 1, g: gradient):
 //   g = g + decay * w;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
-//   w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon)
+//   w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon);   g = 0 (consumed)
 #include <cmath>
 #include <span>
 
@@ -52,13 +52,13 @@ class Adam final : public Optimizer {
  private:
   template <class T> void update(const Parameter& p, std::size_t i, double c1, double c2) {
     T* w_all = p.value.data<T>();
-    const T* g_all = p.grad.data<T>();
+    T* g_all = p.grad.data<T>();
     T *m_all = m_[i].data<T>(), *v_all = v_[i].data<T>();
     const T b1 = T(beta1_), b2 = T(beta2_), eps = T(epsilon_), decay = T(decay_);
     const T step = T(lr_ / c1), inv_sqrt_c2 = T(1.0 / std::sqrt(c2));
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       T* __restrict w = w_all;
-      const T* __restrict g = g_all;
+      T* __restrict g = g_all;
       T* __restrict m = m_all;
       T* __restrict v = v_all;
       for (std::int64_t j = begin; j < end; ++j) {
@@ -66,6 +66,7 @@ class Adam final : public Optimizer {
         m[j] = b1 * m[j] + (T(1) - b1) * gj;
         v[j] = b2 * v[j] + (T(1) - b2) * gj * gj;
         w[j] -= step * m[j] / (std::sqrt(v[j]) * inv_sqrt_c2 + eps);
+        g[j] = T(0);
       }
     });
   }

@@ -1,7 +1,7 @@
 // sgd: stochastic gradient descent with momentum, Nesterov momentum and weight decay, as
 // PyTorch defines them (g: gradient, v: velocity, w: weights):
 //   g = g + decay * w;   v = momentum * v + g;   w -= lr * (nesterov ? g + momentum * v : v)
-// With momentum 0 this is w -= lr * g.
+// With momentum 0 this is w -= lr * g. The gradient is consumed: g = 0 afterwards.
 #include <span>
 
 #include "dtnn/optimizer.hpp"
@@ -39,18 +39,19 @@ class Sgd final : public Optimizer {
  private:
   template <class T> void update(const Parameter& p, Tensor& velocity) const {
     T* w_all = p.value.data<T>();
-    const T* g_all = p.grad.data<T>();
+    T* g_all = p.grad.data<T>();
     T* v_all = velocity.data<T>();
     const T lr = T(lr_), mu = T(momentum_), decay = T(decay_);
     const bool nesterov = nesterov_;
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       T* __restrict w = w_all;
-      const T* __restrict g = g_all;
+      T* __restrict g = g_all;
       T* __restrict v = v_all;
       for (std::int64_t i = begin; i < end; ++i) {
         const T gi = g[i] + decay * w[i];
         v[i] = mu * v[i] + gi;
         w[i] -= lr * (nesterov ? gi + mu * v[i] : v[i]);
+        g[i] = T(0);
       }
     });
   }
