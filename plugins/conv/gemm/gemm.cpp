@@ -6,7 +6,7 @@
 //                                       off(j) = (ky*dh*Wp + kx*dw)*C + c
 //   y[p, k]   = sum_j X(p, j) w[j, k]                         (w [KH, KW, C, K] is [j, k])
 //   dw[j, k] += sum_p X(p, j) dy[p, k]
-//   dxpad[base(p) + off(j)] += sum_k dy[p, k] w[j, k]          (the adjoint of the reads), cropped to dx
+//   dximg[base(p) + off(j)] += sum_k dy[p, k] w[j, k]          (the adjoint of the reads), cropped to dx
 // xpad is x zero-padded to Hp x Wp (x itself when the layer has no padding).
 #include <omp.h>
 
@@ -58,23 +58,20 @@ class GemmConv final : public ConvAlgorithm {
           off_[static_cast<std::size_t>(j)] = (ky * g.dilation_h * wp_ + kx * g.dilation_w) * g.c + c;
     const std::int64_t lanes = dtype_size(g.dtype) == 4 ? 8 : 4;
     const std::int64_t width = (g.k + lanes - 1) / lanes * lanes;  // K padded to whole vectors
-    const std::int64_t j_width = (ckk_ + 15) / 16 * 16;               // j padded for backward_data
     threads_ = std::max(1, omp_get_max_threads());
     auto buffer = [&](std::int64_t n) { return Tensor::empty(Shape{std::max<std::int64_t>(n, 1)}, g.dtype); };
     packed_w_ = buffer(ckk_ * width);
-    packed_wt_ = buffer(g.k * j_width);
+    packed_wt_ = buffer(g.kh * g.k * 32);  // per kernel row, w^T padded to at most 32 lanes
     partial_ = buffer(threads_ * (ckk_ + 8) * width);
     packed_dy_ = buffer(threads_ * kChunk * width);
     bases_.assign(static_cast<std::size_t>(threads_ * kChunk), 0);
-    if (padded_) {
-      xpad_ = Tensor::zeros(Shape{g.n * hp_ * wp_ * g.c}, g.dtype);
-      dxpad_ = buffer(g.n * hp_ * wp_ * g.c);
-    }
+    if (padded_) xpad_ = Tensor::zeros(Shape{g.n * hp_ * wp_ * g.c}, g.dtype);
+    dximg_ = buffer(g.n * image_stride());
   }
 
   std::size_t workspace_bytes() const override {
     std::size_t b = packed_w_.bytes() + packed_wt_.bytes() + partial_.bytes() + packed_dy_.bytes();
-    return b + (padded_ ? xpad_.bytes() + dxpad_.bytes() : 0);
+    return b + dximg_.bytes() + (padded_ ? xpad_.bytes() : 0);
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
@@ -217,53 +214,109 @@ class GemmConv final : public ConvAlgorithm {
       }
   }
 
-  // dxpad[base(p) + off(j)] += sum_k dy[p, k] w[j, k]: samples split across threads (a sample's
-  // pixels write only its own image), j in blocks of 16, R pixels per register block.
+  // dximg[base(p) + off(j)] += sum_k dy[p, k] w[j, k]. Samples are split across threads (a
+  // sample's pixels write only its own image). With unit dilation along W, the KW*C values of one
+  // kernel row ky land contiguously: they are summed in registers (R pixels at a time) and added to
+  // the image with whole-vector read-modify-writes. Lanes past KW*C carry zeros (w^T is padded),
+  // so writing them is harmless: every image has kLanes of slack after it.
   template <class T> void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
-    constexpr int NV = 16 / kLanes<T>, R = 6, J = 16;
-    const std::int64_t n = dy.dim(0), k = g_.k, ckk = ckk_, j_width = (ckk_ + 15) / 16 * 16;
-    const std::int64_t pixels = g_.ho() * g_.wo(), image = hp_ * wp_ * g_.c;
-    T* wt = packed_wt_.data<T>();  // w^T [K, j_width], zero-padded
-    const T* wsrc = w.data<T>();
-    for (std::int64_t kk = 0; kk < k; ++kk)
-      for (std::int64_t j = 0; j < j_width; ++j) wt[kk * j_width + j] = j < ckk ? wsrc[j * k + kk] : T(0);
-    T* out = padded_ ? dxpad_.data<T>() : dx.data<T>();
+    if (g_.dilation_w != 1) return data_scalar_t<T>(dy, w, dx);
+    const std::int64_t span = g_.kw * g_.c;
+    if (span <= 8) return data_span_t<T, 8 / kLanes<T>>(dy, w, dx);
+    if (span <= 16) return data_span_t<T, 16 / kLanes<T>>(dy, w, dx);
+    if (span <= 32) return data_span_t<T, 32 / kLanes<T>>(dy, w, dx);
+    data_scalar_t<T>(dy, w, dx);
+  }
+
+  // w [KH, KW*C, K] -> wt [KH][K][S]: per kernel row, w^T with rows zero-padded to S lanes.
+  template <class T> const T* pack_wt(const Tensor& w, std::int64_t s_width) {
+    const std::int64_t span = g_.kw * g_.c, k = g_.k;
+    T* wt = packed_wt_.data<T>();
+    const T* src = w.data<T>();
+    for (std::int64_t ky = 0; ky < g_.kh; ++ky)
+      for (std::int64_t kk = 0; kk < k; ++kk)
+        for (std::int64_t j = 0; j < s_width; ++j)
+          wt[(ky * k + kk) * s_width + j] = j < span ? src[(ky * span + j) * k + kk] : T(0);
+    return wt;
+  }
+
+  template <class T, int NV> void data_span_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+    constexpr int S = NV * kLanes<T>, R = 6;
+    const std::int64_t n = dy.dim(0), k = g_.k, pixels = g_.ho() * g_.wo();
+    const std::int64_t row_step = g_.dilation_h * wp_ * g_.c, stride = image_stride();
+    const std::int64_t gap = std::min<std::int64_t>(R, (S + g_.stride_w * g_.c - 1) / (g_.stride_w * g_.c));
+    const T* wt = pack_wt<T>(w, S);
     const T* dyp = dy.data<T>();
-    const std::int64_t* off = off_.data();
+    T* images = dximg_.data<T>();
     parallel_for(n, 1, [&](std::int64_t s) {
-      T* img = out + s * image;
-      std::memset(img, 0, sizeof(T) * static_cast<std::size_t>(image));
+      T* img = images + s * stride;
+      std::memset(img, 0, sizeof(T) * static_cast<std::size_t>(stride));
+      const std::int64_t sample_base = s * hp_ * wp_ * g_.c;
       for (std::int64_t p0 = s * pixels; p0 < (s + 1) * pixels; p0 += R) {
         const std::int64_t rows = std::min<std::int64_t>(R, (s + 1) * pixels - p0);
         std::int64_t base[R];
-        for (int r = 0; r < R; ++r) base[r] = base_of(p0 + std::min<std::int64_t>(r, rows - 1)) - s * image;
-        for (std::int64_t j0 = 0; j0 < ckk; j0 += J) {
+        T a[R][64];  // dy rows of the block (K <= 48)
+        for (int r = 0; r < R; ++r) {
+          const std::int64_t p = p0 + std::min<std::int64_t>(r, rows - 1);
+          base[r] = base_of(p) - sample_base;
+          for (std::int64_t kk = 0; kk < k; ++kk) a[r][kk] = r < rows ? dyp[p * k + kk] : T(0);
+        }
+        for (std::int64_t ky = 0; ky < g_.kh; ++ky) {
           Vec<T> acc[R][NV] = {};
+          const T* wk = wt + ky * k * S;
           for (std::int64_t kk = 0; kk < k; ++kk) {
             Vec<T> bv[NV];
-            for (int v = 0; v < NV; ++v) bv[v] = simd::load(wt + kk * j_width + j0 + v * kLanes<T>);
-            for (int r = 0; r < R; ++r) {
-              const T a = r < rows ? dyp[(p0 + r) * k + kk] : T(0);
-              for (int v = 0; v < NV; ++v) acc[r][v] += a * bv[v];
+            for (int v = 0; v < NV; ++v) bv[v] = simd::load(wk + kk * S + v * kLanes<T>);
+            for (int r = 0; r < R; ++r)
+              for (int v = 0; v < NV; ++v) acc[r][v] += a[r][kk] * bv[v];
+          }
+          // Neighbouring pixels' spans overlap; visiting them `gap` apart keeps a read-modify-write
+          // from reading the span the previous one is still storing (a store-forwarding stall).
+          for (std::int64_t first = 0; first < gap; ++first)
+            for (std::int64_t r = first; r < rows; r += gap) {
+              T* dst = img + base[r] + ky * row_step;
+              for (int v = 0; v < NV; ++v) simd::store(dst + v * kLanes<T>, simd::load(dst + v * kLanes<T>) + acc[r][v]);
             }
-          }
-          const std::int64_t jn = std::min<std::int64_t>(J, ckk - j0);
-          for (std::int64_t r = 0; r < rows; ++r) {
-            const T* lanes = reinterpret_cast<const T*>(&acc[r][0]);
-            T* dst = img + base[r];
-            for (std::int64_t jj = 0; jj < jn; ++jj) dst[off[j0 + jj]] += lanes[jj];
-          }
         }
       }
     });
-    if (padded_) {  // crop the interior into dx
-      const std::int64_t c = g_.c, row = g_.w * c;
-      T* dxp = dx.data<T>();
-      parallel_for(n * g_.h, 64, [&](std::int64_t line) {
-        const std::int64_t s = line / g_.h, iy = line % g_.h;
-        std::memcpy(dxp + line * row, out + ((s * hp_ + iy + g_.pad_h) * wp_ + g_.pad_w) * c, sizeof(T) * static_cast<std::size_t>(row));
-      });
-    }
+    crop<T>(dx);
+  }
+
+  // Any dilation: scatter each of the KH*KW*C values on its own.
+  template <class T> void data_scalar_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+    const std::int64_t n = dy.dim(0), k = g_.k, ckk = ckk_, pixels = g_.ho() * g_.wo(), stride = image_stride();
+    const T* wsrc = w.data<T>();
+    const T* dyp = dy.data<T>();
+    const std::int64_t* off = off_.data();
+    T* images = dximg_.data<T>();
+    parallel_for(n, 1, [&](std::int64_t s) {
+      T* img = images + s * stride;
+      std::memset(img, 0, sizeof(T) * static_cast<std::size_t>(stride));
+      for (std::int64_t p = s * pixels; p < (s + 1) * pixels; ++p) {
+        T* at = img + base_of(p) - s * hp_ * wp_ * g_.c;
+        for (std::int64_t j = 0; j < ckk; ++j) {
+          T sum = 0;
+          for (std::int64_t kk = 0; kk < k; ++kk) sum += dyp[p * k + kk] * wsrc[j * k + kk];
+          at[off[j]] += sum;
+        }
+      }
+    });
+    crop<T>(dx);
+  }
+
+  std::int64_t image_stride() const { return hp_ * wp_ * g_.c + 8; }  // + slack for whole-vector writes
+
+  // dx = the interior of each padded image.
+  template <class T> void crop(Tensor& dx) const {
+    const std::int64_t c = g_.c, row = g_.w * c, stride = image_stride();
+    const T* images = dximg_.data<T>();
+    T* dxp = dx.data<T>();
+    parallel_for(dx.dim(0) * g_.h, 64, [&](std::int64_t line) {
+      const std::int64_t s = line / g_.h, iy = line % g_.h;
+      std::memcpy(dxp + line * row, images + s * stride + ((iy + g_.pad_h) * wp_ + g_.pad_w) * c,
+                  sizeof(T) * static_cast<std::size_t>(row));
+    });
   }
 
   ConvGeometry g_;
@@ -271,7 +324,7 @@ class GemmConv final : public ConvAlgorithm {
   bool padded_ = false;
   int threads_ = 1;
   std::vector<std::int64_t> off_, bases_;
-  Tensor packed_w_, packed_wt_, partial_, packed_dy_, xpad_, dxpad_;
+  Tensor packed_w_, packed_wt_, partial_, packed_dy_, xpad_, dximg_;
 };
 
 Plugin* create(const Params&, const PluginContext&) { return new GemmConv(); }
