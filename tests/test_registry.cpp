@@ -22,7 +22,7 @@ TEST_CASE("every shipped plugin loads") {
   for (const char* layer : {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten", "dropout",
                             "maxpool2d", "avgpool2d"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
-  CHECK(r.available("conv") == std::vector<std::string>{"gemm", "i2c", "reference"});
+  CHECK(r.available("conv") == std::vector<std::string>{"direct", "gemm", "i2c", "reference"});
   CHECK(r.available("optimizer") == std::vector<std::string>{"adam", "sgd"});
   CHECK(r.available("dataset") == std::vector<std::string>{"mnist", "synthetic"});
   CHECK(r.available("loss") == std::vector<std::string>{"categorical_cross_entropy"});
@@ -52,7 +52,7 @@ TEST_CASE("a shared object that is not a plugin is rejected and the rest keeps w
 
 TEST_CASE("asking for a missing plugin lists the available ones") {
   std::string e = test::error_of([] { test::plugins().create("conv", "winogradd", Params()); });
-  CHECK(e.find("no conv plugin named 'winogradd'; available: gemm, i2c, reference; searched ") == 0);
+  CHECK(e.find("no conv plugin named 'winogradd'; available: direct, gemm, i2c, reference; searched ") == 0);
   e = test::error_of([] { test::plugins().create("optimizer", "adma", Params()); });
   CHECK(e.find("(did you mean 'adam'?)") != std::string::npos);
 }

@@ -1,0 +1,320 @@
+// direct: convolution without any GEMM or cols buffer, for stride 1 and no dilation. Each sample is
+// moved into a zero-padded planar tile (C planes of Hp x Wt, Wt a whole number of vectors plus
+// slack), small enough to stay in cache, and the micro-kernel runs along image rows, 8 (float) or 4
+// (double) neighbouring output pixels per vector, which suits the few-channel layers of small
+// networks where vectors across channels would be mostly empty.
+//   forward          y[k, oy, ox] = sum_{c,ky,kx} xt[c, oy+ky, ox+kx] * w[k, c, ky, kx]
+//   backward-data    the same kernel: dx = full correlation of dy (padded by KH-1-ph, KW-1-pw) with
+//                    the flipped, transposed filter wf[c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx]
+//   backward-filter  dw[k, c, ky, kx] += sum_{oy,ox} xt[c, oy+ky, ox+kx] * dy[k, oy, ox]
+// NHWC tensors are transposed into and out of the planar tiles; NCHW ones are copied.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "dtnn/simd.hpp"
+
+namespace {
+
+using namespace dtnn;
+using simd::kLanes;
+using simd::Vec;
+
+constexpr std::int64_t kSlack = 8;  // elements readable past a tile row's last vector
+#if defined(__AVX512F__)
+constexpr int kPlaneBlock = 4;  // 16 accumulators: fine with 32 vector registers
+#else
+constexpr int kPlaneBlock = 2;
+#endif
+
+// A planar tile: `planes` planes of `rows` x `width` (width: whole vectors + slack).
+struct Tile {
+  std::int64_t planes = 0, rows = 0, width = 0;
+  std::int64_t size() const { return planes * rows * width; }
+};
+
+std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
+
+// out[ko, oy, ox0 + ...] (ko in [0, KO), OY rows, OX columns) = sum over ci, ky, kx of
+// in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. `in` has planes CI; `out` row width out_t.width.
+// Two output planes and up to four vectors of a row at a time stay in registers.
+template <class T>
+void correlate(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
+               std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count, std::int64_t ox_count) {
+  constexpr int L = kLanes<T>, V = 4, KB = kPlaneBlock;
+  const std::int64_t ci_count = in_t.planes, taps = kh * kw, in_plane = in_t.rows * in_t.width;
+  const std::int64_t vectors = (ox_count + L - 1) / L;
+  for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
+    const std::int64_t kb = std::min<std::int64_t>(KB, ko_count - k0);
+    for (std::int64_t oy = 0; oy < oy_count; ++oy)
+      for (std::int64_t v0 = 0; v0 < vectors; v0 += V) {
+        Vec<T> acc[KB][V] = {};
+        for (std::int64_t ci = 0; ci < ci_count; ++ci)
+          for (std::int64_t ky = 0; ky < kh; ++ky) {
+            const T* row = in + ci * in_plane + (oy + ky) * in_t.width + v0 * L;
+            for (std::int64_t kx = 0; kx < kw; ++kx) {
+              const std::int64_t tap = (ci * kh + ky) * kw + kx;
+              T wv[KB];
+              for (int b = 0; b < KB; ++b) wv[b] = b < kb ? f[(k0 + b) * ci_count * taps + tap] : T(0);
+              for (int v = 0; v < V; ++v) {
+                const Vec<T> xv = simd::load(row + kx + v * L);
+                for (int b = 0; b < KB; ++b) acc[b][v] += wv[b] * xv;
+              }
+            }
+          }
+        for (std::int64_t b = 0; b < kb; ++b)
+          for (std::int64_t v = 0; v < V && v0 + v < vectors; ++v)
+            simd::store(out + ((k0 + b) * out_t.rows + oy) * out_t.width + (v0 + v) * L, acc[b][v]);
+      }
+  }
+}
+
+class Direct final : public ConvAlgorithm {
+ public:
+  std::string name() const override { return "direct"; }
+
+  bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
+    if (g.stride_h != 1 || g.stride_w != 1) {
+      why_not = "stride 1 only";
+      return false;
+    }
+    if (g.dilation_h != 1 || g.dilation_w != 1) {
+      why_not = "no dilation only";
+      return false;
+    }
+    if (g.kw > 16) {
+      why_not = "kernels wider than 16";
+      return false;
+    }
+    if (g.pad_h >= g.kh || g.pad_w >= g.kw) {
+      why_not = "padding must be smaller than the kernel";
+      return false;
+    }
+    return true;
+  }
+
+  void prepare(const ConvGeometry& g) override {
+    g_ = g;
+    const std::int64_t L = dtype_size(g.dtype) == 4 ? 8 : 4, V = 4 * L;
+    ho_ = g.ho();
+    wo_ = g.wo();
+    // Forward input tile: x padded by (ph, pw); rows wide enough for every vector block of a row.
+    x_t_ = {g.c, g.h + 2 * g.pad_h, round_up(wo_, V) + g.kw + kSlack};
+    y_t_ = {g.k, ho_, round_up(wo_, V)};
+    // backward-data input tile: dy padded by (kh-1-ph, kw-1-pw); output tile: dx planes.
+    qh_ = g.kh - 1 - g.pad_h;
+    qw_ = g.kw - 1 - g.pad_w;
+    dy_t_ = {g.k, ho_ + 2 * qh_, round_up(g.w, V) + g.kw + kSlack};
+    dx_t_ = {g.c, g.h, round_up(g.w, V)};
+    dyp_t_ = {g.k, ho_, round_up(wo_, V) + kSlack};  // dy planes for backward-filter (zero past wo)
+    threads_ = std::max(1, omp_get_max_threads());
+    const std::int64_t per_thread = x_t_.size() + y_t_.size() + dy_t_.size() + dx_t_.size() + dyp_t_.size() +
+                                    g.k * g.c * g.kh * g.kw;
+    scratch_ = Tensor::zeros(Shape{threads_ * per_thread}, g.dtype);
+    per_thread_ = per_thread;
+    filter_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
+    flipped_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
+  }
+
+  std::size_t workspace_bytes() const override { return scratch_.bytes() + filter_.bytes() + flipped_.bytes(); }
+
+  void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
+    dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, w, y); });
+  }
+  void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    dispatch_dtype(dy.dtype(), [&](auto z) { data_t<decltype(z)>(dy, w, dx); });
+  }
+  void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    dispatch_dtype(x.dtype(), [&](auto z) { filter_t<decltype(z)>(x, dy, dw); });
+  }
+
+ private:
+  bool nhwc() const { return g_.layout == Layout::nhwc; }
+
+  // Scratch of thread t: x tile, y tile, dy tile, dx tile, dy planes, dw partial.
+  template <class T> T* part(int t, int which) const {
+    T* p = scratch_.data<T>() + t * per_thread_;
+    const std::int64_t sizes[] = {x_t_.size(), y_t_.size(), dy_t_.size(), dx_t_.size(), dyp_t_.size()};
+    for (int i = 0; i < which; ++i) p += sizes[i];
+    return p;
+  }
+
+  // Sample s of an image tensor (h x w x planes, in its layout) into a tile at (top, left);
+  // the tile's borders stay zero (written once, at prepare, and never touched).
+  template <class T>
+  void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w, T* tile,
+               const Tile& t, std::int64_t top, std::int64_t left) const {
+    const std::int64_t image = planes * h * w;
+    const T* img = src + s * image;
+    for (std::int64_t p = 0; p < planes; ++p)
+      for (std::int64_t r = 0; r < h; ++r) {
+        T* dst = tile + (p * t.rows + top + r) * t.width + left;
+        if (nhwc()) {
+          for (std::int64_t q = 0; q < w; ++q) dst[q] = img[(r * w + q) * planes + p];
+        } else {
+          std::memcpy(dst, img + (p * h + r) * w, sizeof(T) * static_cast<std::size_t>(w));
+        }
+      }
+  }
+
+  // Tile planes (h x w of each) back into sample s of an image tensor.
+  template <class T>
+  void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w, T* dst,
+                 std::int64_t s) const {
+    T* img = dst + s * planes * h * w;
+    for (std::int64_t p = 0; p < planes; ++p)
+      for (std::int64_t r = 0; r < h; ++r) {
+        const T* src = tile + (p * t.rows + r) * t.width;
+        if (nhwc()) {
+          for (std::int64_t q = 0; q < w; ++q) img[(r * w + q) * planes + p] = src[q];
+        } else {
+          std::memcpy(img + (p * h + r) * w, src, sizeof(T) * static_cast<std::size_t>(w));
+        }
+      }
+  }
+
+  // w (either layout) -> filter [k, c, ky, kx]; flipped [c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx].
+  template <class T> void pack_filters(const Tensor& w, bool flip) {
+    const T* src = w.data<T>();
+    T* out = (flip ? flipped_ : filter_).data<T>();
+    const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = g_.kw;
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t c = 0; c < C; ++c)
+        for (std::int64_t ky = 0; ky < KH; ++ky)
+          for (std::int64_t kx = 0; kx < KW; ++kx) {
+            const T v = nhwc() ? src[((ky * KW + kx) * C + c) * K + k] : src[((k * C + c) * KH + ky) * KW + kx];
+            if (flip)
+              out[((c * K + k) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = v;
+            else
+              out[((k * C + c) * KH + ky) * KW + kx] = v;
+          }
+  }
+
+  template <class T> void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
+    pack_filters<T>(w, false);
+    const T* xp = x.data<T>();
+    const T* f = filter_.data<T>();
+    T* yp = y.data<T>();
+    const int threads = std::min<int>(threads_, omp_get_max_threads());
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t s = 0; s < x.dim(0); ++s) {
+      const int t = omp_get_thread_num();
+      T* xt = part<T>(t, 0);
+      T* yt = part<T>(t, 1);
+      to_tile(xp, s, g_.c, g_.h, g_.w, xt, x_t_, g_.pad_h, g_.pad_w);
+      correlate(xt, x_t_, f, g_.k, g_.kh, g_.kw, yt, y_t_, ho_, wo_);
+      from_tile(yt, y_t_, g_.k, ho_, wo_, yp, s);
+    }
+  }
+
+  template <class T> void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+    pack_filters<T>(w, true);
+    const T* dyp = dy.data<T>();
+    const T* f = flipped_.data<T>();
+    T* dxp = dx.data<T>();
+    const int threads = std::min<int>(threads_, omp_get_max_threads());
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t s = 0; s < dy.dim(0); ++s) {
+      const int t = omp_get_thread_num();
+      T* dyt = part<T>(t, 2);
+      T* dxt = part<T>(t, 3);
+      to_tile(dyp, s, g_.k, ho_, wo_, dyt, dy_t_, qh_, qw_);
+      // flipped is [c, k, ky, kx]: output planes c, input planes k.
+      Tile in = dy_t_;
+      correlate(dyt, in, f, g_.c, g_.kh, g_.kw, dxt, dx_t_, g_.h, g_.w);
+      from_tile(dxt, dx_t_, g_.c, g_.h, g_.w, dxp, s);
+    }
+  }
+
+  template <class T> void filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
+    switch (g_.kw) {
+      case 1: return filter_kw<T, 1>(x, dy, dw);
+      case 2: return filter_kw<T, 2>(x, dy, dw);
+      case 3: return filter_kw<T, 3>(x, dy, dw);
+      case 4: return filter_kw<T, 4>(x, dy, dw);
+      case 5: return filter_kw<T, 5>(x, dy, dw);
+      default: return filter_kw<T, 0>(x, dy, dw);
+    }
+  }
+
+  // Per sample and (c, ky): dw[k0..k0+4, c, ky, 0..KW) as 4*KW vector sums along the rows, the x
+  // loads shared by the 4 output channels; horizontal sums at the end. KW_ = 0: any width.
+  template <class T, int KW_> void filter_kw(const Tensor& x, const Tensor& dy, Tensor& dw) {
+    constexpr int L = kLanes<T>, KB = 4, KWM = KW_ ? KW_ : 16;
+    const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = KW_ ? KW_ : g_.kw, taps = KH * KW;
+    const std::int64_t vectors = (wo_ + L - 1) / L;
+    const T* xp = x.data<T>();
+    const T* dyp = dy.data<T>();
+    const int threads = std::min<int>(threads_, omp_get_max_threads());
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num();
+      T* xt = part<T>(t, 0);
+      T* dyt = part<T>(t, 4);
+      T* partial = part<T>(t, 5);
+      std::fill(partial, partial + K * C * taps, T(0));
+#pragma omp for schedule(static)
+      for (std::int64_t s = 0; s < x.dim(0); ++s) {
+        to_tile(xp, s, C, g_.h, g_.w, xt, x_t_, g_.pad_h, g_.pad_w);
+        to_tile(dyp, s, K, ho_, wo_, dyt, dyp_t_, 0, 0);  // columns past wo stay zero
+        for (std::int64_t k0 = 0; k0 < K; k0 += KB) {
+          const std::int64_t kb = std::min<std::int64_t>(KB, K - k0);
+          for (std::int64_t c = 0; c < C; ++c)
+            for (std::int64_t ky = 0; ky < KH; ++ky) {
+              Vec<T> acc[KB][KWM] = {};
+              for (std::int64_t oy = 0; oy < ho_; ++oy) {
+                const T* xrow = xt + (c * x_t_.rows + oy + ky) * x_t_.width;
+                const T* drow[KB];
+                for (int b = 0; b < KB; ++b) drow[b] = dyt + ((k0 + std::min<std::int64_t>(b, kb - 1)) * dyp_t_.rows + oy) * dyp_t_.width;
+                for (std::int64_t v = 0; v < vectors; ++v) {
+                  Vec<T> d[KB];
+                  for (int b = 0; b < KB; ++b) d[b] = simd::load(drow[b] + v * L);
+                  for (std::int64_t kx = 0; kx < KW; ++kx) {
+                    const Vec<T> xv = simd::load(xrow + v * L + kx);
+                    for (int b = 0; b < KB; ++b) acc[b][kx] += d[b] * xv;
+                  }
+                }
+              }
+              for (std::int64_t b = 0; b < kb; ++b)
+                for (std::int64_t kx = 0; kx < KW; ++kx) {
+                  const T* lanes = reinterpret_cast<const T*>(&acc[b][kx]);
+                  T sum = 0;
+                  for (int l = 0; l < L; ++l) sum += lanes[l];
+                  partial[(((k0 + b) * C + c) * KH + ky) * KW + kx] += sum;
+                }
+            }
+        }
+      }
+    }
+    // Sum the partials into dw in its layout.
+    T* out = dw.data<T>();
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t c = 0; c < C; ++c)
+        for (std::int64_t ky = 0; ky < KH; ++ky)
+          for (std::int64_t kx = 0; kx < KW; ++kx) {
+            const std::int64_t at = ((k * C + c) * KH + ky) * KW + kx;
+            T sum = 0;
+            for (int t = 0; t < threads; ++t) sum += part<T>(t, 5)[at];
+            out[nhwc() ? ((ky * KW + kx) * C + c) * K + k : at] += sum;
+          }
+  }
+
+  ConvGeometry g_;
+  std::int64_t ho_ = 0, wo_ = 0, qh_ = 0, qw_ = 0, per_thread_ = 0;
+  int threads_ = 1;
+  Tile x_t_, y_t_, dy_t_, dx_t_, dyp_t_;
+  Tensor scratch_, filter_, flipped_;
+};
+
+Plugin* create(const Params&, const PluginContext&) { return new Direct(); }
+
+}  // namespace
+
+DTNN_PLUGIN("conv", "direct",
+            "direct convolution on planar per-sample tiles, vectorised along image rows (stride 1, no dilation)",
+            "{}", create)
