@@ -52,6 +52,11 @@ TEST_CASE("gradient check: conv2d (reference)") {
 TEST_CASE("gradient check: conv2d (i2c)") {
   gradient_check("conv2d", {{"filters", 3}, {"kernel", {3, 2}}, {"padding", 1}}, Shape{5, 4, 2}, 2, "i2c");
   gradient_check("conv2d", {{"filters", 4}, {"kernel", 1}}, Shape{3, 3, 5}, 2, "i2c");  // direct GEMM path
+  gradient_check("conv2d", {{"filters", 9}, {"kernel", 3}, {"padding", 1}}, Shape{4, 3, 2}, 2, "i2c");  // long bias pattern
+}
+TEST_CASE("gradient check: conv2d (direct, gemm)") {
+  gradient_check("conv2d", {{"filters", 5}, {"kernel", 3}, {"padding", 1}}, Shape{5, 6, 2}, 2, "direct");
+  gradient_check("conv2d", {{"filters", 3}, {"kernel", 3}, {"stride", 2}}, Shape{5, 6, 2}, 2, "gemm");
 }
 TEST_CASE("gradient check: relu") { gradient_check("relu", json::object(), Shape{3, 4, 2}); }
 TEST_CASE("gradient check: sigmoid") { gradient_check("sigmoid", json::object(), Shape{3, 4, 2}); }
@@ -94,6 +99,39 @@ TEST_CASE("forward by hand: relu, sigmoid, tanh, softmax, maxpool2d") {
   CHECK(out.data<double>()[0] == 5.0);
   make("avgpool2d", {{"pool", 2}}, Shape{2, 2, 1}, Layout::nhwc, 1)->forward(img, out, Mode::eval);
   CHECK(out.data<double>()[0] == doctest::Approx(1.25));
+}
+
+TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
+  for (json params : {json{{"pool", 2}}, json{{"pool", 3}, {"stride", 2}, {"padding", 1}}}) {
+    Shape in{7, 6, 16};  // 16 channels: whole float vectors
+    auto make_t = [&](DType dt) {
+      auto layer = test::plugins().create_as<Layer>("layer", "maxpool2d", Params(params, "test"));
+      LayerBuildContext ctx;
+      ctx.input_shape = in;
+      ctx.dtype = dt;
+      ctx.max_batch = 3;
+      ctx.registry = &test::plugins();
+      layer->build(ctx);
+      return layer;
+    };
+    auto l32 = make_t(DType::float32), l64 = make_t(DType::float64);
+    Tensor x32 = Tensor::empty(in.with_batch(3), DType::float32), x64 = Tensor::empty(in.with_batch(3), DType::float64);
+    testing::fill_uniform(x64, 5);
+    for (std::int64_t i = 0; i < x64.numel(); ++i) x32.data<float>()[i] = static_cast<float>(x64.data<double>()[i]);
+    for (std::int64_t i = 0; i < x64.numel(); ++i) x64.data<double>()[i] = x32.data<float>()[i];  // same values
+    Shape out = l32->output_shape().with_batch(3);
+    Tensor y32 = Tensor::empty(out, DType::float32), y64 = Tensor::empty(out, DType::float64);
+    Tensor d32 = Tensor::empty(out, DType::float32), d64 = Tensor::empty(out, DType::float64);
+    testing::fill_uniform(d64, 6);
+    for (std::int64_t i = 0; i < d64.numel(); ++i) d32.data<float>()[i] = static_cast<float>(d64.data<double>()[i]);
+    Tensor dx32 = Tensor::empty(x32.shape(), DType::float32), dx64 = Tensor::empty(x64.shape(), DType::float64);
+    l32->forward(x32, y32, Mode::train);
+    l64->forward(x64, y64, Mode::train);
+    l32->backward(x32, y32, d32, &dx32);
+    l64->backward(x64, y64, d64, &dx64);
+    CHECK(testing::relative_error(y32, y64) < 1e-6);
+    CHECK(testing::relative_error(dx32, dx64) < 1e-6);
+  }
 }
 
 TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the same mask") {

@@ -3,10 +3,10 @@
 //   y = conv(x, w) + b;  db += sum over (n, oy, ox) of dy;  dw += conv_filter_grad(x, dy);
 //   dx = conv_data_grad(dy, w)
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "dtnn/conv_algorithm.hpp"
-#include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/log.hpp"
@@ -24,6 +24,8 @@ std::pair<std::int64_t, std::int64_t> pair_of(const Params& p, const char* key, 
     p.fail(key, "one or two integers >= " + std::to_string(min));
   return {v[0], v.back()};
 }
+
+constexpr std::int64_t kMaxPattern = 128;  // longest bias pattern of the vectorised NHWC paths
 
 class Conv2d final : public Layer {
  public:
@@ -71,12 +73,14 @@ class Conv2d final : public Layer {
       initialize(b_, params_.get_string("biases_initializer"), g_.c * window, g_.k * window, ctx.seed + 1);
     }
     needs_dx_ = ctx.needs_input_gradient;
-    if (use_bias_ && ctx.layout == Layout::nhwc) {  // a column of ones: the bias as GEMMs (see add_bias)
-      ones_ = Tensor::empty(Shape{ctx.max_batch * g_.ho() * g_.wo()}, ctx.dtype);
-      dispatch_dtype(ctx.dtype, [&](auto z) {
-        using T = decltype(z);
-        std::fill(ones_.data<T>(), ones_.data<T>() + ones_.numel(), T(1));
-      });
+    if (use_bias_ && ctx.layout == Layout::nhwc) {
+      // NHWC repeats the K biases along memory: P = lcm(K, 16) values of the pattern make every
+      // chunk of P values of y start at channel 0, so bias add and gradient run as flat vector loops.
+      // (Wide layers with a long pattern use plain row loops, which vectorise over K anyway.)
+      pattern_ = std::lcm<std::int64_t>(g_.k, 16);
+      if (pattern_ > kMaxPattern) pattern_ = 0;
+      bias_pattern_ = Tensor::empty(Shape{std::max<std::int64_t>(pattern_, 1)}, ctx.dtype);
+      bias_sums_ = Tensor::empty(Shape{pattern_ * 64}, DType::float64);  // per-chunk-group partial sums
     }
 
     // The configured algorithm, else the first of i2c and reference that computes every pass
@@ -123,41 +127,75 @@ class Conv2d final : public Layer {
   }
 
  private:
-  // NHWC, y as [M = n*Ho*Wo, K]:  y += ones[M, 1] b[1, K]   and   db[1, K] += ones[M]^T dy[M, K]
+  // NHWC: y[., k] += b[k] along memory, chunk by chunk of the repeating pattern.
   // NCHW: one bias value per (n, k) plane.
-  template <class T> void add_bias(Tensor& y) const {
+  template <class T> void add_bias(Tensor& y) {
     const T* b = b_.data<T>();
     T* yp = y.data<T>();
     const std::int64_t n = y.dim(0), pixels = g_.ho() * g_.wo(), k = g_.k;
-    if (g_.layout == Layout::nhwc) {
-      gemm(false, false, n * pixels, k, 1, T(1), ones_.data<T>(), 1, b, k, T(1), yp, k);
-    } else {
-      parallel_for(n * k, 64, [&](std::int64_t plane) {
-        const T v = b[plane % k];
-        for (std::int64_t i = 0; i < pixels; ++i) yp[plane * pixels + i] += v;
+    if (g_.layout == Layout::nhwc && pattern_ == 0) {
+      parallel_for(n * pixels, 256, [&](std::int64_t r) {
+        for (std::int64_t j = 0; j < k; ++j) yp[r * k + j] += b[j];
       });
+      return;
     }
+    if (g_.layout == Layout::nhwc) {
+      T* pattern_all = bias_pattern_.data<T>();
+      for (std::int64_t i = 0; i < pattern_; ++i) pattern_all[i] = b[i % k];
+      const std::int64_t total = n * pixels * k, chunks = total / pattern_, p = pattern_;
+      parallel_for(chunks, 4096, [=](std::int64_t c) {
+        T* __restrict out = yp + c * p;
+        const T* __restrict pat = pattern_all;
+        for (std::int64_t i = 0; i < p; ++i) out[i] += pat[i];
+      });
+      for (std::int64_t i = chunks * p; i < total; ++i) yp[i] += b[i % k];
+      return;
+    }
+    parallel_for(n * k, 64, [&](std::int64_t plane) {
+      const T v = b[plane % k];
+      for (std::int64_t i = 0; i < pixels; ++i) yp[plane * pixels + i] += v;
+    });
   }
 
+  // db[k] += sum of dy over every (n, oy, ox): NHWC sums chunks of the pattern, then folds them.
   template <class T> void bias_gradient(const Tensor& dy) {
     T* db = db_.data<T>();
     const T* d = dy.data<T>();
     const std::int64_t n = dy.dim(0), pixels = g_.ho() * g_.wo(), k = g_.k;
+    if (g_.layout == Layout::nhwc && pattern_ == 0) {
+      for (std::int64_t r = 0; r < n * pixels; ++r)
+        for (std::int64_t j = 0; j < k; ++j) db[j] += d[r * k + j];
+      return;
+    }
     if (g_.layout == Layout::nhwc) {
-      gemm(true, false, 1, k, n * pixels, T(1), ones_.data<T>(), 1, d, k, T(1), db, k);
-    } else {
-      for (std::int64_t plane = 0; plane < n * k; ++plane) {
-        T s = 0;
-        for (std::int64_t i = 0; i < pixels; ++i) s += d[plane * pixels + i];
-        db[plane % k] += s;
-      }
+      const std::int64_t total = n * pixels * k, chunks = total / pattern_, p = pattern_;
+      constexpr std::int64_t kGroups = 64;  // fixed partition: the sum does not depend on threads
+      double* sums = bias_sums_.data<double>();
+      parallel_for(kGroups, 1, [=](std::int64_t g) {
+        T acc[kMaxPattern] = {};
+        for (std::int64_t c = chunks * g / kGroups; c < chunks * (g + 1) / kGroups; ++c) {
+          const T* __restrict in = d + c * p;
+          for (std::int64_t i = 0; i < p; ++i) acc[i] += in[i];
+        }
+        for (std::int64_t i = 0; i < p; ++i) sums[g * p + i] = double(acc[i]);
+      });
+      for (std::int64_t g = 0; g < kGroups; ++g)
+        for (std::int64_t i = 0; i < p; ++i) db[i % k] += static_cast<T>(sums[g * p + i]);
+      for (std::int64_t i = chunks * p; i < total; ++i) db[i % k] += d[i];
+      return;
+    }
+    for (std::int64_t plane = 0; plane < n * k; ++plane) {
+      T s = 0;
+      for (std::int64_t i = 0; i < pixels; ++i) s += d[plane * pixels + i];
+      db[plane % k] += s;
     }
   }
 
   Params params_;
   ConvGeometry g_;
   bool use_bias_ = true, needs_dx_ = true;
-  Tensor w_, dw_, b_, db_, ones_;
+  Tensor w_, dw_, b_, db_, bias_pattern_, bias_sums_;
+  std::int64_t pattern_ = 0;
   std::shared_ptr<ConvAlgorithm> algorithm_;
 };
 

@@ -2,10 +2,12 @@
 // Backward: dx(argmax) += dy for each output; dx is zero elsewhere.
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/simd.hpp"
 #include "dtnn/window.hpp"
 
 namespace {
@@ -27,7 +29,12 @@ class MaxPool2d final : public Layer {
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     if (g_.layout == Layout::nhwc) {
-      dispatch_dtype(x.dtype(), [&](auto z) { forward_nhwc<decltype(z)>(x, y); });
+      dispatch_dtype(x.dtype(), [&](auto z) {
+        using T = decltype(z);
+        if constexpr (std::is_same_v<T, float>)
+          if (g_.c % simd::kLanes<float> == 0) return forward_nhwc_vector(x, y);
+        forward_nhwc<T, 0>(x, y);
+      });
       return;
     }
     dispatch_dtype(x.dtype(), [&](auto z) {
@@ -82,9 +89,50 @@ class MaxPool2d final : public Layer {
   }
 
  private:
-  // NHWC: channels innermost, so each window position updates C running maxima at once.
-  template <class T> void forward_nhwc(const Tensor& x, Tensor& y) {
+  // NHWC, float, C a multiple of the vector width: compare-and-blend on whole vectors (a scalar
+  // compare-and-branch mispredicts on real activations and costs several times more).
+  void forward_nhwc_vector(const Tensor& x, Tensor& y) {
+    using V = simd::Vec<float>;
+    typedef std::int32_t I __attribute__((vector_size(32)));
+    constexpr int L = simd::kLanes<float>;
     const std::int64_t h = g_.h, w = g_.w, c = g_.c, ho = g_.ho(), wo = g_.wo();
+    const std::int64_t ph = g_.ph, pw = g_.pw, sh = g_.sh, sw = g_.sw, pad_h = g_.pad_h, pad_w = g_.pad_w;
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    std::int32_t* arg = argmax_index_.data();
+    I lane_index;
+    for (int l = 0; l < L; ++l) lane_index[l] = l;
+    parallel_for(x.dim(0) * ho, 16, [=](std::int64_t line) {
+      const std::int64_t n = line / ho, oy = line % ho;
+      const float* xs = xp + n * h * w * c;
+      for (std::int64_t ox = 0; ox < wo; ++ox)
+        for (std::int64_t c0 = 0; c0 < c; c0 += L) {
+          V best = V{} - __builtin_huge_valf();
+          I where = I{};
+          for (std::int64_t ky = 0; ky < ph; ++ky) {
+            const std::int64_t iy = oy * sh - pad_h + ky;
+            if (iy < 0 || iy >= h) continue;
+            for (std::int64_t kx = 0; kx < pw; ++kx) {
+              const std::int64_t ix = ox * sw - pad_w + kx;
+              if (ix < 0 || ix >= w) continue;
+              const std::int32_t at = static_cast<std::int32_t>((iy * w + ix) * c + c0);
+              const V v = simd::load(xs + at);
+              const I larger = v > best;  // all ones where v wins
+              best = larger ? v : best;
+              where = larger ? at + lane_index : where;
+            }
+          }
+          const std::int64_t o = (line * wo + ox) * c + c0;
+          simd::store(yp + o, best);
+          __builtin_memcpy(arg + o, &where, sizeof where);
+        }
+    });
+  }
+
+  // NHWC: channels innermost, so each window position updates C running maxima at once.
+  // C_ > 0: the channel count, known at compile time; 0: g_.c.
+  template <class T, int C_> void forward_nhwc(const Tensor& x, Tensor& y) {
+    const std::int64_t h = g_.h, w = g_.w, c = C_ ? C_ : g_.c, ho = g_.ho(), wo = g_.wo();
     const std::int64_t ph = g_.ph, pw = g_.pw, sh = g_.sh, sw = g_.sw, pad_h = g_.pad_h, pad_w = g_.pad_w;
     const T* xp = x.data<T>();
     T* yp = y.data<T>();
