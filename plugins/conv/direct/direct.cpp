@@ -40,37 +40,52 @@ struct Tile {
 
 std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
 
-// out[ko, oy, ox0 + ...] (ko in [0, KO), OY rows, OX columns) = sum over ci, ky, kx of
-// in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. `in` has planes CI; `out` row width out_t.width.
-// Two output planes and up to four vectors of a row at a time stay in registers.
+// One register block of correlate: output planes [k0, k0 + kb) x vectors [v0, v0 + V) of row oy.
+template <class T, int V>
+inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int64_t k0, std::int64_t kb,
+                            std::int64_t kh, std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy,
+                            std::int64_t v0) {
+  constexpr int L = kLanes<T>, KB = kPlaneBlock;
+  const std::int64_t ci_count = in_t.planes, taps = kh * kw, in_plane = in_t.rows * in_t.width;
+  Vec<T> acc[KB][V] = {};
+  for (std::int64_t ci = 0; ci < ci_count; ++ci)
+    for (std::int64_t ky = 0; ky < kh; ++ky) {
+      const T* row = in + ci * in_plane + (oy + ky) * in_t.width + v0 * L;
+      for (std::int64_t kx = 0; kx < kw; ++kx) {
+        const std::int64_t tap = (ci * kh + ky) * kw + kx;
+        T wv[KB];
+        for (int b = 0; b < KB; ++b) wv[b] = b < kb ? f[(k0 + b) * ci_count * taps + tap] : T(0);
+        for (int v = 0; v < V; ++v) {
+          const Vec<T> xv = simd::load(row + kx + v * L);
+          for (int b = 0; b < KB; ++b) acc[b][v] += wv[b] * xv;
+        }
+      }
+    }
+  for (std::int64_t b = 0; b < kb; ++b)
+    for (int v = 0; v < V; ++v) simd::store(out + ((k0 + b) * out_t.rows + oy) * out_t.width + (v0 + v) * L, acc[b][v]);
+}
+
+// out[ko, oy, ox] (ko in [0, ko_count), oy < oy_count, ox < ox_count, in whole vectors) =
+// sum over ci, ky, kx of in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. kPlaneBlock output planes and
+// up to four vectors of a row at a time stay in registers; the row's last block is exactly as
+// wide as what is left, so no multiply-add is spent past the row.
 template <class T>
 void correlate(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
                std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count, std::int64_t ox_count) {
-  constexpr int L = kLanes<T>, V = 4, KB = kPlaneBlock;
-  const std::int64_t ci_count = in_t.planes, taps = kh * kw, in_plane = in_t.rows * in_t.width;
+  constexpr int L = kLanes<T>, KB = kPlaneBlock;
   const std::int64_t vectors = (ox_count + L - 1) / L;
   for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
     const std::int64_t kb = std::min<std::int64_t>(KB, ko_count - k0);
-    for (std::int64_t oy = 0; oy < oy_count; ++oy)
-      for (std::int64_t v0 = 0; v0 < vectors; v0 += V) {
-        Vec<T> acc[KB][V] = {};
-        for (std::int64_t ci = 0; ci < ci_count; ++ci)
-          for (std::int64_t ky = 0; ky < kh; ++ky) {
-            const T* row = in + ci * in_plane + (oy + ky) * in_t.width + v0 * L;
-            for (std::int64_t kx = 0; kx < kw; ++kx) {
-              const std::int64_t tap = (ci * kh + ky) * kw + kx;
-              T wv[KB];
-              for (int b = 0; b < KB; ++b) wv[b] = b < kb ? f[(k0 + b) * ci_count * taps + tap] : T(0);
-              for (int v = 0; v < V; ++v) {
-                const Vec<T> xv = simd::load(row + kx + v * L);
-                for (int b = 0; b < KB; ++b) acc[b][v] += wv[b] * xv;
-              }
-            }
-          }
-        for (std::int64_t b = 0; b < kb; ++b)
-          for (std::int64_t v = 0; v < V && v0 + v < vectors; ++v)
-            simd::store(out + ((k0 + b) * out_t.rows + oy) * out_t.width + (v0 + v) * L, acc[b][v]);
+    for (std::int64_t oy = 0; oy < oy_count; ++oy) {
+      std::int64_t v0 = 0;
+      for (; v0 + 4 <= vectors; v0 += 4) correlate_block<T, 4>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+      switch (vectors - v0) {
+        case 3: correlate_block<T, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
+        case 2: correlate_block<T, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
+        case 1: correlate_block<T, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
+        default: break;
       }
+    }
   }
 }
 
@@ -242,10 +257,11 @@ class Direct final : public ConvAlgorithm {
     }
   }
 
-  // Per sample and (c, ky): dw[k0..k0+4, c, ky, 0..KW) as 4*KW vector sums along the rows, the x
-  // loads shared by the 4 output channels; horizontal sums at the end. KW_ = 0: any width.
+  // Per sample and (c0..c0+CB, ky): dw[k0..k0+KB, c, ky, 0..KW) as vector sums along the rows:
+  // each dy load feeds CB*KW multiply-adds, each x load KB; horizontal sums at the end.
+  // KW_ = 0: any width.
   template <class T, int KW_> void filter_kw(const Tensor& x, const Tensor& dy, Tensor& dw) {
-    constexpr int L = kLanes<T>, KB = 4, KWM = KW_ ? KW_ : 16;
+    constexpr int L = kLanes<T>, KB = 4, CB = kPlaneBlock / 2, KWM = KW_ ? KW_ : 16;
     const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = KW_ ? KW_ : g_.kw, taps = KH * KW;
     const std::int64_t vectors = (wo_ + L - 1) / L;
     const T* xp = x.data<T>();
@@ -264,30 +280,36 @@ class Direct final : public ConvAlgorithm {
         to_tile(dyp, s, K, ho_, wo_, dyt, dyp_t_, 0, 0);  // columns past wo stay zero
         for (std::int64_t k0 = 0; k0 < K; k0 += KB) {
           const std::int64_t kb = std::min<std::int64_t>(KB, K - k0);
-          for (std::int64_t c = 0; c < C; ++c)
+          for (std::int64_t c0 = 0; c0 < C; c0 += CB) {
+            const std::int64_t cb = std::min<std::int64_t>(CB, C - c0);
             for (std::int64_t ky = 0; ky < KH; ++ky) {
-              Vec<T> acc[KB][KWM] = {};
+              Vec<T> acc[CB][KB][KWM] = {};
               for (std::int64_t oy = 0; oy < ho_; ++oy) {
-                const T* xrow = xt + (c * x_t_.rows + oy + ky) * x_t_.width;
+                const T* xrow[CB];
+                for (int e = 0; e < CB; ++e)
+                  xrow[e] = xt + ((c0 + std::min<std::int64_t>(e, cb - 1)) * x_t_.rows + oy + ky) * x_t_.width;
                 const T* drow[KB];
                 for (int b = 0; b < KB; ++b) drow[b] = dyt + ((k0 + std::min<std::int64_t>(b, kb - 1)) * dyp_t_.rows + oy) * dyp_t_.width;
                 for (std::int64_t v = 0; v < vectors; ++v) {
                   Vec<T> d[KB];
                   for (int b = 0; b < KB; ++b) d[b] = simd::load(drow[b] + v * L);
-                  for (std::int64_t kx = 0; kx < KW; ++kx) {
-                    const Vec<T> xv = simd::load(xrow + v * L + kx);
-                    for (int b = 0; b < KB; ++b) acc[b][kx] += d[b] * xv;
-                  }
+                  for (int e = 0; e < CB; ++e)
+                    for (std::int64_t kx = 0; kx < KW; ++kx) {
+                      const Vec<T> xv = simd::load(xrow[e] + v * L + kx);
+                      for (int b = 0; b < KB; ++b) acc[e][b][kx] += d[b] * xv;
+                    }
                 }
               }
-              for (std::int64_t b = 0; b < kb; ++b)
-                for (std::int64_t kx = 0; kx < KW; ++kx) {
-                  const T* lanes = reinterpret_cast<const T*>(&acc[b][kx]);
-                  T sum = 0;
-                  for (int l = 0; l < L; ++l) sum += lanes[l];
-                  partial[(((k0 + b) * C + c) * KH + ky) * KW + kx] += sum;
-                }
+              for (std::int64_t e = 0; e < cb; ++e)
+                for (std::int64_t b = 0; b < kb; ++b)
+                  for (std::int64_t kx = 0; kx < KW; ++kx) {
+                    const T* lanes = reinterpret_cast<const T*>(&acc[e][b][kx]);
+                    T sum = 0;
+                    for (int l = 0; l < L; ++l) sum += lanes[l];
+                    partial[(((k0 + b) * C + c0 + e) * KH + ky) * KW + kx] += sum;
+                  }
             }
+          }
         }
       }
     }
