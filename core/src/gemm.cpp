@@ -25,8 +25,8 @@ rntm_t runtime_for(std::int64_t m, std::int64_t n, std::int64_t k) {
 // kernels; BLIS's micro-kernels (6x16 and up) waste most of their work there.
 bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k) {
   if (n > detail::kSmallWidth) return false;
-  if (trans_a && !trans_b) return m <= 256;  // reduction over k, any length
-  return k <= 256 && m >= 16;
+  if (trans_a && !trans_b) return m <= 1024;  // reduction over k, any length
+  return k <= 1024 && m >= 16;
 }
 }  // namespace
 
