@@ -253,40 +253,37 @@ class Direct final : public ConvAlgorithm {
           }
   }
 
-  template <class T> void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
-    pack_filters<T>(w, false);
-    const T* xp = x.data<T>();
-    const T* f = filter_.data<T>();
-    T* yp = y.data<T>();
+  // Forward and backward-data alike: each sample of src (in_planes of in_h x in_w) goes into the
+  // tile of scratch part in_part at (top, left), is correlated with filter into out_planes of
+  // out_h x out_w in scratch part out_part, and lands in dst.
+  template <class T>
+  void correlate_samples(const T* src, std::int64_t n, std::int64_t in_planes, std::int64_t in_h, std::int64_t in_w,
+                         const Tile& in_t, int in_part, std::int64_t top, std::int64_t left, const T* filter,
+                         std::int64_t out_planes, const Tile& out_t, int out_part, std::int64_t out_h,
+                         std::int64_t out_w, T* dst) {
     const int threads = std::min<int>(threads_, omp_get_max_threads());
 #pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t s = 0; s < x.dim(0); ++s) {
+    for (std::int64_t s = 0; s < n; ++s) {
       const int t = omp_get_thread_num();
-      T* xt = part<T>(t, 0);
-      T* yt = part<T>(t, 1);
-      to_tile(xp, s, g_.c, g_.h, g_.w, xt, x_t_, g_.pad_h, g_.pad_w);
-      correlate(xt, x_t_, f, g_.k, g_.kh, g_.kw, yt, y_t_, ho_, wo_);
-      from_tile(yt, y_t_, g_.k, ho_, wo_, yp, s);
+      T* in = part<T>(t, in_part);
+      T* out = part<T>(t, out_part);
+      to_tile(src, s, in_planes, in_h, in_w, in, in_t, top, left);
+      correlate(in, in_t, filter, out_planes, g_.kh, g_.kw, out, out_t, out_h, out_w);
+      from_tile(out, out_t, out_planes, out_h, out_w, dst, s);
     }
   }
 
+  template <class T> void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
+    pack_filters<T>(w, false);
+    correlate_samples(x.data<T>(), x.dim(0), g_.c, g_.h, g_.w, x_t_, 0, g_.pad_h, g_.pad_w, filter_.data<T>(),
+                      g_.k, y_t_, 1, ho_, wo_, y.data<T>());
+  }
+
+  // The full correlation of dy with the flipped filter [c, k, ky, kx]: input planes k, output c.
   template <class T> void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
     pack_filters<T>(w, true);
-    const T* dyp = dy.data<T>();
-    const T* f = flipped_.data<T>();
-    T* dxp = dx.data<T>();
-    const int threads = std::min<int>(threads_, omp_get_max_threads());
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t s = 0; s < dy.dim(0); ++s) {
-      const int t = omp_get_thread_num();
-      T* dyt = part<T>(t, 2);
-      T* dxt = part<T>(t, 3);
-      to_tile(dyp, s, g_.k, ho_, wo_, dyt, dy_t_, qh_, qw_);
-      // flipped is [c, k, ky, kx]: output planes c, input planes k.
-      Tile in = dy_t_;
-      correlate(dyt, in, f, g_.c, g_.kh, g_.kw, dxt, dx_t_, g_.h, g_.w);
-      from_tile(dxt, dx_t_, g_.c, g_.h, g_.w, dxp, s);
-    }
+    correlate_samples(dy.data<T>(), dy.dim(0), g_.k, ho_, wo_, dy_t_, 2, qh_, qw_, flipped_.data<T>(), g_.c,
+                      dx_t_, 3, g_.h, g_.w, dx.data<T>());
   }
 
   template <class T> void filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {

@@ -2,7 +2,6 @@
 // Backward: dx(argmax) += dy for each output; dx is zero elsewhere.
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
@@ -28,48 +27,9 @@ class MaxPool2d final : public Layer {
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
-    if (g_.layout == Layout::nhwc) {
-      dispatch_dtype(x.dtype(), [&](auto z) {
-        using T = decltype(z);
-        if constexpr (std::is_same_v<T, float>)
-          if (g_.c % simd::kLanes<float> == 0) return forward_nhwc_vector(x, y);
-        forward_nhwc<T, 0>(x, y);
-      });
-      return;
-    }
-    dispatch_dtype(x.dtype(), [&](auto z) {
-      using T = decltype(z);
-      const std::int64_t in_size = g_.h * g_.w * g_.c, out_size = g_.ho() * g_.wo() * g_.c;
-      const T* xp = x.data<T>();
-      T* yp = y.data<T>();
-      std::int32_t* arg = argmax_index_.data();
-      parallel_for(x.dim(0), 1, [&](std::int64_t n) {
-        const T* xs = xp + n * in_size;
-        for (std::int64_t oy = 0; oy < g_.ho(); ++oy)
-          for (std::int64_t ox = 0; ox < g_.wo(); ++ox)
-            for (std::int64_t c = 0; c < g_.c; ++c) {
-              T best = -std::numeric_limits<T>::infinity();
-              std::int64_t where = g_.in_at(oy * g_.sh - g_.pad_h < 0 ? 0 : oy * g_.sh - g_.pad_h,
-                                            ox * g_.sw - g_.pad_w < 0 ? 0 : ox * g_.sw - g_.pad_w, c);
-              for (std::int64_t ky = 0; ky < g_.ph; ++ky) {
-                const std::int64_t iy = oy * g_.sh - g_.pad_h + ky;
-                if (iy < 0 || iy >= g_.h) continue;
-                for (std::int64_t kx = 0; kx < g_.pw; ++kx) {
-                  const std::int64_t ix = ox * g_.sw - g_.pad_w + kx;
-                  if (ix < 0 || ix >= g_.w) continue;
-                  const std::int64_t at = g_.in_at(iy, ix, c);
-                  if (xs[at] > best) {
-                    best = xs[at];
-                    where = at;
-                  }
-                }
-              }
-              const std::int64_t o = n * out_size + g_.out_at(oy, ox, c);
-              yp[o] = best;
-              arg[o] = static_cast<std::int32_t>(where);
-            }
-      });
-    });
+    if (g_.layout == Layout::nhwc && x.dtype() == DType::float32 && g_.c % simd::kLanes<float> == 0)
+      return forward_nhwc_vector(x, y);
+    dispatch_dtype(x.dtype(), [&](auto z) { forward_any<decltype(z)>(x, y); });
   }
 
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
@@ -96,7 +56,8 @@ class MaxPool2d final : public Layer {
     typedef std::int32_t I __attribute__((vector_size(32)));
     constexpr int L = simd::kLanes<float>;
     const std::int64_t h = g_.h, w = g_.w, c = g_.c, ho = g_.ho(), wo = g_.wo();
-    const std::int64_t ph = g_.ph, pw = g_.pw, sh = g_.sh, sw = g_.sw, pad_h = g_.pad_h, pad_w = g_.pad_w;
+    const std::int64_t ph = g_.ph, pw = g_.pw, sh = g_.sh, sw = g_.sw, pad_h = g_.pad_h,
+                       pad_w = g_.pad_w;
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
     std::int32_t* arg = argmax_index_.data();
@@ -129,50 +90,38 @@ class MaxPool2d final : public Layer {
     });
   }
 
-  // NHWC: channels innermost, so each window position updates C running maxima at once.
-  // C_ > 0: the channel count, known at compile time; 0: g_.c.
-  template <class T, int C_> void forward_nhwc(const Tensor& x, Tensor& y) {
-    const std::int64_t h = g_.h, w = g_.w, c = C_ ? C_ : g_.c, ho = g_.ho(), wo = g_.wo();
-    const std::int64_t ph = g_.ph, pw = g_.pw, sh = g_.sh, sw = g_.sw, pad_h = g_.pad_h, pad_w = g_.pad_w;
+  // Any layout and dtype: per-element offsets through the window geometry.
+  template <class T>
+  void forward_any(const Tensor& x, Tensor& y) {
+    const std::int64_t in_size = g_.h * g_.w * g_.c, out_size = g_.ho() * g_.wo() * g_.c;
     const T* xp = x.data<T>();
     T* yp = y.data<T>();
     std::int32_t* arg = argmax_index_.data();
-    parallel_for(x.dim(0) * ho, 16, [=](std::int64_t line) {  // line = (n, oy)
-      const std::int64_t n = line / ho, oy = line % ho;
-      const T* xs = xp + n * h * w * c;
-      for (std::int64_t ox = 0; ox < wo; ++ox) {
-        T* __restrict best = yp + (line * wo + ox) * c;
-        std::int32_t* __restrict where = arg + (line * wo + ox) * c;
-        for (std::int64_t ch = 0; ch < c; ++ch) best[ch] = -std::numeric_limits<T>::infinity();
-        if (pad_h == 0 && pad_w == 0) {  // every window lies inside the image: no bounds checks
-          for (std::int64_t ky = 0; ky < ph; ++ky)
-            for (std::int64_t kx = 0; kx < pw; ++kx) {
-              const std::int32_t at = static_cast<std::int32_t>(((oy * sh + ky) * w + ox * sw + kx) * c);
-              const T* __restrict v = xs + at;
-              for (std::int64_t ch = 0; ch < c; ++ch) {
-                const bool larger = v[ch] > best[ch];
-                best[ch] = larger ? v[ch] : best[ch];
-                where[ch] = larger ? at + static_cast<std::int32_t>(ch) : where[ch];
+    parallel_for(x.dim(0), 1, [&](std::int64_t n) {
+      const T* xs = xp + n * in_size;
+      for (std::int64_t oy = 0; oy < g_.ho(); ++oy)
+        for (std::int64_t ox = 0; ox < g_.wo(); ++ox)
+          for (std::int64_t c = 0; c < g_.c; ++c) {
+            T best = -std::numeric_limits<T>::infinity();
+            std::int64_t where = g_.in_at(oy * g_.sh - g_.pad_h < 0 ? 0 : oy * g_.sh - g_.pad_h,
+                                          ox * g_.sw - g_.pad_w < 0 ? 0 : ox * g_.sw - g_.pad_w, c);
+            for (std::int64_t ky = 0; ky < g_.ph; ++ky) {
+              const std::int64_t iy = oy * g_.sh - g_.pad_h + ky;
+              if (iy < 0 || iy >= g_.h) continue;
+              for (std::int64_t kx = 0; kx < g_.pw; ++kx) {
+                const std::int64_t ix = ox * g_.sw - g_.pad_w + kx;
+                if (ix < 0 || ix >= g_.w) continue;
+                const std::int64_t at = g_.in_at(iy, ix, c);
+                if (xs[at] > best) {
+                  best = xs[at];
+                  where = at;
+                }
               }
             }
-          continue;
-        }
-        for (std::int64_t ky = 0; ky < ph; ++ky) {
-          const std::int64_t iy = oy * sh - pad_h + ky;
-          if (iy < 0 || iy >= h) continue;
-          for (std::int64_t kx = 0; kx < pw; ++kx) {
-            const std::int64_t ix = ox * sw - pad_w + kx;
-            if (ix < 0 || ix >= w) continue;
-            const std::int32_t at = static_cast<std::int32_t>((iy * w + ix) * c);
-            const T* __restrict v = xs + at;
-            for (std::int64_t ch = 0; ch < c; ++ch) {  // branch-free: vectorises
-              const bool larger = v[ch] > best[ch];
-              best[ch] = larger ? v[ch] : best[ch];
-              where[ch] = larger ? at + static_cast<std::int32_t>(ch) : where[ch];
-            }
+            const std::int64_t o = n * out_size + g_.out_at(oy, ox, c);
+            yp[o] = best;
+            arg[o] = static_cast<std::int32_t>(where);
           }
-        }
-      }
     });
   }
 
