@@ -207,7 +207,7 @@ int cmd_info(const std::vector<std::string>& args) {
   std::printf("BLIS: %s, kernels '%s' (%s)\n", rt.blis_version.c_str(), rt.blis_kernels.c_str(),
               rt.blis_selection.c_str());
   std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);
-  std::printf("CUDA plugins: %s\n", DTNN_HAVE_CUDA ? "built" : "not built");
+  std::printf("CUDA toolkit (cuDNN, NCCL): %s at build time\n", DTNN_HAVE_CUDA ? "found" : "not found");
   std::printf("Plugin folders, in search order:\n");
   for (const auto& f : registry.folders()) {
     std::error_code ec;

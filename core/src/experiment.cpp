@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 
 #include "dtnn/communicator.hpp"
@@ -32,10 +33,25 @@ bool launched_by_mpi() {
   return false;
 }
 
+// The number of processes the MPI launcher started (1 when it cannot tell).
+long mpi_world_size() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
+    if (const char* s = std::getenv(v)) return std::max(1L, std::strtol(s, nullptr, 10));
+  return 1;
+}
+
 std::shared_ptr<Communicator> make_communicator(const json& parallel, const Registry& registry,
                                                 const std::string& where) {
   std::string name = parallel["communicator"].get<std::string>();
-  if (name == "auto") name = launched_by_mpi() && registry.find("communicator", "mpi") ? "mpi" : "local";
+  if (name == "auto") {
+    const bool have_mpi = registry.find("communicator", "mpi") != nullptr;
+    if (launched_by_mpi() && mpi_world_size() > 1 && !have_mpi)
+      throw Error(where + ": parallel.communicator: started by an MPI launcher with " +
+                  std::to_string(mpi_world_size()) +
+                  " processes, but no 'mpi' communicator plugin is installed; run without mpirun, "
+                  "or install the mpi plugin");
+    name = launched_by_mpi() && have_mpi ? "mpi" : "local";
+  }
   if (name == "local") {
     if (launched_by_mpi() && parallel["communicator"] == "local")
       log_warning("launched by MPI but parallel.communicator is \"local\": every rank trains alone");
