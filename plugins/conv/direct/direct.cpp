@@ -207,17 +207,21 @@ class Direct final : public ConvAlgorithm {
   template <class T>
   void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w, T* tile,
                const Tile& t, std::int64_t top, std::int64_t left) const {
-    const std::int64_t image = planes * h * w;
+    const std::int64_t image = planes * h * w, plane = t.rows * t.width;
     const T* img = src + s * image;
-    for (std::int64_t p = 0; p < planes; ++p)
-      for (std::int64_t r = 0; r < h; ++r) {
-        T* dst = tile + (p * t.rows + top + r) * t.width + left;
-        if (nhwc()) {
-          for (std::int64_t q = 0; q < w; ++q) dst[q] = img[(r * w + q) * planes + p];
-        } else {
-          std::memcpy(dst, img + (p * h + r) * w, sizeof(T) * static_cast<std::size_t>(w));
-        }
-      }
+    if (!nhwc() || planes == 1) {  // already planar: row copies
+      for (std::int64_t p = 0; p < planes; ++p)
+        for (std::int64_t r = 0; r < h; ++r)
+          std::memcpy(tile + (p * t.rows + top + r) * t.width + left, img + (p * h + r) * w,
+                      sizeof(T) * static_cast<std::size_t>(w));
+      return;
+    }
+    for (std::int64_t r = 0; r < h; ++r) {  // NHWC order: read each pixel's channels once
+      T* row = tile + (top + r) * t.width + left;
+      const T* in = img + r * w * planes;
+      for (std::int64_t q = 0; q < w; ++q)
+        for (std::int64_t p = 0; p < planes; ++p) row[p * plane + q] = in[q * planes + p];
+    }
   }
 
   // Tile planes (h x w of each) back into sample s of an image tensor.
@@ -225,15 +229,19 @@ class Direct final : public ConvAlgorithm {
   void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w, T* dst,
                  std::int64_t s) const {
     T* img = dst + s * planes * h * w;
-    for (std::int64_t p = 0; p < planes; ++p)
-      for (std::int64_t r = 0; r < h; ++r) {
-        const T* src = tile + (p * t.rows + r) * t.width;
-        if (nhwc()) {
-          for (std::int64_t q = 0; q < w; ++q) img[(r * w + q) * planes + p] = src[q];
-        } else {
-          std::memcpy(img + (p * h + r) * w, src, sizeof(T) * static_cast<std::size_t>(w));
-        }
-      }
+    const std::int64_t plane = t.rows * t.width;
+    if (!nhwc() || planes == 1) {
+      for (std::int64_t p = 0; p < planes; ++p)
+        for (std::int64_t r = 0; r < h; ++r)
+          std::memcpy(img + (p * h + r) * w, tile + (p * t.rows + r) * t.width, sizeof(T) * static_cast<std::size_t>(w));
+      return;
+    }
+    for (std::int64_t r = 0; r < h; ++r) {  // NHWC order: write each pixel's channels once
+      const T* row = tile + r * t.width;
+      T* out = img + r * w * planes;
+      for (std::int64_t q = 0; q < w; ++q)
+        for (std::int64_t p = 0; p < planes; ++p) out[q * planes + p] = row[p * plane + q];
+    }
   }
 
   // w (either layout) -> filter [k, c, ky, kx]; flipped [c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx].
