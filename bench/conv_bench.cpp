@@ -5,14 +5,13 @@
 // Each point: 2 warm-up calls, then repeats until min-time has passed (at least 5); the median.
 // GFLOPS count 2*N*Ho*Wo*K*C*KH*KW per pass (bias excluded), as the PyTorch peer does.
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/params.hpp"
@@ -35,7 +34,8 @@ const Shape4 kShapes[] = {{"scnn 1->4@28", 1, 4, 28, 0},      {"scnn 4->8@26", 4
                           {"vgg 256->512@4", 256, 512, 4, 1}, {"vgg 512->512@4", 512, 512, 4, 1},
                           {"vgg 512->512@2", 512, 512, 2, 1}};
 
-template <class F> double median_seconds(F&& f, double min_time) {
+template <class F>
+double median_seconds(F&& f, double min_time) {
   f();
   f();
   std::vector<double> t;
@@ -53,7 +53,8 @@ void fill(dtnn::Tensor& t) {
   dtnn::dispatch_dtype(t.dtype(), [&](auto z) {
     using T = decltype(z);
     T* p = t.data<T>();
-    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>((i * 7919 % 1000) / 1000.0 - 0.5);
+    for (std::int64_t i = 0; i < t.numel(); ++i)
+      p[i] = static_cast<T>((i * 7919 % 1000) / 1000.0 - 0.5);
   });
 }
 
@@ -64,10 +65,12 @@ int main(int argc, char** argv) {
   std::int64_t batch = 64;
   double min_time = 0.3;
   po::options_description desc("conv_bench options");
-  desc.add_options()("help,h", "help")("algorithms", po::value(&algorithms), "comma-separated (default: all)")(
-      "only", po::value(&only), "substring filter on the layer label")("batch", po::value(&batch), "batch size")(
-      "dtype", po::value(&dtype), "float32 or float64")("layout", po::value(&layout), "NHWC or NCHW")(
-      "min-time", po::value(&min_time), "seconds per point");
+  desc.add_options()("help,h", "help")("algorithms", po::value(&algorithms),
+                                       "comma-separated (default: all)")(
+      "only", po::value(&only), "substring filter on the layer label")(
+      "batch", po::value(&batch), "batch size")("dtype", po::value(&dtype), "float32 or float64")(
+      "layout", po::value(&layout), "NHWC or NCHW")("min-time", po::value(&min_time),
+                                                    "seconds per point");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -87,20 +90,23 @@ int main(int argc, char** argv) {
       for (std::string n; std::getline(ss, n, ',');) names.push_back(n);
     }
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
-    std::printf("batch %lld, %s %s, %d threads, BLIS '%s'\n", static_cast<long long>(batch), dtype.c_str(),
-                layout.c_str(), rt.threads, rt.blis_kernels.c_str());
-    std::printf("%-17s %-10s %10s %9s %10s %9s %10s %9s\n", "layer", "algorithm", "fwd ms", "GF/s", "bwd-data",
-                "GF/s", "bwd-filt", "GF/s");
+    std::printf("batch %lld, %s %s, %d threads, BLIS '%s'\n", static_cast<long long>(batch),
+                dtype.c_str(), layout.c_str(), rt.threads, rt.blis_kernels.c_str());
+    std::printf("%-17s %-10s %10s %9s %10s %9s %10s %9s\n", "layer", "algorithm", "fwd ms", "GF/s",
+                "bwd-data", "GF/s", "bwd-filt", "GF/s");
     std::string json = "[";
     for (const Shape4& s : kShapes) {
       if (!only.empty() && std::string(s.label).find(only) == std::string::npos) continue;
       dtnn::ConvGeometry g;
-      g.n = batch, g.h = g.w = s.h, g.c = s.c, g.k = s.k, g.kh = g.kw = 3, g.pad_h = g.pad_w = s.pad;
+      g.n = batch, g.h = g.w = s.h, g.c = s.c, g.k = s.k, g.kh = g.kw = 3,
+      g.pad_h = g.pad_w = s.pad;
       g.dtype = dtnn::parse_dtype(dtype);
       g.layout = dtnn::parse_layout(layout);
       const double flops = 2.0 * batch * g.ho() * g.wo() * g.k * g.c * 9;
-      dtnn::Tensor x = dtnn::Tensor::empty(g.x_shape(batch), g.dtype, g.layout), w = dtnn::Tensor::empty(g.w_shape(), g.dtype, g.layout);
-      dtnn::Tensor y = dtnn::Tensor::empty(g.y_shape(batch), g.dtype, g.layout), dx = dtnn::Tensor::empty(x.shape(), g.dtype, g.layout);
+      dtnn::Tensor x = dtnn::Tensor::empty(g.x_shape(batch), g.dtype, g.layout),
+                   w = dtnn::Tensor::empty(g.w_shape(), g.dtype, g.layout);
+      dtnn::Tensor y = dtnn::Tensor::empty(g.y_shape(batch), g.dtype, g.layout),
+                   dx = dtnn::Tensor::empty(x.shape(), g.dtype, g.layout);
       dtnn::Tensor dw = dtnn::Tensor::zeros(w.shape(), g.dtype, g.layout);
       fill(x), fill(w), fill(y);
       for (const auto& name : names) {
@@ -113,19 +119,28 @@ int main(int argc, char** argv) {
         algo->prepare(g);
         const double tf = median_seconds([&] { algo->forward(x, w, y); }, min_time);
         const double td = median_seconds([&] { algo->backward_data(y, w, dx); }, min_time);
-        const double tw = median_seconds([&] { algo->forward(x, w, y); algo->backward_filter(x, y, dw); }, min_time) - tf;
-        std::printf("%-17s %-10s %10.3f %9.1f %10.3f %9.1f %10.3f %9.1f\n", s.label, name.c_str(), tf * 1e3,
-                    flops / tf * 1e-9, td * 1e3, flops / td * 1e-9, tw * 1e3, flops / tw * 1e-9);
+        const double tw = median_seconds(
+                              [&] {
+                                algo->forward(x, w, y);
+                                algo->backward_filter(x, y, dw);
+                              },
+                              min_time) -
+                          tf;
+        std::printf("%-17s %-10s %10.3f %9.1f %10.3f %9.1f %10.3f %9.1f\n", s.label, name.c_str(),
+                    tf * 1e3, flops / tf * 1e-9, td * 1e3, flops / td * 1e-9, tw * 1e3,
+                    flops / tw * 1e-9);
         char row[400];
-        std::snprintf(row, sizeof row,
-                      "%s{\"layer\": \"%s\", \"algorithm\": \"%s\", \"fwd_ms\": %.4f, \"bwd_data_ms\": %.4f, "
-                      "\"bwd_filter_ms\": %.4f, \"fwd_gflops\": %.1f}",
-                      json.size() > 1 ? ", " : "", s.label, name.c_str(), tf * 1e3, td * 1e3, tw * 1e3, flops / tf * 1e-9);
+        std::snprintf(
+            row, sizeof row,
+            "%s{\"layer\": \"%s\", \"algorithm\": \"%s\", \"fwd_ms\": %.4f, \"bwd_data_ms\": %.4f, "
+            "\"bwd_filter_ms\": %.4f, \"fwd_gflops\": %.1f}",
+            json.size() > 1 ? ", " : "", s.label, name.c_str(), tf * 1e3, td * 1e3, tw * 1e3,
+            flops / tf * 1e-9);
         json += row;
       }
     }
-    std::printf("JSON {\"batch\": %lld, \"threads\": %d, \"rows\": %s]}\n", static_cast<long long>(batch), rt.threads,
-                json.c_str());
+    std::printf("JSON {\"batch\": %lld, \"threads\": %d, \"rows\": %s]}\n",
+                static_cast<long long>(batch), rt.threads, json.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conv_bench: error: %s\n", e.what());
     return 1;

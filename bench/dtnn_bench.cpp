@@ -3,13 +3,12 @@
 // Each repeat times `steps` training steps (data read + forward + loss + backward + update) after
 // `warmup` untimed ones; the median repeat is reported. --profile adds per-layer times.
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <numeric>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 #include "dtnn/config.hpp"
 #include "dtnn/experiment.hpp"
@@ -25,10 +24,12 @@ int main(int argc, char** argv) {
   int steps = 200, warmup = 20, repeats = 5;
   bool profile = false;
   po::options_description desc("dtnn_bench options");
-  desc.add_options()("help,h", "help")("config", po::value(&config_file)->required(), "experiment file")(
-      "set,s", po::value(&sets)->composing(), "override a config key (repeatable)")(
-      "steps", po::value(&steps), "timed steps per repeat")("warmup", po::value(&warmup), "untimed steps first")(
-      "repeats", po::value(&repeats), "repeats (the median is reported)")(
+  desc.add_options()("help,h", "help")("config", po::value(&config_file)->required(),
+                                       "experiment file")("set,s", po::value(&sets)->composing(),
+                                                          "override a config key (repeatable)")(
+      "steps", po::value(&steps), "timed steps per repeat")(
+      "warmup", po::value(&warmup), "untimed steps first")("repeats", po::value(&repeats),
+                                                           "repeats (the median is reported)")(
       "profile", po::bool_switch(&profile), "per-layer forward/backward times");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
     std::int64_t cursor = 0;
     auto step = [&] {
       if (cursor + batch > n) cursor = 0;
-      e.trainer().train_step(std::span<const std::int64_t>(order).subspan(static_cast<std::size_t>(cursor), static_cast<std::size_t>(batch)));
+      e.trainer().train_step(std::span<const std::int64_t>(order).subspan(
+          static_cast<std::size_t>(cursor), static_cast<std::size_t>(batch)));
       cursor += batch;
     };
     for (int i = 0; i < warmup; ++i) step();
@@ -78,9 +80,9 @@ int main(int argc, char** argv) {
     std::sort(sorted.begin(), sorted.end());
     const double median = sorted[sorted.size() / 2];
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
-    std::printf("model %s, batch %lld, %d threads, BLIS '%s', conv %s, %s %s\n", e.model().name().c_str(),
-                static_cast<long long>(batch), rt.threads, rt.blis_kernels.c_str(),
-                cfg.json["conv"]["algorithm"].get<std::string>().c_str(),
+    std::printf("model %s, batch %lld, %d threads, BLIS '%s', conv %s, %s %s\n",
+                e.model().name().c_str(), static_cast<long long>(batch), rt.threads,
+                rt.blis_kernels.c_str(), cfg.json["conv"]["algorithm"].get<std::string>().c_str(),
                 cfg.json["training"]["dtype"].get<std::string>().c_str(),
                 cfg.json["training"]["tensor_format"].get<std::string>().c_str());
     std::printf("samples/s per repeat:");
@@ -88,10 +90,12 @@ int main(int argc, char** argv) {
     std::printf("\nmedian: %.0f samples/s (%.3f ms/step, %.3f CPU ms/step)\n", median,
                 1e3 * static_cast<double>(batch) / median, cpu_ms[cpu_ms.size() / 2]);
     if (profile) std::fputs(e.model().profile_table().c_str(), stdout);
-    std::printf("JSON {\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"blis_kernels\": \"%s\", "
-                "\"samples_per_second\": %.1f, \"cpu_ms_per_step\": %.3f, \"repeats\": %d, \"steps\": %d}\n",
-                e.model().name().c_str(), static_cast<long long>(batch), rt.threads, rt.blis_kernels.c_str(),
-                median, cpu_ms[cpu_ms.size() / 2], repeats, steps);
+    std::printf(
+        "JSON {\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"blis_kernels\": \"%s\", "
+        "\"samples_per_second\": %.1f, \"cpu_ms_per_step\": %.3f, \"repeats\": %d, \"steps\": "
+        "%d}\n",
+        e.model().name().c_str(), static_cast<long long>(batch), rt.threads,
+        rt.blis_kernels.c_str(), median, cpu_ms[cpu_ms.size() / 2], repeats, steps);
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "dtnn_bench: error: %s\n", ex.what());
     return 1;

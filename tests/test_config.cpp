@@ -18,7 +18,8 @@ std::filesystem::path write(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST_CASE("defaults fill every key, comments are allowed") {
-  auto p = write("ok.json", "// comment\n{\"model\": \"simplecnn\", \"training\": {\"epochs\": 3}}");
+  auto p =
+      write("ok.json", "// comment\n{\"model\": \"simplecnn\", \"training\": {\"epochs\": 3}}");
   ExperimentConfig c = load_experiment(p, {});
   CHECK(c.json["training"]["epochs"] == 3);
   CHECK(c.json["training"]["batch_size"] == 64);
@@ -36,8 +37,9 @@ TEST_CASE("a wrong type names the key, what was expected and what was given") {
   CHECK(test::error_of([&] { load_experiment(p, {}); }) ==
         p.string() + ": training.batch_size: expected an integer, got \"64\"");
   auto q = write("range.json", R"({"model": "simplecnn", "dataset": {"validation_split": 1.5}})");
-  CHECK(test::error_of([&] { load_experiment(q, {}); }).find("dataset.validation_split: expected a number in [0, 1)") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          load_experiment(q, {});
+        }).find("dataset.validation_split: expected a number in [0, 1)") != std::string::npos);
 }
 
 TEST_CASE("malformed JSON reports file, line and column") {
@@ -71,7 +73,9 @@ TEST_CASE("--set overrides parse values as JSON, else as strings") {
 
 TEST_CASE("model names resolve to configs/models") {
   CHECK(resolve_model_path("simplecnn", "").filename() == "simplecnn.json");
-  CHECK(test::error_of([] { resolve_model_path("nosuchmodel", "exp.json"); }).find("exp.json: model: cannot find 'nosuchmodel'") == 0);
+  CHECK(test::error_of([] {
+          resolve_model_path("nosuchmodel", "exp.json");
+        }).find("exp.json: model: cannot find 'nosuchmodel'") == 0);
 }
 
 TEST_CASE("closest_match") {

@@ -34,8 +34,9 @@ TEST_CASE("i2c in slabs of one and two samples matches reference") {
   for (std::int64_t slab_bytes : {1, 2 * 7 * 9 * 27 * 4})
     for (const ConvGeometry& g : testing::conformance_geometries(DType::float32, Layout::nhwc)) {
       if (g.n == 1) continue;
-      for (const auto& c : testing::check_conv_algorithm(test::plugins(), "i2c", g,
-                                                         Params(nlohmann::json{{"slab_bytes", slab_bytes}}, "test"))) {
+      for (const auto& c : testing::check_conv_algorithm(
+               test::plugins(), "i2c", g,
+               Params(nlohmann::json{{"slab_bytes", slab_bytes}}, "test"))) {
         CAPTURE(g.str());
         CAPTURE(c.pass);
         CAPTURE(slab_bytes);

@@ -13,8 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::uint8_t> idx(std::uint32_t magic, std::vector<std::uint32_t> dims, std::size_t payload,
-                              std::uint8_t fill_mod) {
+std::vector<std::uint8_t> idx(std::uint32_t magic, std::vector<std::uint32_t> dims,
+                              std::size_t payload, std::uint8_t fill_mod) {
   std::vector<std::uint8_t> b;
   auto be = [&](std::uint32_t v) {
     for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<std::uint8_t>(v >> s));
@@ -31,7 +31,9 @@ void write(const fs::path& p, const std::vector<std::uint8_t>& bytes, bool gzip)
     gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
     gzclose(f);
   } else {
-    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(p, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
   }
 }
 
@@ -47,7 +49,8 @@ fs::path make_set(const std::string& name, bool gzip) {
 }
 
 std::shared_ptr<Dataset> open(const fs::path& d) {
-  return test::plugins().create_as<Dataset>("dataset", "mnist", Params(nlohmann::json{{"path", d.string()}}, "exp.json: dataset"));
+  return test::plugins().create_as<Dataset>(
+      "dataset", "mnist", Params(nlohmann::json{{"path", d.string()}}, "exp.json: dataset"));
 }
 
 }  // namespace
@@ -59,7 +62,8 @@ TEST_CASE("mnist reads gzip'd and raw IDX files") {
     CHECK(ds->size(Split::test) == 2);
     CHECK(ds->sample_shape(Layout::nhwc) == Shape{28, 28, 1});
     CHECK(ds->sample_shape(Layout::nchw) == Shape{1, 28, 28});
-    Tensor x = Tensor::empty(Shape{2, 28, 28, 1}, DType::float32), y = Tensor::empty(Shape{2, 10}, DType::float32);
+    Tensor x = Tensor::empty(Shape{2, 28, 28, 1}, DType::float32),
+           y = Tensor::empty(Shape{2, 10}, DType::float32);
     std::int64_t ids[] = {3, 1};
     ds->read(Split::train, ids, x, y);
     // image 3 starts at payload byte 3*784 = 2352; byte i holds i % 251
@@ -78,38 +82,49 @@ TEST_CASE("mnist refuses a truncated file, naming it and the sizes") {
   write(d / "train-images-idx3-ubyte", idx(0x803, {4, 28, 28}, 4 * 784 - 100, 251), false);
   std::string e = test::error_of([&] { open(d); });
   CHECK(e == (d / "train-images-idx3-ubyte").string() +
-                 ": truncated: the header (4x28x28) promises 3136 data bytes after byte 16, the file holds 3036");
+                 ": truncated: the header (4x28x28) promises 3136 data bytes after byte 16, the "
+                 "file holds 3036");
   write(d / "train-images-idx3-ubyte", {0, 0, 8}, false);
-  CHECK(test::error_of([&] { open(d); }).find(": truncated at byte 3: expected a 4-byte IDX magic number") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          open(d);
+        }).find(": truncated at byte 3: expected a 4-byte IDX magic number") != std::string::npos);
 }
 
 TEST_CASE("mnist refuses a wrong magic number") {
   fs::path d = make_set("idx-magic", false);
   write(d / "t10k-labels-idx1-ubyte", idx(0x803, {2}, 2, 10), false);
   CHECK(test::error_of([&] { open(d); }) == (d / "t10k-labels-idx1-ubyte").string() +
-                                                ": bad magic 0x00000803 at byte 0: expected 0x00000801 (IDX, unsigned bytes, 1 dimensions)");
+                                                ": bad magic 0x00000803 at byte 0: expected "
+                                                "0x00000801 (IDX, unsigned bytes, 1 dimensions)");
 }
 
 TEST_CASE("mnist refuses label and image counts that differ") {
   fs::path d = make_set("idx-count", true);
   write(d / "train-labels-idx1-ubyte.gz", idx(0x801, {3}, 3, 10), true);
-  CHECK(test::error_of([&] { open(d); }) == (d / "train-labels-idx1-ubyte.gz").string() + ": holds 3 labels but " +
-                                                (d / "train-images-idx3-ubyte.gz").string() + " holds 4 images");
+  CHECK(test::error_of([&] { open(d); }) ==
+        (d / "train-labels-idx1-ubyte.gz").string() + ": holds 3 labels but " +
+            (d / "train-images-idx3-ubyte.gz").string() + " holds 4 images");
 }
 
 TEST_CASE("mnist names a missing folder or file") {
-  CHECK(test::error_of([] { open("/nonexistent"); }) == "exp.json: dataset.path: '/nonexistent' is not a folder");
+  CHECK(test::error_of([] { open("/nonexistent"); }) ==
+        "exp.json: dataset.path: '/nonexistent' is not a folder");
   fs::path d = make_set("idx-missing", false);
   fs::remove(d / "t10k-images-idx3-ubyte");
-  CHECK(test::error_of([&] { open(d); }) == d.string() + ": missing t10k-images-idx3-ubyte[.gz] (MNIST/Fashion-MNIST IDX files expected there)");
+  CHECK(test::error_of([&] { open(d); }) ==
+        d.string() +
+            ": missing t10k-images-idx3-ubyte[.gz] (MNIST/Fashion-MNIST IDX files expected there)");
 }
 
 TEST_CASE("synthetic samples are a function of their index") {
-  auto ds = test::plugins().create_as<Dataset>("dataset", "synthetic",
-      Params(nlohmann::json{{"input_shape", {4, 4, 2}}, {"classes", 3}, {"train_samples", 10}}, "test"));
-  Tensor a = Tensor::empty(Shape{2, 4, 4, 2}, DType::float64), ya = Tensor::empty(Shape{2, 3}, DType::float64);
-  Tensor b = Tensor::empty(Shape{1, 4, 4, 2}, DType::float64), yb = Tensor::empty(Shape{1, 3}, DType::float64);
+  auto ds = test::plugins().create_as<Dataset>(
+      "dataset", "synthetic",
+      Params(nlohmann::json{{"input_shape", {4, 4, 2}}, {"classes", 3}, {"train_samples", 10}},
+             "test"));
+  Tensor a = Tensor::empty(Shape{2, 4, 4, 2}, DType::float64),
+         ya = Tensor::empty(Shape{2, 3}, DType::float64);
+  Tensor b = Tensor::empty(Shape{1, 4, 4, 2}, DType::float64),
+         yb = Tensor::empty(Shape{1, 3}, DType::float64);
   std::int64_t ia[] = {5, 7}, ib[] = {7};
   ds->read(Split::train, ia, a, ya);
   ds->read(Split::train, ib, b, yb);

@@ -11,10 +11,13 @@
 namespace {
 
 template <class T>
-double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, T beta) {
+double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                 T beta) {
   dtnn::Rng rng(static_cast<std::uint64_t>(m * 131 + n * 17 + k));
-  const std::int64_t lda = ta ? m + 1 : k + 2, ldb = tb ? k + 3 : n + 1, ldc = n + 2;  // padded strides
-  std::vector<T> a(static_cast<std::size_t>((ta ? k : m) * lda)), b(static_cast<std::size_t>((tb ? n : k) * ldb));
+  const std::int64_t lda = ta ? m + 1 : k + 2, ldb = tb ? k + 3 : n + 1,
+                     ldc = n + 2;  // padded strides
+  std::vector<T> a(static_cast<std::size_t>((ta ? k : m) * lda)),
+      b(static_cast<std::size_t>((tb ? n : k) * ldb));
   std::vector<T> c(static_cast<std::size_t>(m * ldc));
   for (auto& v : a) v = static_cast<T>(rng.uniform(-1, 1));
   for (auto& v : b) v = static_cast<T>(rng.uniform(-1, 1));
@@ -24,14 +27,17 @@ double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
     for (std::int64_t j = 0; j < n; ++j) {
       double s = 0;
       for (std::int64_t p = 0; p < k; ++p)
-        s += double(ta ? a[static_cast<std::size_t>(p * lda + i)] : a[static_cast<std::size_t>(i * lda + p)]) *
-             double(tb ? b[static_cast<std::size_t>(j * ldb + p)] : b[static_cast<std::size_t>(p * ldb + j)]);
+        s += double(ta ? a[static_cast<std::size_t>(p * lda + i)]
+                       : a[static_cast<std::size_t>(i * lda + p)]) *
+             double(tb ? b[static_cast<std::size_t>(j * ldb + p)]
+                       : b[static_cast<std::size_t>(p * ldb + j)]);
       auto& e = expected[static_cast<std::size_t>(i * ldc + j)];
       e = static_cast<T>(alpha * s + beta * double(e));
     }
   dtnn::gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
   double err = 0;
-  for (std::size_t i = 0; i < c.size(); ++i) err = std::max(err, std::abs(double(c[i]) - double(expected[i])));
+  for (std::size_t i = 0; i < c.size(); ++i)
+    err = std::max(err, std::abs(double(c[i]) - double(expected[i])));
   return err;  // includes the padding columns: they must be untouched
 }
 
@@ -39,9 +45,10 @@ double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
 
 TEST_CASE("gemm matches the triple loop on every path") {
   dtnn::initialize_runtime();
-  const std::int64_t shapes[][3] = {{37, 4, 9},    {100, 8, 36},  {33, 10, 128}, {9, 4, 2000},  {36, 8, 5000},
-                                    {64, 36, 8},   {200, 47, 20}, {5, 3, 2},     {17, 1, 1},    {64, 128, 300},
-                                    {130, 70, 90}, {64, 48, 64},  {300, 17, 257}, {1, 5, 7}};
+  const std::int64_t shapes[][3] = {{37, 4, 9},     {100, 8, 36},   {33, 10, 128}, {9, 4, 2000},
+                                    {36, 8, 5000},  {64, 36, 8},    {200, 47, 20}, {5, 3, 2},
+                                    {17, 1, 1},     {64, 128, 300}, {130, 70, 90}, {64, 48, 64},
+                                    {300, 17, 257}, {1, 5, 7}};
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {

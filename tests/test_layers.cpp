@@ -12,7 +12,8 @@ using nlohmann::json;
 namespace {
 
 std::shared_ptr<Layer> make(const std::string& type, const json& params, const Shape& input,
-                            Layout layout, std::int64_t batch, const std::string& conv = "reference") {
+                            Layout layout, std::int64_t batch,
+                            const std::string& conv = "reference") {
   auto layer = test::plugins().create_as<Layer>("layer", type, Params(params, "test: " + type));
   LayerBuildContext ctx;
   ctx.input_shape = input;
@@ -26,11 +27,12 @@ std::shared_ptr<Layer> make(const std::string& type, const json& params, const S
   return layer;
 }
 
-void gradient_check(const std::string& type, const json& params, Shape nhwc_input, std::int64_t batch = 2,
-                    const std::string& conv = "reference") {
+void gradient_check(const std::string& type, const json& params, Shape nhwc_input,
+                    std::int64_t batch = 2, const std::string& conv = "reference") {
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     Shape input = nhwc_input;
-    if (layout == Layout::nchw && input.rank() == 3) input = Shape{nhwc_input[2], nhwc_input[0], nhwc_input[1]};
+    if (layout == Layout::nchw && input.rank() == 3)
+      input = Shape{nhwc_input[2], nhwc_input[0], nhwc_input[1]};
     CAPTURE(type);
     CAPTURE(to_string(layout));
     CAPTURE(conv);
@@ -45,18 +47,26 @@ void gradient_check(const std::string& type, const json& params, Shape nhwc_inpu
 }  // namespace
 
 TEST_CASE("gradient check: fc") { gradient_check("fc", {{"units", 5}}, Shape{3, 2, 2}); }
-TEST_CASE("gradient check: fc without bias") { gradient_check("fc", {{"units", 4}, {"use_bias", false}}, Shape{6}); }
+TEST_CASE("gradient check: fc without bias") {
+  gradient_check("fc", {{"units", 4}, {"use_bias", false}}, Shape{6});
+}
 TEST_CASE("gradient check: conv2d (reference)") {
-  gradient_check("conv2d", {{"filters", 3}, {"kernel", 3}, {"padding", 1}, {"stride", 2}}, Shape{5, 6, 2});
+  gradient_check("conv2d", {{"filters", 3}, {"kernel", 3}, {"padding", 1}, {"stride", 2}},
+                 Shape{5, 6, 2});
 }
 TEST_CASE("gradient check: conv2d (i2c)") {
-  gradient_check("conv2d", {{"filters", 3}, {"kernel", {3, 2}}, {"padding", 1}}, Shape{5, 4, 2}, 2, "i2c");
-  gradient_check("conv2d", {{"filters", 4}, {"kernel", 1}}, Shape{3, 3, 5}, 2, "i2c");  // direct GEMM path
-  gradient_check("conv2d", {{"filters", 9}, {"kernel", 3}, {"padding", 1}}, Shape{4, 3, 2}, 2, "i2c");  // long bias pattern
+  gradient_check("conv2d", {{"filters", 3}, {"kernel", {3, 2}}, {"padding", 1}}, Shape{5, 4, 2}, 2,
+                 "i2c");
+  gradient_check("conv2d", {{"filters", 4}, {"kernel", 1}}, Shape{3, 3, 5}, 2,
+                 "i2c");  // direct GEMM path
+  gradient_check("conv2d", {{"filters", 9}, {"kernel", 3}, {"padding", 1}}, Shape{4, 3, 2}, 2,
+                 "i2c");  // long bias pattern
 }
 TEST_CASE("gradient check: conv2d (direct, gemm)") {
-  gradient_check("conv2d", {{"filters", 5}, {"kernel", 3}, {"padding", 1}}, Shape{5, 6, 2}, 2, "direct");
-  gradient_check("conv2d", {{"filters", 3}, {"kernel", 3}, {"stride", 2}}, Shape{5, 6, 2}, 2, "gemm");
+  gradient_check("conv2d", {{"filters", 5}, {"kernel", 3}, {"padding", 1}}, Shape{5, 6, 2}, 2,
+                 "direct");
+  gradient_check("conv2d", {{"filters", 3}, {"kernel", 3}, {"stride", 2}}, Shape{5, 6, 2}, 2,
+                 "gemm");
 }
 TEST_CASE("gradient check: relu") { gradient_check("relu", json::object(), Shape{3, 4, 2}); }
 TEST_CASE("gradient check: sigmoid") { gradient_check("sigmoid", json::object(), Shape{3, 4, 2}); }
@@ -73,7 +83,8 @@ TEST_CASE("gradient check: avgpool2d") {
 }
 
 TEST_CASE("forward by hand: relu, sigmoid, tanh, softmax, maxpool2d") {
-  Tensor x = Tensor::empty(Shape{1, 4}, DType::float64), y = Tensor::empty(Shape{1, 4}, DType::float64);
+  Tensor x = Tensor::empty(Shape{1, 4}, DType::float64),
+         y = Tensor::empty(Shape{1, 4}, DType::float64);
   double v[] = {-2.0, 0.0, 1.0, 3.0};
   for (int i = 0; i < 4; ++i) x.data<double>()[i] = v[i];
   make("relu", json::object(), Shape{4}, Layout::nhwc, 1)->forward(x, y, Mode::eval);
@@ -92,7 +103,8 @@ TEST_CASE("forward by hand: relu, sigmoid, tanh, softmax, maxpool2d") {
   make("sigmoid", json::object(), Shape{4}, Layout::nhwc, 1)->forward(x, y, Mode::eval);
   CHECK(y.data<double>()[0] == 0.0);
 
-  Tensor img = Tensor::empty(Shape{1, 2, 2, 1}, DType::float64), out = Tensor::empty(Shape{1, 1, 1, 1}, DType::float64);
+  Tensor img = Tensor::empty(Shape{1, 2, 2, 1}, DType::float64),
+         out = Tensor::empty(Shape{1, 1, 1, 1}, DType::float64);
   double px[] = {1.0, 5.0, -3.0, 2.0};
   for (int i = 0; i < 4; ++i) img.data<double>()[i] = px[i];
   make("maxpool2d", {{"pool", 2}}, Shape{2, 2, 1}, Layout::nhwc, 1)->forward(img, out, Mode::eval);
@@ -115,16 +127,21 @@ TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
       return layer;
     };
     auto l32 = make_t(DType::float32), l64 = make_t(DType::float64);
-    Tensor x32 = Tensor::empty(in.with_batch(3), DType::float32), x64 = Tensor::empty(in.with_batch(3), DType::float64);
+    Tensor x32 = Tensor::empty(in.with_batch(3), DType::float32),
+           x64 = Tensor::empty(in.with_batch(3), DType::float64);
     testing::fill_uniform(x64, 5);
-    for (std::int64_t i = 0; i < x64.numel(); ++i) x32.data<float>()[i] = static_cast<float>(x64.data<double>()[i]);
-    for (std::int64_t i = 0; i < x64.numel(); ++i) x64.data<double>()[i] = x32.data<float>()[i];  // same values
+    for (std::int64_t i = 0; i < x64.numel(); ++i)
+      x32.data<float>()[i] = static_cast<float>(x64.data<double>()[i]);
+    for (std::int64_t i = 0; i < x64.numel(); ++i)
+      x64.data<double>()[i] = x32.data<float>()[i];  // same values
     Shape out = l32->output_shape().with_batch(3);
     Tensor y32 = Tensor::empty(out, DType::float32), y64 = Tensor::empty(out, DType::float64);
     Tensor d32 = Tensor::empty(out, DType::float32), d64 = Tensor::empty(out, DType::float64);
     testing::fill_uniform(d64, 6);
-    for (std::int64_t i = 0; i < d64.numel(); ++i) d32.data<float>()[i] = static_cast<float>(d64.data<double>()[i]);
-    Tensor dx32 = Tensor::empty(x32.shape(), DType::float32), dx64 = Tensor::empty(x64.shape(), DType::float64);
+    for (std::int64_t i = 0; i < d64.numel(); ++i)
+      d32.data<float>()[i] = static_cast<float>(d64.data<double>()[i]);
+    Tensor dx32 = Tensor::empty(x32.shape(), DType::float32),
+           dx64 = Tensor::empty(x64.shape(), DType::float64);
     l32->forward(x32, y32, Mode::train);
     l64->forward(x64, y64, Mode::train);
     l32->backward(x32, y32, d32, &dx32);
@@ -137,8 +154,10 @@ TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
 TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the same mask") {
   const double rate = 0.25;
   auto layer = make("dropout", {{"rate", rate}}, Shape{1000}, Layout::nhwc, 4);
-  Tensor x = Tensor::empty(Shape{4, 1000}, DType::float64), y = Tensor::empty(x.shape(), DType::float64);
-  Tensor dy = Tensor::empty(x.shape(), DType::float64), dx = Tensor::empty(x.shape(), DType::float64);
+  Tensor x = Tensor::empty(Shape{4, 1000}, DType::float64),
+         y = Tensor::empty(x.shape(), DType::float64);
+  Tensor dy = Tensor::empty(x.shape(), DType::float64),
+         dx = Tensor::empty(x.shape(), DType::float64);
   testing::fill_uniform(x, 1, 0.5, 1.5);
   testing::fill_uniform(dy, 2);
   layer->forward(x, y, Mode::train);
@@ -154,7 +173,7 @@ TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the s
       CHECK(dx.data<double>()[i] == doctest::Approx(dy.data<double>()[i] / (1 - rate)));
     }
   }
-  CHECK(dropped > 900);   // expected 1000 of 4000
+  CHECK(dropped > 900);  // expected 1000 of 4000
   CHECK(dropped < 1100);
   layer->forward(x, y, Mode::eval);
   CHECK(testing::relative_error(y, x) == 0.0);
@@ -162,7 +181,8 @@ TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the s
 
 TEST_CASE("conv2d falls back when its algorithm does not support the layer") {
   // gemm is NHWC-only: in NCHW the layer must run i2c, and still be right.
-  auto layer = make("conv2d", {{"filters", 2}, {"kernel", 3}}, Shape{2, 5, 5}, Layout::nchw, 1, "gemm");
+  auto layer =
+      make("conv2d", {{"filters", 2}, {"kernel", 3}}, Shape{2, 5, 5}, Layout::nchw, 1, "gemm");
   CHECK(layer->attributes().find(" i2c") != std::string::npos);
   auto r = testing::check_gradients(*layer, Shape{2, 5, 5}, 1, Layout::nchw);
   CHECK(r.input_error < 1e-7);
@@ -170,12 +190,16 @@ TEST_CASE("conv2d falls back when its algorithm does not support the layer") {
 }
 
 TEST_CASE("bad layer parameters are named") {
-  CHECK(test::error_of([] { make("conv2d", {{"filters", 0}}, Shape{5, 5, 1}, Layout::nhwc, 1); }) ==
-        "test: conv2d.filters: expected a positive number of filters, got 0");
-  CHECK(test::error_of([] { make("conv2d", {{"filters", 2}, {"kernel", 7}}, Shape{5, 5, 1}, Layout::nhwc, 1); })
-            .find("kernel larger than the padded input") != std::string::npos);
-  CHECK(test::error_of([] { make("fc", {{"units", 3}, {"weights_initializer", "glorot"}}, Shape{5}, Layout::nhwc, 1); })
-            .find("test: fc.weights_initializer: unknown initializer 'glorot'") == 0);
-  CHECK(test::error_of([] { make("dropout", {{"rate", 1.0}}, Shape{5}, Layout::nhwc, 1); }) ==
-        "test: dropout.rate: expected a number in [0, 1), got 1.0");
+  CHECK(test::error_of([] {
+          make("conv2d", {{"filters", 0}}, Shape{5, 5, 1}, Layout::nhwc, 1);
+        }) == "test: conv2d.filters: expected a positive number of filters, got 0");
+  CHECK(test::error_of([] {
+          make("conv2d", {{"filters", 2}, {"kernel", 7}}, Shape{5, 5, 1}, Layout::nhwc, 1);
+        }).find("kernel larger than the padded input") != std::string::npos);
+  CHECK(test::error_of([] {
+          make("fc", {{"units", 3}, {"weights_initializer", "glorot"}}, Shape{5}, Layout::nhwc, 1);
+        }).find("test: fc.weights_initializer: unknown initializer 'glorot'") == 0);
+  CHECK(test::error_of([] {
+          make("dropout", {{"rate", 1.0}}, Shape{5}, Layout::nhwc, 1);
+        }) == "test: dropout.rate: expected a number in [0, 1), got 1.0");
 }

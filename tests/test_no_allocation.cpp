@@ -25,16 +25,32 @@ namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<long> g_allocations{0};
 void count() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (g_counting.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
 }
 }  // namespace
 
 extern "C" {
-void* malloc(std::size_t n) { count(); return __libc_malloc(n); }
-void* calloc(std::size_t a, std::size_t b) { count(); return __libc_calloc(a, b); }
-void* realloc(void* p, std::size_t n) { count(); return __libc_realloc(p, n); }
-void* memalign(std::size_t a, std::size_t n) { count(); return __libc_memalign(a, n); }
-void* aligned_alloc(std::size_t a, std::size_t n) { count(); return __libc_memalign(a, n); }
+void* malloc(std::size_t n) {
+  count();
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t a, std::size_t b) {
+  count();
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, std::size_t n) {
+  count();
+  return __libc_realloc(p, n);
+}
+void* memalign(std::size_t a, std::size_t n) {
+  count();
+  return __libc_memalign(a, n);
+}
+void* aligned_alloc(std::size_t a, std::size_t n) {
+  count();
+  return __libc_memalign(a, n);
+}
 int posix_memalign(void** p, std::size_t a, std::size_t n) {
   count();
   *p = __libc_memalign(a, n);

@@ -29,25 +29,32 @@ double two_steps(const std::string& name, const json& params, DType dtype = DTyp
 TEST_CASE("sgd: plain, momentum, nesterov, weight decay") {
   // plain: 1 - 0.1*0.5 + 0.1*0.25
   CHECK(two_steps("sgd", {{"learning_rate", 0.1}}) == doctest::Approx(0.975).epsilon(1e-12));
-  // momentum 0.9, decay 0.01: v1 = 0.51, w1 = 0.949; v2 = 0.459 - 0.25 + 0.00949 = 0.21849, w2 = 0.927151
+  // momentum 0.9, decay 0.01: v1 = 0.51, w1 = 0.949; v2 = 0.459 - 0.25 + 0.00949 = 0.21849, w2 =
+  // 0.927151
   CHECK(two_steps("sgd", {{"learning_rate", 0.1}, {"momentum", 0.9}, {"decay", 0.01}}) ==
         doctest::Approx(0.927151).epsilon(1e-12));
   // nesterov: w1 = 1 - 0.1*(0.51 + 0.9*0.51) = 0.9031; w2 = 0.9031 - 0.1*(-0.240969 + 0.9*0.218031)
-  CHECK(two_steps("sgd", {{"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}, {"decay", 0.01}}) ==
-        doctest::Approx(0.90757411).epsilon(1e-12));
+  CHECK(
+      two_steps("sgd",
+                {{"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}, {"decay", 0.01}}) ==
+      doctest::Approx(0.90757411).epsilon(1e-12));
 }
 
 TEST_CASE("adam: bias-corrected steps") {
   // step 1 moves by lr * g / (|g| + eps) = 0.1 * 0.5 / (0.5 + 1e-8)
-  CHECK(two_steps("adam", {{"learning_rate", 0.1}}) == doctest::Approx(0.8733662987078463).epsilon(1e-12));
-  CHECK(two_steps("adam", {{"learning_rate", 0.1}, {"decay", 0.01}}) == doctest::Approx(0.8712293476231743).epsilon(1e-12));
-  CHECK(two_steps("adam", {{"learning_rate", 0.1}}, DType::float32) == doctest::Approx(0.8733663).epsilon(1e-6));
+  CHECK(two_steps("adam", {{"learning_rate", 0.1}}) ==
+        doctest::Approx(0.8733662987078463).epsilon(1e-12));
+  CHECK(two_steps("adam", {{"learning_rate", 0.1}, {"decay", 0.01}}) ==
+        doctest::Approx(0.8712293476231743).epsilon(1e-12));
+  CHECK(two_steps("adam", {{"learning_rate", 0.1}}, DType::float32) ==
+        doctest::Approx(0.8733663).epsilon(1e-6));
 }
 
 TEST_CASE("a step consumes the gradients: they are zero afterwards") {
   for (const char* name : {"sgd", "adam"}) {
     auto opt = test::plugins().create_as<Optimizer>("optimizer", name, Params());
-    Parameter p{"w", Tensor::zeros(Shape{3}, DType::float32), Tensor::empty(Shape{3}, DType::float32)};
+    Parameter p{"w", Tensor::zeros(Shape{3}, DType::float32),
+                Tensor::empty(Shape{3}, DType::float32)};
     for (int i = 0; i < 3; ++i) p.grad.data<float>()[i] = 1.0f + float(i);
     std::vector<Parameter> ps{p};
     opt->build(ps);

@@ -19,8 +19,8 @@ const PluginRecord* only_record(const Registry& r) {
 TEST_CASE("every shipped plugin loads") {
   const Registry& r = test::plugins();
   CHECK(r.warnings().empty());
-  for (const char* layer : {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten", "dropout",
-                            "maxpool2d", "avgpool2d"})
+  for (const char* layer : {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten",
+                            "dropout", "maxpool2d", "avgpool2d"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
   CHECK(r.available("conv") == std::vector<std::string>{"direct", "gemm", "i2c", "reference"});
   CHECK(r.available("optimizer") == std::vector<std::string>{"adam", "sgd"});
@@ -34,11 +34,12 @@ TEST_CASE("a plugin built for another ABI version is rejected with a message tha
   const PluginRecord* rec = only_record(r);
   CHECK(rec->status == PluginRecord::Status::rejected);
   CHECK(rec->reason.find("stale plugin: built for plugin ABI v0") == 0);
-  CHECK(rec->reason.find("this dtnn needs ABI v" + std::to_string(kPluginAbiVersion) + "; rebuild the plugin") !=
-        std::string::npos);
+  CHECK(rec->reason.find("this dtnn needs ABI v" + std::to_string(kPluginAbiVersion) +
+                         "; rebuild the plugin") != std::string::npos);
   CHECK(r.warnings().size() == 1);
-  CHECK(test::error_of([&] { r.create("layer", "test_scale", Params()); }).find("layer_test_stale.so was rejected: stale plugin") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          r.create("layer", "test_scale", Params());
+        }).find("layer_test_stale.so was rejected: stale plugin") != std::string::npos);
 }
 
 TEST_CASE("a shared object that is not a plugin is rejected and the rest keeps working") {
@@ -52,32 +53,43 @@ TEST_CASE("a shared object that is not a plugin is rejected and the rest keeps w
 
 TEST_CASE("asking for a missing plugin lists the available ones") {
   std::string e = test::error_of([] { test::plugins().create("conv", "winogradd", Params()); });
-  CHECK(e.find("no conv plugin named 'winogradd'; available: direct, gemm, i2c, reference; searched ") == 0);
+  CHECK(
+      e.find(
+          "no conv plugin named 'winogradd'; available: direct, gemm, i2c, reference; searched ") ==
+      0);
   e = test::error_of([] { test::plugins().create("optimizer", "adma", Params()); });
   CHECK(e.find("(did you mean 'adam'?)") != std::string::npos);
 }
 
 TEST_CASE("a plugin folder from DTNN_PLUGIN_PATH is found") {
-  setenv("DTNN_PLUGIN_PATH", (std::string("/nonexistent:") + DTNN_TEST_DOUBLES + "/extra").c_str(), 1);
+  setenv("DTNN_PLUGIN_PATH", (std::string("/nonexistent:") + DTNN_TEST_DOUBLES + "/extra").c_str(),
+         1);
   Registry r(Registry::default_folders());
   unsetenv("DTNN_PLUGIN_PATH");
   const PluginRecord* rec = r.find("layer", "test_scale");
   REQUIRE(rec != nullptr);
   CHECK(rec->status == PluginRecord::Status::ok);
   CHECK(r.find("layer", "relu") != nullptr);  // the folder beside the executable still counts
-  auto layer = r.create_as<Layer>("layer", "test_scale", Params(nlohmann::json{{"factor", 3.0}}, "test"));
+  auto layer =
+      r.create_as<Layer>("layer", "test_scale", Params(nlohmann::json{{"factor", 3.0}}, "test"));
   CHECK(layer->type() == "test_scale");
 }
 
 TEST_CASE("plugin parameters are checked against the plugin's defaults") {
   const Registry& r = test::plugins();
   std::string e = test::error_of([&] {
-    r.create("optimizer", "adam", Params(nlohmann::json{{"lerning_rate", 0.1}}, "exp.json: optimizer"));
+    r.create("optimizer", "adam",
+             Params(nlohmann::json{{"lerning_rate", 0.1}}, "exp.json: optimizer"));
   });
-  CHECK(e.find("exp.json: optimizer.lerning_rate: unknown parameter of optimizer 'adam' (did you mean 'learning_rate'?)") == 0);
-  e = test::error_of([&] { r.create("optimizer", "adam", Params(nlohmann::json{{"beta1", "high"}}, "exp.json: optimizer")); });
+  CHECK(e.find("exp.json: optimizer.lerning_rate: unknown parameter of optimizer 'adam' (did you "
+               "mean 'learning_rate'?)") == 0);
+  e = test::error_of([&] {
+    r.create("optimizer", "adam", Params(nlohmann::json{{"beta1", "high"}}, "exp.json: optimizer"));
+  });
   CHECK(e == "exp.json: optimizer.beta1: expected a number, got \"high\"");
-  e = test::error_of([&] { r.create("optimizer", "sgd", Params(nlohmann::json{{"momentum", 1.5}}, "exp.json: optimizer")); });
+  e = test::error_of([&] {
+    r.create("optimizer", "sgd", Params(nlohmann::json{{"momentum", 1.5}}, "exp.json: optimizer"));
+  });
   CHECK(e == "exp.json: optimizer.momentum: expected a number in [0, 1), got 1.5");
 }
 

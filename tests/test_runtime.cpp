@@ -11,7 +11,8 @@
 TEST_CASE("BLIS runs a kernel set the CPU supports, not 'generic'") {
   dtnn::initialize_runtime();
   const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
-  MESSAGE("BLIS " << rt.blis_version << " kernels '" << rt.blis_kernels << "': " << rt.blis_selection);
+  MESSAGE("BLIS " << rt.blis_version << " kernels '" << rt.blis_kernels
+                  << "': " << rt.blis_selection);
   CHECK(!rt.blis_version.empty());
   CHECK(!rt.blis_selection.empty());
   __builtin_cpu_init();

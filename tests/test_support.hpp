@@ -4,9 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "dtnn/layer.hpp"
 #include "dtnn/params.hpp"
@@ -24,13 +23,15 @@ inline const Registry& plugins() {
 }
 
 inline std::filesystem::path temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("dtnn-test-" + name + "-" + std::to_string(::getpid()));
+  auto d = std::filesystem::temp_directory_path() /
+           ("dtnn-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(d);
   return d;
 }
 
 // A message of the Error that f throws ("" when it throws none).
-template <class F> std::string error_of(F&& f) {
+template <class F>
+std::string error_of(F&& f) {
   try {
     f();
   } catch (const std::exception& e) {

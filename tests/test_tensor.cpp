@@ -28,7 +28,8 @@ TEST_CASE("dtype and layout names parse and print") {
   CHECK(parse_dtype("float32") == DType::float32);
   CHECK(parse_layout("nchw") == Layout::nchw);
   CHECK(std::string(to_string(Layout::nhwc)) == "NHWC");
-  CHECK_THROWS_WITH_AS(parse_dtype("float16"), doctest::Contains("expected float32 or float64"), Error);
+  CHECK_THROWS_WITH_AS(parse_dtype("float16"), doctest::Contains("expected float32 or float64"),
+                       Error);
   CHECK(Shape{26, 26, 4}.str() == "(26, 26, 4)");
   CHECK(Shape{10}.str() == "(10,)");
 }

@@ -44,7 +44,8 @@ TEST_CASE("one epoch on 10,000 Fashion-MNIST samples reaches at least 80% test a
   CHECK(h.test->samples == 10000);
   CHECK(h.test->metrics.at("categorical_accuracy") >= 0.80);
   REQUIRE(h.test_before);
-  CHECK(h.test_before->metrics.at("categorical_accuracy") < 0.3);  // it was the training that did it
+  CHECK(h.test_before->metrics.at("categorical_accuracy") <
+        0.3);  // it was the training that did it
   CHECK(h.train_samples == 10000);
 }
 
@@ -60,7 +61,8 @@ TEST_CASE("every dtype and layout trains: a small model memorises 64 synthetic s
     }
 }
 
-TEST_CASE("training is reproducible for a seed; steps_per_epoch and validation split are honoured") {
+TEST_CASE(
+    "training is reproducible for a seed; steps_per_epoch and validation split are honoured") {
   json cfg = synthetic_experiment("float32", "NHWC");
   cfg["training"]["epochs"] = 2;
   cfg["training"]["steps_per_epoch"] = 3;
@@ -86,5 +88,7 @@ TEST_CASE("evaluate_only evaluates and does not train") {
 TEST_CASE("a model whose output does not match the classes is refused") {
   json cfg = synthetic_experiment("float32", "NHWC");
   cfg["dataset"]["classes"] = 5;
-  CHECK(test::error_of([&] { run(cfg); }).find("the model's output (3,) does not match the 5 classes") != std::string::npos);
+  CHECK(test::error_of([&] {
+          run(cfg);
+        }).find("the model's output (3,) does not match the 5 classes") != std::string::npos);
 }

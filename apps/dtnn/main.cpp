@@ -2,13 +2,12 @@
 //   dtnn run [EXP.json] [--set key=value ...] [--history FILE] [PyDTNN flags]
 //   dtnn summary [EXP.json] [...]      dtnn plugins [--verbose]      dtnn info
 // Exit status: 0 success, 1 error in the experiment (config, data, plugin), 2 bad command line.
+#include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
-#include <nlohmann/json.hpp>
 
 #include "dtnn/config.hpp"
 #include "dtnn/experiment.hpp"
@@ -55,8 +54,8 @@ const FlagKey kFlags[] = {
 };
 
 std::string assignment(const FlagKey& f, const std::string& raw) {
-  auto fail = [&](const char* expected) {
-    throw UsageError("--" + std::string(f.flag) + ": expected " + expected + ", got '" + raw + "'");
+  auto bad = [&](const char* expected) {
+    return UsageError("--" + std::string(f.flag) + ": expected " + expected + ", got '" + raw + "'");
   };
   json v;
   switch (f.kind) {
@@ -67,12 +66,12 @@ std::string assignment(const FlagKey& f, const std::string& raw) {
       for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       if (l == "true" || l == "1" || l == "yes") return std::string(f.key) + "=true";
       if (l == "false" || l == "0" || l == "no") return std::string(f.key) + "=false";
-      fail("true or false");
+      throw bad("true or false");
     }
     default:
       v = json::parse(raw, nullptr, false);
       if (v.is_discarded() || !v.is_number() || (f.kind == 'i' && !v.is_number_integer()))
-        fail(f.kind == 'i' ? "an integer" : "a number");
+        throw bad(f.kind == 'i' ? "an integer" : "a number");
       return std::string(f.key) + "=" + v.dump();
   }
 }
@@ -102,22 +101,25 @@ struct Common {
 };
 
 void print_usage() {
-  std::cout <<
-      "dtnn " DTNN_VERSION " - distributed deep-learning training\n\n"
-      "usage: dtnn run [EXP.json] [options]      train (and evaluate) as the experiment says\n"
-      "       dtnn summary [EXP.json] [options]  print the model table and resolved parameters\n"
-      "       dtnn plugins [--verbose]           list plugins (with --verbose: their parameters)\n"
-      "       dtnn info                          version, BLIS kernels, threads, plugin folders\n"
-      "       dtnn --version | --help\n\n"
-      "Run `dtnn run --help` for the experiment options.\n";
+  std::cout
+      << "dtnn " DTNN_VERSION
+         " - distributed deep-learning training\n\n"
+         "usage: dtnn run [EXP.json] [options]      train (and evaluate) as the experiment says\n"
+         "       dtnn summary [EXP.json] [options]  print the model table and resolved parameters\n"
+         "       dtnn plugins [--verbose]           list plugins (with --verbose: their "
+         "parameters)\n"
+         "       dtnn info                          version, BLIS kernels, threads, plugin "
+         "folders\n"
+         "       dtnn --version | --help\n\n"
+         "Run `dtnn run --help` for the experiment options.\n";
 }
 
 po::options_description experiment_options(std::vector<std::string>& sets, std::string& history,
                                            std::vector<std::string>& flag_values) {
   po::options_description desc("experiment options");
-  desc.add_options()
-      ("set,s", po::value(&sets)->composing(), "override a config key: --set training.epochs=2 (repeatable)")
-      ("history", po::value(&history), "write the training history (JSON) to this file");
+  desc.add_options()("set,s", po::value(&sets)->composing(),
+                     "override a config key: --set training.epochs=2 (repeatable)")(
+      "history", po::value(&history), "write the training history (JSON) to this file");
   flag_values.resize(std::size(kFlags));
   po::options_description pydtnn("PyDTNN launcher flags (also spelled with underscores)");
   for (std::size_t i = 0; i < std::size(kFlags); ++i)
@@ -131,7 +133,8 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
   std::string history, config_file;
   Common common;
   po::options_description desc = experiment_options(sets, history, flag_values);
-  desc.add_options()("help,h", "show this help")("plugin-path", po::value(&common.plugin_path)->composing(),
+  desc.add_options()("help,h", "show this help")("plugin-path",
+                                                 po::value(&common.plugin_path)->composing(),
                                                  "extra plugin folder (repeatable)")(
       "config", po::value(&config_file), "experiment file (also the first positional argument)");
   po::positional_options_description pos;
@@ -140,7 +143,8 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
   po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << "usage: dtnn " << (summary_only ? "summary" : "run") << " [EXP.json] [options]\n" << desc;
+    std::cout << "usage: dtnn " << (summary_only ? "summary" : "run") << " [EXP.json] [options]\n"
+              << desc;
     return 0;
   }
   std::vector<std::string> overrides = sets;
@@ -152,7 +156,8 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
   if (!config_file.empty()) {
     config = dtnn::load_experiment(config_file, overrides);
   } else {
-    if (!vm.count("model")) throw UsageError("give an experiment file, or at least --model (see dtnn run --help)");
+    if (!vm.count("model"))
+      throw UsageError("give an experiment file, or at least --model (see dtnn run --help)");
     config = dtnn::make_experiment(json::object({{"model", ""}}), overrides, "command line");
   }
   dtnn::Registry registry = common.registry();
@@ -170,7 +175,8 @@ int cmd_plugins(const std::vector<std::string>& args) {
   bool verbose = false;
   po::options_description desc("plugins options");
   desc.add_options()("verbose,v", po::bool_switch(&verbose), "also show each plugin's parameters")(
-      "plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder (repeatable)");
+      "plugin-path", po::value(&common.plugin_path)->composing(),
+      "extra plugin folder (repeatable)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
@@ -178,9 +184,11 @@ int cmd_plugins(const std::vector<std::string>& args) {
   std::printf("%-13s %-26s %-12s %s\n", "KIND", "NAME", "STATUS", "FILE / DESCRIPTION");
   for (const auto& r : registry.records()) {
     std::printf("%-13s %-26s %-12s %s\n", r.kind.empty() ? "-" : r.kind.c_str(),
-                r.name.empty() ? "-" : r.name.c_str(), dtnn::to_string(r.status), r.file.string().c_str());
-    std::printf("%-53s %s\n", "", r.status == dtnn::PluginRecord::Status::ok ? r.description.c_str()
-                                                                             : r.reason.c_str());
+                r.name.empty() ? "-" : r.name.c_str(), dtnn::to_string(r.status),
+                r.file.string().c_str());
+    std::printf(
+        "%-53s %s\n", "",
+        r.status == dtnn::PluginRecord::Status::ok ? r.description.c_str() : r.reason.c_str());
     if (verbose && r.status == dtnn::PluginRecord::Status::ok) {
       json p = json::parse(r.parameters);
       if (p.empty()) std::printf("%-53s parameters: none\n", "");
@@ -194,7 +202,8 @@ int cmd_plugins(const std::vector<std::string>& args) {
 int cmd_info(const std::vector<std::string>& args) {
   Common common;
   po::options_description desc("info options");
-  desc.add_options()("plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder");
+  desc.add_options()("plugin-path", po::value(&common.plugin_path)->composing(),
+                     "extra plugin folder");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
@@ -202,19 +211,22 @@ int cmd_info(const std::vector<std::string>& args) {
   dtnn::Registry registry = common.registry();
   int counts[4] = {0, 0, 0, 0};
   for (const auto& r : registry.records()) ++counts[static_cast<int>(r.status)];
-  std::printf("dtnn %s (%s), plugin ABI v%u\n", DTNN_VERSION, DTNN_BUILD_FINGERPRINT, dtnn::kPluginAbiVersion);
+  std::printf("dtnn %s (%s), plugin ABI v%u\n", DTNN_VERSION, DTNN_BUILD_FINGERPRINT,
+              dtnn::kPluginAbiVersion);
   std::printf("CPU: %s\n", rt.cpu.c_str());
   std::printf("BLIS: %s, kernels '%s' (%s)\n", rt.blis_version.c_str(), rt.blis_kernels.c_str(),
               rt.blis_selection.c_str());
   std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);
-  std::printf("CUDA toolkit (cuDNN, NCCL): %s at build time\n", DTNN_HAVE_CUDA ? "found" : "not found");
+  std::printf("CUDA toolkit (cuDNN, NCCL): %s at build time\n",
+              DTNN_HAVE_CUDA ? "found" : "not found");
   std::printf("Plugin folders, in search order:\n");
   for (const auto& f : registry.folders()) {
     std::error_code ec;
-    std::printf("  %s%s\n", f.string().c_str(), std::filesystem::is_directory(f, ec) ? "" : " (absent)");
+    std::printf("  %s%s\n", f.string().c_str(),
+                std::filesystem::is_directory(f, ec) ? "" : " (absent)");
   }
-  std::printf("Plugins: %d ok, %d unavailable, %d rejected, %d failed to load\n", counts[0], counts[1], counts[2],
-              counts[3]);
+  std::printf("Plugins: %d ok, %d unavailable, %d rejected, %d failed to load\n", counts[0],
+              counts[1], counts[2], counts[3]);
   return 0;
 }
 

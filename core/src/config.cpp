@@ -25,9 +25,12 @@ json read_json_file(const fs::path& file) {
     return json::parse(text, nullptr, true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
     std::size_t offset = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
-    std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+    std::size_t line =
+        1 + static_cast<std::size_t>(
+                std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
     std::size_t last_nl = text.rfind('\n', offset ? offset - 1 : 0);
-    std::size_t column = last_nl == std::string::npos || offset == 0 ? offset + 1 : offset - last_nl;
+    std::size_t column =
+        last_nl == std::string::npos || offset == 0 ? offset + 1 : offset - last_nl;
     std::string msg = e.what();
     if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
     throw Error(file.string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
@@ -110,7 +113,8 @@ const std::set<std::string> kOpenObjects = {"dataset", "optimizer", "conv"};  //
   throw Error(where + ": " + path + ": expected " + expected + ", got " + got.dump());
 }
 
-void check_value(const json& def, const json& got, const std::string& where, const std::string& path) {
+void check_value(const json& def, const json& got, const std::string& where,
+                 const std::string& path) {
   if (path == "model") {
     if (!got.is_string() && !got.is_object())
       type_error(where, path, "a model file path, a model name or a model object", got);
@@ -131,8 +135,8 @@ void check_value(const json& def, const json& got, const std::string& where, con
   }
 }
 
-void merge_checked(json& cfg, const json& defaults, const std::string& where, const std::string& prefix,
-                   bool open) {
+void merge_checked(json& cfg, const json& defaults, const std::string& where,
+                   const std::string& prefix, bool open) {
   std::vector<std::string> valid;
   for (auto it = defaults.begin(); it != defaults.end(); ++it) valid.push_back(it.key());
   for (auto it = cfg.begin(); it != cfg.end(); ++it) {
@@ -142,7 +146,9 @@ void merge_checked(json& cfg, const json& defaults, const std::string& where, co
       if (open) continue;  // a plugin parameter: the registry checks it against the plugin
       std::string hint = closest_match(it.key(), valid);
       throw Error(where + ": unknown key '" + path + "'" +
-                  (hint.empty() ? "" : " (did you mean '" + (prefix.empty() ? "" : prefix + ".") + hint + "'?)"));
+                  (hint.empty()
+                       ? ""
+                       : " (did you mean '" + (prefix.empty() ? "" : prefix + ".") + hint + "'?)"));
     }
     check_value(*def, it.value(), where, path);
     if (def->is_object() && it.value().is_object() && path != "model")
@@ -152,8 +158,8 @@ void merge_checked(json& cfg, const json& defaults, const std::string& where, co
     if (!cfg.contains(it.key())) cfg[it.key()] = it.value();
 }
 
-void require(bool ok, const std::string& where, const std::string& path, const std::string& expected,
-             const json& got) {
+void require(bool ok, const std::string& where, const std::string& path,
+             const std::string& expected, const json& got) {
   if (!ok) type_error(where, path, expected, got);
 }
 
@@ -163,14 +169,20 @@ void validate_experiment(json& config, const std::string& where) {
   if (!config.is_object()) throw Error(where + ": expected a JSON object at the top level");
   merge_checked(config, experiment_defaults(), where, "", false);
   const json& t = config["training"];
-  require(t["batch_size"].get<std::int64_t>() > 0, where, "training.batch_size", "a positive integer", t["batch_size"]);
-  require(t["eval_batch_size"].get<std::int64_t>() >= 0, where, "training.eval_batch_size", "an integer >= 0", t["eval_batch_size"]);
-  require(t["epochs"].get<std::int64_t>() >= 0, where, "training.epochs", "an integer >= 0", t["epochs"]);
-  require(t["steps_per_epoch"].get<std::int64_t>() >= 0, where, "training.steps_per_epoch", "an integer >= 0", t["steps_per_epoch"]);
+  require(t["batch_size"].get<std::int64_t>() > 0, where, "training.batch_size",
+          "a positive integer", t["batch_size"]);
+  require(t["eval_batch_size"].get<std::int64_t>() >= 0, where, "training.eval_batch_size",
+          "an integer >= 0", t["eval_batch_size"]);
+  require(t["epochs"].get<std::int64_t>() >= 0, where, "training.epochs", "an integer >= 0",
+          t["epochs"]);
+  require(t["steps_per_epoch"].get<std::int64_t>() >= 0, where, "training.steps_per_epoch",
+          "an integer >= 0", t["steps_per_epoch"]);
   require(t["seed"].get<std::int64_t>() >= 0, where, "training.seed", "an integer >= 0", t["seed"]);
-  require(t["threads"].get<std::int64_t>() >= 0, where, "training.threads", "an integer >= 0 (0: all cores)", t["threads"]);
+  require(t["threads"].get<std::int64_t>() >= 0, where, "training.threads",
+          "an integer >= 0 (0: all cores)", t["threads"]);
   const std::string& dtype = t["dtype"].get_ref<const std::string&>();
-  require(dtype == "float32" || dtype == "float64", where, "training.dtype", "\"float32\" or \"float64\"", t["dtype"]);
+  require(dtype == "float32" || dtype == "float64", where, "training.dtype",
+          "\"float32\" or \"float64\"", t["dtype"]);
   try {
     parse_layout(t["tensor_format"].get<std::string>());
   } catch (const Error&) {
@@ -179,23 +191,31 @@ void validate_experiment(json& config, const std::string& where) {
   const json& d = config["dataset"];
   require(d["name"].is_string(), where, "dataset.name", "a string", d["name"]);
   double vs = d["validation_split"].get<double>();
-  require(vs >= 0.0 && vs < 1.0, where, "dataset.validation_split", "a number in [0, 1)", d["validation_split"]);
-  require(d["train_limit"].get<std::int64_t>() >= 0, where, "dataset.train_limit", "an integer >= 0", d["train_limit"]);
-  require(d["test_limit"].get<std::int64_t>() >= 0, where, "dataset.test_limit", "an integer >= 0", d["test_limit"]);
-  require(config["optimizer"]["name"].is_string(), where, "optimizer.name", "a string", config["optimizer"]["name"]);
-  require(config["conv"]["algorithm"].is_string(), where, "conv.algorithm", "a string", config["conv"]["algorithm"]);
+  require(vs >= 0.0 && vs < 1.0, where, "dataset.validation_split", "a number in [0, 1)",
+          d["validation_split"]);
+  require(d["train_limit"].get<std::int64_t>() >= 0, where, "dataset.train_limit",
+          "an integer >= 0", d["train_limit"]);
+  require(d["test_limit"].get<std::int64_t>() >= 0, where, "dataset.test_limit", "an integer >= 0",
+          d["test_limit"]);
+  require(config["optimizer"]["name"].is_string(), where, "optimizer.name", "a string",
+          config["optimizer"]["name"]);
+  require(config["conv"]["algorithm"].is_string(), where, "conv.algorithm", "a string",
+          config["conv"]["algorithm"]);
   for (std::size_t i = 0; i < config["metrics"].size(); ++i)
-    require(config["metrics"][i].is_string(), where, "metrics[" + std::to_string(i) + "]", "a metric name", config["metrics"][i]);
+    require(config["metrics"][i].is_string(), where, "metrics[" + std::to_string(i) + "]",
+            "a metric name", config["metrics"][i]);
   for (std::size_t i = 0; i < config["schedulers"].size(); ++i) {
     const json& s = config["schedulers"][i];
     require(s.is_object() && s.contains("name") && s["name"].is_string(), where,
             "schedulers[" + std::to_string(i) + "]", "an object with a \"name\"", s);
   }
   const std::string& mode = config["parallel"]["mode"].get_ref<const std::string&>();
-  require(mode == "sequential" || mode == "data", where, "parallel.mode", "\"sequential\" or \"data\"", config["parallel"]["mode"]);
+  require(mode == "sequential" || mode == "data", where, "parallel.mode",
+          "\"sequential\" or \"data\"", config["parallel"]["mode"]);
   const std::string& progress = config["output"]["progress"].get_ref<const std::string&>();
-  require(progress == "auto" || progress == "bar" || progress == "lines" || progress == "none", where,
-          "output.progress", "\"auto\", \"bar\", \"lines\" or \"none\"", config["output"]["progress"]);
+  require(progress == "auto" || progress == "bar" || progress == "lines" || progress == "none",
+          where, "output.progress", "\"auto\", \"bar\", \"lines\" or \"none\"",
+          config["output"]["progress"]);
   const json& m = config["model"];
   require(m.is_object() || !m.get<std::string>().empty(), where, "model",
           "a model file, a model name (e.g. \"simplecnn\") or a model object", m);
@@ -230,7 +250,8 @@ fs::path resolve_model_path(const std::string& model, const fs::path& config_fil
       std::string file = model + ".json";
       candidates.push_back(config_dir / "models" / file);
       candidates.push_back(fs::path(DTNN_SOURCE_DIR) / "configs" / "models" / file);
-      candidates.push_back(fs::path(DTNN_INSTALL_PREFIX) / "share" / "dtnn" / "configs" / "models" / file);
+      candidates.push_back(fs::path(DTNN_INSTALL_PREFIX) / "share" / "dtnn" / "configs" / "models" /
+                           file);
     }
   }
   std::string looked;
@@ -239,8 +260,8 @@ fs::path resolve_model_path(const std::string& model, const fs::path& config_fil
     if (fs::is_regular_file(c, ec)) return c.lexically_normal();
     looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
   }
-  throw Error((config_file.empty() ? std::string("config") : config_file.string()) + ": model: cannot find '" +
-              model + "' (looked for " + looked + ")");
+  throw Error((config_file.empty() ? std::string("config") : config_file.string()) +
+              ": model: cannot find '" + model + "' (looked for " + looked + ")");
 }
 
 }  // namespace dtnn

@@ -3,11 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 
 #include "dtnn/communicator.hpp"
@@ -54,15 +54,18 @@ std::shared_ptr<Communicator> make_communicator(const json& parallel, const Regi
   }
   if (name == "local") {
     if (launched_by_mpi() && parallel["communicator"] == "local")
-      log_warning("launched by MPI but parallel.communicator is \"local\": every rank trains alone");
+      log_warning(
+          "launched by MPI but parallel.communicator is \"local\": every rank trains alone");
     return std::make_shared<LocalCommunicator>();
   }
-  return registry.create_as<Communicator>("communicator", name, Params(json::object(), where + ": parallel"));
+  return registry.create_as<Communicator>("communicator", name,
+                                          Params(json::object(), where + ": parallel"));
 }
 
 void flatten(const json& j, const std::string& prefix, std::string& out) {
   if (j.is_object() && !j.empty()) {
-    for (auto it = j.begin(); it != j.end(); ++it) flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
   } else {
     out += "  " + prefix + " = " + j.dump() + "\n";
   }
@@ -81,38 +84,46 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   comm_ = make_communicator(j["parallel"], registry, where);
   set_log_rank(comm_->rank());
 
-  static const std::vector<std::string> kDatasetCoreKeys = {"name", "validation_split", "train_limit", "test_limit"};
-  dataset_ = registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
-                                         Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
+  static const std::vector<std::string> kDatasetCoreKeys = {"name", "validation_split",
+                                                            "train_limit", "test_limit"};
+  dataset_ =
+      registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
+                                  Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
 
-  ModelSpec spec = j["model"].is_object()
-                       ? parse_model_spec(j["model"], where + ": model")
-                       : load_model_spec(resolve_model_path(j["model"].get<std::string>(), config_.file));
+  ModelSpec spec =
+      j["model"].is_object()
+          ? parse_model_spec(j["model"], where + ": model")
+          : load_model_spec(resolve_model_path(j["model"].get<std::string>(), config_.file));
   if (spec.name.empty()) spec.name = "model";
   ModelOptions mo;
   mo.dtype = dtype;
   mo.layout = layout;
-  mo.max_batch = std::max(t["batch_size"].get<std::int64_t>(), t["eval_batch_size"].get<std::int64_t>());
+  mo.max_batch =
+      std::max(t["batch_size"].get<std::int64_t>(), t["eval_batch_size"].get<std::int64_t>());
   mo.seed = t["seed"].get<std::uint64_t>();
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
   mo.conv_params = Params(j["conv"], where + ": conv");
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
   if (model_->output_shape().numel() != dataset_->num_classes())
-    throw Error(where + ": the model's output " + model_->output_shape().str() + " does not match the " +
-                std::to_string(dataset_->num_classes()) + " classes of dataset '" +
-                j["dataset"]["name"].get<std::string>() + "'");
+    throw Error(where + ": the model's output " + model_->output_shape().str() +
+                " does not match the " + std::to_string(dataset_->num_classes()) +
+                " classes of dataset '" + j["dataset"]["name"].get<std::string>() + "'");
 
-  optimizer_ = registry.create_as<Optimizer>("optimizer", j["optimizer"]["name"].get<std::string>(),
-                                             Params(j["optimizer"], where + ": optimizer"), {"name"});
+  optimizer_ =
+      registry.create_as<Optimizer>("optimizer", j["optimizer"]["name"].get<std::string>(),
+                                    Params(j["optimizer"], where + ": optimizer"), {"name"});
   optimizer_->build(model_->parameters());
-  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(), Params(json::object(), where + ": loss"));
+  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
+                                   Params(json::object(), where + ": loss"));
   for (std::size_t i = 0; i < j["metrics"].size(); ++i)
-    metrics_.push_back(registry.create_as<Metric>("metric", j["metrics"][i].get<std::string>(),
-                                                  Params(json::object(), where + ": metrics[" + std::to_string(i) + "]")));
+    metrics_.push_back(registry.create_as<Metric>(
+        "metric", j["metrics"][i].get<std::string>(),
+        Params(json::object(), where + ": metrics[" + std::to_string(i) + "]")));
   for (std::size_t i = 0; i < j["schedulers"].size(); ++i) {
     const json& s = j["schedulers"][i];
-    schedulers_.push_back(registry.create_as<Scheduler>("scheduler", s["name"].get<std::string>(),
-                                                        Params(s, where + ": schedulers[" + std::to_string(i) + "]"), {"name"}));
+    schedulers_.push_back(registry.create_as<Scheduler>(
+        "scheduler", s["name"].get<std::string>(),
+        Params(s, where + ": schedulers[" + std::to_string(i) + "]"), {"name"}));
   }
 
   TrainerOptions to;
@@ -128,10 +139,12 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.evaluate = t["evaluate"].get<bool>();
   to.evaluate_only = t["evaluate_only"].get<bool>();
   const std::string progress = j["output"]["progress"].get<std::string>();
-  to.progress = progress == "bar" ? ProgressStyle::bar
+  to.progress = progress == "bar"     ? ProgressStyle::bar
                 : progress == "lines" ? ProgressStyle::lines
-                : progress == "none" ? ProgressStyle::none : ProgressStyle::automatic;
-  trainer_ = std::make_unique<Trainer>(*model_, *dataset_, *optimizer_, *loss_, metrics_, schedulers_, *comm_, to);
+                : progress == "none"  ? ProgressStyle::none
+                                      : ProgressStyle::automatic;
+  trainer_ = std::make_unique<Trainer>(*model_, *dataset_, *optimizer_, *loss_, metrics_,
+                                       schedulers_, *comm_, to);
 }
 
 Experiment::~Experiment() = default;
@@ -141,10 +154,10 @@ std::string Experiment::summary() const {
   flatten(config_.json, "", params);
   const RuntimeInfo& rt = runtime_info();
   char head[256];
-  std::snprintf(head, sizeof head, "dtnn: %d thread(s), %d rank(s), BLIS %s kernels '%s'\n", rt.threads,
-                comm_->size(), rt.blis_version.c_str(), rt.blis_kernels.c_str());
-  return std::string(head) + "Parameters (" + config_.where() + "):\n" + params + model_->summary() +
-         "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
+  std::snprintf(head, sizeof head, "dtnn: %d thread(s), %d rank(s), BLIS %s kernels '%s'\n",
+                rt.threads, comm_->size(), rt.blis_version.c_str(), rt.blis_kernels.c_str());
+  return std::string(head) + "Parameters (" + config_.where() + "):\n" + params +
+         model_->summary() + "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
          std::to_string(trainer_->validation_size()) + " validation, " +
          std::to_string(trainer_->test_size()) + " test samples\n";
 }

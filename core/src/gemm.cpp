@@ -1,9 +1,9 @@
 #include "dtnn/gemm.hpp"
 
-#include "small_gemm.hpp"
-
 #include <blis.h>
 #include <omp.h>
+
+#include "small_gemm.hpp"
 
 namespace dtnn {
 
@@ -30,22 +30,21 @@ bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::
 }
 }  // namespace
 
-void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                 float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-                 float beta, float* c, std::int64_t ldc) {
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+          std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (use_small(trans_a, trans_b, m, n, k))
     return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   rntm_t rntm = runtime_for(m, n, k);
   bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
-               const_cast<float*>(a), lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1,
-               nullptr, &rntm);
+               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, const_cast<float*>(a),
+               lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1, nullptr, &rntm);
 }
 
-void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                  double alpha, const double* a, std::int64_t lda, const double* b,
-                  std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+          const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
+          double* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (use_small(trans_a, trans_b, m, n, k))
     return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

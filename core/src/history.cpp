@@ -16,8 +16,11 @@ std::string History::to_json() const {
   nlohmann::json j;
   j["epochs"] = nlohmann::json::array();
   for (const auto& e : epochs) {
-    nlohmann::json r = {{"epoch", e.epoch}, {"loss", e.loss}, {"samples", e.samples},
-                        {"seconds", e.seconds}, {"samples_per_second", e.samples_per_second}};
+    nlohmann::json r = {{"epoch", e.epoch},
+                        {"loss", e.loss},
+                        {"samples", e.samples},
+                        {"seconds", e.seconds},
+                        {"samples_per_second", e.samples_per_second}};
     for (const auto& [k, v] : e.metrics) r[k] = v;
     if (e.validation) {
       r["val_loss"] = e.validation->loss;

@@ -8,8 +8,9 @@
 namespace dtnn {
 
 namespace {
-const std::vector<std::string> kNames = {"glorot_uniform", "glorot_normal", "he_uniform", "he_normal",
-                                         "lecun_uniform",  "lecun_normal",  "zeros",      "ones"};
+const std::vector<std::string> kNames = {"glorot_uniform", "glorot_normal", "he_uniform",
+                                         "he_normal",      "lecun_uniform", "lecun_normal",
+                                         "zeros",          "ones"};
 }
 
 void check_initializer(const std::string& name, const std::string& where) {
@@ -27,15 +28,18 @@ void initialize(Tensor& t, const std::string& name, std::int64_t fan_in, std::in
   const double fi = static_cast<double>(fan_in), fo = static_cast<double>(fan_out);
   bool normal = name.find("_normal") != std::string::npos;
   double scale = 0;  // uniform limit or normal stddev
-  if (name.rfind("glorot", 0) == 0) scale = normal ? std::sqrt(2.0 / (fi + fo)) : std::sqrt(6.0 / (fi + fo));
+  if (name.rfind("glorot", 0) == 0)
+    scale = normal ? std::sqrt(2.0 / (fi + fo)) : std::sqrt(6.0 / (fi + fo));
   if (name.rfind("he", 0) == 0) scale = normal ? std::sqrt(2.0 / fi) : std::sqrt(6.0 / fi);
   if (name.rfind("lecun", 0) == 0) scale = normal ? std::sqrt(1.0 / fi) : std::sqrt(3.0 / fi);
   dispatch_dtype(t.dtype(), [&](auto z) {
     using T = decltype(z);
     T* p = t.data<T>();
     for (std::int64_t i = 0; i < t.numel(); ++i) {
-      double v = name == "zeros" ? 0.0 : name == "ones" ? 1.0
-                 : normal        ? scale * rng.normal() : rng.uniform(-scale, scale);
+      double v = name == "zeros"  ? 0.0
+                 : name == "ones" ? 1.0
+                 : normal         ? scale * rng.normal()
+                                  : rng.uniform(-scale, scale);
       p[i] = static_cast<T>(v);
     }
   });

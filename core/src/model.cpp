@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "dtnn/config.hpp"
@@ -29,7 +28,8 @@ void parse_layers(const json& layers, const std::string& where, std::vector<Laye
     if (e.contains("repeat")) {
       for (auto it = e.begin(); it != e.end(); ++it)
         if (it.key() != "repeat" && it.key() != "layers")
-          throw Error(at + ": unknown key '" + it.key() + "' in a repeat block (expected repeat, layers)");
+          throw Error(at + ": unknown key '" + it.key() +
+                      "' in a repeat block (expected repeat, layers)");
       if (!e["repeat"].is_number_integer() || e["repeat"].get<std::int64_t>() < 1)
         throw Error(at + ".repeat: expected a positive integer, got " + e["repeat"].dump());
       if (!e.contains("layers")) throw Error(at + ": a repeat block needs 'layers'");
@@ -64,8 +64,11 @@ ModelSpec parse_model_spec(const json& j, const std::string& where) {
   if (j.contains("input_shape")) {
     const json& s = j["input_shape"];
     if (!s.is_array() || s.empty() || s.size() > 3 ||
-        !std::all_of(s.begin(), s.end(), [](const json& d) { return d.is_number_integer() && d.get<std::int64_t>() > 0; }))
-      throw Error(where + ": input_shape: expected 1 to 3 positive integers (H, W, C), got " + s.dump());
+        !std::all_of(s.begin(), s.end(), [](const json& d) {
+          return d.is_number_integer() && d.get<std::int64_t>() > 0;
+        }))
+      throw Error(where + ": input_shape: expected 1 to 3 positive integers (H, W, C), got " +
+                  s.dump());
     spec.input_shape = Shape::from(s.begin(), s.end());
   }
   if (!j.contains("layers")) throw Error(where + ": missing \"layers\"");
@@ -95,7 +98,8 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   }
   Shape current = input_shape;
   std::int64_t largest = input_shape.numel();
-  bool trainable_before = false;  // a layer needs dLoss/dx only if some layer before it has parameters
+  bool trainable_before =
+      false;  // a layer needs dLoss/dx only if some layer before it has parameters
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
     const LayerSpec& ls = spec.layers[i];
     auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
@@ -112,11 +116,13 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     try {
       layer->build(ctx);
     } catch (const Error& e) {
-      throw Error(ls.params.where() + " (" + ls.type + " on input " + current.str() + "): " + e.what());
+      throw Error(ls.params.where() + " (" + ls.type + " on input " + current.str() +
+                  "): " + e.what());
     }
     current = layer->output_shape();
     largest = std::max(largest, current.numel());
-    outputs_.push_back(Tensor::empty(current.with_batch(options.max_batch), options.dtype, options.layout));
+    outputs_.push_back(
+        Tensor::empty(current.with_batch(options.max_batch), options.dtype, options.layout));
     for (auto& p : layer->parameters()) {
       p.name = std::to_string(i + 1) + "." + ls.type + "." + p.name;
       parameters_.push_back(std::move(p));

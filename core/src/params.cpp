@@ -52,7 +52,8 @@ const Json& get(const Params& p, std::string_view key, const Json& root) {
 std::int64_t Params::get_int(std::string_view key) const {
   const Json& v = get(*this, key, *json_);
   if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))
+  if (v.is_number_float() &&
+      v.get<double>() == static_cast<double>(static_cast<std::int64_t>(v.get<double>())))
     return static_cast<std::int64_t>(v.get<double>());
   fail(key, "an integer");
 }

@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/dll/shared_library.hpp>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <boost/dll/shared_library.hpp>
-#include <nlohmann/json.hpp>
 
 #include "dtnn/config.hpp"
 #include "dtnn/params.hpp"
@@ -23,18 +22,22 @@ using Library = boost::dll::shared_library;
 
 const char* to_string(PluginRecord::Status s) {
   switch (s) {
-    case PluginRecord::Status::ok: return "ok";
-    case PluginRecord::Status::unavailable: return "unavailable";
-    case PluginRecord::Status::rejected: return "rejected";
-    case PluginRecord::Status::load_failed: return "load-failed";
+    case PluginRecord::Status::ok:
+      return "ok";
+    case PluginRecord::Status::unavailable:
+      return "unavailable";
+    case PluginRecord::Status::rejected:
+      return "rejected";
+    case PluginRecord::Status::load_failed:
+      return "load-failed";
   }
   return "?";
 }
 
 namespace {
 
-const std::set<std::string> kKinds = {"layer",        "conv", "optimizer", "scheduler", "dataset",
-                                      "communicator", "loss", "metric"};
+const std::set<std::string> kKinds = {"layer",   "conv",         "optimizer", "scheduler",
+                                      "dataset", "communicator", "loss",      "metric"};
 
 fs::path executable_dir() {
   std::error_code ec;
@@ -56,8 +59,9 @@ void check_type(const json& def, const json& got, const std::string& where) {
   };
   if (def.is_null()) return;
   if (def.is_number_integer()) {
-    if (!got.is_number() || (got.is_number_float() && got.get<double>() != static_cast<double>(
-                                                          static_cast<std::int64_t>(got.get<double>()))))
+    if (!got.is_number() ||
+        (got.is_number_float() &&
+         got.get<double>() != static_cast<double>(static_cast<std::int64_t>(got.get<double>()))))
       bad("an integer");
   } else if (def.is_number()) {
     if (!got.is_number()) bad("a number");
@@ -104,7 +108,8 @@ void Registry::scan(const fs::path& folder) {
   if (!fs::is_directory(folder, ec)) return;  // absent folders of the search order are normal
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(folder, ec))
-    if (e.is_regular_file() && e.path().extension() == DTNN_PLUGIN_SUFFIX) files.push_back(e.path());
+    if (e.is_regular_file() && e.path().extension() == DTNN_PLUGIN_SUFFIX)
+      files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) load(f);
 }
@@ -137,13 +142,13 @@ void Registry::load(const fs::path& file) {
       lib->has("dtnn_plugin_fingerprint") ? &lib->get<const char>("dtnn_plugin_fingerprint") : "?";
   if (abi != kPluginAbiVersion)
     return reject(PluginRecord::Status::rejected,
-                  "stale plugin: built for plugin ABI v" + std::to_string(abi) + " (" + fingerprint +
-                      "), this dtnn needs ABI v" + std::to_string(kPluginAbiVersion) +
+                  "stale plugin: built for plugin ABI v" + std::to_string(abi) + " (" +
+                      fingerprint + "), this dtnn needs ABI v" + std::to_string(kPluginAbiVersion) +
                       "; rebuild the plugin");
   if (fingerprint != DTNN_BUILD_FINGERPRINT)
-    return reject(PluginRecord::Status::rejected,
-                  "built with '" + fingerprint + "', this dtnn is '" DTNN_BUILD_FINGERPRINT
-                  "'; rebuild the plugin against this dtnn");
+    return reject(PluginRecord::Status::rejected, "built with '" + fingerprint +
+                                                      "', this dtnn is '" DTNN_BUILD_FINGERPRINT
+                                                      "'; rebuild the plugin against this dtnn");
   if (!lib->has("dtnn_plugin_descriptor"))
     return reject(PluginRecord::Status::rejected, "no dtnn_plugin_descriptor (use DTNN_PLUGIN)");
 
@@ -160,10 +165,11 @@ void Registry::load(const fs::path& file) {
   json defaults = json::parse(rec.parameters, nullptr, false);
   if (defaults.is_discarded() || !defaults.is_object())
     return reject(PluginRecord::Status::rejected, "its parameter defaults are not a JSON object");
-  if (const PluginRecord* other = find(rec.kind, rec.name); other && other->status == PluginRecord::Status::ok)
-    return reject(PluginRecord::Status::rejected,
-                  "duplicate " + rec.kind + " plugin '" + rec.name + "' (already loaded from " +
-                      other->file.string() + ")");
+  if (const PluginRecord* other = find(rec.kind, rec.name);
+      other && other->status == PluginRecord::Status::ok)
+    return reject(PluginRecord::Status::rejected, "duplicate " + rec.kind + " plugin '" + rec.name +
+                                                      "' (already loaded from " +
+                                                      other->file.string() + ")");
   if (d.probe) {
     std::string why;
     bool ok = false;
@@ -180,7 +186,8 @@ void Registry::load(const fs::path& file) {
 const PluginRecord* Registry::find(std::string_view kind, std::string_view name) const {
   const PluginRecord* best = nullptr;
   for (const auto& r : records_)
-    if (r.kind == kind && r.name == name && (!best || r.status == PluginRecord::Status::ok)) best = &r;
+    if (r.kind == kind && r.name == name && (!best || r.status == PluginRecord::Status::ok))
+      best = &r;
   return best;
 }
 
@@ -204,7 +211,8 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
     std::string refused;  // files that may have been the one asked for
     for (const auto& r : records_)
       if (r.status != PluginRecord::Status::ok && (r.kind.empty() || r.kind == kind))
-        refused += "; " + r.file.filename().string() + " was " + to_string(r.status) + ": " + r.reason;
+        refused +=
+            "; " + r.file.filename().string() + " was " + to_string(r.status) + ": " + r.reason;
     throw Error((params.where().empty() ? "" : params.where() + ": ") + "no " + std::string(kind) +
                 " plugin named '" + std::string(name) + "'" +
                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
@@ -225,7 +233,8 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
     if (def == merged.end()) {
       std::string hint = closest_match(key, valid);
       throw Error(params.key_path(key) + ": unknown parameter of " + std::string(kind) + " '" +
-                  std::string(name) + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+                  std::string(name) + "'" +
+                  (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                   "; valid: " + join(valid));
     }
     check_type(*def, it.value(), params.key_path(key));

@@ -1,10 +1,9 @@
 #include "dtnn/runtime.hpp"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <blis.h>
 #include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -49,8 +48,10 @@ int blis_choice_in_child(int try_arch) {
     if (try_arch >= 0) {
       setenv("BLIS_ARCH_TYPE", std::to_string(try_arch).c_str(), 1);
       float a[4] = {1, 2, 3, 4}, c[4] = {0, 0, 0, 0}, one = 1, zero = 0;
-      bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, 2, 2, 2, &one, a, 2, 1, a, 2, 1, &zero, c, 2, 1);
-      if (c[0] == 7 && c[1] == 10 && c[2] == 15 && c[3] == 22) id = static_cast<int>(bli_arch_query_id());
+      bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, 2, 2, 2, &one, a, 2, 1, a, 2, 1, &zero, c, 2,
+                1);
+      if (c[0] == 7 && c[1] == 10 && c[2] == 15 && c[3] == 22)
+        id = static_cast<int>(bli_arch_query_id());
     } else {
       id = static_cast<int>(bli_arch_query_id());
     }
@@ -73,8 +74,8 @@ void select_blis_kernels() {
   }
   int choice = blis_choice_in_child(-1);
   if (choice != static_cast<int>(BLIS_ARCH_GENERIC)) {
-    g_info.blis_selection = choice < 0 ? "BLIS's own detection (could not pre-check it)"
-                                       : "BLIS's own detection";
+    g_info.blis_selection =
+        choice < 0 ? "BLIS's own detection (could not pre-check it)" : "BLIS's own detection";
     return;
   }
   __builtin_cpu_init();
@@ -93,7 +94,8 @@ void select_blis_kernels() {
     return;
   }
   if (blis_choice_in_child(better) != better) {
-    g_info.blis_selection = std::string("BLIS detected 'generic'; this BLIS build could not run ") + name;
+    g_info.blis_selection =
+        std::string("BLIS detected 'generic'; this BLIS build could not run ") + name;
     return;
   }
   setenv("BLIS_ARCH_TYPE", std::to_string(better).c_str(), 1);  // read by BLIS at its first call
@@ -103,7 +105,8 @@ void select_blis_kernels() {
 }  // namespace
 
 void set_num_threads(int threads) {
-  if (threads <= 0) threads = std::getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : omp_get_num_procs();
+  if (threads <= 0)
+    threads = std::getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : omp_get_num_procs();
   omp_set_num_threads(threads);
   bli_thread_set_num_threads(threads);
   g_info.threads = threads;

@@ -3,13 +3,13 @@
 // into aligned, zero-padded rows of W so every load is a whole vector.
 #include "small_gemm.hpp"
 
-#include "dtnn/simd.hpp"
-
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+
+#include "dtnn/simd.hpp"
 
 namespace dtnn::detail {
 
@@ -20,7 +20,8 @@ using simd::rows_for;
 using simd::Vec;
 
 // Aligned scratch that grows once and is then reused: the training step must not allocate.
-template <class T> T* scratch(std::size_t count, int slot) {
+template <class T>
+T* scratch(std::size_t count, int slot) {
   struct Buffer {
     std::unique_ptr<T, decltype(&std::free)> data{nullptr, &std::free};
     std::size_t size = 0;
@@ -34,12 +35,11 @@ template <class T> T* scratch(std::size_t count, int slot) {
   return b.data.get();
 }
 
-
 // acc[r] += A(r, kk) * P[kk] for kk in [0, k), R rows; A(r, kk) = a[r * lda + kk * acs] and row
 // kk of P starts at p + kk * ldp (NV whole vectors readable there).
 template <class T, int NV, int R>
-inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a, std::int64_t lda, std::int64_t acs,
-                       const T* p, std::int64_t ldp) {
+inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a, std::int64_t lda,
+                       std::int64_t acs, const T* p, std::int64_t ldp) {
   constexpr int L = kLanes<T>;
   for (std::int64_t kk = 0; kk < k; ++kk) {
     Vec<T> bv[NV];
@@ -53,7 +53,8 @@ inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a, std::in
 
 // C rows [0, R) (first n columns) = alpha * acc + beta * C: whole vectors, then the tail.
 template <class T, int NV, int R>
-inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T* c, std::int64_t ldc) {
+inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T* c,
+                  std::int64_t ldc) {
   constexpr int L = kLanes<T>;
   const std::int64_t whole = n / L;
   for (int r = 0; r < R; ++r) {
@@ -68,7 +69,8 @@ inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T
       __builtin_memcpy(cr + v * L, &out, sizeof out);
     }
     const T* lanes = reinterpret_cast<const T*>(&acc[r][0]);
-    for (std::int64_t j = whole * L; j < n; ++j) cr[j] = alpha * lanes[j] + (beta == T(0) ? T(0) : beta * cr[j]);
+    for (std::int64_t j = whole * L; j < n; ++j)
+      cr[j] = alpha * lanes[j] + (beta == T(0) ? T(0) : beta * cr[j]);
   }
 }
 
@@ -126,7 +128,8 @@ void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
       std::int64_t ldp = ldb;
       if (!b_in_place) {  // B rows zero-padded to W
         for (std::int64_t kk = 0; kk < len; ++kk)
-          for (std::int64_t j = 0; j < W; ++j) packed_b[kk * W + j] = j < n ? p[kk * ldb + j] : T(0);
+          for (std::int64_t j = 0; j < W; ++j)
+            packed_b[kk * W + j] = j < n ? p[kk * ldb + j] : T(0);
         p = packed_b;
         ldp = W;
       }
@@ -139,19 +142,22 @@ void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
       T s = 0;
-      for (int t = 0; t < threads; ++t) s += partial[(static_cast<std::int64_t>(t) * m + i) * W + j];
+      for (int t = 0; t < threads; ++t)
+        s += partial[(static_cast<std::int64_t>(t) * m + i) * W + j];
       c[i * ldc + j] = alpha * s + (beta == T(0) ? T(0) : beta * c[i * ldc + j]);
     }
 }
 
 template <class T, int NV>
-void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
-         std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+         const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+         std::int64_t ldc) {
   if (trans_a && !trans_b) return run_tn<T, NV>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   constexpr int W = NV * kLanes<T>;
   T* p = scratch<T>(static_cast<std::size_t>(k * W), 0);  // op(B) as [k, W], zero-padded
   for (std::int64_t kk = 0; kk < k; ++kk)
-    for (std::int64_t j = 0; j < W; ++j) p[kk * W + j] = j < n ? (trans_b ? b[j * ldb + kk] : b[kk * ldb + j]) : T(0);
+    for (std::int64_t j = 0; j < W; ++j)
+      p[kk * W + j] = j < n ? (trans_b ? b[j * ldb + kk] : b[kk * ldb + j]) : T(0);
   if (trans_a)
     run_nn<T, NV>(m, n, k, alpha, a, 1, lda, p, beta, c, ldc);  // op(A)(i, kk) = A[kk, i]
   else
@@ -162,20 +168,30 @@ void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_
 
 template <class T>
 void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+                std::int64_t ldc) {
   const std::int64_t vectors = (n + kLanes<T> - 1) / kLanes<T>;
   switch (vectors) {
-    case 1: return run<T, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    case 2: return run<T, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    case 3: case 4: return run<T, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    case 5: case 6: return run<T, 6>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    default: return run<T, 12>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case 1:
+      return run<T, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case 2:
+      return run<T, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case 3:
+    case 4:
+      return run<T, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case 5:
+    case 6:
+      return run<T, 6>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    default:
+      return run<T, 12>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
-template void small_gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
-                                std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
-template void small_gemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double, const double*,
-                                 std::int64_t, const double*, std::int64_t, double, double*, std::int64_t);
+template void small_gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float,
+                                const float*, std::int64_t, const float*, std::int64_t, float,
+                                float*, std::int64_t);
+template void small_gemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                                 const double*, std::int64_t, const double*, std::int64_t, double,
+                                 double*, std::int64_t);
 
 }  // namespace dtnn::detail

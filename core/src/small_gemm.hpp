@@ -4,7 +4,8 @@
 //
 //   nn: C[m, n] = alpha * A[m, k] * B[k, n] + beta * C             (n <= kSmallWidth)
 //   nt: C[m, n] = alpha * A[m, k] * B[n, k]^T + beta * C           (n <= kSmallWidth)
-//   tn: C[m, n] = alpha * A[k, m]^T * B[k, n] + beta * C           (n <= kSmallWidth; k may be huge)
+//   tn: C[m, n] = alpha * A[k, m]^T * B[k, n] + beta * C           (n <= kSmallWidth; k may be
+//   huge)
 #pragma once
 #include <cstdint>
 

@@ -5,16 +5,13 @@
 #include <vector>
 
 #include "dtnn/model.hpp"
+#include "format.hpp"
 
 namespace dtnn {
 
 namespace {
 
-std::string with_commas(std::int64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
+using detail::group_thousands;
 
 std::string table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(rows[0].size(), 0);
@@ -49,7 +46,7 @@ std::string Model::summary() const {
     std::int64_t count = 0;
     for (const auto& p : l.parameters()) count += p.value.numel();
     workspace += l.workspace_bytes();
-    rows.push_back({std::to_string(i + 1), l.type(), with_commas(count), l.output_shape().str(),
+    rows.push_back({std::to_string(i + 1), l.type(), group_thousands(count), l.output_shape().str(),
                     l.weights_shape(), l.attributes()});
   }
   std::int64_t total = parameter_count();
@@ -58,8 +55,10 @@ std::string Model::summary() const {
   std::snprintf(size, sizeof size, "%.2f KiB", static_cast<double>(bytes) / 1024.0);
   std::string out = "Model: " + name_ + " (" + to_string(options_.dtype) + ", " +
                     to_string(options_.layout) + ")\n" + table(rows);
-  out += "Total parameters: " + with_commas(total) + " (" + with_commas(bytes) + " bytes, " + size + ")\n";
-  if (workspace) out += "Layer workspaces: " + with_commas(static_cast<std::int64_t>(workspace)) + " bytes\n";
+  out += "Total parameters: " + group_thousands(total) + " (" + group_thousands(bytes) + " bytes, " + size +
+         ")\n";
+  if (workspace)
+    out += "Layer workspaces: " + group_thousands(static_cast<std::int64_t>(workspace)) + " bytes\n";
   return out;
 }
 
@@ -76,8 +75,10 @@ std::string Model::profile_table() const {
   for (std::size_t i = 0; i < times_.size(); ++i) {
     const LayerTime& t = times_[i];
     char share[16];
-    std::snprintf(share, sizeof share, "%.1f%%", total > 0 ? 100.0 * (t.forward_seconds + t.backward_seconds) / total : 0.0);
-    rows.push_back({std::to_string(i + 1), layers_[i]->type(), ms(t.forward_seconds, t.forward_calls),
+    std::snprintf(share, sizeof share, "%.1f%%",
+                  total > 0 ? 100.0 * (t.forward_seconds + t.backward_seconds) / total : 0.0);
+    rows.push_back({std::to_string(i + 1), layers_[i]->type(),
+                    ms(t.forward_seconds, t.forward_calls),
                     ms(t.backward_seconds, t.backward_calls), share});
   }
   return table(rows);

@@ -79,10 +79,12 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout) {
   t.dtype_ = dtype;
   t.layout_ = layout;
   std::size_t bytes = t.bytes();
-  std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  std::size_t rounded =
+      (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded);
   if (!p) throw Error("out of memory allocating a tensor of " + std::to_string(bytes) + " bytes");
-  t.storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  t.storage_ =
+      std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
   t.data_ = t.storage_.get();
   return t;
 }

@@ -16,6 +16,7 @@
 #include "dtnn/optimizer.hpp"
 #include "dtnn/rng.hpp"
 #include "dtnn/scheduler.hpp"
+#include "format.hpp"
 
 namespace dtnn {
 
@@ -28,15 +29,10 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string fmt_rate(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.0f", v);
-  std::string s = b;
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
+std::string fmt_rate(double v) { return detail::group_thousands(static_cast<std::int64_t>(v + 0.5)); }
 
-std::string fmt_metrics(const std::string& prefix, double loss, const std::map<std::string, double>& m) {
+std::string fmt_metrics(const std::string& prefix, double loss,
+                        const std::map<std::string, double>& m) {
   char b[64];
   std::snprintf(b, sizeof b, "%sloss %.4f", prefix.c_str(), loss);
   std::string s = b;
@@ -53,8 +49,13 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
                  std::vector<std::shared_ptr<Metric>> metrics,
                  std::vector<std::shared_ptr<Scheduler>> schedulers, Communicator& comm,
                  TrainerOptions options)
-    : model_(model), dataset_(dataset), optimizer_(optimizer), loss_(loss),
-      metrics_(std::move(metrics)), schedulers_(std::move(schedulers)), comm_(comm),
+    : model_(model),
+      dataset_(dataset),
+      optimizer_(optimizer),
+      loss_(loss),
+      metrics_(std::move(metrics)),
+      schedulers_(std::move(schedulers)),
+      comm_(comm),
       options_(options) {
   if (options_.eval_batch_size <= 0) options_.eval_batch_size = options_.batch_size;
   const std::int64_t max_batch = model_.options().max_batch;
@@ -62,7 +63,8 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
     throw Error("trainer: batch size above the model's max_batch");
   std::int64_t n = dataset_.size(Split::train);
   if (options_.train_limit > 0) n = std::min(n, options_.train_limit);
-  std::int64_t validation = static_cast<std::int64_t>(std::floor(static_cast<double>(n) * options_.validation_split));
+  std::int64_t validation =
+      static_cast<std::int64_t>(std::floor(static_cast<double>(n) * options_.validation_split));
   train_end_ = n - validation;
   validation_end_ = n;
   test_end_ = dataset_.size(Split::test);
@@ -94,10 +96,11 @@ double Trainer::train_step(std::span<const std::int64_t> indices) {
   const Tensor& prediction = model_.forward(x, Mode::train);
   const double batch_loss = loss_.forward(prediction, y);
   for (std::size_t m = 0; m < metrics_.size(); ++m)
-    metrics_[m]->accumulate(prediction, y,
-                            std::span<double>(metric_totals_).subspan(metric_offsets_[m],
-                                                                      metrics_[m]->num_totals()));
-  model_.backward(loss_, y);  // grads start at zero: the model builds them so, each step leaves them so
+    metrics_[m]->accumulate(
+        prediction, y,
+        std::span<double>(metric_totals_).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+  model_.backward(loss_,
+                  y);  // grads start at zero: the model builds them so, each step leaves them so
   if (comm_.size() > 1) {  // average the gradients over ranks
     const double scale = 1.0 / comm_.size();
     for (const auto& p : model_.parameters()) {
@@ -126,13 +129,15 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
     const std::int64_t n = std::min(options_.eval_batch_size, hi - b);
     std::iota(idx.begin(), idx.begin() + n, b);
     Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
-    dataset_.read(split, std::span<const std::int64_t>(idx.data(), static_cast<std::size_t>(n)), x, y);
+    dataset_.read(split, std::span<const std::int64_t>(idx.data(), static_cast<std::size_t>(n)), x,
+                  y);
     const Tensor& prediction = model_.forward(x, Mode::eval);
     totals[totals.size() - 2] += loss_.forward(prediction, y) * static_cast<double>(n);
     totals[totals.size() - 1] += static_cast<double>(n);
     for (std::size_t m = 0; m < metrics_.size(); ++m)
-      metrics_[m]->accumulate(prediction, y,
-                              std::span<double>(totals).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+      metrics_[m]->accumulate(
+          prediction, y,
+          std::span<double>(totals).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
   }
   comm_.allreduce_sum(totals.data(), totals.size(), DType::float64);
   r.samples = static_cast<std::int64_t>(totals.back());
@@ -146,12 +151,14 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
 
 History Trainer::fit() {
   History history;
-  const ProgressStyle style = options_.progress == ProgressStyle::automatic
-                                  ? (isatty(STDOUT_FILENO) ? ProgressStyle::bar : ProgressStyle::lines)
-                                  : options_.progress;
+  const ProgressStyle style =
+      options_.progress == ProgressStyle::automatic
+          ? (isatty(STDOUT_FILENO) ? ProgressStyle::bar : ProgressStyle::lines)
+          : options_.progress;
   if ((options_.evaluate || options_.evaluate_only) && test_end_ > 0) {
     history.test_before = evaluate(Split::test, 0, test_end_);
-    print("Test before training: " + fmt_metrics("", history.test_before->loss, history.test_before->metrics) + "\n");
+    print("Test before training: " +
+          fmt_metrics("", history.test_before->loss, history.test_before->metrics) + "\n");
   }
   if (options_.evaluate_only) return history;
 
@@ -169,7 +176,9 @@ History Trainer::fit() {
 
   for (std::int64_t epoch = 0; epoch < options_.epochs && !state.stop_training; ++epoch) {
     std::iota(order.begin(), order.end(), 0);
-    if (options_.shuffle) Rng(Rng::derive(options_.seed, 1000 + static_cast<std::uint64_t>(epoch))).shuffle(std::span(order));
+    if (options_.shuffle)
+      Rng(Rng::derive(options_.seed, 1000 + static_cast<std::uint64_t>(epoch)))
+          .shuffle(std::span(order));
     std::fill(metric_totals_.begin(), metric_totals_.end(), 0.0);
     state.epoch = epoch;
     for (auto& s : schedulers_) s->on_epoch_begin(state);
@@ -181,7 +190,8 @@ History Trainer::fit() {
       for (auto& sc : schedulers_) sc->on_batch_begin(state);
       const std::int64_t b0 = s * batch, n = std::min(batch, train_end_ - b0);
       auto t0 = Clock::now();
-      const double l = train_step(std::span<const std::int64_t>(order).subspan(static_cast<std::size_t>(b0), static_cast<std::size_t>(n)));
+      const double l = train_step(std::span<const std::int64_t>(order).subspan(
+          static_cast<std::size_t>(b0), static_cast<std::size_t>(n)));
       const double dt = seconds_since(t0);
       train_seconds += dt;
       if (global_step++ >= kWarmupBatches) {
@@ -197,14 +207,17 @@ History Trainer::fit() {
         const int done = static_cast<int>(width * (s + 1) / steps);
         std::map<std::string, double> m;
         for (std::size_t k = 0; k < metrics_.size(); ++k)
-          m[metrics_[k]->name()] = metrics_[k]->value(std::span<const double>(metric_totals_).subspan(metric_offsets_[k], metrics_[k]->num_totals()));
+          m[metrics_[k]->name()] =
+              metrics_[k]->value(std::span<const double>(metric_totals_)
+                                     .subspan(metric_offsets_[k], metrics_[k]->num_totals()));
         char head[96];
         std::snprintf(head, sizeof head, "\rEpoch %lld/%lld [", static_cast<long long>(epoch + 1),
                       static_cast<long long>(options_.epochs));
         print(std::string(head) + std::string(static_cast<std::size_t>(done), '=') +
-              std::string(static_cast<std::size_t>(width - done), ' ') + "] " + std::to_string(samples) + "/" +
-              std::to_string(std::min(train_end_, steps * batch)) + "  " + fmt_rate(samples / train_seconds) +
-              " samples/s  " + fmt_metrics("", loss_sum / static_cast<double>(samples), m) + "\033[K");
+              std::string(static_cast<std::size_t>(width - done), ' ') + "] " +
+              std::to_string(samples) + "/" + std::to_string(std::min(train_end_, steps * batch)) +
+              "  " + fmt_rate(samples / train_seconds) + " samples/s  " +
+              fmt_metrics("", loss_sum / static_cast<double>(samples), m) + "\033[K");
       }
     }
     // Global values: sum loss and metric totals over ranks.
@@ -217,11 +230,13 @@ History Trainer::fit() {
     rec.samples = static_cast<std::int64_t>(sums.back());
     rec.loss = rec.samples ? sums[sums.size() - 2] / static_cast<double>(rec.samples) : 0.0;
     for (std::size_t k = 0; k < metrics_.size(); ++k)
-      rec.metrics[metrics_[k]->name()] =
-          metrics_[k]->value(std::span<const double>(sums).subspan(metric_offsets_[k], metrics_[k]->num_totals()));
+      rec.metrics[metrics_[k]->name()] = metrics_[k]->value(
+          std::span<const double>(sums).subspan(metric_offsets_[k], metrics_[k]->num_totals()));
     rec.seconds = train_seconds;
-    rec.samples_per_second = train_seconds > 0 ? static_cast<double>(rec.samples) / train_seconds : 0.0;
-    if (validation_end_ > train_end_) rec.validation = evaluate(Split::train, train_end_, validation_end_);
+    rec.samples_per_second =
+        train_seconds > 0 ? static_cast<double>(rec.samples) / train_seconds : 0.0;
+    if (validation_end_ > train_end_)
+      rec.validation = evaluate(Split::train, train_end_, validation_end_);
     state.logs.clear();
     state.logs["loss"] = rec.loss;
     for (const auto& [k, v] : rec.metrics) state.logs[k] = v;
@@ -232,9 +247,12 @@ History Trainer::fit() {
     char head[160];
     std::snprintf(head, sizeof head, "Epoch %lld/%lld: %lld samples in %.2f s (%s samples/s)  ",
                   static_cast<long long>(epoch + 1), static_cast<long long>(options_.epochs),
-                  static_cast<long long>(rec.samples), rec.seconds, fmt_rate(rec.samples_per_second).c_str());
-    std::string line = std::string(style == ProgressStyle::bar ? "\r" : "") + head + fmt_metrics("", rec.loss, rec.metrics);
-    if (rec.validation) line += "  " + fmt_metrics("val_", rec.validation->loss, rec.validation->metrics);
+                  static_cast<long long>(rec.samples), rec.seconds,
+                  fmt_rate(rec.samples_per_second).c_str());
+    std::string line = std::string(style == ProgressStyle::bar ? "\r" : "") + head +
+                       fmt_metrics("", rec.loss, rec.metrics);
+    if (rec.validation)
+      line += "  " + fmt_metrics("val_", rec.validation->loss, rec.validation->metrics);
     print(line + (style == ProgressStyle::bar ? "\033[K\n" : "\n"));
     for (auto& s : schedulers_) s->on_epoch_end(state);
     history.epochs.push_back(std::move(rec));
@@ -246,12 +264,14 @@ History Trainer::fit() {
   comm_.allreduce_sum(&rate, 1, DType::float64);  // ranks train concurrently: rates add up
   history.train_samples_per_second = rate;
   char tail[200];
-  std::snprintf(tail, sizeof tail, "Training: %lld samples in %.2f s; steady-state throughput %s samples/s\n",
-                static_cast<long long>(history.train_samples), history.train_seconds, fmt_rate(rate).c_str());
+  std::snprintf(
+      tail, sizeof tail, "Training: %lld samples in %.2f s; steady-state throughput %s samples/s\n",
+      static_cast<long long>(history.train_samples), history.train_seconds, fmt_rate(rate).c_str());
   print(tail);
   if (options_.evaluate && test_end_ > 0) {
     history.test = evaluate(Split::test, 0, test_end_);
-    print("Test after training: " + fmt_metrics("", history.test->loss, history.test->metrics) + "\n");
+    print("Test after training: " + fmt_metrics("", history.test->loss, history.test->metrics) +
+          "\n");
   }
   return history;
 }

@@ -13,11 +13,15 @@ class Scale final : public Layer {
   void build(const LayerBuildContext& ctx) override { shape_ = ctx.input_shape; }
   Shape output_shape() const override { return shape_; }
   void forward(const Tensor& x, Tensor& y, Mode) override {
-    for (std::int64_t i = 0; i < x.numel(); ++i) y.data<double>()[i] = factor_ * x.data<double>()[i];
+    for (std::int64_t i = 0; i < x.numel(); ++i)
+      y.data<double>()[i] = factor_ * x.data<double>()[i];
   }
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    if (dx) for (std::int64_t i = 0; i < dy.numel(); ++i) dx->data<double>()[i] = factor_ * dy.data<double>()[i];
+    if (dx)
+      for (std::int64_t i = 0; i < dy.numel(); ++i)
+        dx->data<double>()[i] = factor_ * dy.data<double>()[i];
   }
+
  private:
   double factor_;
   Shape shape_;

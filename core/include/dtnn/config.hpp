@@ -3,19 +3,18 @@
 // the key and what was expected (and, for an unknown key, the closest valid one).
 #pragma once
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "dtnn/core_export.hpp"
 
 namespace dtnn {
 
 struct ExperimentConfig {
-  nlohmann::json json;           // complete: every key present
-  std::filesystem::path file;    // where it came from ("" for an inline config)
-  std::string where() const;     // for messages
+  nlohmann::json json;         // complete: every key present
+  std::filesystem::path file;  // where it came from ("" for an inline config)
+  std::string where() const;   // for messages
 };
 
 // Reads a JSON file; a parse error names the file, line and column.

@@ -1,7 +1,8 @@
 // ElementwiseLayer<Op>: the whole of an activation layer but its arithmetic.
 // Op provides:  static constexpr const char* kType;
 //               template <class T> static T forward(T x);
-//               template <class T> static T gradient(T x, T y);   // dy/dx at x, with y = forward(x)
+//               template <class T> static T gradient(T x, T y);   // dy/dx at x, with y =
+//               forward(x)
 #pragma once
 #include <string>
 

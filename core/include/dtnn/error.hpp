@@ -15,10 +15,10 @@ class DTNN_CORE_EXPORT Error : public std::runtime_error {
 };
 
 // Internal invariant check that stays on in release builds (tests run release code).
-#define DTNN_CHECK(cond, msg)                                                   \
-  do {                                                                          \
-    if (!(cond)) throw ::dtnn::Error(std::string("internal check failed: ") +   \
-                                     #cond + ": " + (msg));                     \
+#define DTNN_CHECK(cond, msg)                                                             \
+  do {                                                                                    \
+    if (!(cond))                                                                          \
+      throw ::dtnn::Error(std::string("internal check failed: ") + #cond + ": " + (msg)); \
   } while (0)
 
 }  // namespace dtnn

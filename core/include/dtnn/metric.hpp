@@ -14,8 +14,8 @@ namespace dtnn {
 class DTNN_CORE_EXPORT Metric : public Plugin {
  public:
   ~Metric() override;
-  virtual std::string name() const = 0;          // "categorical_accuracy"
-  virtual std::size_t num_totals() const = 0;    // length of the totals vector
+  virtual std::string name() const = 0;        // "categorical_accuracy"
+  virtual std::size_t num_totals() const = 0;  // length of the totals vector
   // Adds this batch's contribution to totals (y_pred, y_true: [n, classes]). Must not allocate.
   virtual void accumulate(const Tensor& y_pred, const Tensor& y_true,
                           std::span<double> totals) const = 0;

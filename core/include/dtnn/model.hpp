@@ -8,12 +8,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/layer.hpp"
@@ -32,8 +31,8 @@ struct LayerSpec {
 
 struct ModelSpec {
   std::string name;
-  std::filesystem::path file;       // empty when given inline
-  std::optional<Shape> input_shape; // HWC as written in the file
+  std::filesystem::path file;        // empty when given inline
+  std::optional<Shape> input_shape;  // HWC as written in the file
   std::vector<LayerSpec> layers;
 };
 
@@ -86,11 +85,11 @@ class DTNN_CORE_EXPORT Model {
   ModelOptions options_;
   Shape input_shape_;
   std::vector<std::shared_ptr<Layer>> layers_;
-  std::vector<Tensor> outputs_;        // [max_batch, output of layer i]
-  std::vector<Tensor> output_views_;   // current batch views of outputs_
-  Tensor grad_a_, grad_b_;             // ping-pong dLoss/d(activation) buffers
+  std::vector<Tensor> outputs_;       // [max_batch, output of layer i]
+  std::vector<Tensor> output_views_;  // current batch views of outputs_
+  Tensor grad_a_, grad_b_;            // ping-pong dLoss/d(activation) buffers
   std::vector<Parameter> parameters_;
-  Tensor input_view_;                  // the x of the last forward
+  Tensor input_view_;  // the x of the last forward
   std::int64_t batch_ = 0;
   bool ends_in_softmax_ = false;
   std::size_t first_trainable_ = 0;  // backward stops here

@@ -20,7 +20,8 @@ void parallel_chunks(std::int64_t n, std::int64_t grain, F&& body) {
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (n >= grain)
-  for (std::int64_t c = 0; c < chunks; ++c) body(c * kChunk, c * kChunk + kChunk < n ? c * kChunk + kChunk : n);
+  for (std::int64_t c = 0; c < chunks; ++c)
+    body(c * kChunk, c * kChunk + kChunk < n ? c * kChunk + kChunk : n);
 }
 
 }  // namespace dtnn

@@ -44,12 +44,11 @@ class DTNN_CORE_EXPORT Registry {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   const PluginRecord* find(std::string_view kind, std::string_view name) const;  // ok or not
-  std::vector<std::string> available(std::string_view kind) const;              // ok only
+  std::vector<std::string> available(std::string_view kind) const;               // ok only
 
   // Creates kind/name with params merged over the plugin's defaults; unknown keys are errors
   // naming the key and the closest valid one. ignored_keys are left out of that check.
-  std::shared_ptr<Plugin> create(std::string_view kind, std::string_view name,
-                                 const Params& params,
+  std::shared_ptr<Plugin> create(std::string_view kind, std::string_view name, const Params& params,
                                  const std::vector<std::string>& ignored_keys = {}) const;
 
   template <class T>
@@ -57,8 +56,9 @@ class DTNN_CORE_EXPORT Registry {
                                const std::vector<std::string>& ignored_keys = {}) const {
     std::shared_ptr<Plugin> p = create(kind, name, params, ignored_keys);
     auto t = std::dynamic_pointer_cast<T>(p);
-    if (!t) throw Error("plugin " + std::string(kind) + "/" + std::string(name) +
-                        " created an object of the wrong interface");
+    if (!t)
+      throw Error("plugin " + std::string(kind) + "/" + std::string(name) +
+                  " created an object of the wrong interface");
     return t;
   }
 

@@ -25,7 +25,8 @@ class Rng {
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
   std::uint64_t below(std::uint64_t n) { return next() % n; }  // n small: bias negligible
-  template <class T> void shuffle(std::span<T> v) {  // Fisher-Yates
+  template <class T>
+  void shuffle(std::span<T> v) {  // Fisher-Yates
     for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[below(i)]);
   }
   // An independent stream for a sub-component (layer i, epoch e, ...).

@@ -13,8 +13,8 @@ class Optimizer;
 
 // What a callback sees and may change.
 struct TrainingState {
-  std::int64_t epoch = 0;  // 0-based
-  std::int64_t batch = 0;  // within the epoch
+  std::int64_t epoch = 0;              // 0-based
+  std::int64_t batch = 0;              // within the epoch
   std::map<std::string, double> logs;  // "loss", "val_loss", "categorical_accuracy", ...
   Optimizer* optimizer = nullptr;
   bool stop_training = false;

@@ -29,12 +29,20 @@ DTNN_CORE_EXPORT const char* to_string(Device d);
 DTNN_CORE_EXPORT DType parse_dtype(std::string_view s);    // "float32" | "float64"
 DTNN_CORE_EXPORT Layout parse_layout(std::string_view s);  // "NHWC" | "NCHW" (any case)
 
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::float32; }
-template <> constexpr DType dtype_of<double>() { return DType::float64; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::float32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::float64;
+}
 
 // Calls f(T{}) with T = float or double according to t: the one place dtype becomes a type.
-template <class F> decltype(auto) dispatch_dtype(DType t, F&& f) {
+template <class F>
+decltype(auto) dispatch_dtype(DType t, F&& f) {
   if (t == DType::float64) return f(double{});
   return f(float{});
 }
@@ -45,7 +53,8 @@ class DTNN_CORE_EXPORT Shape {
   static constexpr int kMaxRank = 6;
   Shape() = default;
   Shape(std::initializer_list<std::int64_t> dims);
-  template <class It> static Shape from(It begin, It end) {
+  template <class It>
+  static Shape from(It begin, It end) {
     Shape s;
     for (; begin != end; ++begin) s.push_back(static_cast<std::int64_t>(*begin));
     return s;
@@ -82,16 +91,17 @@ class DTNN_CORE_EXPORT Tensor {
   std::int64_t numel() const { return shape_.numel(); }
   std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
 
-  template <class T> T* data() const {
+  template <class T>
+  T* data() const {
     DTNN_CHECK(dtype_ == dtype_of<T>(), "tensor holds another dtype");
     return reinterpret_cast<T*>(data_);
   }
   void* raw() const { return data_; }
 
   Tensor slice_batch(std::int64_t begin, std::int64_t end) const;  // rows [begin, end) of dim 0
-  Tensor reshape(const Shape& shape) const;                         // same numel, shared storage
-  Tensor view(const Shape& shape) const;  // the first shape.numel() elements, shared storage
-  Tensor with_layout(Layout layout) const;                          // same memory, new tag
+  Tensor reshape(const Shape& shape) const;                        // same numel, shared storage
+  Tensor view(const Shape& shape) const;    // the first shape.numel() elements, shared storage
+  Tensor with_layout(Layout layout) const;  // same memory, new tag
   void fill_zero();
   void copy_from(const Tensor& other);  // same numel and dtype
 

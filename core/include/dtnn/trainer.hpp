@@ -26,15 +26,15 @@ enum class ProgressStyle { automatic, bar, lines, none };
 
 struct TrainerOptions {
   std::int64_t batch_size = 64;
-  std::int64_t eval_batch_size = 0;   // 0: batch_size
+  std::int64_t eval_batch_size = 0;  // 0: batch_size
   std::int64_t epochs = 1;
-  std::int64_t steps_per_epoch = 0;   // 0: the whole training split
-  double validation_split = 0.0;      // last fraction of the training split
-  std::int64_t train_limit = 0;       // 0: all; else the first N training samples
+  std::int64_t steps_per_epoch = 0;  // 0: the whole training split
+  double validation_split = 0.0;     // last fraction of the training split
+  std::int64_t train_limit = 0;      // 0: all; else the first N training samples
   std::int64_t test_limit = 0;
   std::uint64_t seed = 1;
   bool shuffle = true;
-  bool evaluate = true;               // test set before and after training
+  bool evaluate = true;  // test set before and after training
   bool evaluate_only = false;
   ProgressStyle progress = ProgressStyle::automatic;
 };
@@ -52,7 +52,7 @@ struct EpochRecord {
   std::map<std::string, double> metrics;
   std::optional<EvalResult> validation;
   std::int64_t samples = 0;
-  double seconds = 0;             // training time of the epoch (validation excluded)
+  double seconds = 0;  // training time of the epoch (validation excluded)
   double samples_per_second = 0;
 };
 

@@ -12,9 +12,9 @@
 namespace dtnn {
 
 struct Window2d {
-  std::int64_t h = 0, w = 0, c = 0;      // input
-  std::int64_t ph = 2, pw = 2;           // pool size
-  std::int64_t sh = 2, sw = 2;           // stride
+  std::int64_t h = 0, w = 0, c = 0;  // input
+  std::int64_t ph = 2, pw = 2;       // pool size
+  std::int64_t sh = 2, sw = 2;       // stride
   std::int64_t pad_h = 0, pad_w = 0;
   Layout layout = Layout::nhwc;
 
@@ -27,13 +27,17 @@ struct Window2d {
   std::int64_t out_at(std::int64_t y, std::int64_t x, std::int64_t ch) const {
     return layout == Layout::nhwc ? (y * wo() + x) * c + ch : (ch * ho() + y) * wo() + x;
   }
-  Shape out_shape() const { return layout == Layout::nhwc ? Shape{ho(), wo(), c} : Shape{c, ho(), wo()}; }
+  Shape out_shape() const {
+    return layout == Layout::nhwc ? Shape{ho(), wo(), c} : Shape{c, ho(), wo()};
+  }
   std::string str() const {
-    return "pool=(" + std::to_string(ph) + "," + std::to_string(pw) + ") stride=(" + std::to_string(sh) +
-           "," + std::to_string(sw) + ") padding=(" + std::to_string(pad_h) + "," + std::to_string(pad_w) + ")";
+    return "pool=(" + std::to_string(ph) + "," + std::to_string(pw) + ") stride=(" +
+           std::to_string(sh) + "," + std::to_string(sw) + ") padding=(" + std::to_string(pad_h) +
+           "," + std::to_string(pad_w) + ")";
   }
 
-  // From {"pool": 2 | [2, 2], "stride": 0 (= pool) | [..], "padding": 0 | [..]} and the input shape.
+  // From {"pool": 2 | [2, 2], "stride": 0 (= pool) | [..], "padding": 0 | [..]} and the input
+  // shape.
   static Window2d from(const Params& p, const Shape& input, Layout layout) {
     if (input.rank() != 3) throw Error("expects image input (H, W, C), got " + input.str());
     Window2d g;
@@ -54,7 +58,8 @@ struct Window2d {
     if (g.sh == 0) g.sh = g.ph;
     if (g.sw == 0) g.sw = g.pw;
     if (g.pad_h >= g.ph || g.pad_w >= g.pw) p.fail("padding", "padding smaller than the pool size");
-    if (g.ho() < 1 || g.wo() < 1) throw Error("pool " + g.str() + " larger than the input " + input.str());
+    if (g.ho() < 1 || g.wo() < 1)
+      throw Error("pool " + g.str() + " larger than the input " + input.str());
     return g;
   }
 };

@@ -61,7 +61,7 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
   std::string why;
 
   {  // forward
-    ConvCheck c{"forward"};
+    ConvCheck c{"forward", true, 0.0, ""};
     c.supported = algo->supports(g, ConvPass::forward, why);
     if (c.supported) {
       GuardedTensor y(g.y_shape(g.n), dt, lay);
@@ -74,7 +74,7 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
     checks.push_back(c);
   }
   {  // backward-data
-    ConvCheck c{"backward-data"};
+    ConvCheck c{"backward-data", true, 0.0, ""};
     c.supported = algo->supports(g, ConvPass::backward_data, why);
     if (c.supported) {
       GuardedTensor dx(g.x_shape(g.n), dt, lay);
@@ -88,7 +88,7 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
     checks.push_back(c);
   }
   {  // backward-filter: accumulates into dw, checked from a non-zero start
-    ConvCheck c{"backward-filter"};
+    ConvCheck c{"backward-filter", true, 0.0, ""};
     c.supported = algo->supports(g, ConvPass::backward_filter, why);
     if (c.supported) {
       GuardedTensor dw(g.w_shape(), dt, lay);

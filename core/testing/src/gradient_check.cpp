@@ -16,7 +16,8 @@ double weighted_sum(const Tensor& y, const Tensor& r) {
 }
 
 double error(double analytic, double numeric) {
-  return std::abs(analytic - numeric) / std::max(1.0, std::max(std::abs(analytic), std::abs(numeric)));
+  return std::abs(analytic - numeric) /
+         std::max(1.0, std::max(std::abs(analytic), std::abs(numeric)));
 }
 
 }  // namespace
@@ -59,7 +60,8 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
       set_value_at(p.value, i, v - step);
       const double down = loss();
       set_value_at(p.value, i, v);
-      out.parameter_error = std::max(out.parameter_error, error(value_at(p.grad, i), (up - down) / (2 * step)));
+      out.parameter_error =
+          std::max(out.parameter_error, error(value_at(p.grad, i), (up - down) / (2 * step)));
       ++out.checked;
     }
   }

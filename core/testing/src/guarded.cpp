@@ -23,7 +23,8 @@ std::string GuardedTensor::check_guards() const {
   const std::size_t guard_bytes = kGuard * dtype_size(storage_.dtype());
   const std::size_t total = storage_.bytes();
   for (std::size_t i = 0; i < guard_bytes; ++i)
-    if (bytes[i] != kSentinel) return "wrote before its output (byte " + std::to_string(guard_bytes - i) + " before)";
+    if (bytes[i] != kSentinel)
+      return "wrote before its output (byte " + std::to_string(guard_bytes - i) + " before)";
   for (std::size_t i = total - guard_bytes; i < total; ++i)
     if (bytes[i] != kSentinel)
       return "wrote past its output (byte " + std::to_string(i - (total - guard_bytes)) + " after)";

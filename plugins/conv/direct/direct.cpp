@@ -43,9 +43,9 @@ std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m *
 // One register block of correlate: output planes [k0, k0 + kb) x rows [oy, oy + RB) x vectors
 // [v0, v0 + V). A weight broadcast feeds RB * V multiply-adds, an input load KB.
 template <class T, int KB, int RB, int V>
-inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int64_t k0, std::int64_t kb,
-                            std::int64_t kh, std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy,
-                            std::int64_t v0) {
+inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int64_t k0,
+                            std::int64_t kb, std::int64_t kh, std::int64_t kw, T* out,
+                            const Tile& out_t, std::int64_t oy, std::int64_t v0) {
   constexpr int L = kLanes<T>;
   const std::int64_t ci_count = in_t.planes, taps = kh * kw, in_plane = in_t.rows * in_t.width;
   Vec<T> acc[KB][RB][V] = {};
@@ -66,14 +66,16 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
   for (std::int64_t b = 0; b < kb; ++b)
     for (int r = 0; r < RB; ++r)
       for (int v = 0; v < V; ++v)
-        simd::store(out + ((k0 + b) * out_t.rows + oy + r) * out_t.width + (v0 + v) * L, acc[b][r][v]);
+        simd::store(out + ((k0 + b) * out_t.rows + oy + r) * out_t.width + (v0 + v) * L,
+                    acc[b][r][v]);
 }
 
 // All rows of one block of planes: pairs of rows (RB2), then a last single row; each row in blocks
 // of VMAX vectors and a last block exactly as wide as what is left.
 template <class T, int KB, int RB2, int VMAX>
-void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
-                      std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count, std::int64_t ox_count) {
+void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count,
+                      std::int64_t kh, std::int64_t kw, T* out, const Tile& out_t,
+                      std::int64_t oy_count, std::int64_t ox_count) {
   constexpr int L = kLanes<T>;
   const std::int64_t vectors = (ox_count + L - 1) / L;
   auto rows = [&]<int RB>(std::int64_t k0, std::int64_t kb, std::int64_t oy) {
@@ -81,10 +83,17 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
     for (; v0 + VMAX <= vectors; v0 += VMAX)
       correlate_block<T, KB, RB, VMAX>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
     switch (vectors - v0) {
-      case 3: correlate_block<T, KB, RB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
-      case 2: correlate_block<T, KB, RB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
-      case 1: correlate_block<T, KB, RB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
-      default: break;
+      case 3:
+        correlate_block<T, KB, RB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+        break;
+      case 2:
+        correlate_block<T, KB, RB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+        break;
+      case 1:
+        correlate_block<T, KB, RB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+        break;
+      default:
+        break;
     }
   };
   for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
@@ -100,8 +109,9 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
 // up to four vectors of a row at a time stay in registers; the row's last block is exactly as
 // wide as what is left, so no multiply-add is spent past the row.
 template <class T, int KB, int VMAX>
-void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
-                      std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count, std::int64_t ox_count) {
+void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count,
+                      std::int64_t kh, std::int64_t kw, T* out, const Tile& out_t,
+                      std::int64_t oy_count, std::int64_t ox_count) {
   constexpr int L = kLanes<T>;
   const std::int64_t vectors = (ox_count + L - 1) / L;
   for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
@@ -111,10 +121,17 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
       for (; v0 + VMAX <= vectors; v0 += VMAX)
         correlate_block<T, KB, VMAX>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
       switch (vectors - v0) {
-        case 3: correlate_block<T, KB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
-        case 2: correlate_block<T, KB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
-        case 1: correlate_block<T, KB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0); break;
-        default: break;
+        case 3:
+          correlate_block<T, KB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+          break;
+        case 2:
+          correlate_block<T, KB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+          break;
+        case 1:
+          correlate_block<T, KB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+          break;
+        default:
+          break;
       }
     }
   }
@@ -126,10 +143,13 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
 // without (2 planes x 4 vectors). Pairs of rows sharing the weights measured no faster.
 template <class T>
 void correlate(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
-               std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count, std::int64_t ox_count) {
+               std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count,
+               std::int64_t ox_count) {
   if (kPlaneBlock >= 4 && ko_count >= 8)  // 8 planes x 1 row x 3 vectors
-    return correlate_planes<T, 8, 1, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count, ox_count);
-  correlate_planes<T, kPlaneBlock, 1, 4>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count, ox_count);
+    return correlate_planes<T, 8, 1, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
+                                        ox_count);
+  correlate_planes<T, kPlaneBlock, 1, 4>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
+                                         ox_count);
 }
 
 class Direct final : public ConvAlgorithm {
@@ -171,15 +191,17 @@ class Direct final : public ConvAlgorithm {
     dx_t_ = {g.c, g.h, round_up(g.w, V)};
     dyp_t_ = {g.k, ho_, round_up(wo_, V) + kSlack};  // dy planes for backward-filter (zero past wo)
     threads_ = std::max(1, omp_get_max_threads());
-    const std::int64_t per_thread = x_t_.size() + y_t_.size() + dy_t_.size() + dx_t_.size() + dyp_t_.size() +
-                                    g.k * g.c * g.kh * g.kw;
+    const std::int64_t per_thread = x_t_.size() + y_t_.size() + dy_t_.size() + dx_t_.size() +
+                                    dyp_t_.size() + g.k * g.c * g.kh * g.kw;
     scratch_ = Tensor::zeros(Shape{threads_ * per_thread}, g.dtype);
     per_thread_ = per_thread;
     filter_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
     flipped_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
   }
 
-  std::size_t workspace_bytes() const override { return scratch_.bytes() + filter_.bytes() + flipped_.bytes(); }
+  std::size_t workspace_bytes() const override {
+    return scratch_.bytes() + filter_.bytes() + flipped_.bytes();
+  }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
     dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, w, y); });
@@ -195,9 +217,11 @@ class Direct final : public ConvAlgorithm {
   bool nhwc() const { return g_.layout == Layout::nhwc; }
 
   // Scratch of thread t: x tile, y tile, dy tile, dx tile, dy planes, dw partial.
-  template <class T> T* part(int t, int which) const {
+  template <class T>
+  T* part(int t, int which) const {
     T* p = scratch_.data<T>() + t * per_thread_;
-    const std::int64_t sizes[] = {x_t_.size(), y_t_.size(), dy_t_.size(), dx_t_.size(), dyp_t_.size()};
+    const std::int64_t sizes[] = {x_t_.size(), y_t_.size(), dy_t_.size(), dx_t_.size(),
+                                  dyp_t_.size()};
     for (int i = 0; i < which; ++i) p += sizes[i];
     return p;
   }
@@ -205,8 +229,8 @@ class Direct final : public ConvAlgorithm {
   // Sample s of an image tensor (h x w x planes, in its layout) into a tile at (top, left);
   // the tile's borders stay zero (written once, at prepare, and never touched).
   template <class T>
-  void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w, T* tile,
-               const Tile& t, std::int64_t top, std::int64_t left) const {
+  void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w,
+               T* tile, const Tile& t, std::int64_t top, std::int64_t left) const {
     const std::int64_t image = planes * h * w, plane = t.rows * t.width;
     const T* img = src + s * image;
     if (!nhwc() || planes == 1) {  // already planar: row copies
@@ -226,14 +250,15 @@ class Direct final : public ConvAlgorithm {
 
   // Tile planes (h x w of each) back into sample s of an image tensor.
   template <class T>
-  void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w, T* dst,
-                 std::int64_t s) const {
+  void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w,
+                 T* dst, std::int64_t s) const {
     T* img = dst + s * planes * h * w;
     const std::int64_t plane = t.rows * t.width;
     if (!nhwc() || planes == 1) {
       for (std::int64_t p = 0; p < planes; ++p)
         for (std::int64_t r = 0; r < h; ++r)
-          std::memcpy(img + (p * h + r) * w, tile + (p * t.rows + r) * t.width, sizeof(T) * static_cast<std::size_t>(w));
+          std::memcpy(img + (p * h + r) * w, tile + (p * t.rows + r) * t.width,
+                      sizeof(T) * static_cast<std::size_t>(w));
       return;
     }
     for (std::int64_t r = 0; r < h; ++r) {  // NHWC order: write each pixel's channels once
@@ -245,7 +270,8 @@ class Direct final : public ConvAlgorithm {
   }
 
   // w (either layout) -> filter [k, c, ky, kx]; flipped [c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx].
-  template <class T> void pack_filters(const Tensor& w, bool flip) {
+  template <class T>
+  void pack_filters(const Tensor& w, bool flip) {
     const T* src = w.data<T>();
     T* out = (flip ? flipped_ : filter_).data<T>();
     const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = g_.kw;
@@ -253,7 +279,8 @@ class Direct final : public ConvAlgorithm {
       for (std::int64_t c = 0; c < C; ++c)
         for (std::int64_t ky = 0; ky < KH; ++ky)
           for (std::int64_t kx = 0; kx < KW; ++kx) {
-            const T v = nhwc() ? src[((ky * KW + kx) * C + c) * K + k] : src[((k * C + c) * KH + ky) * KW + kx];
+            const T v = nhwc() ? src[((ky * KW + kx) * C + c) * K + k]
+                               : src[((k * C + c) * KH + ky) * KW + kx];
             if (flip)
               out[((c * K + k) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = v;
             else
@@ -265,10 +292,11 @@ class Direct final : public ConvAlgorithm {
   // tile of scratch part in_part at (top, left), is correlated with filter into out_planes of
   // out_h x out_w in scratch part out_part, and lands in dst.
   template <class T>
-  void correlate_samples(const T* src, std::int64_t n, std::int64_t in_planes, std::int64_t in_h, std::int64_t in_w,
-                         const Tile& in_t, int in_part, std::int64_t top, std::int64_t left, const T* filter,
-                         std::int64_t out_planes, const Tile& out_t, int out_part, std::int64_t out_h,
-                         std::int64_t out_w, T* dst) {
+  void correlate_samples(const T* src, std::int64_t n, std::int64_t in_planes, std::int64_t in_h,
+                         std::int64_t in_w, const Tile& in_t, int in_part, std::int64_t top,
+                         std::int64_t left, const T* filter, std::int64_t out_planes,
+                         const Tile& out_t, int out_part, std::int64_t out_h, std::int64_t out_w,
+                         T* dst) {
     const int threads = std::min<int>(threads_, omp_get_max_threads());
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t s = 0; s < n; ++s) {
@@ -281,34 +309,44 @@ class Direct final : public ConvAlgorithm {
     }
   }
 
-  template <class T> void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
+  template <class T>
+  void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
     pack_filters<T>(w, false);
-    correlate_samples(x.data<T>(), x.dim(0), g_.c, g_.h, g_.w, x_t_, 0, g_.pad_h, g_.pad_w, filter_.data<T>(),
-                      g_.k, y_t_, 1, ho_, wo_, y.data<T>());
+    correlate_samples(x.data<T>(), x.dim(0), g_.c, g_.h, g_.w, x_t_, 0, g_.pad_h, g_.pad_w,
+                      filter_.data<T>(), g_.k, y_t_, 1, ho_, wo_, y.data<T>());
   }
 
   // The full correlation of dy with the flipped filter [c, k, ky, kx]: input planes k, output c.
-  template <class T> void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  template <class T>
+  void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
     pack_filters<T>(w, true);
-    correlate_samples(dy.data<T>(), dy.dim(0), g_.k, ho_, wo_, dy_t_, 2, qh_, qw_, flipped_.data<T>(), g_.c,
-                      dx_t_, 3, g_.h, g_.w, dx.data<T>());
+    correlate_samples(dy.data<T>(), dy.dim(0), g_.k, ho_, wo_, dy_t_, 2, qh_, qw_,
+                      flipped_.data<T>(), g_.c, dx_t_, 3, g_.h, g_.w, dx.data<T>());
   }
 
-  template <class T> void filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
+  template <class T>
+  void filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
     switch (g_.kw) {
-      case 1: return filter_kw<T, 1>(x, dy, dw);
-      case 2: return filter_kw<T, 2>(x, dy, dw);
-      case 3: return filter_kw<T, 3>(x, dy, dw);
-      case 4: return filter_kw<T, 4>(x, dy, dw);
-      case 5: return filter_kw<T, 5>(x, dy, dw);
-      default: return filter_kw<T, 0>(x, dy, dw);
+      case 1:
+        return filter_kw<T, 1>(x, dy, dw);
+      case 2:
+        return filter_kw<T, 2>(x, dy, dw);
+      case 3:
+        return filter_kw<T, 3>(x, dy, dw);
+      case 4:
+        return filter_kw<T, 4>(x, dy, dw);
+      case 5:
+        return filter_kw<T, 5>(x, dy, dw);
+      default:
+        return filter_kw<T, 0>(x, dy, dw);
     }
   }
 
   // Per sample and (c0..c0+CB, ky): dw[k0..k0+KB, c, ky, 0..KW) as vector sums along the rows:
   // each dy load feeds CB*KW multiply-adds, each x load KB; horizontal sums at the end.
   // KW_ = 0: any width.
-  template <class T, int KW_> void filter_kw(const Tensor& x, const Tensor& dy, Tensor& dw) {
+  template <class T, int KW_>
+  void filter_kw(const Tensor& x, const Tensor& dy, Tensor& dw) {
     constexpr int L = kLanes<T>, KB = 4, CB = kPlaneBlock / 2, KWM = KW_ ? KW_ : 16;
     const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = KW_ ? KW_ : g_.kw, taps = KH * KW;
     const std::int64_t vectors = (wo_ + L - 1) / L;
@@ -335,9 +373,12 @@ class Direct final : public ConvAlgorithm {
               for (std::int64_t oy = 0; oy < ho_; ++oy) {
                 const T* xrow[CB];
                 for (int e = 0; e < CB; ++e)
-                  xrow[e] = xt + ((c0 + std::min<std::int64_t>(e, cb - 1)) * x_t_.rows + oy + ky) * x_t_.width;
+                  xrow[e] = xt + ((c0 + std::min<std::int64_t>(e, cb - 1)) * x_t_.rows + oy + ky) *
+                                     x_t_.width;
                 const T* drow[KB];
-                for (int b = 0; b < KB; ++b) drow[b] = dyt + ((k0 + std::min<std::int64_t>(b, kb - 1)) * dyp_t_.rows + oy) * dyp_t_.width;
+                for (int b = 0; b < KB; ++b)
+                  drow[b] = dyt + ((k0 + std::min<std::int64_t>(b, kb - 1)) * dyp_t_.rows + oy) *
+                                      dyp_t_.width;
                 for (std::int64_t v = 0; v < vectors; ++v) {
                   Vec<T> d[KB];
                   for (int b = 0; b < KB; ++b) d[b] = simd::load(drow[b] + v * L);
@@ -386,5 +427,6 @@ Plugin* create(const Params&, const PluginContext&) { return new Direct(); }
 }  // namespace
 
 DTNN_PLUGIN("conv", "direct",
-            "direct convolution on planar per-sample tiles, vectorised along image rows (stride 1, no dilation)",
+            "direct convolution on planar per-sample tiles, vectorised along image rows (stride 1, "
+            "no dilation)",
             "{}", create)

@@ -6,7 +6,8 @@
 //                                       off(j) = (ky*dh*Wp + kx*dw)*C + c
 //   y[p, k]   = sum_j X(p, j) w[j, k]                         (w [KH, KW, C, K] is [j, k])
 //   dw[j, k] += sum_p X(p, j) dy[p, k]
-//   dximg[base(p) + off(j)] += sum_k dy[p, k] w[j, k]          (the adjoint of the reads), cropped to dx
+//   dximg[base(p) + off(j)] += sum_k dy[p, k] w[j, k]          (the adjoint of the reads), cropped
+//   to dx
 // xpad is x zero-padded to Hp x Wp (x itself when the layer has no padding).
 #include <omp.h>
 
@@ -55,11 +56,14 @@ class GemmConv final : public ConvAlgorithm {
     for (std::int64_t ky = 0, j = 0; ky < g.kh; ++ky)
       for (std::int64_t kx = 0; kx < g.kw; ++kx)
         for (std::int64_t c = 0; c < g.c; ++c, ++j)
-          off_[static_cast<std::size_t>(j)] = (ky * g.dilation_h * wp_ + kx * g.dilation_w) * g.c + c;
+          off_[static_cast<std::size_t>(j)] =
+              (ky * g.dilation_h * wp_ + kx * g.dilation_w) * g.c + c;
     const std::int64_t lanes = dtype_size(g.dtype) == 4 ? 8 : 4;
     const std::int64_t width = (g.k + lanes - 1) / lanes * lanes;  // K padded to whole vectors
     threads_ = std::max(1, omp_get_max_threads());
-    auto buffer = [&](std::int64_t n) { return Tensor::empty(Shape{std::max<std::int64_t>(n, 1)}, g.dtype); };
+    auto buffer = [&](std::int64_t n) {
+      return Tensor::empty(Shape{std::max<std::int64_t>(n, 1)}, g.dtype);
+    };
     packed_w_ = buffer(ckk_ * width);
     packed_wt_ = buffer(g.kh * g.k * 32);  // per kernel row, w^T padded to at most 32 lanes
     partial_ = buffer(threads_ * (ckk_ + 8) * width);
@@ -75,10 +79,16 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
-    dispatch_dtype(x.dtype(), [&](auto z) { with_width<decltype(z)>([&](auto nv) { forward_t<decltype(z), decltype(nv)::value>(x, w, y); }); });
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      with_width<decltype(z)>(
+          [&](auto nv) { forward_t<decltype(z), decltype(nv)::value>(x, w, y); });
+    });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
-    dispatch_dtype(x.dtype(), [&](auto z) { with_width<decltype(z)>([&](auto nv) { filter_t<decltype(z), decltype(nv)::value>(x, dy, dw); }); });
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      with_width<decltype(z)>(
+          [&](auto nv) { filter_t<decltype(z), decltype(nv)::value>(x, dy, dw); });
+    });
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
     dispatch_dtype(dy.dtype(), [&](auto z) { data_t<decltype(z)>(dy, w, dx); });
@@ -86,7 +96,8 @@ class GemmConv final : public ConvAlgorithm {
 
  private:
   // f(integral_constant<int, NV>) with NV the vectors that hold K output channels.
-  template <class T, class F> void with_width(F&& f) const {
+  template <class T, class F>
+  void with_width(F&& f) const {
     const std::int64_t nv = (g_.k + kLanes<T> - 1) / kLanes<T>;
     if (nv <= 1) return f(std::integral_constant<int, 1>{});
     if (nv <= 2) return f(std::integral_constant<int, 2>{});
@@ -96,24 +107,28 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   // The image the GEMM reads: x, or x copied into the interior of the zero-padded xpad.
-  template <class T> const T* padded_input(const Tensor& x) {
+  template <class T>
+  const T* padded_input(const Tensor& x) {
     if (!padded_) return x.data<T>();
     const std::int64_t c = g_.c, row = g_.w * c;
     const T* src = x.data<T>();
     T* dst = xpad_.data<T>();  // borders were zeroed once and are never written
     parallel_for(x.dim(0) * g_.h, 64, [&](std::int64_t line) {
       const std::int64_t n = line / g_.h, iy = line % g_.h;
-      std::memcpy(dst + ((n * hp_ + iy + g_.pad_h) * wp_ + g_.pad_w) * c, src + line * row, sizeof(T) * static_cast<std::size_t>(row));
+      std::memcpy(dst + ((n * hp_ + iy + g_.pad_h) * wp_ + g_.pad_w) * c, src + line * row,
+                  sizeof(T) * static_cast<std::size_t>(row));
     });
     return dst;
   }
 
   std::int64_t base_of(std::int64_t p) const {  // p = (n, oy, ox)
-    const std::int64_t pixels = g_.ho() * g_.wo(), n = p / pixels, oy = (p % pixels) / g_.wo(), ox = p % g_.wo();
+    const std::int64_t pixels = g_.ho() * g_.wo(), n = p / pixels, oy = (p % pixels) / g_.wo(),
+                       ox = p % g_.wo();
     return ((n * hp_ + oy * g_.stride_h) * wp_ + ox * g_.stride_w) * g_.c;
   }
 
-  template <class T, int NV> const T* pack_weights(const Tensor& w) {  // w [j, K] -> [j, W], zero-padded
+  template <class T, int NV>
+  const T* pack_weights(const Tensor& w) {  // w [j, K] -> [j, W], zero-padded
     constexpr int W = NV * kLanes<T>;
     T* p = packed_w_.data<T>();
     const T* src = w.data<T>();
@@ -123,22 +138,26 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   template <class T, int NV, int R>
-  static void store_rows(const Vec<T> (&acc)[R][NV], std::int64_t rows, std::int64_t k, T* y, std::int64_t ldy) {
+  static void store_rows(const Vec<T> (&acc)[R][NV], std::int64_t rows, std::int64_t k, T* y,
+                         std::int64_t ldy) {
     for (std::int64_t r = 0; r < rows; ++r) {
       const T* lanes = reinterpret_cast<const T*>(&acc[r][0]);
       std::int64_t j = 0;
-      for (; j + kLanes<T> <= k; j += kLanes<T>) simd::store(y + r * ldy + j, acc[r][j / kLanes<T>]);
+      for (; j + kLanes<T> <= k; j += kLanes<T>)
+        simd::store(y + r * ldy + j, acc[r][j / kLanes<T>]);
       for (; j < k; ++j) y[r * ldy + j] = lanes[j];
     }
   }
 
   // y[p, :] = sum_j X(p, j) w[j, :], R pixels per register block.
-  template <class T, int NV> void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
+  template <class T, int NV>
+  void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
     constexpr int W = NV * kLanes<T>, R = rows_for(NV);
     const T* xp = padded_input<T>(x);
     const T* pw = pack_weights<T, NV>(w);
     T* yp = y.data<T>();
-    const std::int64_t m = x.dim(0) * g_.ho() * g_.wo(), blocks = (m + R - 1) / R, k = g_.k, ckk = ckk_;
+    const std::int64_t m = x.dim(0) * g_.ho() * g_.wo(), blocks = (m + R - 1) / R, k = g_.k,
+                       ckk = ckk_;
     const std::int64_t* off = off_.data();
     parallel_for(blocks, 2, [&](std::int64_t blk) {
       const std::int64_t p0 = blk * R, rows = std::min<std::int64_t>(R, m - p0);
@@ -146,7 +165,8 @@ class GemmConv final : public ConvAlgorithm {
       const std::int64_t base0 = base_of(p0);
       const T* row0 = xp + base0;
       std::int64_t delta[R];
-      for (int r = 0; r < R; ++r) delta[r] = base_of(p0 + std::min<std::int64_t>(r, rows - 1)) - base0;
+      for (int r = 0; r < R; ++r)
+        delta[r] = base_of(p0 + std::min<std::int64_t>(r, rows - 1)) - base0;
       Vec<T> acc[R][NV] = {};
       for (std::int64_t j = 0; j < ckk; ++j) {
         const T* at = row0 + off[j];
@@ -163,7 +183,8 @@ class GemmConv final : public ConvAlgorithm {
 
   // dw[j, :] += sum_p X(p, j) dy[p, :]: pixels split across threads, each summing into its own
   // partial; inside, chunks of pixels stay in L1 while every block of R rows of dw passes.
-  template <class T, int NV> void filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
+  template <class T, int NV>
+  void filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
     constexpr int W = NV * kLanes<T>, R = rows_for(NV);
     const T* xp = padded_input<T>(x);
     const std::int64_t m = x.dim(0) * g_.ho() * g_.wo(), k = g_.k, ckk = ckk_, rows_pad = ckk_ + 8;
@@ -182,9 +203,11 @@ class GemmConv final : public ConvAlgorithm {
         const std::int64_t len = std::min(p_end, c0 + kChunk) - c0;
         for (std::int64_t q = 0; q < len; ++q) {
           bases[q] = base_of(c0 + q);
-          for (std::int64_t kk = 0; kk < W; ++kk) dyc[q * W + kk] = kk < k ? dyp[(c0 + q) * k + kk] : T(0);
+          for (std::int64_t kk = 0; kk < W; ++kk)
+            dyc[q * W + kk] = kk < k ? dyp[(c0 + q) * k + kk] : T(0);
         }
-        for (std::int64_t i0 = 0; i0 < ckk; i0 += R) {  // rows past ckk read off[] padding: see below
+        for (std::int64_t i0 = 0; i0 < ckk;
+             i0 += R) {  // rows past ckk read off[] padding: see below
           Vec<T> acc[R][NV];
           for (int r = 0; r < R; ++r)
             for (int v = 0; v < NV; ++v) acc[r][v] = sums[(i0 + r) * NV + v];
@@ -219,7 +242,8 @@ class GemmConv final : public ConvAlgorithm {
   // kernel row ky land contiguously: they are summed in registers (R pixels at a time) and added to
   // the image with whole-vector read-modify-writes. Lanes past KW*C carry zeros (w^T is padded),
   // so writing them is harmless: every image has kLanes of slack after it.
-  template <class T> void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  template <class T>
+  void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
     if (g_.dilation_w != 1) return data_scalar_t<T>(dy, w, dx);
     const std::int64_t span = g_.kw * g_.c;
     if (span <= 8) return data_span_t<T, 8 / kLanes<T>>(dy, w, dx);
@@ -229,7 +253,8 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   // w [KH, KW*C, K] -> wt [KH][K][S]: per kernel row, w^T with rows zero-padded to S lanes.
-  template <class T> const T* pack_wt(const Tensor& w, std::int64_t s_width) {
+  template <class T>
+  const T* pack_wt(const Tensor& w, std::int64_t s_width) {
     const std::int64_t span = g_.kw * g_.c, k = g_.k;
     T* wt = packed_wt_.data<T>();
     const T* src = w.data<T>();
@@ -240,11 +265,13 @@ class GemmConv final : public ConvAlgorithm {
     return wt;
   }
 
-  template <class T, int NV> void data_span_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  template <class T, int NV>
+  void data_span_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
     constexpr int S = NV * kLanes<T>, R = 6;
     const std::int64_t n = dy.dim(0), k = g_.k, pixels = g_.ho() * g_.wo();
     const std::int64_t row_step = g_.dilation_h * wp_ * g_.c, stride = image_stride();
-    const std::int64_t gap = std::min<std::int64_t>(R, (S + g_.stride_w * g_.c - 1) / (g_.stride_w * g_.c));
+    const std::int64_t gap =
+        std::min<std::int64_t>(R, (S + g_.stride_w * g_.c - 1) / (g_.stride_w * g_.c));
     const T* wt = pack_wt<T>(w, S);
     const T* dyp = dy.data<T>();
     T* images = dximg_.data<T>();
@@ -275,7 +302,8 @@ class GemmConv final : public ConvAlgorithm {
           for (std::int64_t first = 0; first < gap; ++first)
             for (std::int64_t r = first; r < rows; r += gap) {
               T* dst = img + base[r] + ky * row_step;
-              for (int v = 0; v < NV; ++v) simd::store(dst + v * kLanes<T>, simd::load(dst + v * kLanes<T>) + acc[r][v]);
+              for (int v = 0; v < NV; ++v)
+                simd::store(dst + v * kLanes<T>, simd::load(dst + v * kLanes<T>) + acc[r][v]);
             }
         }
       }
@@ -284,8 +312,10 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   // Any dilation: scatter each of the KH*KW*C values on its own.
-  template <class T> void data_scalar_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
-    const std::int64_t n = dy.dim(0), k = g_.k, ckk = ckk_, pixels = g_.ho() * g_.wo(), stride = image_stride();
+  template <class T>
+  void data_scalar_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+    const std::int64_t n = dy.dim(0), k = g_.k, ckk = ckk_, pixels = g_.ho() * g_.wo(),
+                       stride = image_stride();
     const T* wsrc = w.data<T>();
     const T* dyp = dy.data<T>();
     const std::int64_t* off = off_.data();
@@ -305,10 +335,13 @@ class GemmConv final : public ConvAlgorithm {
     crop<T>(dx);
   }
 
-  std::int64_t image_stride() const { return hp_ * wp_ * g_.c + 8; }  // + slack for whole-vector writes
+  std::int64_t image_stride() const {
+    return hp_ * wp_ * g_.c + 8;
+  }  // + slack for whole-vector writes
 
   // dx = the interior of each padded image.
-  template <class T> void crop(Tensor& dx) const {
+  template <class T>
+  void crop(Tensor& dx) const {
     const std::int64_t c = g_.c, row = g_.w * c, stride = image_stride();
     const T* images = dximg_.data<T>();
     T* dxp = dx.data<T>();
@@ -331,6 +364,7 @@ Plugin* create(const Params&, const PluginContext&) { return new GemmConv(); }
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "gemm",
-            "im2col folded into the GEMM's operand reads: no cols buffer (NHWC, up to 48 output channels)",
-            "{}", create)
+DTNN_PLUGIN(
+    "conv", "gemm",
+    "im2col folded into the GEMM's operand reads: no cols buffer (NHWC, up to 48 output channels)",
+    "{}", create)

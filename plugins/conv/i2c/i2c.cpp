@@ -10,8 +10,8 @@
 //
 // By default the whole minibatch is one GEMM (PyDTNN's way), and backward_filter reuses the cols of
 // the most recent forward on the same x. slab_bytes > 0 bounds the workspace instead: the minibatch
-// is processed in slabs of samples whose cols fit in slab_bytes, one GEMM per slab (slower: measured
-// 10-25% on simplecnn, since backward_filter must rebuild the cols of every slab but one).
+// is processed in slabs of samples whose cols fit in slab_bytes, one GEMM per slab (slower:
+// measured 10-25% on simplecnn, since backward_filter must rebuild the cols of every slab but one).
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -27,18 +27,31 @@ using namespace dtnn;
 
 // Fixed-length copy and add between buffers that never overlap (cols and images): with the
 // promise made explicit the compiler emits whole-vector moves instead of scalar ones.
-template <int N, class T> inline void copy_n(T* __restrict d, const T* __restrict s) {
+template <int N, class T>
+inline void copy_n(T* __restrict d, const T* __restrict s) {
   for (int i = 0; i < N; ++i) d[i] = s[i];
 }
-template <int N, class T> inline void add_n(T* __restrict d, const T* __restrict s) {
+template <int N, class T>
+inline void add_n(T* __restrict d, const T* __restrict s) {
   for (int i = 0; i < N; ++i) d[i] += s[i];
 }
 
 // The geometry as plain locals for the hot loops (ho/wo are divisions; compute them once).
 struct Dims {
   explicit Dims(const ConvGeometry& g)
-      : h(g.h), w(g.w), c(g.c), kh(g.kh), kw(g.kw), sh(g.stride_h), sw(g.stride_w), ph(g.pad_h),
-        pw(g.pad_w), dh(g.dilation_h), dw(g.dilation_w), ho(g.ho()), wo(g.wo()) {}
+      : h(g.h),
+        w(g.w),
+        c(g.c),
+        kh(g.kh),
+        kw(g.kw),
+        sh(g.stride_h),
+        sw(g.stride_w),
+        ph(g.pad_h),
+        pw(g.pad_w),
+        dh(g.dilation_h),
+        dw(g.dilation_w),
+        ho(g.ho()),
+        wo(g.wo()) {}
   std::int64_t h, w, c, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo;
 };
 
@@ -56,7 +69,8 @@ class Im2col final : public ConvAlgorithm {
     ckk_ = g.c * g.kh * g.kw;
     direct_gemm_ = g.layout == Layout::nhwc && g.kh == 1 && g.kw == 1 && g.stride_h == 1 &&
                    g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0;
-    const std::int64_t sample_bytes = pixels_ * ckk_ * static_cast<std::int64_t>(dtype_size(g.dtype));
+    const std::int64_t sample_bytes =
+        pixels_ * ckk_ * static_cast<std::int64_t>(dtype_size(g.dtype));
     slab_ = slab_bytes_ == 0 ? g.n : std::clamp<std::int64_t>(slab_bytes_ / sample_bytes, 1, g.n);
     if (g.layout == Layout::nchw) slab_ = g.n;  // NCHW transposes whole-batch results: one slab
     if (!direct_gemm_) cols_ = Tensor::empty(Shape{slab_ * pixels_ * ckk_}, g.dtype);
@@ -81,7 +95,8 @@ class Im2col final : public ConvAlgorithm {
   bool nhwc() const { return g_.layout == Layout::nhwc; }
 
   // The columns of x; with reuse, those of the last forward when it saw this same x.
-  template <class T> const T* columns(const Tensor& x, bool reuse) {
+  template <class T>
+  const T* columns(const Tensor& x, bool reuse) {
     if (direct_gemm_) return x.data<T>();
     if (!reuse || cols_x_ != x.raw() || cols_n_ != x.dim(0)) {
       nhwc() ? im2col_nhwc<T>(x) : im2col_nchw<T>(x);
@@ -91,13 +106,14 @@ class Im2col final : public ConvAlgorithm {
     return cols_.data<T>();
   }
 
-  template <class T> void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
+  template <class T>
+  void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
     if (nhwc()) {
       for_each_slab(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
         const Tensor xs = x.slice_batch(s0, s1);
         const T* cols = columns<T>(xs, false);
-        gemm(false, false, (s1 - s0) * pixels_, g_.k, ckk_, T(1), cols, ckk_, w.data<T>(), g_.k, T(0),
-             y.data<T>() + s0 * pixels_ * g_.k, g_.k);
+        gemm(false, false, (s1 - s0) * pixels_, g_.k, ckk_, T(1), cols, ckk_, w.data<T>(), g_.k,
+             T(0), y.data<T>() + s0 * pixels_ * g_.k, g_.k);
       });
       return;
     }
@@ -108,11 +124,13 @@ class Im2col final : public ConvAlgorithm {
     T* yp = y.data<T>();
     parallel_for(x.dim(0) * g_.k, 64, [&](std::int64_t plane) {  // plane = (n, k) of y
       const std::int64_t n = plane / g_.k, k = plane % g_.k;
-      std::memcpy(yp + plane * pixels_, t + k * m + n * pixels_, sizeof(T) * static_cast<std::size_t>(pixels_));
+      std::memcpy(yp + plane * pixels_, t + k * m + n * pixels_,
+                  sizeof(T) * static_cast<std::size_t>(pixels_));
     });
   }
 
-  template <class T> void backward_filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
+  template <class T>
+  void backward_filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
     if (nhwc()) {  // last slab first: forward left its cols in the buffer
       for_each_slab_reversed(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
         const T* cols = columns<T>(x.slice_batch(s0, s1), true);
@@ -127,18 +145,20 @@ class Im2col final : public ConvAlgorithm {
     gemm(false, true, g_.k, ckk_, m, T(1), t, m, cols, m, T(1), dw.data<T>(), ckk_);
   }
 
-  template <class T> void backward_data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  template <class T>
+  void backward_data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
     const std::int64_t n = dy.dim(0);
     if (direct_gemm_) {
-      gemm(false, true, n * pixels_, ckk_, g_.k, T(1), dy.data<T>(), g_.k, w.data<T>(), g_.k, T(0), dx.data<T>(), ckk_);
+      gemm(false, true, n * pixels_, ckk_, g_.k, T(1), dy.data<T>(), g_.k, w.data<T>(), g_.k, T(0),
+           dx.data<T>(), ckk_);
       return;
     }
     T* dcols = cols_.data<T>();
     cols_x_ = nullptr;  // the buffer now holds dcols
     if (nhwc()) {
       for_each_slab(n, [&](std::int64_t s0, std::int64_t s1) {
-        gemm(false, true, (s1 - s0) * pixels_, ckk_, g_.k, T(1), dy.data<T>() + s0 * pixels_ * g_.k, g_.k,
-             w.data<T>(), g_.k, T(0), dcols, ckk_);
+        gemm(false, true, (s1 - s0) * pixels_, ckk_, g_.k, T(1), dy.data<T>() + s0 * pixels_ * g_.k,
+             g_.k, w.data<T>(), g_.k, T(0), dcols, ckk_);
         Tensor dxs = dx.slice_batch(s0, s1);
         col2im_nhwc<T>(dcols, s1 - s0, dxs);
       });
@@ -151,49 +171,68 @@ class Im2col final : public ConvAlgorithm {
   }
 
   // f(s0, s1) for consecutive slabs [s0, s1) of a batch of n samples.
-  template <class F> void for_each_slab(std::int64_t n, F&& f) const {
+  template <class F>
+  void for_each_slab(std::int64_t n, F&& f) const {
     for (std::int64_t s0 = 0; s0 < n; s0 += slab_) f(s0, std::min(n, s0 + slab_));
   }
-  template <class F> void for_each_slab_reversed(std::int64_t n, F&& f) const {
-    for (std::int64_t s0 = (n - 1) / slab_ * slab_; s0 >= 0; s0 -= slab_) f(s0, std::min(n, s0 + slab_));
+  template <class F>
+  void for_each_slab_reversed(std::int64_t n, F&& f) const {
+    for (std::int64_t s0 = (n - 1) / slab_ * slab_; s0 >= 0; s0 -= slab_)
+      f(s0, std::min(n, s0 + slab_));
   }
 
   // dy [n, K, HoWo] -> t [K, n*HoWo]
-  template <class T> const T* dy_as_km(const Tensor& dy) {
+  template <class T>
+  const T* dy_as_km(const Tensor& dy) {
     const std::int64_t n = dy.dim(0), m = n * pixels_;
     const T* d = dy.data<T>();
     T* t = t_.data<T>();
     parallel_for(n * g_.k, 64, [&](std::int64_t plane) {
       const std::int64_t s = plane / g_.k, k = plane % g_.k;
-      std::memcpy(t + k * m + s * pixels_, d + plane * pixels_, sizeof(T) * static_cast<std::size_t>(pixels_));
+      std::memcpy(t + k * m + s * pixels_, d + plane * pixels_,
+                  sizeof(T) * static_cast<std::size_t>(pixels_));
     });
     return t;
   }
 
   // One row of cols per output pixel. With unit dilation along W, the KW*C values one kernel row
   // reads are contiguous in NHWC: one copy per (pixel, ky) when the row lies inside the image.
-  template <class T> void im2col_nhwc(const Tensor& x) {
+  template <class T>
+  void im2col_nhwc(const Tensor& x) {
     with_span<T>([&](auto span_tag) { im2col_nhwc_span<T, decltype(span_tag)::value>(x); });
   }
-  template <class T> void col2im_nhwc(const T* dcols, std::int64_t n, Tensor& dx) {
-    with_span<T>([&](auto span_tag) { col2im_nhwc_span<T, decltype(span_tag)::value>(dcols, n, dx); });
+  template <class T>
+  void col2im_nhwc(const T* dcols, std::int64_t n, Tensor& dx) {
+    with_span<T>(
+        [&](auto span_tag) { col2im_nhwc_span<T, decltype(span_tag)::value>(dcols, n, dx); });
   }
 
   // Calls f(std::integral_constant<int, S>) with S = KW*C when that is a short length the loops
   // below should know at compile time (their copies become a few vector moves), else S = 0.
-  template <class T, class F> void with_span(F&& f) const {
+  template <class T, class F>
+  void with_span(F&& f) const {
     if (g_.dilation_w == 1) {
       switch (g_.kw * g_.c) {
-        case 1: return f(std::integral_constant<int, 1>{});
-        case 3: return f(std::integral_constant<int, 3>{});
-        case 5: return f(std::integral_constant<int, 5>{});
-        case 6: return f(std::integral_constant<int, 6>{});
-        case 9: return f(std::integral_constant<int, 9>{});
-        case 12: return f(std::integral_constant<int, 12>{});
-        case 15: return f(std::integral_constant<int, 15>{});
-        case 24: return f(std::integral_constant<int, 24>{});
-        case 48: return f(std::integral_constant<int, 48>{});
-        default: break;
+        case 1:
+          return f(std::integral_constant<int, 1>{});
+        case 3:
+          return f(std::integral_constant<int, 3>{});
+        case 5:
+          return f(std::integral_constant<int, 5>{});
+        case 6:
+          return f(std::integral_constant<int, 6>{});
+        case 9:
+          return f(std::integral_constant<int, 9>{});
+        case 12:
+          return f(std::integral_constant<int, 12>{});
+        case 15:
+          return f(std::integral_constant<int, 15>{});
+        case 24:
+          return f(std::integral_constant<int, 24>{});
+        case 48:
+          return f(std::integral_constant<int, 48>{});
+        default:
+          break;
       }
     }
     f(std::integral_constant<int, 0>{});
@@ -202,7 +241,8 @@ class Im2col final : public ConvAlgorithm {
   // One row of cols per output pixel. With unit dilation along W, the KW*C values one kernel row
   // reads are contiguous in NHWC: one copy of SPAN (= KW*C, 0: not known at compile time) values
   // per (pixel, ky) when the row lies inside the image.
-  template <class T, int SPAN> void im2col_nhwc_span(const Tensor& x) {
+  template <class T, int SPAN>
+  void im2col_nhwc_span(const Tensor& x) {
     const T* xp = x.data<T>();
     T* cols = cols_.data<T>();
     const Dims d(g_);
@@ -240,10 +280,12 @@ class Im2col final : public ConvAlgorithm {
   }
 
   // The adjoint of im2col_nhwc: every cols value is added back where it was read from.
-  template <class T, int SPAN> void col2im_nhwc_span(const T* dcols, std::int64_t n, Tensor& dx) {
+  template <class T, int SPAN>
+  void col2im_nhwc_span(const T* dcols, std::int64_t n, Tensor& dx) {
     T* dxp = dx.data<T>();
     const Dims d(g_);
-    const std::int64_t c = d.c, image = d.h * d.w * c, span = SPAN ? SPAN : d.kw * c, ckk = ckk_, pixels = pixels_;
+    const std::int64_t c = d.c, image = d.h * d.w * c, span = SPAN ? SPAN : d.kw * c, ckk = ckk_,
+                       pixels = pixels_;
     parallel_for(n, 1, [=](std::int64_t s) {  // one sample per thread: no two threads add to one dx
       T* dxs = dxp + s * image;
       std::memset(dxs, 0, sizeof(T) * static_cast<std::size_t>(image));
@@ -271,7 +313,8 @@ class Im2col final : public ConvAlgorithm {
     });
   }
 
-  template <class T> void im2col_nchw(const Tensor& x) {
+  template <class T>
+  void im2col_nchw(const Tensor& x) {
     const T* xp = x.data<T>();
     T* cols = cols_.data<T>();
     const std::int64_t n = x.dim(0), m = n * pixels_;
@@ -291,7 +334,8 @@ class Im2col final : public ConvAlgorithm {
     });
   }
 
-  template <class T> void col2im_nchw(const T* dcols, std::int64_t n, Tensor& dx) {
+  template <class T>
+  void col2im_nchw(const T* dcols, std::int64_t n, Tensor& dx) {
     T* dxp = dx.data<T>();
     const std::int64_t m = n * pixels_, plane_size = g_.h * g_.w;
     parallel_for(n * g_.c, 1, [&](std::int64_t plane) {  // plane = (s, c) of dx

@@ -1,8 +1,8 @@
 // reference: the plain-loop convolution every other algorithm is checked against. Obviously
 // correct over speed: one loop nest per pass, sums in double, any stride/padding/dilation/layout.
-//   y[n, oy, ox, k]    = sum_{ky, kx, c} x[n, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw, c] * w[ky, kx, c, k]
-//   dx[n, iy, ix, c]   = sum over every (oy, ox, ky, kx, k) that read x[n, iy, ix, c] of dy * w
-//   dw[ky, kx, c, k]  += sum_{n, oy, ox} x[n, iy, ix, c] * dy[n, oy, ox, k]
+//   y[n, oy, ox, k]    = sum_{ky, kx, c} x[n, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw, c] * w[ky,
+//   kx, c, k] dx[n, iy, ix, c]   = sum over every (oy, ox, ky, kx, k) that read x[n, iy, ix, c] of
+//   dy * w dw[ky, kx, c, k]  += sum_{n, oy, ox} x[n, iy, ix, c] * dy[n, oy, ox, k]
 // (shown in NHWC; NCHW uses the same loops with other offsets).
 #include <vector>
 
@@ -29,10 +29,11 @@ class Reference final : public ConvAlgorithm {
           for (std::int64_t ox = 0; ox < g_.wo(); ++ox)
             for (std::int64_t k = 0; k < g_.k; ++k) {
               double sum = 0;
-              each_tap(oy, ox, [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
-                for (std::int64_t c = 0; c < g_.c; ++c)
-                  sum += double(xp[xi(n, iy, ix, c)]) * double(wp[wi(ky, kx, c, k)]);
-              });
+              each_tap(oy, ox,
+                       [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
+                         for (std::int64_t c = 0; c < g_.c; ++c)
+                           sum += double(xp[xi(n, iy, ix, c)]) * double(wp[wi(ky, kx, c, k)]);
+                       });
               yp[yi(n, oy, ox, k)] = static_cast<T>(sum);
             }
     });
@@ -48,13 +49,16 @@ class Reference final : public ConvAlgorithm {
           for (std::int64_t ox = 0; ox < g_.wo(); ++ox)
             for (std::int64_t k = 0; k < g_.k; ++k) {
               const double d = dyp[yi(n, oy, ox, k)];
-              each_tap(oy, ox, [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
-                for (std::int64_t c = 0; c < g_.c; ++c)
-                  acc[static_cast<std::size_t>(xi(n, iy, ix, c))] += d * double(wp[wi(ky, kx, c, k)]);
-              });
+              each_tap(oy, ox,
+                       [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
+                         for (std::int64_t c = 0; c < g_.c; ++c)
+                           acc[static_cast<std::size_t>(xi(n, iy, ix, c))] +=
+                               d * double(wp[wi(ky, kx, c, k)]);
+                       });
             }
       T* dxp = dx.data<T>();
-      for (std::int64_t i = 0; i < dx.numel(); ++i) dxp[i] = static_cast<T>(acc[static_cast<std::size_t>(i)]);
+      for (std::int64_t i = 0; i < dx.numel(); ++i)
+        dxp[i] = static_cast<T>(acc[static_cast<std::size_t>(i)]);
     });
   }
 
@@ -68,19 +72,23 @@ class Reference final : public ConvAlgorithm {
           for (std::int64_t ox = 0; ox < g_.wo(); ++ox)
             for (std::int64_t k = 0; k < g_.k; ++k) {
               const double d = dyp[yi(n, oy, ox, k)];
-              each_tap(oy, ox, [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
-                for (std::int64_t c = 0; c < g_.c; ++c)
-                  acc[static_cast<std::size_t>(wi(ky, kx, c, k))] += double(xp[xi(n, iy, ix, c)]) * d;
-              });
+              each_tap(oy, ox,
+                       [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
+                         for (std::int64_t c = 0; c < g_.c; ++c)
+                           acc[static_cast<std::size_t>(wi(ky, kx, c, k))] +=
+                               double(xp[xi(n, iy, ix, c)]) * d;
+                       });
             }
       T* dwp = dw.data<T>();
-      for (std::int64_t i = 0; i < dw.numel(); ++i) dwp[i] += static_cast<T>(acc[static_cast<std::size_t>(i)]);
+      for (std::int64_t i = 0; i < dw.numel(); ++i)
+        dwp[i] += static_cast<T>(acc[static_cast<std::size_t>(i)]);
     });
   }
 
  private:
   // f(ky, kx, iy, ix) for every kernel tap of output (oy, ox) that lands inside the image.
-  template <class F> void each_tap(std::int64_t oy, std::int64_t ox, F&& f) const {
+  template <class F>
+  void each_tap(std::int64_t oy, std::int64_t ox, F&& f) const {
     for (std::int64_t ky = 0; ky < g_.kh; ++ky) {
       const std::int64_t iy = oy * g_.stride_h - g_.pad_h + ky * g_.dilation_h;
       if (iy < 0 || iy >= g_.h) continue;
@@ -95,10 +103,12 @@ class Reference final : public ConvAlgorithm {
     return nhwc() ? ((n * g_.h + y) * g_.w + x) * g_.c + c : ((n * g_.c + c) * g_.h + y) * g_.w + x;
   }
   std::int64_t yi(std::int64_t n, std::int64_t y, std::int64_t x, std::int64_t k) const {
-    return nhwc() ? ((n * g_.ho() + y) * g_.wo() + x) * g_.k + k : ((n * g_.k + k) * g_.ho() + y) * g_.wo() + x;
+    return nhwc() ? ((n * g_.ho() + y) * g_.wo() + x) * g_.k + k
+                  : ((n * g_.k + k) * g_.ho() + y) * g_.wo() + x;
   }
   std::int64_t wi(std::int64_t ky, std::int64_t kx, std::int64_t c, std::int64_t k) const {
-    return nhwc() ? ((ky * g_.kw + kx) * g_.c + c) * g_.k + k : ((k * g_.c + c) * g_.kh + ky) * g_.kw + kx;
+    return nhwc() ? ((ky * g_.kw + kx) * g_.c + c) * g_.k + k
+                  : ((k * g_.c + c) * g_.kh + ky) * g_.kw + kx;
   }
 
   ConvGeometry g_;

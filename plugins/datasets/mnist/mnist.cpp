@@ -45,8 +45,9 @@ std::vector<std::uint8_t> read_all(const fs::path& file) {
   const char* msg = gzerror(f, &err);
   std::string why = got < 0 ? std::string(msg ? msg : "read error") : "";
   gzclose(f);
-  if (got < 0) throw Error(file.string() + ": corrupt or truncated gzip data after " +
-                           std::to_string(out.size()) + " decompressed bytes (" + why + ")");
+  if (got < 0)
+    throw Error(file.string() + ": corrupt or truncated gzip data after " +
+                std::to_string(out.size()) + " decompressed bytes (" + why + ")");
   return out;
 }
 
@@ -62,12 +63,13 @@ IdxFile read_idx(const fs::path& file, std::uint32_t expected_dims) {
                 ": expected a 4-byte IDX magic number");
   const std::uint32_t magic = be32(0);
   if (magic != expected_magic)
-    throw Error(file.string() + ": bad magic " + hex(magic) + " at byte 0: expected " + hex(expected_magic) +
-                " (IDX, unsigned bytes, " + std::to_string(expected_dims) + " dimensions)");
+    throw Error(file.string() + ": bad magic " + hex(magic) + " at byte 0: expected " +
+                hex(expected_magic) + " (IDX, unsigned bytes, " + std::to_string(expected_dims) +
+                " dimensions)");
   const std::size_t header = 4 + 4 * std::size_t(expected_dims);
   if (bytes.size() < header)
-    throw Error(file.string() + ": truncated at byte " + std::to_string(bytes.size()) + ": the header needs " +
-                std::to_string(header) + " bytes");
+    throw Error(file.string() + ": truncated at byte " + std::to_string(bytes.size()) +
+                ": the header needs " + std::to_string(header) + " bytes");
   IdxFile idx;
   std::size_t payload = 1;
   for (std::uint32_t d = 0; d < expected_dims; ++d) {
@@ -77,9 +79,11 @@ IdxFile read_idx(const fs::path& file, std::uint32_t expected_dims) {
   if (bytes.size() - header != payload) {
     std::string dims;
     for (auto d : idx.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-    throw Error(file.string() + ": " + (bytes.size() - header < payload ? "truncated" : "trailing data") +
-                ": the header (" + dims + ") promises " + std::to_string(payload) + " data bytes after byte " +
-                std::to_string(header) + ", the file holds " + std::to_string(bytes.size() - header));
+    throw Error(file.string() + ": " +
+                (bytes.size() - header < payload ? "truncated" : "trailing data") +
+                ": the header (" + dims + ") promises " + std::to_string(payload) +
+                " data bytes after byte " + std::to_string(header) + ", the file holds " +
+                std::to_string(bytes.size() - header));
   }
   idx.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
   return idx;
@@ -91,7 +95,8 @@ fs::path find_file(const fs::path& folder, const std::string& stem) {
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) return p;
   }
-  throw Error(folder.string() + ": missing " + stem + "[.gz] (MNIST/Fashion-MNIST IDX files expected there)");
+  throw Error(folder.string() + ": missing " + stem +
+              "[.gz] (MNIST/Fashion-MNIST IDX files expected there)");
 }
 
 class Mnist final : public Dataset {
@@ -102,7 +107,8 @@ class Mnist final : public Dataset {
     if (!fs::is_directory(folder, ec))
       throw Error(p.key_path("path") + ": '" + folder.string() + "' is not a folder" +
                   (folder.string() == "/usr/share/datasets/fashion-mnist"
-                       ? " (install it with: apt-get install dataset-fashion-mnist)" : ""));
+                       ? " (install it with: apt-get install dataset-fashion-mnist)"
+                       : ""));
     load(folder, "train", split_[0]);
     load(folder, "t10k", split_[1]);
   }
@@ -144,17 +150,19 @@ class Mnist final : public Dataset {
     const fs::path labels_file = find_file(folder, prefix + "-labels-idx1-ubyte");
     IdxFile images = read_idx(images_file, 3), labels = read_idx(labels_file, 1);
     if (images.dims[0] != labels.dims[0])
-      throw Error(labels_file.string() + ": holds " + std::to_string(labels.dims[0]) + " labels but " +
-                  images_file.string() + " holds " + std::to_string(images.dims[0]) + " images");
+      throw Error(labels_file.string() + ": holds " + std::to_string(labels.dims[0]) +
+                  " labels but " + images_file.string() + " holds " +
+                  std::to_string(images.dims[0]) + " images");
     if (images.dims[1] == 0 || images.dims[2] == 0)
       throw Error(images_file.string() + ": images of size 0");
     if (rows_ && (rows_ != images.dims[1] || cols_ != images.dims[2]))
       throw Error(images_file.string() + ": images are " + std::to_string(images.dims[1]) + "x" +
-                  std::to_string(images.dims[2]) + ", the training images are " + std::to_string(rows_) +
-                  "x" + std::to_string(cols_));
+                  std::to_string(images.dims[2]) + ", the training images are " +
+                  std::to_string(rows_) + "x" + std::to_string(cols_));
     rows_ = images.dims[1];
     cols_ = images.dims[2];
-    auto bad = std::find_if(labels.data.begin(), labels.data.end(), [](std::uint8_t l) { return l > 9; });
+    auto bad =
+        std::find_if(labels.data.begin(), labels.data.end(), [](std::uint8_t l) { return l > 9; });
     if (bad != labels.data.end())
       throw Error(labels_file.string() + ": label " + std::to_string(*bad) + " at byte " +
                   std::to_string(8 + (bad - labels.data.begin())) + ": expected a class in 0..9");
@@ -171,6 +179,7 @@ Plugin* create(const Params& p, const PluginContext&) { return new Mnist(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("dataset", "mnist",
-            "MNIST / Fashion-MNIST IDX files (gzip'd or raw), 28x28x1, 10 classes, pixels in [0, 1]",
-            R"({"path": "/usr/share/datasets/fashion-mnist"})", create)
+DTNN_PLUGIN(
+    "dataset", "mnist",
+    "MNIST / Fashion-MNIST IDX files (gzip'd or raw), 28x28x1, 10 classes, pixels in [0, 1]",
+    R"({"path": "/usr/share/datasets/fashion-mnist"})", create)

@@ -41,9 +41,11 @@ class Synthetic final : public Dataset {
       const std::int64_t m = hwc_.numel();
       T *xp = x.data<T>(), *yp = y.data<T>();
       parallel_for(static_cast<std::int64_t>(indices.size()), 4, [&](std::int64_t i) {
-        Rng rng(Rng::derive(seed_ * 2 + static_cast<std::uint64_t>(s), static_cast<std::uint64_t>(indices[static_cast<std::size_t>(i)])));
+        Rng rng(Rng::derive(seed_ * 2 + static_cast<std::uint64_t>(s),
+                            static_cast<std::uint64_t>(indices[static_cast<std::size_t>(i)])));
         for (std::int64_t j = 0; j < m; ++j) xp[i * m + j] = static_cast<T>(rng.uniform());
-        const std::int64_t label = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(classes_)));
+        const std::int64_t label =
+            static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(classes_)));
         for (std::int64_t c = 0; c < classes_; ++c) yp[i * classes_ + c] = T(c == label ? 1 : 0);
       });
     });
@@ -60,7 +62,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new Synthetic(p);
 
 }  // namespace
 
-DTNN_PLUGIN("dataset", "synthetic", "random samples of any shape (for tests and benchmarks)",
-            R"({"input_shape": [28, 28, 1], "classes": 10, "train_samples": 1024, "test_samples": 256,
+DTNN_PLUGIN(
+    "dataset", "synthetic", "random samples of any shape (for tests and benchmarks)",
+    R"({"input_shape": [28, 28, 1], "classes": 10, "train_samples": 1024, "test_samples": 256,
                 "seed": 0})",
-            create)
+    create)

@@ -17,7 +17,9 @@ class AvgPool2d final : public Layer {
   std::string type() const override { return "avgpool2d"; }
   Shape output_shape() const override { return g_.out_shape(); }
   std::string attributes() const override { return g_.str(); }
-  void build(const LayerBuildContext& ctx) override { g_ = Window2d::from(params_, ctx.input_shape, ctx.layout); }
+  void build(const LayerBuildContext& ctx) override {
+    g_ = Window2d::from(params_, ctx.input_shape, ctx.layout);
+  }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
@@ -61,7 +63,8 @@ class AvgPool2d final : public Layer {
 
  private:
   // Calls f(offset) for every in-image input position of output (oy, ox, c)'s window.
-  template <class F> void visit(std::int64_t oy, std::int64_t ox, std::int64_t c, F&& f) const {
+  template <class F>
+  void visit(std::int64_t oy, std::int64_t ox, std::int64_t c, F&& f) const {
     for (std::int64_t ky = 0; ky < g_.ph; ++ky) {
       const std::int64_t iy = oy * g_.sh - g_.pad_h + ky;
       if (iy < 0 || iy >= g_.h) continue;

@@ -66,21 +66,25 @@ class Conv2d final : public Layer {
     w_ = Tensor::empty(g_.w_shape(), ctx.dtype, ctx.layout);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype, ctx.layout);
     const std::int64_t window = g_.kh * g_.kw;
-    initialize(w_, params_.get_string("weights_initializer"), g_.c * window, g_.k * window, ctx.seed);
+    initialize(w_, params_.get_string("weights_initializer"), g_.c * window, g_.k * window,
+               ctx.seed);
     if (use_bias_) {
       b_ = Tensor::empty(Shape{g_.k}, ctx.dtype);
       db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, params_.get_string("biases_initializer"), g_.c * window, g_.k * window, ctx.seed + 1);
+      initialize(b_, params_.get_string("biases_initializer"), g_.c * window, g_.k * window,
+                 ctx.seed + 1);
     }
     needs_dx_ = ctx.needs_input_gradient;
     if (use_bias_ && ctx.layout == Layout::nhwc) {
       // NHWC repeats the K biases along memory: P = lcm(K, 16) values of the pattern make every
-      // chunk of P values of y start at channel 0, so bias add and gradient run as flat vector loops.
-      // (Wide layers with a long pattern use plain row loops, which vectorise over K anyway.)
+      // chunk of P values of y start at channel 0, so bias add and gradient run as flat vector
+      // loops. (Wide layers with a long pattern use plain row loops, which vectorise over K
+      // anyway.)
       pattern_ = std::lcm<std::int64_t>(g_.k, 16);
       if (pattern_ > kMaxPattern) pattern_ = 0;
       bias_pattern_ = Tensor::empty(Shape{std::max<std::int64_t>(pattern_, 1)}, ctx.dtype);
-      bias_sums_ = Tensor::empty(Shape{pattern_ * 64}, DType::float64);  // per-chunk-group partial sums
+      bias_sums_ =
+          Tensor::empty(Shape{pattern_ * 64}, DType::float64);  // per-chunk-group partial sums
     }
 
     // The configured algorithm, else the first of i2c and reference that computes every pass
@@ -94,16 +98,20 @@ class Conv2d final : public Layer {
           "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(), {"algorithm"});
       std::string why;
       const char* failed = nullptr;
-      if (!candidate->supports(g_, ConvPass::forward, why)) failed = "forward";
-      else if (!candidate->supports(g_, ConvPass::backward_filter, why)) failed = "backward-filter";
-      else if (needs_dx_ && !candidate->supports(g_, ConvPass::backward_data, why)) failed = "backward-data";
+      if (!candidate->supports(g_, ConvPass::forward, why))
+        failed = "forward";
+      else if (!candidate->supports(g_, ConvPass::backward_filter, why))
+        failed = "backward-filter";
+      else if (needs_dx_ && !candidate->supports(g_, ConvPass::backward_data, why))
+        failed = "backward-data";
       if (!failed) {
         algorithm_ = candidate;
         break;
       }
       refusals += "'" + name + "' does not support " + failed + " (" + why + "); ";
     }
-    if (!algorithm_) throw Error("no convolution algorithm supports " + g_.str());  // reference supports all
+    if (!algorithm_)
+      throw Error("no convolution algorithm supports " + g_.str());  // reference supports all
     if (!refusals.empty())
       log_info_once("conv2d " + g_.str() + ": " + refusals + "using '" + algorithm_->name() + "'");
     algorithm_->prepare(g_);
@@ -129,7 +137,8 @@ class Conv2d final : public Layer {
  private:
   // NHWC: y[., k] += b[k] along memory, chunk by chunk of the repeating pattern.
   // NCHW: one bias value per (n, k) plane.
-  template <class T> void add_bias(Tensor& y) {
+  template <class T>
+  void add_bias(Tensor& y) {
     const T* b = b_.data<T>();
     T* yp = y.data<T>();
     const std::int64_t n = y.dim(0), pixels = g_.ho() * g_.wo(), k = g_.k;
@@ -158,7 +167,8 @@ class Conv2d final : public Layer {
   }
 
   // db[k] += sum of dy over every (n, oy, ox): NHWC sums chunks of the pattern, then folds them.
-  template <class T> void bias_gradient(const Tensor& dy) {
+  template <class T>
+  void bias_gradient(const Tensor& dy) {
     T* db = db_.data<T>();
     const T* d = dy.data<T>();
     const std::int64_t n = dy.dim(0), pixels = g_.ho() * g_.wo(), k = g_.k;
@@ -203,8 +213,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new Conv2d(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "conv2d",
-            "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
-            R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "use_bias": true,
+DTNN_PLUGIN(
+    "layer", "conv2d",
+    "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
+    R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "use_bias": true,
                 "algorithm": "", "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})",
-            create)
+    create)

@@ -15,7 +15,8 @@ using namespace dtnn;
 class FullyConnected final : public Layer {
  public:
   explicit FullyConnected(const Params& p)
-      : units_(p.get_int("units")), use_bias_(p.get_bool("use_bias")),
+      : units_(p.get_int("units")),
+        use_bias_(p.get_bool("use_bias")),
         weights_init_(p.get_string("weights_initializer")),
         biases_init_(p.get_string("biases_initializer")) {
     if (units_ <= 0) p.fail("units", "a positive number of output units");
@@ -54,7 +55,8 @@ class FullyConnected final : public Layer {
   }
 
  private:
-  template <class T> void forward_t(const Tensor& x, Tensor& y) {
+  template <class T>
+  void forward_t(const Tensor& x, Tensor& y) {
     const std::int64_t n = x.dim(0);
     T* yp = y.data<T>();
     if (use_bias_) {  // y = broadcast(b), then y += x w
@@ -68,16 +70,20 @@ class FullyConnected final : public Layer {
   }
 
   // From y = x w + b:  dw += x^T dy,  db += sum_rows(dy),  dx = dy w^T.
-  template <class T> void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
+  template <class T>
+  void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
     const std::int64_t n = x.dim(0);
     const T* dyp = dy.data<T>();
-    gemm(true, false, in_, units_, n, T(1), x.data<T>(), in_, dyp, units_, T(1), dw_.data<T>(), units_);
+    gemm(true, false, in_, units_, n, T(1), x.data<T>(), in_, dyp, units_, T(1), dw_.data<T>(),
+         units_);
     if (use_bias_) {
       T* db = db_.data<T>();
       for (std::int64_t r = 0; r < n; ++r)
         for (std::int64_t j = 0; j < units_; ++j) db[j] += dyp[r * units_ + j];
     }
-    if (dx) gemm(false, true, n, in_, units_, T(1), dyp, units_, w_.data<T>(), units_, T(0), dx->data<T>(), in_);
+    if (dx)
+      gemm(false, true, n, in_, units_, T(1), dyp, units_, w_.data<T>(), units_, T(0),
+           dx->data<T>(), in_);
   }
 
   std::int64_t units_, in_ = 0;

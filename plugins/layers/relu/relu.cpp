@@ -5,8 +5,14 @@
 namespace {
 struct Relu {
   static constexpr const char* kType = "relu";
-  template <class T> static T forward(T x) { return x > T(0) ? x : T(0); }
-  template <class T> static T gradient(T, T y) { return y > T(0) ? T(1) : T(0); }
+  template <class T>
+  static T forward(T x) {
+    return x > T(0) ? x : T(0);
+  }
+  template <class T>
+  static T gradient(T, T y) {
+    return y > T(0) ? T(1) : T(0);
+  }
 };
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
   return new dtnn::ElementwiseLayer<Relu>();

@@ -44,7 +44,8 @@ class Softmax final : public Layer {
       parallel_for(n, 256, [&](std::int64_t r) {
         T dot = 0;
         for (std::int64_t i = 0; i < m; ++i) dot += dyp[r * m + i] * yp[r * m + i];
-        for (std::int64_t i = 0; i < m; ++i) dxp[r * m + i] = yp[r * m + i] * (dyp[r * m + i] - dot);
+        for (std::int64_t i = 0; i < m; ++i)
+          dxp[r * m + i] = yp[r * m + i] * (dyp[r * m + i] - dot);
       });
     });
   }

@@ -7,8 +7,14 @@
 namespace {
 struct Tanh {
   static constexpr const char* kType = "tanh";
-  template <class T> static T forward(T x) { return std::tanh(x); }
-  template <class T> static T gradient(T, T y) { return T(1) - y * y; }
+  template <class T>
+  static T forward(T x) {
+    return std::tanh(x);
+  }
+  template <class T>
+  static T gradient(T, T y) {
+    return T(1) - y * y;
+  }
 };
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
   return new dtnn::ElementwiseLayer<Tanh>();

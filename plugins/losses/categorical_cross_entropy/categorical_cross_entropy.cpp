@@ -54,6 +54,7 @@ Plugin* create(const Params&, const PluginContext&) { return new CategoricalCros
 
 }  // namespace
 
-DTNN_PLUGIN("loss", "categorical_cross_entropy",
-            "cross-entropy of probabilities against one-hot targets; exact gradient through softmax",
-            "{}", create)
+DTNN_PLUGIN(
+    "loss", "categorical_cross_entropy",
+    "cross-entropy of probabilities against one-hot targets; exact gradient through softmax", "{}",
+    create)

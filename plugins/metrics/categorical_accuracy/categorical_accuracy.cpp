@@ -39,5 +39,5 @@ Plugin* create(const Params&, const PluginContext&) { return new CategoricalAccu
 
 }  // namespace
 
-DTNN_PLUGIN("metric", "categorical_accuracy", "fraction of samples whose argmax matches the target's",
-            "{}", create)
+DTNN_PLUGIN("metric", "categorical_accuracy",
+            "fraction of samples whose argmax matches the target's", "{}", create)

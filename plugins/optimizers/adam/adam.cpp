@@ -15,8 +15,11 @@ using namespace dtnn;
 class Adam final : public Optimizer {
  public:
   explicit Adam(const Params& p)
-      : lr_(p.get_double("learning_rate")), beta1_(p.get_double("beta1")),
-        beta2_(p.get_double("beta2")), epsilon_(p.get_double("epsilon")), decay_(p.get_double("decay")) {
+      : lr_(p.get_double("learning_rate")),
+        beta1_(p.get_double("beta1")),
+        beta2_(p.get_double("beta2")),
+        epsilon_(p.get_double("epsilon")),
+        decay_(p.get_double("decay")) {
     if (lr_ < 0) p.fail("learning_rate", "a number >= 0");
     if (beta1_ < 0 || beta1_ >= 1) p.fail("beta1", "a number in [0, 1)");
     if (beta2_ < 0 || beta2_ >= 1) p.fail("beta2", "a number in [0, 1)");
@@ -46,11 +49,13 @@ class Adam final : public Optimizer {
     const double t = ++step_.data<double>()[0];
     const double c1 = 1.0 - std::pow(beta1_, t), c2 = 1.0 - std::pow(beta2_, t);
     for (std::size_t i = 0; i < params.size(); ++i)
-      dispatch_dtype(params[i].value.dtype(), [&](auto z) { update<decltype(z)>(params[i], i, c1, c2); });
+      dispatch_dtype(params[i].value.dtype(),
+                     [&](auto z) { update<decltype(z)>(params[i], i, c1, c2); });
   }
 
  private:
-  template <class T> void update(const Parameter& p, std::size_t i, double c1, double c2) {
+  template <class T>
+  void update(const Parameter& p, std::size_t i, double c1, double c2) {
     T* w_all = p.value.data<T>();
     T* g_all = p.grad.data<T>();
     T *m_all = m_[i].data<T>(), *v_all = v_[i].data<T>();
@@ -80,6 +85,7 @@ Plugin* create(const Params& p, const PluginContext&) { return new Adam(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("optimizer", "adam", "Adam with bias correction and weight decay (PyTorch's rule)",
-            R"({"learning_rate": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "decay": 0.0})",
-            create)
+DTNN_PLUGIN(
+    "optimizer", "adam", "Adam with bias correction and weight decay (PyTorch's rule)",
+    R"({"learning_rate": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "decay": 0.0})",
+    create)

@@ -15,8 +15,10 @@ using namespace dtnn;
 class Sgd final : public Optimizer {
  public:
   explicit Sgd(const Params& p)
-      : lr_(p.get_double("learning_rate")), momentum_(p.get_double("momentum")),
-        decay_(p.get_double("decay")), nesterov_(p.get_bool("nesterov")) {
+      : lr_(p.get_double("learning_rate")),
+        momentum_(p.get_double("momentum")),
+        decay_(p.get_double("decay")),
+        nesterov_(p.get_bool("nesterov")) {
     if (lr_ < 0) p.fail("learning_rate", "a number >= 0");
     if (momentum_ < 0 || momentum_ >= 1) p.fail("momentum", "a number in [0, 1)");
     if (decay_ < 0) p.fail("decay", "a number >= 0");
@@ -25,7 +27,8 @@ class Sgd final : public Optimizer {
 
   void build(std::span<const Parameter> params) override {
     velocity_.clear();
-    for (const auto& p : params) velocity_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
+    for (const auto& p : params)
+      velocity_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
   }
   double learning_rate() const override { return lr_; }
   void set_learning_rate(double lr) override { lr_ = lr; }
@@ -33,11 +36,13 @@ class Sgd final : public Optimizer {
 
   void step(std::span<const Parameter> params) override {
     for (std::size_t i = 0; i < params.size(); ++i)
-      dispatch_dtype(params[i].value.dtype(), [&](auto z) { update<decltype(z)>(params[i], velocity_[i]); });
+      dispatch_dtype(params[i].value.dtype(),
+                     [&](auto z) { update<decltype(z)>(params[i], velocity_[i]); });
   }
 
  private:
-  template <class T> void update(const Parameter& p, Tensor& velocity) const {
+  template <class T>
+  void update(const Parameter& p, Tensor& velocity) const {
     T* w_all = p.value.data<T>();
     T* g_all = p.grad.data<T>();
     T* v_all = velocity.data<T>();

@@ -14,7 +14,7 @@ class Registry;
 namespace dtnn::testing {
 
 struct ConvCheck {
-  std::string pass;   // "forward", "backward-data", "backward-filter"
+  std::string pass;  // "forward", "backward-data", "backward-filter"
   bool supported = true;
   double error = 0;   // relative error against reference
   std::string guard;  // "" or how the guard zones were damaged
