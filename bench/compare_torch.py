@@ -51,11 +51,15 @@ def main():
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--peer", default=None, help="path of torch_peer.py")
+    p.add_argument("--peer-blis-arch-type", default=None,
+                   help="BLIS_ARCH_TYPE for the PyTorch runs (the peer README's command uses 0; unset by "
+                        "default: on CPUs BLIS recognises, 0 makes PyTorch slower)")
     a = p.parse_args()
     peer = find_peer(a.peer)
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
-    # PyTorch's Linear layers call BLIS through libblas: let them use the best kernels too.
     torch_env = dict(env)
+    if a.peer_blis_arch_type is not None:
+        torch_env["BLIS_ARCH_TYPE"] = a.peer_blis_arch_type
     dtnn_runs, torch_runs = [], []
     for r in range(a.repeats):
         dtnn_runs.append(run_dtnn(a, env))
@@ -65,6 +69,7 @@ def main():
     print(f"{a.model}, batch {a.batch_size}, {a.threads} threads, median of {a.repeats}: "
           f"dtnn {d:,.0f} samples/s, pytorch {t:,.0f} samples/s, ratio {d / t:.2f}x")
     print("JSON " + json.dumps(dict(model=a.model, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs,
+                                    peer_blis_arch_type=a.peer_blis_arch_type,
                                     steps=a.steps, repeats=a.repeats, dtnn=dtnn_runs, pytorch=torch_runs,
                                     dtnn_median=d, pytorch_median=t, ratio=round(d / t, 3))))
 
