@@ -12,13 +12,19 @@ namespace {
 // partitioning cost more than the work (measured with bench/dtnn_bench on 2 cores).
 constexpr double kParallelMinMacs = 96.0 * 96.0 * 96.0;
 
-rntm_t runtime_for(std::int64_t m, std::int64_t n, std::int64_t k) {
+rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k) {
   rntm_t rntm;
   bli_rntm_init(&rntm);
   double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   // Inside an OpenMP parallel region the caller already owns the threads.
   int threads = (macs < kParallelMinMacs || omp_in_parallel()) ? 1 : omp_get_max_threads();
-  bli_rntm_set_num_threads(threads, &rntm);
+  if (threads > 1 && !trans_a && m <= 256) {
+    // A batch-sized M (fully connected layers): splitting M between the threads measured as fast or
+    // faster than BLIS's own choice on every such shape (e.g. 64x512x784: 205 vs 177 GFLOPS).
+    bli_rntm_set_ways(1, 1, threads, 1, 1, &rntm);
+  } else {
+    bli_rntm_set_num_threads(threads, &rntm);
+  }
   return rntm;
 }
 // Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
@@ -36,7 +42,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (m == 0 || n == 0) return;
   if (use_small(trans_a, trans_b, m, n, k))
     return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  rntm_t rntm = runtime_for(m, n, k);
+  rntm_t rntm = runtime_for(trans_a, m, n, k);
   bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, const_cast<float*>(a),
                lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1, nullptr, &rntm);
@@ -48,7 +54,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (m == 0 || n == 0) return;
   if (use_small(trans_a, trans_b, m, n, k))
     return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  rntm_t rntm = runtime_for(m, n, k);
+  rntm_t rntm = runtime_for(trans_a, m, n, k);
   bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
                const_cast<double*>(a), lda, 1, const_cast<double*>(b), ldb, 1, &beta, c, ldc, 1,
