@@ -73,6 +73,9 @@ TEST_CASE("gradient check: sigmoid") { gradient_check("sigmoid", json::object(),
 TEST_CASE("gradient check: tanh") { gradient_check("tanh", json::object(), Shape{3, 4, 2}); }
 TEST_CASE("gradient check: softmax") { gradient_check("softmax", json::object(), Shape{7}); }
 TEST_CASE("gradient check: flatten") { gradient_check("flatten", json::object(), Shape{3, 2, 2}); }
+TEST_CASE("gradient check: dropout (one mask per step)") {
+  gradient_check("dropout", {{"rate", 0.3}}, Shape{4, 3, 2});
+}
 TEST_CASE("gradient check: maxpool2d") {
   gradient_check("maxpool2d", {{"pool", 2}}, Shape{4, 6, 3});
   gradient_check("maxpool2d", {{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{5, 5, 2});
@@ -149,6 +152,19 @@ TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
     CHECK(testing::relative_error(y32, y64) < 1e-6);
     CHECK(testing::relative_error(dx32, dx64) < 1e-6);
   }
+}
+
+TEST_CASE("dropout: a new mask every training step, the same one within a step") {
+  auto layer = make("dropout", {{"rate", 0.5}}, Shape{64}, Layout::nhwc, 1);
+  Tensor x = Tensor::empty(Shape{1, 64}, DType::float64), y1 = Tensor::empty(x.shape(), DType::float64);
+  Tensor y2 = Tensor::empty(x.shape(), DType::float64), y3 = Tensor::empty(x.shape(), DType::float64);
+  testing::fill_uniform(x, 1, 0.5, 1.5);
+  layer->forward(x, y1, Mode::train);
+  layer->forward(x, y2, Mode::train);  // same step: same mask
+  CHECK(testing::relative_error(y1, y2) == 0.0);
+  layer->backward(x, y2, y2, nullptr);
+  layer->forward(x, y3, Mode::train);  // next step: another mask
+  CHECK(testing::relative_error(y1, y3) > 0.0);
 }
 
 TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the same mask") {

@@ -36,35 +36,41 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
     return weighted_sum(y, r);
   };
 
+  // Numeric gradients first, analytic after: a layer with per-step randomness (dropout) keeps one
+  // draw until its next backward, so every evaluation below sees the same function.
   std::vector<Parameter> params = layer.parameters();
+  auto numeric = [&](Tensor& v, std::int64_t i) {
+    const double old = value_at(v, i);
+    set_value_at(v, i, old + step);
+    const double up = loss();
+    set_value_at(v, i, old - step);
+    const double down = loss();
+    set_value_at(v, i, old);
+    return (up - down) / (2 * step);
+  };
+  std::vector<double> dx_numeric(static_cast<std::size_t>(x.numel()));
+  for (std::int64_t i = 0; i < x.numel(); ++i) dx_numeric[static_cast<std::size_t>(i)] = numeric(x, i);
+  std::vector<std::vector<double>> dp_numeric;
+  for (auto& p : params) {
+    dp_numeric.emplace_back(static_cast<std::size_t>(p.value.numel()));
+    for (std::int64_t i = 0; i < p.value.numel(); ++i) dp_numeric.back()[static_cast<std::size_t>(i)] = numeric(p.value, i);
+  }
+
   for (auto& p : params) p.grad.fill_zero();
   loss();
   layer.backward(x, y, r, &dx);
 
   GradientCheck out;
   for (std::int64_t i = 0; i < x.numel(); ++i) {
-    const double v = value_at(x, i);
-    set_value_at(x, i, v + step);
-    const double up = loss();
-    set_value_at(x, i, v - step);
-    const double down = loss();
-    set_value_at(x, i, v);
-    out.input_error = std::max(out.input_error, error(value_at(dx, i), (up - down) / (2 * step)));
+    out.input_error = std::max(out.input_error, error(value_at(dx, i), dx_numeric[static_cast<std::size_t>(i)]));
     ++out.checked;
   }
-  for (auto& p : params) {
-    for (std::int64_t i = 0; i < p.value.numel(); ++i) {
-      const double v = value_at(p.value, i);
-      set_value_at(p.value, i, v + step);
-      const double up = loss();
-      set_value_at(p.value, i, v - step);
-      const double down = loss();
-      set_value_at(p.value, i, v);
+  for (std::size_t k = 0; k < params.size(); ++k)
+    for (std::int64_t i = 0; i < params[k].value.numel(); ++i) {
       out.parameter_error =
-          std::max(out.parameter_error, error(value_at(p.grad, i), (up - down) / (2 * step)));
+          std::max(out.parameter_error, error(value_at(params[k].grad, i), dp_numeric[k][static_cast<std::size_t>(i)]));
       ++out.checked;
     }
-  }
   return out;
 }
 

@@ -1,5 +1,7 @@
-// dropout: in training y = x * m / (1 - rate) with m ~ Bernoulli(1 - rate) per element, drawn
-// anew every forward; in evaluation y = x. Backward: dx = dy * m / (1 - rate).
+// dropout: in training y = x * m / (1 - rate) with m ~ Bernoulli(1 - rate) per element; in
+// evaluation y = x. Backward: dx = dy * m / (1 - rate). A new mask is drawn once per training step:
+// by the first training forward after a backward. Forwards within a step (finite differences, a
+// re-run) see the same mask, so the layer is a deterministic function within a step.
 #include <cstdint>
 
 #include "dtnn/layer.hpp"
@@ -31,7 +33,11 @@ class Dropout final : public Layer {
       y.copy_from(x);
       return;
     }
-    const std::uint64_t stream = Rng::derive(seed_, ++calls_);
+    if (stepped_) {  // the previous mask has been used by a backward: a new step, a new mask
+      ++step_;
+      stepped_ = false;
+    }
+    const std::uint64_t stream = Rng::derive(seed_, step_);
     // keep when the element's hash falls at or above rate * 2^32: counter-based, so every thread
     // draws the same numbers whatever the thread count.
     const auto threshold = static_cast<std::uint64_t>(rate_ * 4294967296.0);
@@ -49,6 +55,7 @@ class Dropout final : public Layer {
   }
 
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    stepped_ = true;
     if (!dx) return;
     if (rate_ == 0.0) {
       dx->copy_from(dy);
@@ -65,7 +72,8 @@ class Dropout final : public Layer {
  private:
   double rate_;
   Shape shape_;
-  std::uint64_t seed_ = 0, calls_ = 0;
+  std::uint64_t seed_ = 0, step_ = 0;
+  bool stepped_ = false;
   Tensor mask_;
 };
 
