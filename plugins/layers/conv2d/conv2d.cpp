@@ -194,11 +194,16 @@ class Conv2d final : public Layer {
       for (std::int64_t i = chunks * p; i < total; ++i) db[i % k] += d[i];
       return;
     }
-    for (std::int64_t plane = 0; plane < n * k; ++plane) {
-      T s = 0;
-      for (std::int64_t i = 0; i < pixels; ++i) s += d[plane * pixels + i];
-      db[plane % k] += s;
-    }
+    parallel_for(k, 1, [&](std::int64_t ch) {  // one output channel per task: sums in a fixed order
+      T total = 0;
+      for (std::int64_t s = 0; s < n; ++s) {
+        const T* __restrict plane = d + (s * k + ch) * pixels;
+        T part = 0;
+        for (std::int64_t i = 0; i < pixels; ++i) part += plane[i];
+        total += part;
+      }
+      db[ch] += total;
+    });
   }
 
   Params params_;

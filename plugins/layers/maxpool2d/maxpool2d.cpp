@@ -1,5 +1,6 @@
 // maxpool2d: y(oy, ox, c) = max over the window of x; padding never wins.
 // Backward: dx(argmax) += dy for each output; dx is zero elsewhere.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
