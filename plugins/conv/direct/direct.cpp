@@ -226,6 +226,28 @@ class Direct final : public ConvAlgorithm {
     return p;
   }
 
+  // One NHWC image (h x w x P) into P planes (row pitch `pitch`, plane stride `plane`), and back.
+  template <class T, int P>
+  static void nhwc_to_planes(const T* __restrict img, std::int64_t h, std::int64_t w, T* __restrict tile,
+                             std::int64_t pitch, std::int64_t plane) {
+    for (std::int64_t r = 0; r < h; ++r)
+      for (int p = 0; p < P; ++p) {
+        T* __restrict row = tile + p * plane + r * pitch;
+        const T* __restrict in = img + r * w * P + p;
+        for (std::int64_t q = 0; q < w; ++q) row[q] = in[q * P];
+      }
+  }
+  template <class T, int P>
+  static void planes_to_nhwc(const T* __restrict tile, std::int64_t pitch, std::int64_t plane, std::int64_t h,
+                             std::int64_t w, T* __restrict img) {
+    for (std::int64_t r = 0; r < h; ++r)
+      for (int p = 0; p < P; ++p) {
+        const T* __restrict row = tile + p * plane + r * pitch;
+        T* __restrict out = img + r * w * P + p;
+        for (std::int64_t q = 0; q < w; ++q) out[q * P] = row[q];
+      }
+  }
+
   // Sample s of an image tensor (h x w x planes, in its layout) into a tile at (top, left);
   // the tile's borders stay zero (written once, at prepare, and never touched).
   template <class T>
@@ -240,11 +262,17 @@ class Direct final : public ConvAlgorithm {
                       sizeof(T) * static_cast<std::size_t>(w));
       return;
     }
-    for (std::int64_t r = 0; r < h; ++r) {  // NHWC order: read each pixel's channels once
+    switch (planes) {  // a compile-time plane count lets the compiler vectorise the strided copies
+      case 4: return nhwc_to_planes<T, 4>(img, h, w, tile + top * t.width + left, t.width, plane);
+      case 8: return nhwc_to_planes<T, 8>(img, h, w, tile + top * t.width + left, t.width, plane);
+      case 16: return nhwc_to_planes<T, 16>(img, h, w, tile + top * t.width + left, t.width, plane);
+      default: break;
+    }
+    for (std::int64_t r = 0; r < h; ++r) {
       T* row = tile + (top + r) * t.width + left;
       const T* in = img + r * w * planes;
-      for (std::int64_t q = 0; q < w; ++q)
-        for (std::int64_t p = 0; p < planes; ++p) row[p * plane + q] = in[q * planes + p];
+      for (std::int64_t p = 0; p < planes; ++p)
+        for (std::int64_t q = 0; q < w; ++q) row[p * plane + q] = in[q * planes + p];
     }
   }
 
@@ -261,11 +289,17 @@ class Direct final : public ConvAlgorithm {
                       sizeof(T) * static_cast<std::size_t>(w));
       return;
     }
-    for (std::int64_t r = 0; r < h; ++r) {  // NHWC order: write each pixel's channels once
+    switch (planes) {
+      case 4: return planes_to_nhwc<T, 4>(tile, t.width, plane, h, w, img);
+      case 8: return planes_to_nhwc<T, 8>(tile, t.width, plane, h, w, img);
+      case 16: return planes_to_nhwc<T, 16>(tile, t.width, plane, h, w, img);
+      default: break;
+    }
+    for (std::int64_t r = 0; r < h; ++r) {
       const T* row = tile + r * t.width;
       T* out = img + r * w * planes;
-      for (std::int64_t q = 0; q < w; ++q)
-        for (std::int64_t p = 0; p < planes; ++p) out[q * planes + p] = row[p * plane + q];
+      for (std::int64_t p = 0; p < planes; ++p)
+        for (std::int64_t q = 0; q < w; ++q) out[q * planes + p] = row[p * plane + q];
     }
   }
 
