@@ -156,8 +156,10 @@ TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
 
 TEST_CASE("dropout: a new mask every training step, the same one within a step") {
   auto layer = make("dropout", {{"rate", 0.5}}, Shape{64}, Layout::nhwc, 1);
-  Tensor x = Tensor::empty(Shape{1, 64}, DType::float64), y1 = Tensor::empty(x.shape(), DType::float64);
-  Tensor y2 = Tensor::empty(x.shape(), DType::float64), y3 = Tensor::empty(x.shape(), DType::float64);
+  Tensor x = Tensor::empty(Shape{1, 64}, DType::float64),
+         y1 = Tensor::empty(x.shape(), DType::float64);
+  Tensor y2 = Tensor::empty(x.shape(), DType::float64),
+         y3 = Tensor::empty(x.shape(), DType::float64);
   testing::fill_uniform(x, 1, 0.5, 1.5);
   layer->forward(x, y1, Mode::train);
   layer->forward(x, y2, Mode::train);  // same step: same mask

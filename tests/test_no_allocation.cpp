@@ -64,34 +64,36 @@ int main() {
   dtnn::Registry registry({DTNN_TEST_PLUGIN_DIR});
   int failures = 0, runs = 0;
   for (const char* layout : {"NHWC", "NCHW"})
-  for (const char* algorithm : {"i2c", "gemm", "direct"}) {
-    ++runs;
-    nlohmann::json cfg = {
-        {"model", "simplecnn"},
-        {"dataset", {{"name", "synthetic"}, {"input_shape", {28, 28, 1}}, {"train_samples", 512}}},
-        {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
-        {"optimizer", {{"name", "adam"}}},
-        {"conv", {{"algorithm", algorithm}}},
-        {"output", {{"progress", "none"}}}};
-    dtnn::Experiment e(dtnn::make_experiment(cfg, {}, "test"), registry);
-    std::vector<std::int64_t> ids(64);
-    std::iota(ids.begin(), ids.end(), 0);
-    const std::span<const std::int64_t> full(ids), partial(ids.data(), 37);
-    for (int i = 0; i < 3; ++i) {
-      e.trainer().train_step(full);
-      e.trainer().train_step(partial);
+    for (const char* algorithm : {"i2c", "gemm", "direct"}) {
+      ++runs;
+      nlohmann::json cfg = {
+          {"model", "simplecnn"},
+          {"dataset",
+           {{"name", "synthetic"}, {"input_shape", {28, 28, 1}}, {"train_samples", 512}}},
+          {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
+          {"optimizer", {{"name", "adam"}}},
+          {"conv", {{"algorithm", algorithm}}},
+          {"output", {{"progress", "none"}}}};
+      dtnn::Experiment e(dtnn::make_experiment(cfg, {}, "test"), registry);
+      std::vector<std::int64_t> ids(64);
+      std::iota(ids.begin(), ids.end(), 0);
+      const std::span<const std::int64_t> full(ids), partial(ids.data(), 37);
+      for (int i = 0; i < 3; ++i) {
+        e.trainer().train_step(full);
+        e.trainer().train_step(partial);
+      }
+      g_allocations = 0;
+      g_counting = true;
+      for (int i = 0; i < 10; ++i) {
+        e.trainer().train_step(full);
+        e.trainer().train_step(partial);
+      }
+      g_counting = false;
+      const long n = g_allocations.load();
+      std::printf("%s %s: %ld heap allocations in 20 steady-state training steps\n", layout,
+                  algorithm, n);
+      if (n != 0) ++failures;
     }
-    g_allocations = 0;
-    g_counting = true;
-    for (int i = 0; i < 10; ++i) {
-      e.trainer().train_step(full);
-      e.trainer().train_step(partial);
-    }
-    g_counting = false;
-    const long n = g_allocations.load();
-    std::printf("%s %s: %ld heap allocations in 20 steady-state training steps\n", layout, algorithm, n);
-    if (n != 0) ++failures;
-  }
   std::printf("%d passed, %d failed\n", runs - failures, failures);
   return failures ? 1 : 0;
 }

@@ -25,7 +25,7 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
     for (std::size_t c = 0; c < rows[i].size(); ++c) {
       const std::string& cell = rows[i][c];
       std::size_t pad = width[c] - cell.size();
-      bool right = c == 0 || c == 2;  // numbers
+      bool right = c == 0 || c == 2 || c == 5;  // numbers
       out += " " + (right ? std::string(pad, ' ') + cell : cell + std::string(pad, ' ')) + " |";
     }
     out += "\n";
@@ -38,16 +38,20 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 
 std::string Model::summary() const {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"Layer", "Type", "#Params", "Output shape", "Weights shape", "Parameters"});
-  rows.push_back({"0", "input", "0", input_shape_.str(), "", ""});
+  rows.push_back(
+      {"Layer", "Type", "#Params", "Output shape", "Weights shape", "Workspace", "Parameters"});
+  rows.push_back({"0", "input", "0", input_shape_.str(), "", "", ""});
   std::size_t workspace = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Layer& l = *layers_[i];
     std::int64_t count = 0;
     for (const auto& p : l.parameters()) count += p.value.numel();
     workspace += l.workspace_bytes();
-    rows.push_back({std::to_string(i + 1), l.type(), group_thousands(count), l.output_shape().str(),
-                    l.weights_shape(), l.attributes()});
+    rows.push_back(
+        {std::to_string(i + 1), l.type(), group_thousands(count), l.output_shape().str(),
+         l.weights_shape(),
+         l.workspace_bytes() ? group_thousands(static_cast<std::int64_t>(l.workspace_bytes())) : "",
+         l.attributes()});
   }
   std::int64_t total = parameter_count();
   std::int64_t bytes = total * static_cast<std::int64_t>(dtype_size(options_.dtype));
@@ -55,10 +59,11 @@ std::string Model::summary() const {
   std::snprintf(size, sizeof size, "%.2f KiB", static_cast<double>(bytes) / 1024.0);
   std::string out = "Model: " + name_ + " (" + to_string(options_.dtype) + ", " +
                     to_string(options_.layout) + ")\n" + table(rows);
-  out += "Total parameters: " + group_thousands(total) + " (" + group_thousands(bytes) + " bytes, " + size +
-         ")\n";
+  out += "Total parameters: " + group_thousands(total) + " (" + group_thousands(bytes) +
+         " bytes, " + size + ")\n";
   if (workspace)
-    out += "Layer workspaces: " + group_thousands(static_cast<std::int64_t>(workspace)) + " bytes\n";
+    out += "Layer workspaces (bytes, each layer its own): " +
+           group_thousands(static_cast<std::int64_t>(workspace)) + "\n";
   return out;
 }
 

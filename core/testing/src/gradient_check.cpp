@@ -49,11 +49,13 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
     return (up - down) / (2 * step);
   };
   std::vector<double> dx_numeric(static_cast<std::size_t>(x.numel()));
-  for (std::int64_t i = 0; i < x.numel(); ++i) dx_numeric[static_cast<std::size_t>(i)] = numeric(x, i);
+  for (std::int64_t i = 0; i < x.numel(); ++i)
+    dx_numeric[static_cast<std::size_t>(i)] = numeric(x, i);
   std::vector<std::vector<double>> dp_numeric;
   for (auto& p : params) {
     dp_numeric.emplace_back(static_cast<std::size_t>(p.value.numel()));
-    for (std::int64_t i = 0; i < p.value.numel(); ++i) dp_numeric.back()[static_cast<std::size_t>(i)] = numeric(p.value, i);
+    for (std::int64_t i = 0; i < p.value.numel(); ++i)
+      dp_numeric.back()[static_cast<std::size_t>(i)] = numeric(p.value, i);
   }
 
   for (auto& p : params) p.grad.fill_zero();
@@ -62,13 +64,15 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
 
   GradientCheck out;
   for (std::int64_t i = 0; i < x.numel(); ++i) {
-    out.input_error = std::max(out.input_error, error(value_at(dx, i), dx_numeric[static_cast<std::size_t>(i)]));
+    out.input_error =
+        std::max(out.input_error, error(value_at(dx, i), dx_numeric[static_cast<std::size_t>(i)]));
     ++out.checked;
   }
   for (std::size_t k = 0; k < params.size(); ++k)
     for (std::int64_t i = 0; i < params[k].value.numel(); ++i) {
       out.parameter_error =
-          std::max(out.parameter_error, error(value_at(params[k].grad, i), dp_numeric[k][static_cast<std::size_t>(i)]));
+          std::max(out.parameter_error,
+                   error(value_at(params[k].grad, i), dp_numeric[k][static_cast<std::size_t>(i)]));
       ++out.checked;
     }
   return out;

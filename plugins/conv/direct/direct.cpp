@@ -228,8 +228,8 @@ class Direct final : public ConvAlgorithm {
 
   // One NHWC image (h x w x P) into P planes (row pitch `pitch`, plane stride `plane`), and back.
   template <class T, int P>
-  static void nhwc_to_planes(const T* __restrict img, std::int64_t h, std::int64_t w, T* __restrict tile,
-                             std::int64_t pitch, std::int64_t plane) {
+  static void nhwc_to_planes(const T* __restrict img, std::int64_t h, std::int64_t w,
+                             T* __restrict tile, std::int64_t pitch, std::int64_t plane) {
     for (std::int64_t r = 0; r < h; ++r)
       for (int p = 0; p < P; ++p) {
         T* __restrict row = tile + p * plane + r * pitch;
@@ -238,8 +238,8 @@ class Direct final : public ConvAlgorithm {
       }
   }
   template <class T, int P>
-  static void planes_to_nhwc(const T* __restrict tile, std::int64_t pitch, std::int64_t plane, std::int64_t h,
-                             std::int64_t w, T* __restrict img) {
+  static void planes_to_nhwc(const T* __restrict tile, std::int64_t pitch, std::int64_t plane,
+                             std::int64_t h, std::int64_t w, T* __restrict img) {
     for (std::int64_t r = 0; r < h; ++r)
       for (int p = 0; p < P; ++p) {
         const T* __restrict row = tile + p * plane + r * pitch;
@@ -263,10 +263,14 @@ class Direct final : public ConvAlgorithm {
       return;
     }
     switch (planes) {  // a compile-time plane count lets the compiler vectorise the strided copies
-      case 4: return nhwc_to_planes<T, 4>(img, h, w, tile + top * t.width + left, t.width, plane);
-      case 8: return nhwc_to_planes<T, 8>(img, h, w, tile + top * t.width + left, t.width, plane);
-      case 16: return nhwc_to_planes<T, 16>(img, h, w, tile + top * t.width + left, t.width, plane);
-      default: break;
+      case 4:
+        return nhwc_to_planes<T, 4>(img, h, w, tile + top * t.width + left, t.width, plane);
+      case 8:
+        return nhwc_to_planes<T, 8>(img, h, w, tile + top * t.width + left, t.width, plane);
+      case 16:
+        return nhwc_to_planes<T, 16>(img, h, w, tile + top * t.width + left, t.width, plane);
+      default:
+        break;
     }
     for (std::int64_t r = 0; r < h; ++r) {
       T* row = tile + (top + r) * t.width + left;
@@ -290,10 +294,14 @@ class Direct final : public ConvAlgorithm {
       return;
     }
     switch (planes) {
-      case 4: return planes_to_nhwc<T, 4>(tile, t.width, plane, h, w, img);
-      case 8: return planes_to_nhwc<T, 8>(tile, t.width, plane, h, w, img);
-      case 16: return planes_to_nhwc<T, 16>(tile, t.width, plane, h, w, img);
-      default: break;
+      case 4:
+        return planes_to_nhwc<T, 4>(tile, t.width, plane, h, w, img);
+      case 8:
+        return planes_to_nhwc<T, 8>(tile, t.width, plane, h, w, img);
+      case 16:
+        return planes_to_nhwc<T, 16>(tile, t.width, plane, h, w, img);
+      default:
+        break;
     }
     for (std::int64_t r = 0; r < h; ++r) {
       const T* row = tile + r * t.width;
