@@ -51,6 +51,17 @@ TEST_CASE("a shared object that is not a plugin is rejected and the rest keeps w
   CHECK(r.create_as<Layer>("layer", "relu", Params()) != nullptr);
 }
 
+TEST_CASE("a plugin whose probe fails is listed as unavailable, with the probe's reason") {
+  Registry r({std::string(DTNN_TEST_DOUBLES) + "/unavailable"});
+  const PluginRecord* rec = only_record(r);
+  CHECK(rec->status == PluginRecord::Status::unavailable);
+  CHECK(rec->name == "test_unavailable");
+  CHECK(rec->reason == "no test accelerator on this machine");
+  CHECK(test::error_of([&] { r.create("layer", "test_unavailable", Params()); }) ==
+        "layer plugin 'test_unavailable' is unavailable on this machine: no test accelerator on this machine (" +
+            rec->file.string() + ")");
+}
+
 TEST_CASE("asking for a missing plugin lists the available ones") {
   std::string e = test::error_of([] { test::plugins().create("conv", "winogradd", Params()); });
   CHECK(
