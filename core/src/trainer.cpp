@@ -29,7 +29,9 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string fmt_rate(double v) { return detail::group_thousands(static_cast<std::int64_t>(v + 0.5)); }
+std::string fmt_rate(double v) {
+  return detail::group_thousands(static_cast<std::int64_t>(v + 0.5));
+}
 
 std::string fmt_metrics(const std::string& prefix, double loss,
                         const std::map<std::string, double>& m) {
@@ -95,12 +97,9 @@ double Trainer::train_step(std::span<const std::int64_t> indices) {
   dataset_.read(Split::train, indices, x, y);
   const Tensor& prediction = model_.forward(x, Mode::train);
   const double batch_loss = loss_.forward(prediction, y);
-  for (std::size_t m = 0; m < metrics_.size(); ++m)
-    metrics_[m]->accumulate(
-        prediction, y,
-        std::span<double>(metric_totals_).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
-  model_.backward(loss_,
-                  y);  // grads start at zero: the model builds them so, each step leaves them so
+  accumulate_metrics(prediction, y, metric_totals_);
+  // Grads start at zero: the model builds them so, and each optimizer step leaves them so.
+  model_.backward(loss_, y);
   if (comm_.size() > 1) {  // average the gradients over ranks
     const double scale = 1.0 / comm_.size();
     for (const auto& p : model_.parameters()) {
@@ -114,6 +113,22 @@ double Trainer::train_step(std::span<const std::int64_t> indices) {
   }
   optimizer_.step(model_.parameters());
   return batch_loss;
+}
+
+// totals holds every metric's totals at metric_offsets_ (and may hold more after them).
+void Trainer::accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
+                                 std::span<double> totals) const {
+  for (std::size_t m = 0; m < metrics_.size(); ++m)
+    metrics_[m]->accumulate(prediction, y_true,
+                            totals.subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+}
+
+std::map<std::string, double> Trainer::metric_values(std::span<const double> totals) const {
+  std::map<std::string, double> values;
+  for (std::size_t m = 0; m < metrics_.size(); ++m)
+    values[metrics_[m]->name()] =
+        metrics_[m]->value(totals.subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+  return values;
 }
 
 EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) {
@@ -134,17 +149,12 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
     const Tensor& prediction = model_.forward(x, Mode::eval);
     totals[totals.size() - 2] += loss_.forward(prediction, y) * static_cast<double>(n);
     totals[totals.size() - 1] += static_cast<double>(n);
-    for (std::size_t m = 0; m < metrics_.size(); ++m)
-      metrics_[m]->accumulate(
-          prediction, y,
-          std::span<double>(totals).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+    accumulate_metrics(prediction, y, totals);
   }
   comm_.allreduce_sum(totals.data(), totals.size(), DType::float64);
   r.samples = static_cast<std::int64_t>(totals.back());
   r.loss = r.samples ? totals[totals.size() - 2] / static_cast<double>(r.samples) : 0.0;
-  for (std::size_t m = 0; m < metrics_.size(); ++m)
-    r.metrics[metrics_[m]->name()] = metrics_[m]->value(
-        std::span<const double>(totals).subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+  r.metrics = metric_values(totals);
   r.seconds = seconds_since(t0);
   return r;
 }
@@ -205,11 +215,6 @@ History Trainer::fit() {
         last_print = Clock::now();
         const int width = 30;
         const int done = static_cast<int>(width * (s + 1) / steps);
-        std::map<std::string, double> m;
-        for (std::size_t k = 0; k < metrics_.size(); ++k)
-          m[metrics_[k]->name()] =
-              metrics_[k]->value(std::span<const double>(metric_totals_)
-                                     .subspan(metric_offsets_[k], metrics_[k]->num_totals()));
         char head[96];
         std::snprintf(head, sizeof head, "\rEpoch %lld/%lld [", static_cast<long long>(epoch + 1),
                       static_cast<long long>(options_.epochs));
@@ -217,7 +222,9 @@ History Trainer::fit() {
               std::string(static_cast<std::size_t>(width - done), ' ') + "] " +
               std::to_string(samples) + "/" + std::to_string(std::min(train_end_, steps * batch)) +
               "  " + fmt_rate(samples / train_seconds) + " samples/s  " +
-              fmt_metrics("", loss_sum / static_cast<double>(samples), m) + "\033[K");
+              fmt_metrics("", loss_sum / static_cast<double>(samples),
+                          metric_values(metric_totals_)) +
+              "\033[K");
       }
     }
     // Global values: sum loss and metric totals over ranks.
@@ -229,9 +236,7 @@ History Trainer::fit() {
     rec.epoch = epoch + 1;
     rec.samples = static_cast<std::int64_t>(sums.back());
     rec.loss = rec.samples ? sums[sums.size() - 2] / static_cast<double>(rec.samples) : 0.0;
-    for (std::size_t k = 0; k < metrics_.size(); ++k)
-      rec.metrics[metrics_[k]->name()] = metrics_[k]->value(
-          std::span<const double>(sums).subspan(metric_offsets_[k], metrics_[k]->num_totals()));
+    rec.metrics = metric_values(sums);
     rec.seconds = train_seconds;
     rec.samples_per_second =
         train_seconds > 0 ? static_cast<double>(rec.samples) / train_seconds : 0.0;

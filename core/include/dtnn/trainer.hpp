@@ -84,6 +84,9 @@ class DTNN_CORE_EXPORT Trainer {
 
  private:
   void print(const std::string& line) const;
+  void accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
+                          std::span<double> totals) const;
+  std::map<std::string, double> metric_values(std::span<const double> totals) const;
 
   Model& model_;
   const Dataset& dataset_;
