@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
@@ -92,8 +93,10 @@ class Conv2d final : public Layer {
     const std::string own = params_.get_string("algorithm");
     const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
     std::string refusals;
-    for (const std::string& name : {wanted, std::string("i2c"), std::string("reference")}) {
-      if (algorithm_ && name == wanted) continue;
+    std::vector<std::string> order{wanted};
+    for (const char* fallback : {"i2c", "reference"})
+      if (wanted != fallback) order.emplace_back(fallback);
+    for (const std::string& name : order) {
       auto candidate = ctx.registry->create_as<ConvAlgorithm>(
           "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(), {"algorithm"});
       std::string why;
