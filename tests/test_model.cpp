@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <span>
+#include <vector>
+
 #include "dtnn/config.hpp"
+#include "dtnn/loss.hpp"
 #include "dtnn/model.hpp"
 #include "test_support.hpp"
 
@@ -63,4 +67,45 @@ TEST_CASE("model file errors name the entry") {
           build(shaped, Shape{28, 28, 1});
         }).find("input_shape (32, 32, 3) does not match the dataset's samples (28, 28, 1)") !=
         std::string::npos);
+}
+
+TEST_CASE("backward reports each layer's parameters once, with their gradients final") {
+  // The trainer updates a layer's parameters from inside backward; that is only sound if every
+  // gradient is complete when reported and no parameter is reported twice.
+  Model m = build(load_model_spec(resolve_model_path("simplecnn", "")), Shape{28, 28, 1});
+  Tensor x = Tensor::empty(Shape{4, 28, 28, 1}, DType::float32);
+  Tensor y = Tensor::zeros(Shape{4, 10}, DType::float32);
+  for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 37) % 101) / 101;
+  for (int r = 0; r < 4; ++r) y.data<float>()[r * 10 + r] = 1;
+  auto loss = test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
+
+  m.forward(x, Mode::train);
+  m.backward(*loss, y);
+  std::vector<std::vector<float>> expected;
+  for (const auto& p : m.parameters())
+    expected.emplace_back(p.grad.data<float>(), p.grad.data<float>() + p.grad.numel());
+  m.zero_grad();
+
+  struct Recorder final : GradientListener {
+    std::span<const Parameter> params;
+    std::vector<std::vector<float>> seen;
+    std::vector<int> times;
+    void gradients_ready(std::size_t first, std::size_t count) override {
+      for (std::size_t i = first; i < first + count; ++i) {
+        ++times[i];
+        seen[i].assign(params[i].grad.data<float>(),
+                       params[i].grad.data<float>() + params[i].grad.numel());
+      }
+    }
+  } recorder;
+  recorder.params = m.parameters();
+  recorder.seen.resize(m.parameters().size());
+  recorder.times.assign(m.parameters().size(), 0);
+  m.forward(x, Mode::train);
+  m.backward(*loss, y, &recorder);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(m.parameters()[i].name);
+    CHECK(recorder.times[i] == 1);
+    CHECK(recorder.seen[i] == expected[i]);
+  }
 }

@@ -30,8 +30,8 @@ rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k)
 // Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
 // kernels; BLIS's micro-kernels (6x16 and up) waste most of their work there.
 bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k) {
-  if (n > detail::kSmallWidth) return false;
-  if (trans_a && !trans_b) return m <= 1024;  // reduction over k, any length
+  if (trans_a && !trans_b) return n <= detail::kSmallWidth && m <= 1024;  // k: any length
+  if (n > detail::kSmallWidth) return k <= detail::kShallowDepth;
   return k <= 1024 && m >= 16;
 }
 }  // namespace

@@ -29,6 +29,11 @@ void Loss::backward_through_softmax(const Tensor&, const Tensor&, Tensor&) {
   throw Error("loss '" + name() + "' has no combined softmax gradient");
 }
 
+void Optimizer::step(std::span<const Parameter> parameters) {
+  begin_step();
+  for (std::size_t i = 0; i < parameters.size(); ++i) update(i, parameters[i]);
+}
+
 namespace {
 class DoneRequest final : public CommRequest {
  public:

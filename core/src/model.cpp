@@ -121,8 +121,10 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     }
     current = layer->output_shape();
     largest = std::max(largest, current.numel());
-    outputs_.push_back(
-        Tensor::empty(current.with_batch(options.max_batch), options.dtype, options.layout));
+    outputs_.push_back(layer->is_reshape() ? Tensor()
+                                           : Tensor::empty(current.with_batch(options.max_batch),
+                                                           options.dtype, options.layout));
+    first_parameter_.push_back(parameters_.size());
     for (auto& p : layer->parameters()) {
       p.name = std::to_string(i + 1) + "." + ls.type + "." + p.name;
       parameters_.push_back(std::move(p));
@@ -131,6 +133,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     }
     layers_.push_back(std::move(layer));
   }
+  first_parameter_.push_back(parameters_.size());
   output_views_.resize(layers_.size());
   Shape flat{options.max_batch * largest};
   grad_a_ = Tensor::empty(flat, options.dtype, options.layout);
@@ -152,6 +155,11 @@ const Tensor& Model::forward(const Tensor& x, Mode mode) {
   input_view_ = x;
   const Tensor* in = &x;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i]->is_reshape()) {
+      output_views_[i] = in->view(layers_[i]->output_shape().with_batch(batch_));
+      in = &output_views_[i];
+      continue;
+    }
     output_views_[i] = outputs_[i].slice_batch(0, batch_);
     const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
     layers_[i]->forward(*in, output_views_[i], mode);
@@ -173,7 +181,7 @@ void Model::zero_grad() {
   for (auto& p : parameters_) p.grad.fill_zero();
 }
 
-void Model::backward(Loss& loss, const Tensor& y_true) {
+void Model::backward(Loss& loss, const Tensor& y_true, GradientListener* listener) {
   const std::size_t count = layers_.size();
   const Tensor& out = output_views_[count - 1];
   Tensor* dy_buffer = &grad_a_;
@@ -190,6 +198,10 @@ void Model::backward(Loss& loss, const Tensor& y_true) {
   for (std::size_t i = next; i-- > first_trainable_;) {
     const Tensor& x = i ? output_views_[i - 1] : input_view_;
     const bool wants_dx = i > first_trainable_;
+    if (layers_[i]->is_reshape()) {
+      if (wants_dx) dy = dy.view(x.shape());
+      continue;
+    }
     Tensor dx = wants_dx ? dx_buffer->view(x.shape()) : Tensor();
     const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
     layers_[i]->backward(x, output_views_[i], dy, wants_dx ? &dx : nullptr);
@@ -197,6 +209,8 @@ void Model::backward(Loss& loss, const Tensor& y_true) {
       times_[i].backward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       ++times_[i].backward_calls;
     }
+    const std::size_t first = first_parameter_[i], count = first_parameter_[i + 1] - first;
+    if (listener && count) listener->gradients_ready(first, count);
     std::swap(dy_buffer, dx_buffer);
     dy = dx;
   }

@@ -170,6 +170,16 @@ template <class T>
 void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                 const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
                 std::int64_t ldc) {
+  if (n > kSmallWidth) {  // wide and shallow (nn/nt): independent column panels, one per thread
+    const std::int64_t panels = (n + kSmallWidth - 1) / kSmallWidth;
+#pragma omp parallel for schedule(static) if (m * n * k > 65536 && !omp_in_parallel())
+    for (std::int64_t panel = 0; panel < panels; ++panel) {
+      const std::int64_t j0 = panel * kSmallWidth, width = std::min(kSmallWidth, n - j0);
+      small_gemm(trans_a, trans_b, m, width, k, alpha, a, lda, trans_b ? b + j0 * ldb : b + j0,
+                 ldb, beta, c + j0, ldc);
+    }
+    return;
+  }
   const std::int64_t vectors = (n + kLanes<T> - 1) / kLanes<T>;
   switch (vectors) {
     case 1:

@@ -91,6 +91,23 @@ void Trainer::print(const std::string& line) const {
   std::fflush(stdout);
 }
 
+namespace {
+// Runs the optimizer's update on parameters whose gradients backward has just finished, while
+// those gradients and the weights (backward's dx read them) are still in cache.
+class UpdateWhenReady final : public GradientListener {
+ public:
+  UpdateWhenReady(Optimizer& optimizer, std::span<const Parameter> parameters)
+      : optimizer_(optimizer), parameters_(parameters) {}
+  void gradients_ready(std::size_t first, std::size_t count) override {
+    for (std::size_t i = first; i < first + count; ++i) optimizer_.update(i, parameters_[i]);
+  }
+
+ private:
+  Optimizer& optimizer_;
+  std::span<const Parameter> parameters_;
+};
+}  // namespace
+
 double Trainer::train_step(std::span<const std::int64_t> indices) {
   const auto n = static_cast<std::int64_t>(indices.size());
   Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
@@ -98,9 +115,15 @@ double Trainer::train_step(std::span<const std::int64_t> indices) {
   const Tensor& prediction = model_.forward(x, Mode::train);
   const double batch_loss = loss_.forward(prediction, y);
   accumulate_metrics(prediction, y, metric_totals_);
-  // Grads start at zero: the model builds them so, and each optimizer step leaves them so.
+  // Grads start at zero: the model builds them so, and each optimizer update leaves them so.
+  if (comm_.size() == 1) {  // update each layer as soon as its gradients are final
+    optimizer_.begin_step();
+    UpdateWhenReady update{optimizer_, model_.parameters()};
+    model_.backward(loss_, y, &update);
+    return batch_loss;
+  }
   model_.backward(loss_, y);
-  if (comm_.size() > 1) {  // average the gradients over ranks
+  {  // average the gradients over ranks
     const double scale = 1.0 / comm_.size();
     for (const auto& p : model_.parameters()) {
       comm_.allreduce_sum(p.grad.raw(), static_cast<std::size_t>(p.grad.numel()), p.grad.dtype());

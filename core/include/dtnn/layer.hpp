@@ -49,6 +49,11 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   // x and y are what forward saw and produced; dy = dLoss/dy.
   virtual void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) = 0;
 
+  // True for layers whose output is their input's memory under another per-sample shape
+  // (flatten, reshape): the model then aliases y to x and dx to dy and calls neither forward
+  // nor backward, so such a layer costs nothing.
+  virtual bool is_reshape() const { return false; }
+
   virtual std::vector<Parameter> parameters() { return {}; }
   // For the summary table: "(3, 3, 1, 4)" and "padding=(0,0) stride=(1,1)"; "" when none.
   virtual std::string weights_shape() const { return ""; }

@@ -48,6 +48,16 @@ struct ModelOptions {
   Params conv_params;
 };
 
+// Told by Model::backward when gradients become final: parameters [first, first + count) of
+// Model::parameters() belong to the layer whose backward has just run.
+class GradientListener {
+ public:
+  virtual void gradients_ready(std::size_t first, std::size_t count) = 0;
+
+ protected:
+  ~GradientListener() = default;
+};
+
 class DTNN_CORE_EXPORT Model {
  public:
   // input_shape: per sample, memory order of options.layout.
@@ -56,8 +66,9 @@ class DTNN_CORE_EXPORT Model {
 
   // x: [n, input...] with n <= max_batch. Returns a view [n, output...] valid until the next call.
   const Tensor& forward(const Tensor& x, Mode mode);
-  // After forward(x, train): zeroes nothing, accumulates parameter gradients for the loss.
-  void backward(Loss& loss, const Tensor& y_true);
+  // After forward(x, train): zeroes nothing, accumulates parameter gradients for the loss, and
+  // tells `listener` (when given) of each layer's parameters as soon as their gradients are final.
+  void backward(Loss& loss, const Tensor& y_true, GradientListener* listener = nullptr);
   void zero_grad();
 
   std::span<const Parameter> parameters() const { return parameters_; }
@@ -89,6 +100,7 @@ class DTNN_CORE_EXPORT Model {
   std::vector<Tensor> output_views_;  // current batch views of outputs_
   Tensor grad_a_, grad_b_;            // ping-pong dLoss/d(activation) buffers
   std::vector<Parameter> parameters_;
+  std::vector<std::size_t> first_parameter_;  // layer i owns [first_parameter_[i], [i + 1])
   Tensor input_view_;  // the x of the last forward
   std::int64_t batch_ = 0;
   bool ends_in_softmax_ = false;

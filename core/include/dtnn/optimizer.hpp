@@ -13,10 +13,16 @@ class DTNN_CORE_EXPORT Optimizer : public Plugin {
   ~Optimizer() override;
   // Called once with every parameter of the model, in a fixed order; allocates the state.
   virtual void build(std::span<const Parameter> parameters) = 0;
-  // One update of every parameter from its grad (the grads are already averaged over the batch),
-  // leaving every grad ZEROED, ready for the next batch's accumulation: zeroing while the grad is
-  // in cache saves the trainer a separate pass over all gradients.
-  virtual void step(std::span<const Parameter> parameters) = 0;
+  // One update of every parameter from its grad (the grads are already averaged over the batch):
+  // begin_step(), then update(i, parameters[i]) for every i.
+  void step(std::span<const Parameter> parameters);
+  // Advances the per-step state (Adam's step count); the updates of that step follow.
+  virtual void begin_step() {}
+  // Updates parameter `index` (its position in build's list) and ZEROES its grad, ready for the
+  // next batch's accumulation. The updates of one step may come in any order: the trainer updates
+  // a layer's parameters as soon as backward has produced their gradients, while they and the
+  // weights are still in cache.
+  virtual void update(std::size_t index, const Parameter& parameter) = 0;
   virtual double learning_rate() const = 0;
   virtual void set_learning_rate(double lr) = 0;
   // State tensors in a fixed order, for checkpoints (moments, velocities, step counters).

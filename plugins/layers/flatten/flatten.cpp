@@ -11,6 +11,7 @@ class Flatten final : public Layer {
   std::string type() const override { return "flatten"; }
   void build(const LayerBuildContext& ctx) override { out_ = Shape{ctx.input_shape.numel()}; }
   Shape output_shape() const override { return out_; }
+  bool is_reshape() const override { return true; }  // the model aliases; these are for direct use
   void forward(const Tensor& x, Tensor& y, Mode) override { y.copy_from(x); }
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
     if (dx) dx->copy_from(dy);

@@ -12,6 +12,26 @@ namespace {
 
 using namespace dtnn;
 
+// The update of one element. inv_sqrt_c2 = 1/sqrt(1 - b2^t), step = lr/(1 - b1^t).
+template <class T>
+struct AdamRule {
+  T b1, b2, eps, decay, step, inv_sqrt_c2;
+  void apply(T& w, T& g, T& m, T& v) const {
+    const T gj = g + decay * w;
+    m = b1 * m + (T(1) - b1) * gj;
+    v = b2 * v + (T(1) - b2) * gj * gj;
+    w -= step * m / (std::sqrt(v) * inv_sqrt_c2 + eps);
+    g = T(0);
+  }
+};
+
+// The rule over elements [begin, end) (the compiler vectorises this loop).
+template <class T>
+void update_range(const AdamRule<T>& r, T* __restrict w, T* __restrict g, T* __restrict m,
+                  T* __restrict v, std::int64_t begin, std::int64_t end) {
+  for (std::int64_t j = begin; j < end; ++j) r.apply(w[j], g[j], m[j], v[j]);
+}
+
 class Adam final : public Optimizer {
  public:
   explicit Adam(const Params& p)
@@ -45,38 +65,30 @@ class Adam final : public Optimizer {
     return s;
   }
 
-  void step(std::span<const Parameter> params) override {
+  void begin_step() override {
     const double t = ++step_.data<double>()[0];
-    const double c1 = 1.0 - std::pow(beta1_, t), c2 = 1.0 - std::pow(beta2_, t);
-    for (std::size_t i = 0; i < params.size(); ++i)
-      dispatch_dtype(params[i].value.dtype(),
-                     [&](auto z) { update<decltype(z)>(params[i], i, c1, c2); });
+    c1_ = 1.0 - std::pow(beta1_, t);
+    c2_ = 1.0 - std::pow(beta2_, t);
+  }
+  void update(std::size_t index, const Parameter& p) override {
+    dispatch_dtype(p.value.dtype(), [&](auto z) { apply<decltype(z)>(p, index); });
   }
 
  private:
   template <class T>
-  void update(const Parameter& p, std::size_t i, double c1, double c2) {
-    T* w_all = p.value.data<T>();
-    T* g_all = p.grad.data<T>();
-    T *m_all = m_[i].data<T>(), *v_all = v_[i].data<T>();
-    const T b1 = T(beta1_), b2 = T(beta2_), eps = T(epsilon_), decay = T(decay_);
-    const T step = T(lr_ / c1), inv_sqrt_c2 = T(1.0 / std::sqrt(c2));
+  void apply(const Parameter& p, std::size_t i) {
+    T* w = p.value.data<T>();
+    T* g = p.grad.data<T>();
+    T *m = m_[i].data<T>(), *v = v_[i].data<T>();
+    const AdamRule<T> rule{T(beta1_), T(beta2_),     T(epsilon_),
+                           T(decay_), T(lr_ / c1_), T(1.0 / std::sqrt(c2_))};
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
-      T* __restrict w = w_all;
-      T* __restrict g = g_all;
-      T* __restrict m = m_all;
-      T* __restrict v = v_all;
-      for (std::int64_t j = begin; j < end; ++j) {
-        const T gj = g[j] + decay * w[j];
-        m[j] = b1 * m[j] + (T(1) - b1) * gj;
-        v[j] = b2 * v[j] + (T(1) - b2) * gj * gj;
-        w[j] -= step * m[j] / (std::sqrt(v[j]) * inv_sqrt_c2 + eps);
-        g[j] = T(0);
-      }
+      update_range(rule, w, g, m, v, begin, end);
     });
   }
 
   double lr_, beta1_, beta2_, epsilon_, decay_;
+  double c1_ = 1, c2_ = 1;  // bias corrections of the current step: 1 - beta^t
   std::vector<Tensor> m_, v_;
   Tensor step_;  // float64 [1]: the step count t, kept as a tensor so checkpoints carry it
 };

@@ -27,31 +27,39 @@ class Sgd final : public Optimizer {
 
   void build(std::span<const Parameter> params) override {
     velocity_.clear();
-    for (const auto& p : params)
-      velocity_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
+    for (const auto& p : params)  // an empty tensor when momentum is 0
+      velocity_.push_back(momentum_ > 0 ? Tensor::zeros(p.value.shape(), p.value.dtype())
+                                        : Tensor());
   }
   double learning_rate() const override { return lr_; }
   void set_learning_rate(double lr) override { lr_ = lr; }
-  std::vector<Tensor> state() override { return velocity_; }
+  std::vector<Tensor> state() override {
+    return momentum_ > 0 ? velocity_ : std::vector<Tensor>{};
+  }
 
-  void step(std::span<const Parameter> params) override {
-    for (std::size_t i = 0; i < params.size(); ++i)
-      dispatch_dtype(params[i].value.dtype(),
-                     [&](auto z) { update<decltype(z)>(params[i], velocity_[i]); });
+  void update(std::size_t index, const Parameter& p) override {
+    dispatch_dtype(p.value.dtype(), [&](auto z) { apply<decltype(z)>(p, velocity_[index]); });
   }
 
  private:
   template <class T>
-  void update(const Parameter& p, Tensor& velocity) const {
+  void apply(const Parameter& p, Tensor& velocity) const {
     T* w_all = p.value.data<T>();
     T* g_all = p.grad.data<T>();
-    T* v_all = velocity.data<T>();
+    T* v_all = velocity.defined() ? velocity.data<T>() : nullptr;
     const T lr = T(lr_), mu = T(momentum_), decay = T(decay_);
     const bool nesterov = nesterov_;
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       T* __restrict w = w_all;
       T* __restrict g = g_all;
       T* __restrict v = v_all;
+      if (!v) {  // momentum 0: no velocity is kept
+        for (std::int64_t i = begin; i < end; ++i) {
+          w[i] -= lr * (g[i] + decay * w[i]);
+          g[i] = T(0);
+        }
+        return;
+      }
       for (std::int64_t i = begin; i < end; ++i) {
         const T gi = g[i] + decay * w[i];
         v[i] = mu * v[i] + gi;
