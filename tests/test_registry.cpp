@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 
+#include "dtnn/communicator.hpp"
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/experiment.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/optimizer.hpp"
 #include "test_support.hpp"
@@ -27,6 +29,7 @@ TEST_CASE("every shipped plugin loads") {
   CHECK(r.available("dataset") == std::vector<std::string>{"mnist", "synthetic"});
   CHECK(r.available("loss") == std::vector<std::string>{"categorical_cross_entropy"});
   CHECK(r.available("metric") == std::vector<std::string>{"categorical_accuracy"});
+  CHECK(r.available("communicator") == std::vector<std::string>{"mpi"});
 }
 
 TEST_CASE("a plugin built for another ABI version is rejected with a message that says so") {
@@ -111,4 +114,16 @@ TEST_CASE("an object outlives the registry that created it") {
     algo = r.create_as<ConvAlgorithm>("conv", "reference", Params());
   }
   CHECK(algo->name() == "reference");
+}
+
+TEST_CASE("an MPI launch without the mpi plugin is an error, not N lone trainings") {
+  Registry without_mpi({std::string(DTNN_TEST_DOUBLES) + "/stale"});  // holds no communicator
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  const std::string message =
+      test::error_of([&] { open_communicator("auto", without_mpi, "exp.json"); });
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  CHECK(message ==
+        "exp.json: parallel.communicator: started by an MPI launcher with 2 processes, but no "
+        "'mpi' communicator plugin is installed; run without mpirun, or install the mpi plugin");
+  CHECK(open_communicator("auto", without_mpi, "exp.json")->size() == 1);  // no launcher: local
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dtnn/communicator.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/log.hpp"
@@ -50,6 +51,20 @@ const FlagKey kFlags[] = {
     {"tensor-format", "training.tensor_format", 's', "NHWC or NCHW"},
     {"conv-variant", "conv.algorithm", 's', "convolution algorithm plugin (i2c, reference, ...)"},
     {"seed", "training.seed", 'i', "random seed"},
+    {"global-batch-size", "training.global_batch_size", 'i',
+     "samples per step over all ranks (0: batch-size x ranks)"},
+    {"parallel", "parallel.mode", 's', "auto, sequential or data"},
+    {"use-blocking-mpi", "parallel.blocking", 'b', "blocking gradient allreduce"},
+    {"model-sync-freq", "parallel.model_sync_freq", 'i',
+     "0: average gradients every batch; N > 0: average weights every N batches; < 0: never"},
+    {"model-sync-alg", "parallel.model_sync_alg", 's', "avg, wavg or invwavg"},
+    {"model-sync-participation", "parallel.model_sync_participation", 's', "all or avail2all"},
+    {"model-sync-min-avail", "parallel.model_sync_min_avail", 'i',
+     "skip a synchronisation with fewer ranks holding samples"},
+    {"initial-model-sync", "parallel.initial_model_sync", 'b', "start from rank 0's weights"},
+    {"final-model-sync", "parallel.final_model_sync", 'b', "synchronise weights after training"},
+    {"learning-rate-scaling", "optimizer.learning_rate_scaling", 'b',
+     "divide the learning rate by the number of ranks (PyDTNN)"},
     {"threads", "training.threads", 'i', "threads (0: OMP_NUM_THREADS or all cores)"},
 };
 
@@ -209,24 +224,42 @@ int cmd_info(const std::vector<std::string>& args) {
   po::notify(vm);
   const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
   dtnn::Registry registry = common.registry();
-  int counts[4] = {0, 0, 0, 0};
-  for (const auto& r : registry.records()) ++counts[static_cast<int>(r.status)];
-  std::printf("dtnn %s (%s), plugin ABI v%u\n", DTNN_VERSION, DTNN_BUILD_FINGERPRINT,
-              dtnn::kPluginAbiVersion);
-  std::printf("CPU: %s\n", rt.cpu.c_str());
-  std::printf("BLIS: %s, kernels '%s' (%s)\n", rt.blis_version.c_str(), rt.blis_kernels.c_str(),
-              rt.blis_selection.c_str());
-  std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);
-  std::printf("CUDA toolkit (cuDNN, NCCL): %s at build time\n",
-              DTNN_HAVE_CUDA ? "found" : "not found");
-  std::printf("Plugin folders, in search order:\n");
-  for (const auto& f : registry.folders()) {
-    std::error_code ec;
-    std::printf("  %s%s\n", f.string().c_str(),
-                std::filesystem::is_directory(f, ec) ? "" : " (absent)");
+  auto comm = dtnn::open_communicator("auto", registry, "dtnn info");
+  if (comm->rank() == 0) {
+    int counts[4] = {0, 0, 0, 0};
+    for (const auto& r : registry.records()) ++counts[static_cast<int>(r.status)];
+    std::printf("dtnn %s (%s), plugin ABI v%u\n", DTNN_VERSION, DTNN_BUILD_FINGERPRINT,
+                dtnn::kPluginAbiVersion);
+    std::printf("CPU: %s\n", rt.cpu.c_str());
+    std::printf("BLIS: %s, kernels '%s' (%s)\n", rt.blis_version.c_str(), rt.blis_kernels.c_str(),
+                rt.blis_selection.c_str());
+    std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);
+    std::printf("CUDA toolkit (cuDNN, NCCL): %s at build time\n",
+                DTNN_HAVE_CUDA ? "found" : "not found");
+    std::printf("Plugin folders, in search order:\n");
+    for (const auto& f : registry.folders()) {
+      std::error_code ec;
+      std::printf("  %s%s\n", f.string().c_str(),
+                  std::filesystem::is_directory(f, ec) ? "" : " (absent)");
+    }
+    std::printf("Plugins: %d ok, %d unavailable, %d rejected, %d failed to load\n", counts[0],
+                counts[1], counts[2], counts[3]);
   }
-  std::printf("Plugins: %d ok, %d unavailable, %d rejected, %d failed to load\n", counts[0],
-              counts[1], counts[2], counts[3]);
+  // Every rank's communicator line, in rank order (under mpirun: rank, size, host, MPI library),
+  // gathered as character codes.
+  constexpr std::size_t kLine = 256;
+  std::vector<double> mine(kLine, 0.0), all(kLine * static_cast<std::size_t>(comm->size()));
+  const std::string line = comm->describe();
+  for (std::size_t i = 0; i < std::min(kLine - 1, line.size()); ++i)
+    mine[i] = static_cast<unsigned char>(line[i]);
+  comm->allgather(mine.data(), all.data(), kLine, dtnn::DType::float64);
+  if (comm->rank() == 0)
+    for (std::size_t r = 0; r < static_cast<std::size_t>(comm->size()); ++r) {
+      std::string text;
+      for (std::size_t i = 0; i < kLine && all[r * kLine + i] != 0; ++i)
+        text += static_cast<char>(all[r * kLine + i]);
+      std::printf("Communicator: %s\n", text.c_str());
+    }
   return 0;
 }
 
@@ -257,13 +290,11 @@ int main(int argc, char** argv) {
   } catch (const po::error& e) {
     std::fprintf(stderr, "dtnn: error: command line: %s\n", e.what());
     return 2;
-  } catch (const dtnn::Error& e) {
+  } catch (const std::exception& e) {  // dtnn::Error and the rest
     std::fflush(stdout);
-    std::fprintf(stderr, "\ndtnn: error: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "\ndtnn: error: %s\n", e.what());
+    std::fprintf(stderr, "\ndtnn: error: %s%s\n", dtnn::log_rank_prefix().c_str(), e.what());
+    // One rank failing must end the job: the others would wait in their next collective.
+    if (dtnn::job_has_other_ranks()) dtnn::abort_job(1);
     return 1;
   }
 }

@@ -44,13 +44,15 @@ json experiment_defaults() {
     "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
-                 "evaluate": true, "evaluate_only": false, "threads": 0},
+                 "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0},
     "optimizer": {"name": "sgd"},
     "loss": "categorical_cross_entropy",
     "metrics": ["categorical_accuracy"],
     "schedulers": [],
     "conv": {"algorithm": "i2c"},
-    "parallel": {"mode": "sequential", "communicator": "auto"},
+    "parallel": {"mode": "auto", "communicator": "auto", "bucket_size_mb": 4.0, "blocking": false,
+                 "model_sync_freq": 0, "model_sync_alg": "wavg", "model_sync_participation": "all",
+                 "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true},
     "output": {"history": "", "progress": "auto"}
   })");
 }
@@ -209,9 +211,26 @@ void validate_experiment(json& config, const std::string& where) {
     require(s.is_object() && s.contains("name") && s["name"].is_string(), where,
             "schedulers[" + std::to_string(i) + "]", "an object with a \"name\"", s);
   }
-  const std::string& mode = config["parallel"]["mode"].get_ref<const std::string&>();
-  require(mode == "sequential" || mode == "data", where, "parallel.mode",
-          "\"sequential\" or \"data\"", config["parallel"]["mode"]);
+  const json& par = config["parallel"];
+  const std::string& mode = par["mode"].get_ref<const std::string&>();
+  require(mode == "auto" || mode == "sequential" || mode == "data", where, "parallel.mode",
+          "\"auto\", \"sequential\" or \"data\"", par["mode"]);
+  require(par["bucket_size_mb"].get<double>() > 0, where, "parallel.bucket_size_mb",
+          "a number > 0", par["bucket_size_mb"]);
+  const std::string& alg = par["model_sync_alg"].get_ref<const std::string&>();
+  require(alg == "avg" || alg == "wavg" || alg == "invwavg", where, "parallel.model_sync_alg",
+          "\"avg\", \"wavg\" or \"invwavg\"", par["model_sync_alg"]);
+  const std::string& part = par["model_sync_participation"].get_ref<const std::string&>();
+  require(part == "all" || part == "avail2all", where, "parallel.model_sync_participation",
+          "\"all\" or \"avail2all\"", par["model_sync_participation"]);
+  require(par["model_sync_min_avail"].get<std::int64_t>() >= 0, where,
+          "parallel.model_sync_min_avail", "an integer >= 0", par["model_sync_min_avail"]);
+  require(t["global_batch_size"].get<std::int64_t>() >= 0, where, "training.global_batch_size",
+          "an integer >= 0 (0: batch_size x ranks)", t["global_batch_size"]);
+  if (config["optimizer"].contains("learning_rate_scaling"))
+    require(config["optimizer"]["learning_rate_scaling"].is_boolean(), where,
+            "optimizer.learning_rate_scaling", "true or false",
+            config["optimizer"]["learning_rate_scaling"]);
   const std::string& progress = config["output"]["progress"].get_ref<const std::string&>();
   require(progress == "auto" || progress == "bar" || progress == "lines" || progress == "none",
           where, "output.progress", "\"auto\", \"bar\", \"lines\" or \"none\"",

@@ -40,28 +40,6 @@ long mpi_world_size() {
   return 1;
 }
 
-std::shared_ptr<Communicator> make_communicator(const json& parallel, const Registry& registry,
-                                                const std::string& where) {
-  std::string name = parallel["communicator"].get<std::string>();
-  if (name == "auto") {
-    const bool have_mpi = registry.find("communicator", "mpi") != nullptr;
-    if (launched_by_mpi() && mpi_world_size() > 1 && !have_mpi)
-      throw Error(where + ": parallel.communicator: started by an MPI launcher with " +
-                  std::to_string(mpi_world_size()) +
-                  " processes, but no 'mpi' communicator plugin is installed; run without mpirun, "
-                  "or install the mpi plugin");
-    name = launched_by_mpi() && have_mpi ? "mpi" : "local";
-  }
-  if (name == "local") {
-    if (launched_by_mpi() && parallel["communicator"] == "local")
-      log_warning(
-          "launched by MPI but parallel.communicator is \"local\": every rank trains alone");
-    return std::make_shared<LocalCommunicator>();
-  }
-  return registry.create_as<Communicator>("communicator", name,
-                                          Params(json::object(), where + ": parallel"));
-}
-
 void flatten(const json& j, const std::string& prefix, std::string& out) {
   if (j.is_object() && !j.empty()) {
     for (auto it = j.begin(); it != j.end(); ++it)
@@ -73,6 +51,29 @@ void flatten(const json& j, const std::string& prefix, std::string& out) {
 
 }  // namespace
 
+std::shared_ptr<Communicator> open_communicator(const std::string& requested,
+                                                const Registry& registry,
+                                                const std::string& where) {
+  std::string name = requested;
+  if (name == "auto") {
+    const bool have_mpi = registry.find("communicator", "mpi") != nullptr;
+    if (launched_by_mpi() && mpi_world_size() > 1 && !have_mpi)
+      throw Error(where + ": parallel.communicator: started by an MPI launcher with " +
+                  std::to_string(mpi_world_size()) +
+                  " processes, but no 'mpi' communicator plugin is installed; run without mpirun, "
+                  "or install the mpi plugin");
+    name = launched_by_mpi() && have_mpi ? "mpi" : "local";
+  }
+  if (name == "local") {
+    if (launched_by_mpi() && requested == "local")
+      log_warning(
+          "launched by MPI but parallel.communicator is \"local\": every rank trains alone");
+    return std::make_shared<LocalCommunicator>();
+  }
+  return registry.create_as<Communicator>("communicator", name,
+                                          Params(json::object(), where + ": parallel"));
+}
+
 Experiment::Experiment(const ExperimentConfig& config, const Registry& registry) : config_(config) {
   const json& j = config_.json;
   const std::string where = config_.where();
@@ -81,8 +82,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   const DType dtype = parse_dtype(t["dtype"].get<std::string>());
   const Layout layout = parse_layout(t["tensor_format"].get<std::string>());
 
-  comm_ = make_communicator(j["parallel"], registry, where);
-  set_log_rank(comm_->rank());
+  comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
+  set_log_rank(comm_->rank(), comm_->size());
 
   static const std::vector<std::string> kDatasetCoreKeys = {"name", "validation_split",
                                                             "train_limit", "test_limit"};
@@ -98,8 +99,20 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   ModelOptions mo;
   mo.dtype = dtype;
   mo.layout = layout;
-  mo.max_batch =
-      std::max(t["batch_size"].get<std::int64_t>(), t["eval_batch_size"].get<std::int64_t>());
+  const json& par = j["parallel"];
+  const std::string mode = par["mode"].get<std::string>();
+  if (mode == "sequential" && comm_->size() > 1)
+    throw Error(where + ": parallel.mode is \"sequential\" but " +
+                std::to_string(comm_->size()) +
+                " processes were started: use \"data\" or \"auto\" (--parallel data), or run "
+                "one process");
+  // A rank's batch: training.batch_size, or its share of training.global_batch_size.
+  const std::int64_t global_batch = t["global_batch_size"].get<std::int64_t>();
+  const std::int64_t rank_batch = global_batch > 0
+                                      ? (global_batch + comm_->size() - 1) / comm_->size()
+                                      : t["batch_size"].get<std::int64_t>();
+  mo.max_batch = std::max({rank_batch, t["batch_size"].get<std::int64_t>(),
+                           t["eval_batch_size"].get<std::int64_t>()});
   mo.seed = t["seed"].get<std::uint64_t>();
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
   mo.conv_params = Params(j["conv"], where + ": conv");
@@ -111,8 +124,11 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
 
   optimizer_ =
       registry.create_as<Optimizer>("optimizer", j["optimizer"]["name"].get<std::string>(),
-                                    Params(j["optimizer"], where + ": optimizer"), {"name"});
+                                    Params(j["optimizer"], where + ": optimizer"),
+                                    {"name", "learning_rate_scaling"});
   optimizer_->build(model_->parameters());
+  if (j["optimizer"].value("learning_rate_scaling", false))  // PyDTNN's: lr / ranks
+    optimizer_->set_learning_rate(optimizer_->learning_rate() / comm_->size());
   loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
                                    Params(json::object(), where + ": loss"));
   for (std::size_t i = 0; i < j["metrics"].size(); ++i)
@@ -138,6 +154,16 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.shuffle = t["shuffle"].get<bool>();
   to.evaluate = t["evaluate"].get<bool>();
   to.evaluate_only = t["evaluate_only"].get<bool>();
+  to.global_batch_size = global_batch;
+  to.sync.frequency = par["model_sync_freq"].get<std::int64_t>();
+  to.sync.algorithm = parse_sync_algorithm(par["model_sync_alg"].get<std::string>());
+  to.sync.participation = parse_sync_participation(par["model_sync_participation"].get<std::string>());
+  to.sync.min_available = par["model_sync_min_avail"].get<std::int64_t>();
+  to.sync.initial_sync = par["initial_model_sync"].get<bool>();
+  to.sync.final_sync = par["final_model_sync"].get<bool>();
+  to.sync.exchange.bucket_bytes =
+      static_cast<std::size_t>(par["bucket_size_mb"].get<double>() * 1024.0 * 1024.0);
+  to.sync.exchange.blocking = par["blocking"].get<bool>();
   const std::string progress = j["output"]["progress"].get<std::string>();
   to.progress = progress == "bar"     ? ProgressStyle::bar
                 : progress == "lines" ? ProgressStyle::lines

@@ -1,6 +1,9 @@
 // Key functions of the core interfaces: their vtables and typeinfo are emitted here, once, and
 // exported, so dynamic_cast across the plugin boundary compares one typeinfo.
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "dtnn/communicator.hpp"
@@ -38,8 +41,23 @@ namespace {
 class DoneRequest final : public CommRequest {
  public:
   void wait() override {}
+  bool test() override { return true; }
 };
+
+std::atomic<JobAbortHandler> abort_handler{nullptr};
 }  // namespace
+
+void set_job_abort_handler(JobAbortHandler handler) { abort_handler = handler; }
+bool job_has_other_ranks() { return abort_handler.load() != nullptr; }
+
+void abort_job(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (JobAbortHandler h = abort_handler.load()) h(code);
+  std::exit(code);
+}
+
+std::string LocalCommunicator::describe() const { return "local: one process"; }
 
 std::unique_ptr<CommRequest> LocalCommunicator::iallreduce_sum(void*, std::size_t, DType) {
   return std::make_unique<DoneRequest>();

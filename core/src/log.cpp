@@ -7,12 +7,18 @@
 namespace dtnn {
 
 namespace {
-int g_rank = 0;
+int g_rank = 0, g_size = 1;
 LogLevel g_level = LogLevel::info;
 std::mutex g_mutex;
 }  // namespace
 
-void set_log_rank(int rank) { g_rank = rank; }
+void set_log_rank(int rank, int size) {
+  g_rank = rank;
+  g_size = size;
+}
+std::string log_rank_prefix() {
+  return g_size > 1 ? "rank " + std::to_string(g_rank) + ": " : std::string();
+}
 void set_log_level(LogLevel level) { g_level = level; }
 
 void log_warning(const std::string& message) {

@@ -10,6 +10,7 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/gradient_exchange.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/model.hpp"
@@ -83,6 +84,25 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
     metric_totals_.resize(metric_totals_.size() + m->num_totals(), 0.0);
   }
   metric_offsets_.push_back(metric_totals_.size());
+  if (comm_.size() > 1) {
+    const std::int64_t share = (global_batch() + comm_.size() - 1) / comm_.size();
+    if (share > max_batch)
+      throw Error("trainer: a rank's share of the global batch (" + std::to_string(share) +
+                  ") is above the model's max_batch (" + std::to_string(max_batch) + ")");
+    exchange_ = std::make_unique<GradientExchange>(model_, comm_, options_.sync.exchange);
+  }
+}
+
+std::int64_t Trainer::global_batch() const {
+  return options_.global_batch_size > 0 ? options_.global_batch_size
+                                        : options_.batch_size * comm_.size();
+}
+
+std::int64_t Trainer::steps_per_epoch() const {
+  const std::int64_t g = global_batch();
+  std::int64_t steps = (train_end_ + g - 1) / g;
+  if (options_.steps_per_epoch > 0) steps = std::min(steps, options_.steps_per_epoch);
+  return steps;
 }
 
 void Trainer::print(const std::string& line) const {
@@ -108,33 +128,32 @@ class UpdateWhenReady final : public GradientListener {
 };
 }  // namespace
 
-double Trainer::train_step(std::span<const std::int64_t> indices) {
+double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
+                           bool sync_gradients) {
   const auto n = static_cast<std::int64_t>(indices.size());
+  double batch_loss = 0;
   Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
-  dataset_.read(Split::train, indices, x, y);
-  const Tensor& prediction = model_.forward(x, Mode::train);
-  const double batch_loss = loss_.forward(prediction, y);
-  accumulate_metrics(prediction, y, metric_totals_);
+  if (n > 0) {
+    dataset_.read(Split::train, indices, x, y);
+    const Tensor& prediction = model_.forward(x, Mode::train);
+    batch_loss = loss_.forward(prediction, y);
+    accumulate_metrics(prediction, y, metric_totals_);
+  }
   // Grads start at zero: the model builds them so, and each optimizer update leaves them so.
-  if (comm_.size() == 1) {  // update each layer as soon as its gradients are final
+  if (!sync_gradients) {  // update each layer as soon as its gradients are final
+    if (n == 0) return 0.0;
     optimizer_.begin_step();
     UpdateWhenReady update{optimizer_, model_.parameters()};
     model_.backward(loss_, y, &update);
     return batch_loss;
   }
-  model_.backward(loss_, y);
-  {  // average the gradients over ranks
-    const double scale = 1.0 / comm_.size();
-    for (const auto& p : model_.parameters()) {
-      comm_.allreduce_sum(p.grad.raw(), static_cast<std::size_t>(p.grad.numel()), p.grad.dtype());
-      dispatch_dtype(p.grad.dtype(), [&](auto t) {
-        using T = decltype(t);
-        T* g = p.grad.data<T>();
-        for (std::int64_t i = 0; i < p.grad.numel(); ++i) g[i] = static_cast<T>(g[i] * scale);
-      });
-    }
-  }
-  optimizer_.step(model_.parameters());
+  DTNN_CHECK(exchange_, "gradient synchronisation needs more than one rank");
+  exchange_->begin(weight);
+  if (n > 0)
+    model_.backward(loss_, y, exchange_.get());
+  else
+    exchange_->contribute_nothing();
+  exchange_->finish(optimizer_);
   return batch_loss;
 }
 
@@ -199,10 +218,29 @@ History Trainer::fit() {
   state.optimizer = &optimizer_;
   for (auto& s : schedulers_) s->on_train_begin(state);
 
+  // Data parallelism: every rank shuffles with rank 0's seed, so all hold the same order; each
+  // step's global batch is cut into contiguous per-rank parts that differ by at most one sample.
+  const int ranks = comm_.size(), me = comm_.rank();
+  const ModelSyncOptions& sync = options_.sync;
+  std::uint64_t shuffle_seed = options_.seed;
+  if (ranks > 1) {
+    double halves[2] = {static_cast<double>(shuffle_seed >> 32),
+                        static_cast<double>(shuffle_seed & 0xffffffffu)};
+    comm_.broadcast(halves, 2, DType::float64, 0);
+    shuffle_seed = (static_cast<std::uint64_t>(halves[0]) << 32) |
+                   static_cast<std::uint64_t>(halves[1]);
+    if (sync.initial_sync) exchange_->broadcast_weights(0);
+  }
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks)),
+      since_sync(static_cast<std::size_t>(ranks), 0), trained(static_cast<std::size_t>(ranks), 0);
+  auto available = [](const std::vector<std::int64_t>& c) {
+    return static_cast<std::int64_t>(std::count_if(c.begin(), c.end(), [](auto v) { return v > 0; }));
+  };
+  std::vector<double> shown(metric_totals_.size() + 2, 0.0);  // global running values for the bar
+
   std::vector<std::int64_t> order(static_cast<std::size_t>(train_end_));
-  const std::int64_t batch = options_.batch_size;
-  std::int64_t steps = (train_end_ + batch - 1) / batch;
-  if (options_.steps_per_epoch > 0) steps = std::min(steps, options_.steps_per_epoch);
+  const std::int64_t batch = global_batch();
+  const std::int64_t steps = steps_per_epoch();
   std::int64_t global_step = 0, steady_samples = 0;
   double steady_seconds = 0;
   auto run_start = Clock::now();
@@ -210,7 +248,7 @@ History Trainer::fit() {
   for (std::int64_t epoch = 0; epoch < options_.epochs && !state.stop_training; ++epoch) {
     std::iota(order.begin(), order.end(), 0);
     if (options_.shuffle)
-      Rng(Rng::derive(options_.seed, 1000 + static_cast<std::uint64_t>(epoch)))
+      Rng(Rng::derive(shuffle_seed, 1000 + static_cast<std::uint64_t>(epoch)))
           .shuffle(std::span(order));
     std::fill(metric_totals_.begin(), metric_totals_.end(), 0.0);
     state.epoch = epoch;
@@ -221,10 +259,28 @@ History Trainer::fit() {
     for (std::int64_t s = 0; s < steps; ++s) {
       state.batch = s;
       for (auto& sc : schedulers_) sc->on_batch_begin(state);
-      const std::int64_t b0 = s * batch, n = std::min(batch, train_end_ - b0);
+      const std::int64_t b0 = s * batch, global_n = std::min(batch, train_end_ - b0);
+      for (int r = 0; r < ranks; ++r)
+        counts[static_cast<std::size_t>(r)] = global_n * (r + 1) / ranks - global_n * r / ranks;
+      const std::int64_t lo = b0 + global_n * me / ranks, n = counts[static_cast<std::size_t>(me)];
+      const bool sync_gradients =
+          ranks > 1 && sync.frequency == 0 && available(counts) >= sync.min_available;
+      const double weight =
+          sync_gradients ? rank_weight(sync.algorithm, sync.participation, counts, me) : 1.0;
       auto t0 = Clock::now();
       const double l = train_step(std::span<const std::int64_t>(order).subspan(
-          static_cast<std::size_t>(b0), static_cast<std::size_t>(n)));
+                                      static_cast<std::size_t>(lo), static_cast<std::size_t>(n)),
+                                  weight, sync_gradients);
+      for (int r = 0; r < ranks; ++r) {
+        since_sync[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];
+        trained[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];
+      }
+      if (ranks > 1 && sync.frequency > 0 && (global_step + 1) % sync.frequency == 0) {
+        if (available(since_sync) >= sync.min_available)  // model averaging
+          exchange_->average_weights(
+              rank_weight(sync.algorithm, sync.participation, since_sync, me));
+        std::fill(since_sync.begin(), since_sync.end(), 0);
+      }
       const double dt = seconds_since(t0);
       train_seconds += dt;
       if (global_step++ >= kWarmupBatches) {
@@ -234,6 +290,13 @@ History Trainer::fit() {
       loss_sum += l * static_cast<double>(n);
       samples += n;
       for (auto& sc : schedulers_) sc->on_batch_end(state);
+      if (style == ProgressStyle::bar && ranks > 1 && (s % 8 == 7 || s + 1 == steps)) {
+        // The bar shows global values: every 8 steps (a decision all ranks take alike).
+        std::copy(metric_totals_.begin(), metric_totals_.end(), shown.begin());
+        shown[shown.size() - 2] = loss_sum;
+        shown[shown.size() - 1] = static_cast<double>(samples);
+        comm_.allreduce_sum(shown.data(), shown.size(), DType::float64);
+      }
       if (style == ProgressStyle::bar && (seconds_since(last_print) > 0.2 || s + 1 == steps)) {
         last_print = Clock::now();
         const int width = 30;
@@ -241,12 +304,20 @@ History Trainer::fit() {
         char head[96];
         std::snprintf(head, sizeof head, "\rEpoch %lld/%lld [", static_cast<long long>(epoch + 1),
                       static_cast<long long>(options_.epochs));
+        std::span<const double> totals = metric_totals_;
+        double bar_loss = loss_sum, bar_samples = static_cast<double>(samples);
+        if (ranks > 1) {
+          totals = std::span<const double>(shown).first(metric_totals_.size());
+          bar_loss = shown[shown.size() - 2];
+          bar_samples = shown[shown.size() - 1];
+        }
         print(std::string(head) + std::string(static_cast<std::size_t>(done), '=') +
               std::string(static_cast<std::size_t>(width - done), ' ') + "] " +
-              std::to_string(samples) + "/" + std::to_string(std::min(train_end_, steps * batch)) +
-              "  " + fmt_rate(samples / train_seconds) + " samples/s  " +
-              fmt_metrics("", loss_sum / static_cast<double>(samples),
-                          metric_values(metric_totals_)) +
+              std::to_string(static_cast<std::int64_t>(bar_samples)) + "/" +
+              std::to_string(std::min(train_end_, steps * batch)) + "  " +
+              fmt_rate(bar_samples / train_seconds) + " samples/s  " +
+              fmt_metrics("", bar_samples > 0 ? bar_loss / bar_samples : 0.0,
+                          metric_values(totals)) +
               "\033[K");
       }
     }
@@ -284,6 +355,11 @@ History Trainer::fit() {
     print(line + (style == ProgressStyle::bar ? "\033[K\n" : "\n"));
     for (auto& s : schedulers_) s->on_epoch_end(state);
     history.epochs.push_back(std::move(rec));
+  }
+  if (ranks > 1 && sync.final_sync) {
+    if (sync.frequency != 0)  // weights drifted apart: average them
+      exchange_->average_weights(rank_weight(sync.algorithm, sync.participation, trained, me));
+    exchange_->broadcast_weights(0);  // and make every rank's bit-identical
   }
   for (auto& s : schedulers_) s->on_train_end(state);
   history.train_seconds = seconds_since(run_start);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
@@ -10,11 +11,13 @@
 
 namespace dtnn {
 
-// A non-blocking operation in flight; wait() completes it.
+// A non-blocking operation in flight; wait() completes it. test() lets the library make progress
+// and says whether it has completed (MPI progresses non-blocking collectives only inside calls).
 class DTNN_CORE_EXPORT CommRequest {
  public:
   virtual ~CommRequest();
   virtual void wait() = 0;
+  virtual bool test() = 0;
 };
 
 class DTNN_CORE_EXPORT Communicator : public Plugin {
@@ -30,7 +33,18 @@ class DTNN_CORE_EXPORT Communicator : public Plugin {
   // recv holds size() * count elements; rank r's send lands at recv + r * count.
   virtual void allgather(const void* send, void* recv, std::size_t count, DType dtype) = 0;
   virtual void barrier() = 0;
+  // One line for `dtnn info` and logs: rank, size, host, library.
+  virtual std::string describe() const = 0;
 };
+
+// Ends the whole job (every rank) with this exit code. The mpi plugin installs MPI_Abort here, so
+// an error on one rank does not leave the others waiting in a collective; without a handler it is
+// std::exit.
+using JobAbortHandler = void (*)(int code);
+DTNN_CORE_EXPORT void set_job_abort_handler(JobAbortHandler handler);
+[[noreturn]] DTNN_CORE_EXPORT void abort_job(int code);
+// True when a job abort handler is installed (the process is one of several ranks).
+DTNN_CORE_EXPORT bool job_has_other_ranks();
 
 class DTNN_CORE_EXPORT LocalCommunicator final : public Communicator {
  public:
@@ -41,6 +55,7 @@ class DTNN_CORE_EXPORT LocalCommunicator final : public Communicator {
   void broadcast(void*, std::size_t, DType, int) override {}
   void allgather(const void* send, void* recv, std::size_t count, DType dtype) override;
   void barrier() override {}
+  std::string describe() const override;
 };
 
 }  // namespace dtnn

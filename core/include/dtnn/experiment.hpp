@@ -44,6 +44,12 @@ class DTNN_CORE_EXPORT Experiment {
   std::unique_ptr<Trainer> trainer_;
 };
 
+// The communicator `name` names ("auto": mpi when an MPI launcher started this process, else local);
+// `where` prefixes errors.
+DTNN_CORE_EXPORT std::shared_ptr<Communicator> open_communicator(const std::string& name,
+                                                                 const Registry& registry,
+                                                                 const std::string& where);
+
 // Writes text to file atomically (temporary file, fsync, rename): a crash never leaves half a file.
 DTNN_CORE_EXPORT void write_file_atomically(const std::string& file, const std::string& text);
 

@@ -9,7 +9,9 @@ namespace dtnn {
 
 enum class LogLevel { quiet = 0, warning = 1, info = 2 };
 
-DTNN_CORE_EXPORT void set_log_rank(int rank);
+DTNN_CORE_EXPORT void set_log_rank(int rank, int size = 1);
+// "rank 2: " in a job of several ranks, "" otherwise: errors name the rank they come from.
+DTNN_CORE_EXPORT std::string log_rank_prefix();
 DTNN_CORE_EXPORT void set_log_level(LogLevel level);
 DTNN_CORE_EXPORT void log_warning(const std::string& message);
 DTNN_CORE_EXPORT void log_info(const std::string& message);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtnn/core_export.hpp"
@@ -74,6 +75,10 @@ class DTNN_CORE_EXPORT Model {
   std::span<const Parameter> parameters() const { return parameters_; }
   std::int64_t parameter_count() const;
   std::size_t num_layers() const { return layers_.size(); }
+  // Layer i's parameters are parameters()[begin, end).
+  std::pair<std::size_t, std::size_t> parameter_range(std::size_t layer) const {
+    return {first_parameter_[layer], first_parameter_[layer + 1]};
+  }
   Layer& layer(std::size_t i) { return *layers_[i]; }
   const Shape& input_shape() const { return input_shape_; }
   Shape output_shape() const;

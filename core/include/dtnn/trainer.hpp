@@ -11,6 +11,7 @@
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/dataset.hpp"
+#include "dtnn/model_sync.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -25,7 +26,8 @@ class Communicator;
 enum class ProgressStyle { automatic, bar, lines, none };
 
 struct TrainerOptions {
-  std::int64_t batch_size = 64;
+  std::int64_t batch_size = 64;      // per rank
+  std::int64_t global_batch_size = 0;  // samples per step over all ranks; 0: batch_size x ranks
   std::int64_t eval_batch_size = 0;  // 0: batch_size
   std::int64_t epochs = 1;
   std::int64_t steps_per_epoch = 0;  // 0: the whole training split
@@ -37,6 +39,7 @@ struct TrainerOptions {
   bool evaluate = true;  // test set before and after training
   bool evaluate_only = false;
   ProgressStyle progress = ProgressStyle::automatic;
+  ModelSyncOptions sync;  // used with more than one rank
 };
 
 struct EvalResult {
@@ -74,9 +77,16 @@ class DTNN_CORE_EXPORT Trainer {
 
   History fit();
   EvalResult evaluate(Split split, std::int64_t begin, std::int64_t end);
-  // One training step on these samples of the training split; returns the batch loss and adds
-  // to the metric totals. Allocation-free once the first step has run.
-  double train_step(std::span<const std::int64_t> indices);
+  // One training step of this rank on these samples of the training split; returns the batch
+  // loss and adds to the metric totals. Allocation-free once the first step has run. With more
+  // than one rank and gradient synchronisation, `weight` is this rank's share (rank_weight) and
+  // every rank must call it, one without samples with empty indices.
+  double train_step(std::span<const std::int64_t> indices, double weight = 1.0,
+                    bool sync_gradients = false);
+  // The global batch of a step and this rank's contiguous part of it (sizes differ by <= 1).
+  std::int64_t global_batch() const;
+  std::int64_t steps_per_epoch() const;
+  const GradientExchange* exchange() const { return exchange_.get(); }
 
   std::int64_t train_size() const { return train_end_; }
   std::int64_t validation_size() const { return validation_end_ - train_end_; }
@@ -98,6 +108,7 @@ class DTNN_CORE_EXPORT Trainer {
   TrainerOptions options_;
   std::int64_t train_end_ = 0, validation_end_ = 0, test_end_ = 0;
   Tensor x_, y_;                       // [max_batch, ...] batch buffers
+  std::unique_ptr<GradientExchange> exchange_;  // with more than one rank
   std::vector<double> metric_totals_;  // concatenated totals of every metric
   std::vector<std::size_t> metric_offsets_;
 };

@@ -1,0 +1,78 @@
+// GradientExchange: sums weighted parameter gradients over ranks in buckets while backward runs,
+// then hands the averaged gradients to the optimizer, bucket by bucket.
+//
+// Buckets follow the order in which backward finishes parameters (last layer first). Each
+// parameter's gradient is packed into its bucket scaled by this rank's weight (and zeroed in
+// place, as an optimizer update would); when a bucket is full its allreduce starts, non-blocking
+// unless `blocking`, so communication overlaps the rest of backward. finish() waits for each
+// bucket and runs the optimizer's update on the bucket itself: packing is the only copy.
+// The same buckets carry weights for model averaging (average_weights) and rank 0's weights for
+// the initial and final synchronisation (broadcast_weights).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "dtnn/communicator.hpp"
+#include "dtnn/core_export.hpp"
+#include "dtnn/model.hpp"
+
+namespace dtnn {
+
+class Optimizer;
+
+struct ExchangeOptions {
+  std::size_t bucket_bytes = std::size_t{4} << 20;
+  bool blocking = false;  // PyDTNN's --use-blocking-mpi: each bucket's allreduce waits at once
+};
+
+struct ExchangeStats {
+  double wait_seconds = 0;  // time finish() spent waiting for allreduces to complete
+  std::int64_t steps = 0;
+};
+
+class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
+ public:
+  GradientExchange(Model& model, Communicator& comm, ExchangeOptions options);
+  ~GradientExchange();
+
+  // A step: begin(weight), model.backward(loss, y, this) or contribute_nothing(), finish().
+  // weight multiplies this rank's gradients (e.g. its share of the global batch).
+  void begin(double weight);
+  void gradients_ready(std::size_t first, std::size_t count) override;
+  void contribute_nothing();  // a rank without samples in this step: zero gradients
+  void finish(Optimizer& optimizer);
+
+  // values = sum over ranks of weight * values (model averaging).
+  void average_weights(double weight);
+  // Every rank takes rank `root`'s weights.
+  void broadcast_weights(int root);
+
+  std::size_t num_buckets() const { return buckets_.size(); }
+  const ExchangeStats& stats() const { return stats_; }
+
+ private:
+  struct Bucket {
+    std::vector<std::size_t> parameters;  // indices into model.parameters()
+    std::vector<std::int64_t> offsets;    // element offset of each in the bucket
+    std::int64_t offset = 0, numel = 0;   // the bucket's region of flat_
+    std::size_t pending = 0;              // parameters not yet packed this step
+    std::unique_ptr<CommRequest> request;
+  };
+  void start(Bucket& bucket);
+  void progress();  // lets the library advance the allreduces in flight
+  Tensor region(const Bucket& b, std::size_t i) const;  // parameter i's slice of flat_
+
+  Model& model_;
+  Communicator& comm_;
+  ExchangeOptions options_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::size_t> bucket_of_, slot_of_;  // per parameter: its bucket and position
+  std::vector<std::size_t> started_;              // bucket indices, in start order
+  Tensor flat_;                                   // every bucket, back to back
+  double weight_ = 1;
+  ExchangeStats stats_;
+};
+
+}  // namespace dtnn

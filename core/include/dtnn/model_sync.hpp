@@ -1,0 +1,38 @@
+// PyDTNN's model-synchronisation options for data-parallel training, and the weight each rank's
+// contribution gets in a synchronisation (see docs/config.md, "parallel").
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/gradient_exchange.hpp"
+
+namespace dtnn {
+
+enum class SyncAlgorithm { avg, wavg, invwavg };
+enum class SyncParticipation { all, avail2all };
+
+struct ModelSyncOptions {
+  // 0: average gradients every batch; N > 0: train locally, average weights every N batches;
+  // < 0: never (ranks train independently; final_sync still applies).
+  std::int64_t frequency = 0;
+  SyncAlgorithm algorithm = SyncAlgorithm::wavg;
+  SyncParticipation participation = SyncParticipation::all;
+  std::int64_t min_available = 0;  // skip a synchronisation with fewer ranks holding samples
+  bool initial_sync = true;        // start from rank 0's weights
+  bool final_sync = true;          // weights averaged (when not averaging gradients) and made
+                                   // bit-identical (rank 0's) after training
+  ExchangeOptions exchange;
+};
+
+DTNN_CORE_EXPORT SyncAlgorithm parse_sync_algorithm(const std::string& name);
+DTNN_CORE_EXPORT SyncParticipation parse_sync_participation(const std::string& name);
+
+// The weight of rank `rank`'s contribution when the ranks hold counts[r] samples:
+//   avg: 1 / P;  wavg: n_r / sum n;  invwavg: (min + max - n_r), normalised to sum to 1;
+// over all ranks (participation all) or over the ranks with samples (avail2all: a rank without
+// samples weighs 0). Weights over the participating ranks sum to 1.
+DTNN_CORE_EXPORT double rank_weight(SyncAlgorithm algorithm, SyncParticipation participation,
+                                    std::span<const std::int64_t> counts, int rank);
+
+}  // namespace dtnn

@@ -1,0 +1,175 @@
+// Data-parallel training under `mpiexec -n 2` and `-n 3` (CTest runs this binary both ways).
+// Every rank runs every test case; each rank checks its own view, and any failing rank fails
+// the job. The one-process references are computed by every rank itself, with the local
+// communicator, so nothing travels through files.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "dtnn/communicator.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/gradient_exchange.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/model_sync.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+
+// A small conv model on synthetic data, trained with plain SGD: the data-parallel run and the
+// one-process run must then agree up to rounding.
+json conv_experiment() {
+  return json::parse(R"({
+    "model": {"layers": [{"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1}, {"type": "relu"},
+                         {"type": "maxpool2d"}, {"type": "flatten"}, {"type": "fc", "units": 8},
+                         {"type": "tanh"}, {"type": "fc", "units": 3}, {"type": "softmax"}]},
+    "dataset": {"name": "synthetic", "input_shape": [8, 8, 2], "classes": 3, "train_samples": 100,
+                "test_samples": 20},
+    "training": {"batch_size": 4, "epochs": 2, "evaluate": false, "threads": 1},
+    "optimizer": {"name": "sgd", "learning_rate": 0.05},
+    "output": {"progress": "none"}
+  })");
+}
+
+std::vector<double> weights(Model& m) {
+  std::vector<double> out;
+  for (const auto& p : m.parameters())
+    dispatch_dtype(p.value.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* v = p.value.data<T>();
+      out.insert(out.end(), v, v + p.value.numel());
+    });
+  return out;
+}
+
+struct Trained {
+  std::vector<double> weights;
+  History history;
+  int ranks = 1;
+};
+
+Trained train(json config, bool local = false) {
+  if (local) config["parallel"]["communicator"] = "local";
+  Experiment e(make_experiment(config, {}, "test"), test::plugins());
+  Trained t;
+  t.history = e.run();
+  t.weights = weights(e.model());
+  return t;
+}
+
+double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(1e-3, std::abs(b[i])));
+  return worst;
+}
+
+std::shared_ptr<Communicator> world() { return open_communicator("mpi", test::plugins(), "test"); }
+
+// Rank 0's vector, as every rank sees it.
+std::vector<double> from_rank0(Communicator& comm, std::vector<double> v) {
+  comm.broadcast(v.data(), v.size(), DType::float64, 0);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("after data-parallel training every rank holds bit-identical weights") {
+  auto comm = world();
+  REQUIRE(comm->size() > 1);
+  json c = conv_experiment();
+  c["optimizer"] = {{"name", "adam"}, {"learning_rate", 0.01}};
+  Trained t = train(c);
+  const std::vector<double> rank0 = from_rank0(*comm, t.weights);
+  CHECK(std::memcmp(rank0.data(), t.weights.data(), rank0.size() * sizeof(double)) == 0);
+}
+
+TEST_CASE("N ranks with per-rank batch B train the model one process trains with batch N*B") {
+  auto comm = world();
+  const int n = comm->size();
+  // Only the 1e-5 promise is tested; the 100 samples leave an uneven last global batch.
+  json one = conv_experiment();
+  one["training"]["batch_size"] = 4 * n;
+  Trained reference = train(one, /*local=*/true);
+  Trained parallel = train(conv_experiment());
+  CHECK(max_relative_difference(parallel.weights, reference.weights) < 1e-5);
+  // Global loss and accuracy, as one process sees them.
+  CHECK(parallel.history.epochs.back().samples == reference.history.epochs.back().samples);
+  CHECK(parallel.history.epochs.back().loss ==
+        doctest::Approx(reference.history.epochs.back().loss).epsilon(1e-5));
+}
+
+TEST_CASE("a global batch that does not divide among the ranks gives the one-process model") {
+  json one = conv_experiment();
+  one["training"]["batch_size"] = 10;
+  Trained reference = train(one, /*local=*/true);
+  json split = conv_experiment();
+  split["training"]["global_batch_size"] = 10;  // 5+5 on 2 ranks, 3+3+4 on 3
+  Trained parallel = train(split);
+  CHECK(max_relative_difference(parallel.weights, reference.weights) < 1e-5);
+}
+
+TEST_CASE("blocking and bucketed non-blocking exchanges give the same weights") {
+  json c = conv_experiment();
+  c["parallel"]["bucket_size_mb"] = 0.0005;  // several buckets for this small model
+  Trained nonblocking = train(c);
+  c["parallel"]["blocking"] = true;
+  Trained blocking = train(c);
+  CHECK(max_relative_difference(blocking.weights, nonblocking.weights) < 1e-6);
+}
+
+TEST_CASE("model averaging every N batches: every rank ends with the same weights") {
+  auto comm = world();
+  json c = conv_experiment();
+  c["parallel"]["model_sync_freq"] = 3;
+  Trained t = train(c);
+  const std::vector<double> rank0 = from_rank0(*comm, t.weights);
+  CHECK(std::memcmp(rank0.data(), t.weights.data(), rank0.size() * sizeof(double)) == 0);
+}
+
+TEST_CASE("average_weights computes each algorithm's weighted average") {
+  auto comm = world();
+  const int n = comm->size(), me = comm->rank();
+  ModelOptions o;
+  o.max_batch = 1;
+  Model m(parse_model_spec(json::parse(R"({"layers": [{"type": "fc", "units": 2}]})"), "tiny"), o,
+          Shape{3}, test::plugins());
+  GradientExchange exchange(m, *comm, ExchangeOptions{});
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) counts[static_cast<std::size_t>(r)] = 10 * (r + 1);  // 10, 20, 30
+  for (SyncAlgorithm alg : {SyncAlgorithm::avg, SyncAlgorithm::wavg, SyncAlgorithm::invwavg}) {
+    for (const auto& p : m.parameters())  // rank r holds r + 1 everywhere
+      std::fill(p.value.data<float>(), p.value.data<float>() + p.value.numel(), float(me + 1));
+    exchange.average_weights(rank_weight(alg, SyncParticipation::all, counts, me));
+    // By hand: avg = mean(r + 1); wavg = sum n_r (r + 1) / sum n_r;
+    // invwavg = sum (min + max - n_r)(r + 1) / sum (min + max - n_r).
+    double expected = 0, norm = 0;
+    for (int r = 0; r < n; ++r) {
+      const double nr = 10.0 * (r + 1), lo = 10.0, hi = 10.0 * n;
+      const double w = alg == SyncAlgorithm::avg ? 1.0 : alg == SyncAlgorithm::wavg ? nr : lo + hi - nr;
+      expected += w * (r + 1);
+      norm += w;
+    }
+    expected /= norm;
+    for (const auto& p : m.parameters())
+      for (std::int64_t i = 0; i < p.value.numel(); ++i)
+        CHECK(p.value.data<float>()[i] == doctest::Approx(expected).epsilon(1e-6));
+  }
+}
+
+int main(int argc, char** argv) {
+  doctest::Context context(argc, argv);
+  const int failures = context.run();
+  // A failure on any rank fails the job: ranks agree on the exit code.
+  auto comm = world();
+  double failed = failures ? 1.0 : 0.0;
+  comm->allreduce_sum(&failed, 1, DType::float64);
+  return failed > 0 ? 1 : 0;
+}
