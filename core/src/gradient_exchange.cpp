@@ -90,9 +90,12 @@ void GradientExchange::start(Bucket& b) {
   void* data = static_cast<char*>(flat_.raw()) +
                static_cast<std::size_t>(b.offset) * dtype_size(flat_.dtype());
   const auto count = static_cast<std::size_t>(b.numel);
-  if (options_.blocking)
+  if (options_.blocking) {
+    const auto t0 = std::chrono::steady_clock::now();
     comm_.allreduce_sum(data, count, flat_.dtype());
-  else
+    stats_.wait_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } else
     b.request = comm_.iallreduce_sum(data, count, flat_.dtype());
   started_.push_back(static_cast<std::size_t>(&b - buckets_.data()));
 }

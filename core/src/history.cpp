@@ -33,6 +33,11 @@ std::string History::to_json() const {
   j["train_samples_per_second"] = train_samples_per_second;
   j["train_seconds"] = train_seconds;
   j["train_samples"] = train_samples;
+  j["ranks"] = ranks;
+  if (ranks > 1) {
+    j["comm_wait_ms_per_step"] = comm_wait_ms_per_step;
+    j["buckets"] = buckets;
+  }
   return j.dump(2) + "\n";
 }
 

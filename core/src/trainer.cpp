@@ -364,6 +364,12 @@ History Trainer::fit() {
   for (auto& s : schedulers_) s->on_train_end(state);
   history.train_seconds = seconds_since(run_start);
   for (const auto& e : history.epochs) history.train_samples += e.samples;
+  history.ranks = ranks;
+  if (exchange_ && exchange_->stats().steps > 0) {
+    history.comm_wait_ms_per_step = 1e3 * exchange_->stats().wait_seconds /
+                                    static_cast<double>(exchange_->stats().steps);
+    history.buckets = exchange_->num_buckets();
+  }
   double rate = steady_seconds > 0 ? static_cast<double>(steady_samples) / steady_seconds : 0.0;
   comm_.allreduce_sum(&rate, 1, DType::float64);  // ranks train concurrently: rates add up
   history.train_samples_per_second = rate;

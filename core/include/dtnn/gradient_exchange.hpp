@@ -28,7 +28,7 @@ struct ExchangeOptions {
 };
 
 struct ExchangeStats {
-  double wait_seconds = 0;  // time finish() spent waiting for allreduces to complete
+  double wait_seconds = 0;  // time spent waiting for allreduces (blocking: inside them)
   std::int64_t steps = 0;
 };
 

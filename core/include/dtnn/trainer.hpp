@@ -65,6 +65,11 @@ struct History {
   double train_samples_per_second = 0;  // steady state: the first 5 batches of the run excluded
   double train_seconds = 0;
   std::int64_t train_samples = 0;
+  int ranks = 1;
+  // Data parallelism: time a step spent waiting on the gradient exchange (rank 0's view; with
+  // blocking exchange, the allreduces themselves) and the number of buckets.
+  double comm_wait_ms_per_step = 0;
+  std::size_t buckets = 0;
   std::string to_json() const;
 };
 
