@@ -5,7 +5,10 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -132,6 +135,30 @@ TEST_CASE("model averaging every N batches: every rank ends with the same weight
   Trained t = train(c);
   const std::vector<double> rank0 = from_rank0(*comm, t.weights);
   CHECK(std::memcmp(rank0.data(), t.weights.data(), rank0.size() * sizeof(double)) == 0);
+}
+
+TEST_CASE("resume on N ranks: 1 epoch, stop, resume, 1 more gives the 2-epoch weights") {
+  auto comm = world();
+  // Every rank names the same folder (rank 0's pid), so all load what rank 0 wrote.
+  std::vector<double> id{static_cast<double>(::getpid())};
+  id = from_rank0(*comm, id);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("dtnn-mpi-resume-" + std::to_string(static_cast<long>(id[0])));
+  json c = conv_experiment();
+  c["optimizer"] = {{"name", "adam"}, {"learning_rate", 0.01}};
+  const Trained straight = train(c);
+  json first = c;
+  first["training"]["epochs"] = 1;
+  first["output"]["checkpoint_dir"] = dir.string();
+  train(first);
+  comm->barrier();  // rank 0 has written the checkpoint
+  json second = c;
+  second["training"]["resume"] = dir.string();
+  const Trained resumed = train(second);
+  CHECK(std::memcmp(resumed.weights.data(), straight.weights.data(),
+                    straight.weights.size() * sizeof(double)) == 0);
+  comm->barrier();
+  if (comm->rank() == 0) std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("average_weights computes each algorithm's weighted average") {

@@ -44,7 +44,8 @@ json experiment_defaults() {
     "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
-                 "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0},
+                 "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
+                 "resume": "", "weights_and_bias_filename": ""},
     "optimizer": {"name": "sgd"},
     "loss": "categorical_cross_entropy",
     "metrics": ["categorical_accuracy"],
@@ -53,7 +54,7 @@ json experiment_defaults() {
     "parallel": {"mode": "auto", "communicator": "auto", "bucket_size_mb": 4.0, "blocking": false,
                  "model_sync_freq": 0, "model_sync_alg": "wavg", "model_sync_participation": "all",
                  "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true},
-    "output": {"history": "", "progress": "auto"}
+    "output": {"history": "", "progress": "auto", "checkpoint_dir": "", "checkpoint_keep": 3}
   })");
 }
 
@@ -235,6 +236,8 @@ void validate_experiment(json& config, const std::string& where) {
   require(progress == "auto" || progress == "bar" || progress == "lines" || progress == "none",
           where, "output.progress", "\"auto\", \"bar\", \"lines\" or \"none\"",
           config["output"]["progress"]);
+  require(config["output"]["checkpoint_keep"].get<std::int64_t>() >= 1, where,
+          "output.checkpoint_keep", "an integer >= 1", config["output"]["checkpoint_keep"]);
   const json& m = config["model"];
   require(m.is_object() || !m.get<std::string>().empty(), where, "model",
           "a model file, a model name (e.g. \"simplecnn\") or a model object", m);

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
+#include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/log.hpp"
@@ -129,6 +131,19 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   optimizer_->build(model_->parameters());
   if (j["optimizer"].value("learning_rate_scaling", false))  // PyDTNN's: lr / ranks
     optimizer_->set_learning_rate(optimizer_->learning_rate() / comm_->size());
+  const std::string optimizer_name = j["optimizer"]["name"].get<std::string>();
+  // Weights for evaluation or fine-tuning, then a checkpoint to resume (which wins).
+  const std::string weights_file = t["weights_and_bias_filename"].get<std::string>();
+  if (!weights_file.empty()) load_checkpoint(weights_file, *model_);
+  std::optional<CheckpointInfo> resumed;
+  if (const std::string resume = t["resume"].get<std::string>(); !resume.empty()) {
+    const std::filesystem::path from = resume;  // relative to the working folder, as --history
+    const std::filesystem::path file =
+        std::filesystem::is_directory(from) ? latest_checkpoint(from) : from;
+    resumed = load_checkpoint(file, *model_, optimizer_.get(), optimizer_name);
+    log_info("resuming from " + file.string() + " (epoch " +
+             std::to_string(resumed->position.epoch) + " done)");
+  }
   loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
                                    Params(json::object(), where + ": loss"));
   for (std::size_t i = 0; i < j["metrics"].size(); ++i)
@@ -164,6 +179,13 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.sync.exchange.bucket_bytes =
       static_cast<std::size_t>(par["bucket_size_mb"].get<double>() * 1024.0 * 1024.0);
   to.sync.exchange.blocking = par["blocking"].get<bool>();
+  to.checkpoint_dir = j["output"]["checkpoint_dir"].get<std::string>();
+  to.checkpoint_keep = static_cast<int>(j["output"]["checkpoint_keep"].get<std::int64_t>());
+  to.optimizer_name = optimizer_name;
+  if (resumed) {
+    to.start = resumed->position;
+    to.seed = resumed->seed;  // the shuffle order of the interrupted run
+  }
   const std::string progress = j["output"]["progress"].get<std::string>();
   to.progress = progress == "bar"     ? ProgressStyle::bar
                 : progress == "lines" ? ProgressStyle::lines

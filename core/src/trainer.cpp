@@ -241,11 +241,13 @@ History Trainer::fit() {
   std::vector<std::int64_t> order(static_cast<std::size_t>(train_end_));
   const std::int64_t batch = global_batch();
   const std::int64_t steps = steps_per_epoch();
-  std::int64_t global_step = 0, steady_samples = 0;
+  std::int64_t global_step = options_.start.global_step, steady_samples = 0;
+  const std::int64_t first_global_step = global_step;
   double steady_seconds = 0;
   auto run_start = Clock::now();
 
-  for (std::int64_t epoch = 0; epoch < options_.epochs && !state.stop_training; ++epoch) {
+  for (std::int64_t epoch = options_.start.epoch; epoch < options_.epochs && !state.stop_training;
+       ++epoch) {
     std::iota(order.begin(), order.end(), 0);
     if (options_.shuffle)
       Rng(Rng::derive(shuffle_seed, 1000 + static_cast<std::uint64_t>(epoch)))
@@ -256,7 +258,8 @@ History Trainer::fit() {
     double loss_sum = 0, train_seconds = 0;
     std::int64_t samples = 0;
     auto last_print = Clock::now();
-    for (std::int64_t s = 0; s < steps; ++s) {
+    const std::int64_t first_step = epoch == options_.start.epoch ? options_.start.step : 0;
+    for (std::int64_t s = first_step; s < steps; ++s) {
       state.batch = s;
       for (auto& sc : schedulers_) sc->on_batch_begin(state);
       const std::int64_t b0 = s * batch, global_n = std::min(batch, train_end_ - b0);
@@ -283,7 +286,7 @@ History Trainer::fit() {
       }
       const double dt = seconds_since(t0);
       train_seconds += dt;
-      if (global_step++ >= kWarmupBatches) {
+      if (global_step++ - first_global_step >= kWarmupBatches) {
         steady_seconds += dt;
         steady_samples += n;
       }
@@ -355,6 +358,10 @@ History Trainer::fit() {
     print(line + (style == ProgressStyle::bar ? "\033[K\n" : "\n"));
     for (auto& s : schedulers_) s->on_epoch_end(state);
     history.epochs.push_back(std::move(rec));
+    if (!options_.checkpoint_dir.empty() && me == 0) {
+      CheckpointInfo info{options_.optimizer_name, shuffle_seed, {epoch + 1, 0, global_step}};
+      save_checkpoint(options_.checkpoint_dir, model_, optimizer_, info, options_.checkpoint_keep);
+    }
   }
   if (ranks > 1 && sync.final_sync) {
     if (sync.frequency != 0)  // weights drifted apart: average them

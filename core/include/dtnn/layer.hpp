@@ -55,6 +55,9 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   virtual bool is_reshape() const { return false; }
 
   virtual std::vector<Parameter> parameters() { return {}; }
+  // State that is not a parameter but that checkpoints must carry (running statistics, dropout's
+  // step), as tensors sharing the layer's storage; loading copies into them.
+  virtual std::vector<Tensor> state() { return {}; }
   // For the summary table: "(3, 3, 1, 4)" and "padding=(0,0) stride=(1,1)"; "" when none.
   virtual std::string weights_shape() const { return ""; }
   virtual std::string attributes() const { return ""; }

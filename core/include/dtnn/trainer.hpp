@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dtnn/checkpoint.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/model_sync.hpp"
@@ -40,6 +41,12 @@ struct TrainerOptions {
   bool evaluate_only = false;
   ProgressStyle progress = ProgressStyle::automatic;
   ModelSyncOptions sync;  // used with more than one rank
+  // A checkpoint after every epoch when checkpoint_dir is set (rank 0 writes; the newest
+  // checkpoint_keep are kept); optimizer_name is recorded in it.
+  std::string checkpoint_dir;
+  int checkpoint_keep = 3;
+  std::string optimizer_name;
+  CheckpointPosition start;  // where a resumed run goes on
 };
 
 struct EvalResult {

@@ -26,18 +26,21 @@ class Dropout final : public Layer {
     shape_ = ctx.input_shape;
     seed_ = ctx.seed;
     mask_ = Tensor::empty(shape_.with_batch(ctx.max_batch), ctx.dtype, ctx.layout);
+    state_ = Tensor::zeros(Shape{2}, DType::float64);
   }
+  std::vector<Tensor> state() override { return {state_}; }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     if (mode == Mode::eval || rate_ == 0.0) {
       y.copy_from(x);
       return;
     }
-    if (stepped_) {  // the previous mask has been used by a backward: a new step, a new mask
-      ++step_;
-      stepped_ = false;
+    double* st = state_.data<double>();  // [step, stepped]
+    if (st[1] != 0) {  // the previous mask has been used by a backward: a new step, a new mask
+      st[0] += 1;
+      st[1] = 0;
     }
-    const std::uint64_t stream = Rng::derive(seed_, step_);
+    const std::uint64_t stream = Rng::derive(seed_, static_cast<std::uint64_t>(st[0]));
     // keep when the element's hash falls at or above rate * 2^32: counter-based, so every thread
     // draws the same numbers whatever the thread count.
     const auto threshold = static_cast<std::uint64_t>(rate_ * 4294967296.0);
@@ -55,7 +58,7 @@ class Dropout final : public Layer {
   }
 
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    stepped_ = true;
+    state_.data<double>()[1] = 1;
     if (!dx) return;
     if (rate_ == 0.0) {
       dx->copy_from(dy);
@@ -72,8 +75,8 @@ class Dropout final : public Layer {
  private:
   double rate_;
   Shape shape_;
-  std::uint64_t seed_ = 0, step_ = 0;
-  bool stepped_ = false;
+  std::uint64_t seed_ = 0;
+  Tensor state_;  // float64 [step, stepped]: the mask's step, carried by checkpoints
   Tensor mask_;
 };
 

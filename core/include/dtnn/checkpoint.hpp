@@ -1,0 +1,54 @@
+// Checkpoints: weights, layer state (dropout's step, ...), optimizer state (moments, step count),
+// the shuffle seed and the training position, in one binary file:
+//
+//   "DTNNCKPT" | u32 version | u64 n | n bytes of JSON metadata | tensor bytes | u64 FNV-1a of all
+//   bytes before it
+//
+// The metadata lists every tensor (section, name, dtype, shape, offset). Loading checks the magic,
+// version, length and checksum, then that model, dtype and optimizer match, and names the file
+// and what differs otherwise; nothing is loaded unless everything matches.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "dtnn/core_export.hpp"
+
+namespace dtnn {
+
+class Model;
+class Optimizer;
+
+struct CheckpointPosition {
+  std::int64_t epoch = 0;        // epochs completed
+  std::int64_t step = 0;         // steps of the next epoch already done
+  std::int64_t global_step = 0;  // steps since training began
+};
+
+struct CheckpointInfo {
+  std::string optimizer;       // optimizer plugin name ("" when the file holds weights only)
+  std::uint64_t seed = 0;      // shuffle seed of the run
+  CheckpointPosition position;
+};
+
+// The file's bytes for this model and optimizer (optimizer may be null: weights and layer state).
+DTNN_CORE_EXPORT std::string encode_checkpoint(Model& model, Optimizer* optimizer,
+                                               const CheckpointInfo& info);
+
+// Loads `file` into model (weights and layer state) and, when given, the state of the optimizer
+// (plugin optimizer_name). Throws Error naming the file and the mismatch; on error nothing has
+// been changed.
+DTNN_CORE_EXPORT CheckpointInfo load_checkpoint(const std::filesystem::path& file, Model& model,
+                                                Optimizer* optimizer = nullptr,
+                                                const std::string& optimizer_name = "");
+
+// dir/checkpoint-epoch-NNNN-step-NNNNNN.dtnn, written atomically; older ones beyond `keep` are
+// removed. Returns the file written.
+DTNN_CORE_EXPORT std::filesystem::path save_checkpoint(const std::filesystem::path& dir,
+                                                       Model& model, Optimizer& optimizer,
+                                                       const CheckpointInfo& info, int keep);
+
+// The newest checkpoint in dir (by position); Error when there is none.
+DTNN_CORE_EXPORT std::filesystem::path latest_checkpoint(const std::filesystem::path& dir);
+
+}  // namespace dtnn

@@ -1,0 +1,226 @@
+#include "dtnn/checkpoint.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <vector>
+
+#include "dtnn/error.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/optimizer.hpp"
+
+namespace dtnn {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kMagic[8] = {'D', 'T', 'N', 'N', 'C', 'K', 'P', 'T'};
+constexpr std::uint32_t kVersion = 1;
+
+std::uint64_t fnv1a(const char* data, std::size_t n) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+struct Entry {
+  std::string section, name;
+  Tensor tensor;
+};
+
+// Every tensor a checkpoint carries for this model (and optimizer), in a fixed order.
+std::vector<Entry> entries(Model& model, Optimizer* optimizer) {
+  std::vector<Entry> out;
+  for (const auto& p : model.parameters()) out.push_back({"parameter", p.name, p.value});
+  for (std::size_t i = 0; i < model.num_layers(); ++i) {
+    const auto state = model.layer(i).state();
+    for (std::size_t k = 0; k < state.size(); ++k)
+      out.push_back({"layer_state",
+                     std::to_string(i + 1) + "." + model.layer(i).type() + "." + std::to_string(k),
+                     state[k]});
+  }
+  if (optimizer) {
+    const auto state = optimizer->state();
+    for (std::size_t k = 0; k < state.size(); ++k)
+      if (state[k].defined()) out.push_back({"optimizer_state", std::to_string(k), state[k]});
+  }
+  return out;
+}
+
+template <class T>
+void put(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+json shape_json(const Shape& s) {
+  json j = json::array();
+  for (int i = 0; i < s.rank(); ++i) j.push_back(s[i]);
+  return j;
+}
+
+}  // namespace
+
+std::string encode_checkpoint(Model& model, Optimizer* optimizer, const CheckpointInfo& info) {
+  const auto list = entries(model, optimizer);
+  json meta = {{"format", "dtnn-checkpoint"},
+               {"model", model.name()},
+               {"dtype", to_string(model.options().dtype)},
+               {"optimizer", optimizer ? info.optimizer : ""},
+               {"seed", std::to_string(info.seed)},
+               {"epoch", info.position.epoch},
+               {"step", info.position.step},
+               {"global_step", info.position.global_step},
+               {"tensors", json::array()}};
+  std::size_t offset = 0;
+  for (const auto& e : list) {
+    meta["tensors"].push_back({{"section", e.section},
+                               {"name", e.name},
+                               {"dtype", to_string(e.tensor.dtype())},
+                               {"shape", shape_json(e.tensor.shape())},
+                               {"offset", offset}});
+    offset += e.tensor.bytes();
+  }
+  const std::string text = meta.dump();
+  std::string out(kMagic, sizeof kMagic);
+  put(out, kVersion);
+  put(out, static_cast<std::uint64_t>(text.size()));
+  out += text;
+  for (const auto& e : list)
+    out.append(static_cast<const char*>(e.tensor.raw()), e.tensor.bytes());
+  put(out, fnv1a(out.data(), out.size()));
+  return out;
+}
+
+CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* optimizer,
+                               const std::string& optimizer_name) {
+  const std::string where = file.string();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(where + ": cannot open checkpoint");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t header = sizeof kMagic + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+  if (bytes.size() < header + sizeof(std::uint64_t) ||
+      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    throw Error(where + ": not a dtnn checkpoint (expected \"DTNNCKPT\" at offset 0)");
+  std::uint32_t version = 0;
+  std::memcpy(&version, bytes.data() + sizeof kMagic, sizeof version);
+  if (version != kVersion)
+    throw Error(where + ": checkpoint format version " + std::to_string(version) +
+                ", this dtnn reads version " + std::to_string(kVersion));
+  std::uint64_t meta_size = 0, stored_hash = 0;
+  std::memcpy(&meta_size, bytes.data() + sizeof kMagic + sizeof version, sizeof meta_size);
+  if (meta_size > bytes.size() - header - sizeof stored_hash)
+    throw Error(where + ": truncated checkpoint (metadata of " + std::to_string(meta_size) +
+                " bytes at offset " + std::to_string(header) + " runs past the end of the " +
+                std::to_string(bytes.size()) + "-byte file)");
+  const std::size_t body = bytes.size() - sizeof stored_hash;
+  std::memcpy(&stored_hash, bytes.data() + body, sizeof stored_hash);
+  json meta;
+  try {
+    meta = json::parse(bytes.substr(header, meta_size));
+  } catch (const json::exception&) {
+    throw Error(where + ": corrupt checkpoint (unreadable metadata at offset " +
+                std::to_string(header) + ")");
+  }
+  if (fnv1a(bytes.data(), body) != stored_hash)
+    throw Error(where + ": corrupt or truncated checkpoint (checksum mismatch over " +
+                std::to_string(body) + " bytes)");
+
+  const auto list = entries(model, optimizer);
+  const std::string dtype = to_string(model.options().dtype);
+  if (meta.value("dtype", "") != dtype)
+    throw Error(where + ": checkpoint holds " + meta.value("dtype", "?") +
+                " tensors, this model is " + dtype);
+  if (optimizer && meta.value("optimizer", "") != optimizer_name)
+    throw Error(where + ": checkpoint holds the state of optimizer '" +
+                meta.value("optimizer", "") + "', this run uses '" + optimizer_name +
+                "' (load weights only with training.weights_and_bias_filename)");
+  const json& tensors = meta.at("tensors");
+  auto describe = [](const json& t) {
+    return t.at("section").get<std::string>() + " '" + t.at("name").get<std::string>() + "'";
+  };
+  // Parameters and layer state must match one to one; optimizer state only when asked for.
+  std::vector<const json*> wanted;
+  for (const auto& t : tensors)
+    if (optimizer || t.at("section") != "optimizer_state") wanted.push_back(&t);
+  for (std::size_t i = 0; i < std::max(wanted.size(), list.size()); ++i) {
+    if (i >= wanted.size())
+      throw Error(where + ": checkpoint lacks this model's " + list[i].section + " '" +
+                  list[i].name + "' (checkpoint of model '" + meta.value("model", "?") +
+                  "', this is '" + model.name() + "')");
+    const json& t = *wanted[i];
+    if (i >= list.size())
+      throw Error(where + ": checkpoint has " + describe(t) + " that this model lacks" +
+                  " (checkpoint of model '" + meta.value("model", "?") + "', this is '" +
+                  model.name() + "')");
+    const Entry& e = list[i];
+    json expected_shape = shape_json(e.tensor.shape());
+    if (t.at("section") != e.section || t.at("name") != e.name ||
+        t.at("shape") != expected_shape || t.at("dtype") != to_string(e.tensor.dtype()))
+      throw Error(where + ": checkpoint's " + describe(t) + " " + t.at("shape").dump() + " " +
+                  t.at("dtype").get<std::string>() + " does not match this model's " + e.section +
+                  " '" + e.name + "' " + expected_shape.dump() + " " + to_string(e.tensor.dtype()) +
+                  " (checkpoint of model '" + meta.value("model", "?") + "')");
+    const std::size_t begin = header + meta_size + t.at("offset").get<std::size_t>();
+    if (begin + e.tensor.bytes() > body)
+      throw Error(where + ": truncated checkpoint (" + describe(t) + " at offset " +
+                  std::to_string(begin) + " runs past the data)");
+  }
+  // Everything matches: copy.
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::size_t begin = header + meta_size + wanted[i]->at("offset").get<std::size_t>();
+    std::memcpy(list[i].tensor.raw(), bytes.data() + begin, list[i].tensor.bytes());
+  }
+  CheckpointInfo info;
+  info.optimizer = meta.value("optimizer", "");
+  info.seed = std::stoull(meta.value("seed", std::string("0")));
+  info.position.epoch = meta.value("epoch", std::int64_t{0});
+  info.position.step = meta.value("step", std::int64_t{0});
+  info.position.global_step = meta.value("global_step", std::int64_t{0});
+  return info;
+}
+
+fs::path save_checkpoint(const fs::path& dir, Model& model, Optimizer& optimizer,
+                         const CheckpointInfo& info, int keep) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot create the checkpoint folder: " + ec.message());
+  char name[96];
+  std::snprintf(name, sizeof name, "checkpoint-epoch-%04lld-step-%06lld.dtnn",
+                static_cast<long long>(info.position.epoch),
+                static_cast<long long>(info.position.step));
+  const fs::path file = dir / name;
+  write_file_atomically(file.string(), encode_checkpoint(model, &optimizer, info));
+  std::vector<fs::path> all;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (std::regex_match(e.path().filename().string(),
+                         std::regex(R"(checkpoint-epoch-\d+-step-\d+\.dtnn)")))
+      all.push_back(e.path());
+  std::sort(all.begin(), all.end());
+  for (std::size_t i = 0; keep > 0 && i + static_cast<std::size_t>(keep) < all.size(); ++i)
+    fs::remove(all[i], ec);
+  return file;
+}
+
+fs::path latest_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> all;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (std::regex_match(e.path().filename().string(),
+                         std::regex(R"(checkpoint-epoch-\d+-step-\d+\.dtnn)")))
+      all.push_back(e.path());
+  if (ec) throw Error(dir.string() + ": cannot read the checkpoint folder: " + ec.message());
+  if (all.empty())
+    throw Error(dir.string() + ": no checkpoint (checkpoint-epoch-*-step-*.dtnn) in this folder");
+  return *std::max_element(all.begin(), all.end());
+}
+
+}  // namespace dtnn

@@ -1,0 +1,133 @@
+// Checkpoints: resuming gives the run that never stopped; damaged or mismatched files are refused
+// with a message naming the file and the problem, and leave the model untouched.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "dtnn/checkpoint.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/model.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+// Adam (moments, step count) and dropout (its mask step) make every kind of state matter.
+json experiment(int epochs) {
+  json j = json::parse(R"({
+    "model": {"name": "ckpt", "layers": [{"type": "conv2d", "filters": 3, "kernel": 3}, {"type": "relu"},
+              {"type": "flatten"}, {"type": "dropout", "rate": 0.2}, {"type": "fc", "units": 3},
+              {"type": "softmax"}]},
+    "dataset": {"name": "synthetic", "input_shape": [6, 6, 1], "classes": 3, "train_samples": 40,
+                "test_samples": 8},
+    "training": {"batch_size": 8, "evaluate": false},
+    "optimizer": {"name": "adam", "learning_rate": 0.01},
+    "output": {"progress": "none"}
+  })");
+  j["training"]["epochs"] = epochs;
+  return j;
+}
+
+std::vector<float> weights(Model& m) {
+  std::vector<float> out;
+  for (const auto& p : m.parameters())
+    out.insert(out.end(), p.value.data<float>(), p.value.data<float>() + p.value.numel());
+  return out;
+}
+
+std::vector<float> train(json j) {
+  Experiment e(make_experiment(j, {}, "test"), test::plugins());
+  e.run();
+  return weights(e.model());
+}
+}  // namespace
+
+TEST_CASE("2 epochs give the weights of 1 epoch, stop, resume, 1 more epoch") {
+  const fs::path dir = test::temp_dir("resume");
+  fs::remove_all(dir);
+  const std::vector<float> straight = train(experiment(2));
+  json first = experiment(1);
+  first["output"]["checkpoint_dir"] = dir.string();
+  train(first);
+  CHECK(fs::exists(dir / "checkpoint-epoch-0001-step-000000.dtnn"));
+  json second = experiment(2);
+  second["training"]["resume"] = dir.string();
+  const std::vector<float> resumed = train(second);
+  REQUIRE(resumed.size() == straight.size());
+  CHECK(std::memcmp(resumed.data(), straight.data(), straight.size() * sizeof(float)) == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("only the newest checkpoints are kept") {
+  const fs::path dir = test::temp_dir("keep");
+  fs::remove_all(dir);
+  json j = experiment(4);
+  j["output"]["checkpoint_dir"] = dir.string();
+  j["output"]["checkpoint_keep"] = 2;
+  train(j);
+  CHECK(!fs::exists(dir / "checkpoint-epoch-0002-step-000000.dtnn"));
+  CHECK(fs::exists(dir / "checkpoint-epoch-0003-step-000000.dtnn"));
+  CHECK(latest_checkpoint(dir) == dir / "checkpoint-epoch-0004-step-000000.dtnn");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("damaged and mismatched checkpoints are refused and change nothing") {
+  const fs::path dir = test::temp_dir("damaged");
+  fs::remove_all(dir);
+  json j = experiment(1);
+  j["output"]["checkpoint_dir"] = dir.string();
+  train(j);
+  const fs::path good = latest_checkpoint(dir);
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir / name, std::ios::binary) << content;
+    return dir / name;
+  };
+  Experiment e(make_experiment(experiment(1), {}, "test"), test::plugins());
+  const std::vector<float> before = weights(e.model());
+  auto error_loading = [&](const fs::path& f) {
+    return test::error_of([&] { load_checkpoint(f, e.model()); });
+  };
+
+  const fs::path truncated = write("truncated.dtnn", bytes.substr(0, bytes.size() - 100));
+  CHECK(error_loading(truncated) == truncated.string() +
+                                        ": corrupt or truncated checkpoint (checksum mismatch "
+                                        "over " + std::to_string(bytes.size() - 108) + " bytes)");
+  std::string flipped = bytes;
+  flipped[flipped.size() / 2] ^= 0x10;
+  CHECK(error_loading(write("flipped.dtnn", flipped)).find("checksum mismatch") !=
+        std::string::npos);
+  CHECK(error_loading(write("short.dtnn", "DTNN")) ==
+        (dir / "short.dtnn").string() + ": not a dtnn checkpoint (expected \"DTNNCKPT\" at offset 0)");
+  CHECK(error_loading(dir / "absent.dtnn") == (dir / "absent.dtnn").string() +
+                                                  ": cannot open checkpoint");
+
+  json other = experiment(1);
+  other["model"]["layers"][4]["units"] = 4;
+  other["dataset"]["classes"] = 4;
+  Experiment o(make_experiment(other, {}, "test"), test::plugins());
+  CHECK(test::error_of([&] { load_checkpoint(good, o.model()); }) ==
+        good.string() + ": checkpoint's parameter '5.fc.weights' [48,3] float32 does not match "
+                        "this model's parameter '5.fc.weights' [48,4] float32 (checkpoint of "
+                        "model 'ckpt')");
+  json wide = experiment(1);
+  wide["training"]["dtype"] = "float64";
+  Experiment w(make_experiment(wide, {}, "test"), test::plugins());
+  CHECK(test::error_of([&] { load_checkpoint(good, w.model()); }) ==
+        good.string() + ": checkpoint holds float32 tensors, this model is float64");
+  json sgd = experiment(2);
+  sgd["optimizer"] = {{"name", "sgd"}};
+  sgd["training"]["resume"] = dir.string();
+  CHECK(test::error_of([&] { Experiment(make_experiment(sgd, {}, "test"), test::plugins()); }) ==
+        good.string() + ": checkpoint holds the state of optimizer 'adam', this run uses 'sgd' "
+                        "(load weights only with training.weights_and_bias_filename)");
+  CHECK(weights(e.model()) == before);  // every failed load left the model as it was
+  fs::remove_all(dir);
+}
