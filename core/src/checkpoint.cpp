@@ -67,6 +67,18 @@ json shape_json(const Shape& s) {
   return j;
 }
 
+// The checkpoint files in dir, oldest first (zero-padded names sort by position).
+std::vector<fs::path> checkpoint_files(const fs::path& dir) {
+  static const std::regex pattern(R"(checkpoint-epoch-\d+-step-\d+\.dtnn)");
+  std::error_code ec;
+  std::vector<fs::path> all;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (std::regex_match(e.path().filename().string(), pattern)) all.push_back(e.path());
+  if (ec) throw Error(dir.string() + ": cannot read the checkpoint folder: " + ec.message());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
 }  // namespace
 
 std::string encode_checkpoint(Model& model, Optimizer* optimizer, const CheckpointInfo& info) {
@@ -199,28 +211,17 @@ fs::path save_checkpoint(const fs::path& dir, Model& model, Optimizer& optimizer
                 static_cast<long long>(info.position.step));
   const fs::path file = dir / name;
   write_file_atomically(file.string(), encode_checkpoint(model, &optimizer, info));
-  std::vector<fs::path> all;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (std::regex_match(e.path().filename().string(),
-                         std::regex(R"(checkpoint-epoch-\d+-step-\d+\.dtnn)")))
-      all.push_back(e.path());
-  std::sort(all.begin(), all.end());
+  const std::vector<fs::path> all = checkpoint_files(dir);
   for (std::size_t i = 0; keep > 0 && i + static_cast<std::size_t>(keep) < all.size(); ++i)
     fs::remove(all[i], ec);
   return file;
 }
 
 fs::path latest_checkpoint(const fs::path& dir) {
-  std::error_code ec;
-  std::vector<fs::path> all;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (std::regex_match(e.path().filename().string(),
-                         std::regex(R"(checkpoint-epoch-\d+-step-\d+\.dtnn)")))
-      all.push_back(e.path());
-  if (ec) throw Error(dir.string() + ": cannot read the checkpoint folder: " + ec.message());
+  const std::vector<fs::path> all = checkpoint_files(dir);
   if (all.empty())
     throw Error(dir.string() + ": no checkpoint (checkpoint-epoch-*-step-*.dtnn) in this folder");
-  return *std::max_element(all.begin(), all.end());
+  return all.back();
 }
 
 }  // namespace dtnn
