@@ -8,6 +8,35 @@
 
 namespace dtnn {
 
+namespace {
+
+// dst = weight * src, in parallel; src is zeroed as it is read when `consume` (a gradient taken
+// over by the exchange, as an optimizer update would leave it).
+void scale_into(const Tensor& src, const Tensor& dst, double weight, bool consume) {
+  dispatch_dtype(src.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* __restrict s = src.data<T>();
+    T* __restrict d = dst.data<T>();
+    const T w = static_cast<T>(weight);
+    parallel_chunks(src.numel(), kParallelGrain, [=](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t j = lo; j < hi; ++j) {
+        d[j] = w * s[j];
+        if (consume) s[j] = T(0);
+      }
+    });
+  });
+}
+
+// Runs f and adds the seconds it took to total.
+template <class F>
+void timed(double& total, F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
 GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOptions options)
     : model_(model), comm_(comm), options_(options) {
   const auto params = model_.parameters();
@@ -60,20 +89,7 @@ void GradientExchange::gradients_ready(std::size_t first, std::size_t count) {
   const auto params = model_.parameters();
   for (std::size_t p = first; p < first + count; ++p) {
     Bucket& b = buckets_[bucket_of_[p]];
-    Tensor dst = region(b, slot_of_[p]);
-    const Tensor& grad = params[p].grad;
-    dispatch_dtype(grad.dtype(), [&](auto z) {
-      using T = decltype(z);
-      T* __restrict g = grad.data<T>();
-      T* __restrict d = dst.data<T>();
-      const T w = static_cast<T>(weight_);
-      parallel_chunks(grad.numel(), kParallelGrain, [=](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t j = lo; j < hi; ++j) {
-          d[j] = w * g[j];
-          g[j] = T(0);  // consumed, as an optimizer update would
-        }
-      });
-    });
+    scale_into(params[p].grad, region(b, slot_of_[p]), weight_, /*consume=*/true);
     if (--b.pending == 0) start(b);
   }
   progress();
@@ -90,12 +106,9 @@ void GradientExchange::start(Bucket& b) {
   void* data = static_cast<char*>(flat_.raw()) +
                static_cast<std::size_t>(b.offset) * dtype_size(flat_.dtype());
   const auto count = static_cast<std::size_t>(b.numel);
-  if (options_.blocking) {
-    const auto t0 = std::chrono::steady_clock::now();
-    comm_.allreduce_sum(data, count, flat_.dtype());
-    stats_.wait_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  } else
+  if (options_.blocking)
+    timed(stats_.wait_seconds, [&] { comm_.allreduce_sum(data, count, flat_.dtype()); });
+  else
     b.request = comm_.iallreduce_sum(data, count, flat_.dtype());
   started_.push_back(static_cast<std::size_t>(&b - buckets_.data()));
 }
@@ -115,10 +128,7 @@ void GradientExchange::finish(Optimizer& optimizer) {
   for (std::size_t i : started_) {
     Bucket& b = buckets_[i];
     if (b.request) {
-      const auto t0 = std::chrono::steady_clock::now();
-      b.request->wait();
-      stats_.wait_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      timed(stats_.wait_seconds, [&] { b.request->wait(); });
       b.request.reset();
     }
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
@@ -132,16 +142,8 @@ void GradientExchange::finish(Optimizer& optimizer) {
 void GradientExchange::average_weights(double weight) {
   const auto params = model_.parameters();
   for (Bucket& b : buckets_)
-    for (std::size_t k = 0; k < b.parameters.size(); ++k) {
-      Tensor dst = region(b, k);
-      const Tensor& value = params[b.parameters[k]].value;
-      dst.copy_from(value);
-      dispatch_dtype(dst.dtype(), [&](auto z) {
-        using T = decltype(z);
-        T* d = dst.data<T>();
-        for (std::int64_t j = 0; j < dst.numel(); ++j) d[j] *= static_cast<T>(weight);
-      });
-    }
+    for (std::size_t k = 0; k < b.parameters.size(); ++k)
+      scale_into(params[b.parameters[k]].value, region(b, k), weight, /*consume=*/false);
   comm_.allreduce_sum(flat_.raw(), static_cast<std::size_t>(flat_.numel()), flat_.dtype());
   for (Bucket& b : buckets_)
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
