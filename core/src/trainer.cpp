@@ -203,10 +203,16 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
 
 History Trainer::fit() {
   History history;
+  // Rank 0's choice for every rank: with several ranks the bar takes a collective, so ranks whose
+  // stdout differs (a terminal on one, a pipe on another) must still decide alike.
+  double bar_on_rank0 = options_.progress == ProgressStyle::automatic
+                            ? (isatty(STDOUT_FILENO) ? 1.0 : 0.0)
+                            : (options_.progress == ProgressStyle::bar ? 1.0 : 0.0);
+  comm_.broadcast(&bar_on_rank0, 1, DType::float64, 0);
   const ProgressStyle style =
-      options_.progress == ProgressStyle::automatic
-          ? (isatty(STDOUT_FILENO) ? ProgressStyle::bar : ProgressStyle::lines)
-          : options_.progress;
+      bar_on_rank0 != 0 ? ProgressStyle::bar
+      : options_.progress == ProgressStyle::automatic ? ProgressStyle::lines
+                                                      : options_.progress;
   if ((options_.evaluate || options_.evaluate_only) && test_end_ > 0) {
     history.test_before = evaluate(Split::test, 0, test_end_);
     print("Test before training: " +
@@ -236,7 +242,15 @@ History Trainer::fit() {
   auto available = [](const std::vector<std::int64_t>& c) {
     return static_cast<std::int64_t>(std::count_if(c.begin(), c.end(), [](auto v) { return v > 0; }));
   };
-  std::vector<double> shown(metric_totals_.size() + 2, 0.0);  // global running values for the bar
+  // Metric totals, loss sum and sample count of this epoch so far, summed over ranks: what the
+  // bar and the epoch record show.
+  std::vector<double> global(metric_totals_.size() + 2, 0.0);
+  auto reduce_totals = [&](double loss_sum, std::int64_t samples) {
+    std::copy(metric_totals_.begin(), metric_totals_.end(), global.begin());
+    global[global.size() - 2] = loss_sum;
+    global[global.size() - 1] = static_cast<double>(samples);
+    comm_.allreduce_sum(global.data(), global.size(), DType::float64);
+  };
 
   std::vector<std::int64_t> order(static_cast<std::size_t>(train_end_));
   const std::int64_t batch = global_batch();
@@ -293,47 +307,35 @@ History Trainer::fit() {
       loss_sum += l * static_cast<double>(n);
       samples += n;
       for (auto& sc : schedulers_) sc->on_batch_end(state);
-      if (style == ProgressStyle::bar && ranks > 1 && (s % 8 == 7 || s + 1 == steps)) {
-        // The bar shows global values: every 8 steps (a decision all ranks take alike).
-        std::copy(metric_totals_.begin(), metric_totals_.end(), shown.begin());
-        shown[shown.size() - 2] = loss_sum;
-        shown[shown.size() - 1] = static_cast<double>(samples);
-        comm_.allreduce_sum(shown.data(), shown.size(), DType::float64);
-      }
+      // With several ranks the bar's values are reduced every 8 steps (a decision all ranks take
+      // alike); alone, whenever the bar is drawn.
+      if (style == ProgressStyle::bar && ranks > 1 && (s % 8 == 7 || s + 1 == steps))
+        reduce_totals(loss_sum, samples);
       if (style == ProgressStyle::bar && (seconds_since(last_print) > 0.2 || s + 1 == steps)) {
+        if (ranks == 1) reduce_totals(loss_sum, samples);
         last_print = Clock::now();
         const int width = 30;
         const int done = static_cast<int>(width * (s + 1) / steps);
         char head[96];
         std::snprintf(head, sizeof head, "\rEpoch %lld/%lld [", static_cast<long long>(epoch + 1),
                       static_cast<long long>(options_.epochs));
-        std::span<const double> totals = metric_totals_;
-        double bar_loss = loss_sum, bar_samples = static_cast<double>(samples);
-        if (ranks > 1) {
-          totals = std::span<const double>(shown).first(metric_totals_.size());
-          bar_loss = shown[shown.size() - 2];
-          bar_samples = shown[shown.size() - 1];
-        }
+        const double bar_loss = global[global.size() - 2], bar_samples = global.back();
         print(std::string(head) + std::string(static_cast<std::size_t>(done), '=') +
               std::string(static_cast<std::size_t>(width - done), ' ') + "] " +
               std::to_string(static_cast<std::int64_t>(bar_samples)) + "/" +
               std::to_string(std::min(train_end_, steps * batch)) + "  " +
               fmt_rate(bar_samples / train_seconds) + " samples/s  " +
               fmt_metrics("", bar_samples > 0 ? bar_loss / bar_samples : 0.0,
-                          metric_values(totals)) +
+                          metric_values(global)) +
               "\033[K");
       }
     }
-    // Global values: sum loss and metric totals over ranks.
-    std::vector<double> sums(metric_totals_);
-    sums.push_back(loss_sum);
-    sums.push_back(static_cast<double>(samples));
-    comm_.allreduce_sum(sums.data(), sums.size(), DType::float64);
+    reduce_totals(loss_sum, samples);
     EpochRecord rec;
     rec.epoch = epoch + 1;
-    rec.samples = static_cast<std::int64_t>(sums.back());
-    rec.loss = rec.samples ? sums[sums.size() - 2] / static_cast<double>(rec.samples) : 0.0;
-    rec.metrics = metric_values(sums);
+    rec.samples = static_cast<std::int64_t>(global.back());
+    rec.loss = rec.samples ? global[global.size() - 2] / static_cast<double>(rec.samples) : 0.0;
+    rec.metrics = metric_values(global);
     rec.seconds = train_seconds;
     rec.samples_per_second =
         train_seconds > 0 ? static_cast<double>(rec.samples) / train_seconds : 0.0;
