@@ -163,16 +163,16 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
   std::vector<const json*> wanted;
   for (const auto& t : tensors)
     if (optimizer || t.at("section") != "optimizer_state") wanted.push_back(&t);
+  const std::string models =
+      " (checkpoint of model '" + meta.value("model", "?") + "', this is '" + model.name() + "')";
+  std::vector<std::size_t> begins;  // where each of list's tensors starts in the file
   for (std::size_t i = 0; i < std::max(wanted.size(), list.size()); ++i) {
     if (i >= wanted.size())
       throw Error(where + ": checkpoint lacks this model's " + list[i].section + " '" +
-                  list[i].name + "' (checkpoint of model '" + meta.value("model", "?") +
-                  "', this is '" + model.name() + "')");
+                  list[i].name + "'" + models);
     const json& t = *wanted[i];
     if (i >= list.size())
-      throw Error(where + ": checkpoint has " + describe(t) + " that this model lacks" +
-                  " (checkpoint of model '" + meta.value("model", "?") + "', this is '" +
-                  model.name() + "')");
+      throw Error(where + ": checkpoint has " + describe(t) + " that this model lacks" + models);
     const Entry& e = list[i];
     json expected_shape = shape_json(e.tensor.shape());
     if (t.at("section") != e.section || t.at("name") != e.name ||
@@ -181,16 +181,14 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
                   t.at("dtype").get<std::string>() + " does not match this model's " + e.section +
                   " '" + e.name + "' " + expected_shape.dump() + " " + to_string(e.tensor.dtype()) +
                   " (checkpoint of model '" + meta.value("model", "?") + "')");
-    const std::size_t begin = header + meta_size + t.at("offset").get<std::size_t>();
-    if (begin + e.tensor.bytes() > body)
+    begins.push_back(header + meta_size + t.at("offset").get<std::size_t>());
+    if (begins.back() + e.tensor.bytes() > body)
       throw Error(where + ": truncated checkpoint (" + describe(t) + " at offset " +
-                  std::to_string(begin) + " runs past the data)");
+                  std::to_string(begins.back()) + " runs past the data)");
   }
   // Everything matches: copy.
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::size_t begin = header + meta_size + wanted[i]->at("offset").get<std::size_t>();
-    std::memcpy(list[i].tensor.raw(), bytes.data() + begin, list[i].tensor.bytes());
-  }
+  for (std::size_t i = 0; i < list.size(); ++i)
+    std::memcpy(list[i].tensor.raw(), bytes.data() + begins[i], list[i].tensor.bytes());
   CheckpointInfo info;
   info.optimizer = meta.value("optimizer", "");
   info.seed = std::stoull(meta.value("seed", std::string("0")));
