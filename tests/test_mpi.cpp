@@ -78,7 +78,7 @@ std::shared_ptr<Communicator> world() { return open_communicator("mpi", test::pl
 
 // Rank 0's vector, as every rank sees it.
 std::vector<double> from_rank0(Communicator& comm, std::vector<double> v) {
-  comm.broadcast(v.data(), v.size(), DType::float64, 0);
+  comm.broadcast(v.data(), v.size(), DType::float64, 0, "test vector");
   return v;
 }
 
@@ -151,13 +151,13 @@ TEST_CASE("resume on N ranks: 1 epoch, stop, resume, 1 more gives the 2-epoch we
   first["training"]["epochs"] = 1;
   first["output"]["checkpoint_dir"] = dir.string();
   train(first);
-  comm->barrier();  // rank 0 has written the checkpoint
+  comm->barrier("checkpoint written");  // rank 0 has written the checkpoint
   json second = c;
   second["training"]["resume"] = dir.string();
   const Trained resumed = train(second);
   CHECK(std::memcmp(resumed.weights.data(), straight.weights.data(),
                     straight.weights.size() * sizeof(double)) == 0);
-  comm->barrier();
+  comm->barrier("test done");
   if (comm->rank() == 0) std::filesystem::remove_all(dir);
 }
 
@@ -197,6 +197,6 @@ int main(int argc, char** argv) {
   // A failure on any rank fails the job: ranks agree on the exit code.
   auto comm = world();
   double failed = failures ? 1.0 : 0.0;
-  comm->allreduce_sum(&failed, 1, DType::float64);
+  comm->allreduce_sum(&failed, 1, DType::float64, "test failures");
   return failed > 0 ? 1 : 0;
 }

@@ -63,6 +63,8 @@ const FlagKey kFlags[] = {
      "skip a synchronisation with fewer ranks holding samples"},
     {"initial-model-sync", "parallel.initial_model_sync", 'b', "start from rank 0's weights"},
     {"final-model-sync", "parallel.final_model_sync", 'b', "synchronise weights after training"},
+    {"timeout", "parallel.timeout_s", 'f',
+     "seconds a rank waits in one collective before the job ends with a report (0: forever)"},
     {"resume", "training.resume", 's', "continue from the newest checkpoint in this folder (or this file)"},
     {"weights-and-bias-filename", "training.weights_and_bias_filename", 's',
      "start from the weights of this checkpoint file"},
@@ -256,7 +258,7 @@ int cmd_info(const std::vector<std::string>& args) {
   const std::string line = comm->describe();
   for (std::size_t i = 0; i < std::min(kLine - 1, line.size()); ++i)
     mine[i] = static_cast<unsigned char>(line[i]);
-  comm->allgather(mine.data(), all.data(), kLine, dtnn::DType::float64);
+  comm->allgather(mine.data(), all.data(), kLine, dtnn::DType::float64, "info lines");
   if (comm->rank() == 0)
     for (std::size_t r = 0; r < static_cast<std::size_t>(comm->size()); ++r) {
       std::string text;

@@ -53,7 +53,8 @@ json experiment_defaults() {
     "conv": {"algorithm": "i2c"},
     "parallel": {"mode": "auto", "communicator": "auto", "bucket_size_mb": 4.0, "blocking": false,
                  "model_sync_freq": 0, "model_sync_alg": "wavg", "model_sync_participation": "all",
-                 "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true},
+                 "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true,
+                 "timeout_s": 600},
     "output": {"history": "", "progress": "auto", "checkpoint_dir": "", "checkpoint_keep": 3}
   })");
 }
@@ -226,6 +227,8 @@ void validate_experiment(json& config, const std::string& where) {
           "\"all\" or \"avail2all\"", par["model_sync_participation"]);
   require(par["model_sync_min_avail"].get<std::int64_t>() >= 0, where,
           "parallel.model_sync_min_avail", "an integer >= 0", par["model_sync_min_avail"]);
+  require(par["timeout_s"].is_number() && par["timeout_s"].get<double>() >= 0, where,
+          "parallel.timeout_s", "a number of seconds >= 0 (0: wait forever)", par["timeout_s"]);
   require(t["global_batch_size"].get<std::int64_t>() >= 0, where, "training.global_batch_size",
           "an integer >= 0 (0: batch_size x ranks)", t["global_batch_size"]);
   if (config["optimizer"].contains("learning_rate_scaling"))

@@ -85,6 +85,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   const Layout layout = parse_layout(t["tensor_format"].get<std::string>());
 
   comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
+  comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
 
   static const std::vector<std::string> kDatasetCoreKeys = {"name", "validation_split",

@@ -68,6 +68,10 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
     const auto [begin, end] = model_.parameter_range(layer);
     for (std::size_t p = begin; p < end; ++p) add(p);
   }
+  for (std::size_t i = 0; i < buckets_.size(); ++i)
+    buckets_[i].name = "gradients, bucket " + std::to_string(i + 1) + " of " +
+                       std::to_string(buckets_.size()) + " (from " +
+                       params[buckets_[i].parameters.front()].name + ")";
   flat_ = Tensor::zeros(Shape{total}, dtype);
 }
 
@@ -107,9 +111,9 @@ void GradientExchange::start(Bucket& b) {
                static_cast<std::size_t>(b.offset) * dtype_size(flat_.dtype());
   const auto count = static_cast<std::size_t>(b.numel);
   if (options_.blocking)
-    timed(stats_.wait_seconds, [&] { comm_.allreduce_sum(data, count, flat_.dtype()); });
+    timed(stats_.wait_seconds, [&] { comm_.allreduce_sum(data, count, flat_.dtype(), b.name); });
   else
-    b.request = comm_.iallreduce_sum(data, count, flat_.dtype());
+    b.request = comm_.iallreduce_sum(data, count, flat_.dtype(), b.name);
   started_.push_back(static_cast<std::size_t>(&b - buckets_.data()));
 }
 
@@ -144,7 +148,8 @@ void GradientExchange::average_weights(double weight) {
   for (Bucket& b : buckets_)
     for (std::size_t k = 0; k < b.parameters.size(); ++k)
       scale_into(params[b.parameters[k]].value, region(b, k), weight, /*consume=*/false);
-  comm_.allreduce_sum(flat_.raw(), static_cast<std::size_t>(flat_.numel()), flat_.dtype());
+  comm_.allreduce_sum(flat_.raw(), static_cast<std::size_t>(flat_.numel()), flat_.dtype(),
+                      "model sync: weights");
   for (Bucket& b : buckets_)
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
       Tensor value = params[b.parameters[k]].value;  // a handle on the same storage
@@ -155,7 +160,7 @@ void GradientExchange::average_weights(double weight) {
 void GradientExchange::broadcast_weights(int root) {
   for (const Parameter& p : model_.parameters())
     comm_.broadcast(p.value.raw(), static_cast<std::size_t>(p.value.numel()), p.value.dtype(),
-                    root);
+                    root, "initial weights: " + p.name);
 }
 
 }  // namespace dtnn

@@ -59,11 +59,13 @@ void abort_job(int code) {
 
 std::string LocalCommunicator::describe() const { return "local: one process"; }
 
-std::unique_ptr<CommRequest> LocalCommunicator::iallreduce_sum(void*, std::size_t, DType) {
+std::unique_ptr<CommRequest> LocalCommunicator::iallreduce_sum(void*, std::size_t, DType,
+                                                               std::string_view) {
   return std::make_unique<DoneRequest>();
 }
 
-void LocalCommunicator::allgather(const void* send, void* recv, std::size_t count, DType dtype) {
+void LocalCommunicator::allgather(const void* send, void* recv, std::size_t count, DType dtype,
+                                  std::string_view) {
   if (send != recv) std::memmove(recv, send, count * dtype_size(dtype));
 }
 

@@ -193,7 +193,8 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
     totals[totals.size() - 1] += static_cast<double>(n);
     accumulate_metrics(prediction, y, totals);
   }
-  comm_.allreduce_sum(totals.data(), totals.size(), DType::float64);
+  comm_.allreduce_sum(totals.data(), totals.size(), DType::float64,
+                      split == Split::test ? "test totals" : "validation totals");
   r.samples = static_cast<std::int64_t>(totals.back());
   r.loss = r.samples ? totals[totals.size() - 2] / static_cast<double>(r.samples) : 0.0;
   r.metrics = metric_values(totals);
@@ -208,7 +209,7 @@ History Trainer::fit() {
   double bar_on_rank0 = options_.progress == ProgressStyle::automatic
                             ? (isatty(STDOUT_FILENO) ? 1.0 : 0.0)
                             : (options_.progress == ProgressStyle::bar ? 1.0 : 0.0);
-  comm_.broadcast(&bar_on_rank0, 1, DType::float64, 0);
+  comm_.broadcast(&bar_on_rank0, 1, DType::float64, 0, "progress style");
   const ProgressStyle style =
       bar_on_rank0 != 0 ? ProgressStyle::bar
       : options_.progress == ProgressStyle::automatic ? ProgressStyle::lines
@@ -232,7 +233,7 @@ History Trainer::fit() {
   if (ranks > 1) {
     double halves[2] = {static_cast<double>(shuffle_seed >> 32),
                         static_cast<double>(shuffle_seed & 0xffffffffu)};
-    comm_.broadcast(halves, 2, DType::float64, 0);
+    comm_.broadcast(halves, 2, DType::float64, 0, "shuffle seed");
     shuffle_seed = (static_cast<std::uint64_t>(halves[0]) << 32) |
                    static_cast<std::uint64_t>(halves[1]);
     if (sync.initial_sync) exchange_->broadcast_weights(0);
@@ -249,7 +250,7 @@ History Trainer::fit() {
     std::copy(metric_totals_.begin(), metric_totals_.end(), global.begin());
     global[global.size() - 2] = loss_sum;
     global[global.size() - 1] = static_cast<double>(samples);
-    comm_.allreduce_sum(global.data(), global.size(), DType::float64);
+    comm_.allreduce_sum(global.data(), global.size(), DType::float64, "training totals");
   };
 
   std::vector<std::int64_t> order(static_cast<std::size_t>(train_end_));
@@ -380,7 +381,7 @@ History Trainer::fit() {
     history.buckets = exchange_->num_buckets();
   }
   double rate = steady_seconds > 0 ? static_cast<double>(steady_samples) / steady_seconds : 0.0;
-  comm_.allreduce_sum(&rate, 1, DType::float64);  // ranks train concurrently: rates add up
+  comm_.allreduce_sum(&rate, 1, DType::float64, "throughput");  // ranks train concurrently: rates add up
   history.train_samples_per_second = rate;
   char tail[200];
   std::snprintf(

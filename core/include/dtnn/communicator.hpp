@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
@@ -20,19 +21,27 @@ class DTNN_CORE_EXPORT CommRequest {
   virtual bool test() = 0;
 };
 
+// Every collective is named ("gradients, bucket 3", "epoch totals") so that a fault report can say
+// where a job stopped; the communicator numbers collectives in call order, which all ranks share.
 class DTNN_CORE_EXPORT Communicator : public Plugin {
  public:
   ~Communicator() override;
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // Sum over ranks, in place, count elements of dtype at data.
-  virtual void allreduce_sum(void* data, std::size_t count, DType dtype) = 0;
-  virtual std::unique_ptr<CommRequest> iallreduce_sum(void* data, std::size_t count,
-                                                      DType dtype) = 0;
-  virtual void broadcast(void* data, std::size_t count, DType dtype, int root) = 0;
+  virtual void allreduce_sum(void* data, std::size_t count, DType dtype,
+                             std::string_view name) = 0;
+  virtual std::unique_ptr<CommRequest> iallreduce_sum(void* data, std::size_t count, DType dtype,
+                                                      std::string_view name) = 0;
+  virtual void broadcast(void* data, std::size_t count, DType dtype, int root,
+                         std::string_view name) = 0;
   // recv holds size() * count elements; rank r's send lands at recv + r * count.
-  virtual void allgather(const void* send, void* recv, std::size_t count, DType dtype) = 0;
-  virtual void barrier() = 0;
+  virtual void allgather(const void* send, void* recv, std::size_t count, DType dtype,
+                         std::string_view name) = 0;
+  virtual void barrier(std::string_view name) = 0;
+  // The longest one rank waits in one collective (parallel.timeout_s). Past it the rank reports
+  // the collective and the ranks that have not reached it, and ends the job. 0: wait forever.
+  virtual void set_timeout(double /*seconds*/) {}
   // One line for `dtnn info` and logs: rank, size, host, library.
   virtual std::string describe() const = 0;
 };
@@ -50,11 +59,13 @@ class DTNN_CORE_EXPORT LocalCommunicator final : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void allreduce_sum(void*, std::size_t, DType) override {}
-  std::unique_ptr<CommRequest> iallreduce_sum(void*, std::size_t, DType) override;
-  void broadcast(void*, std::size_t, DType, int) override {}
-  void allgather(const void* send, void* recv, std::size_t count, DType dtype) override;
-  void barrier() override {}
+  void allreduce_sum(void*, std::size_t, DType, std::string_view) override {}
+  std::unique_ptr<CommRequest> iallreduce_sum(void*, std::size_t, DType,
+                                              std::string_view) override;
+  void broadcast(void*, std::size_t, DType, int, std::string_view) override {}
+  void allgather(const void* send, void* recv, std::size_t count, DType dtype,
+                 std::string_view) override;
+  void barrier(std::string_view) override {}
   std::string describe() const override;
 };
 

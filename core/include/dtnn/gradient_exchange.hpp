@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dtnn/communicator.hpp"
@@ -59,6 +60,7 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
     std::int64_t offset = 0, numel = 0;   // the bucket's region of flat_
     std::size_t pending = 0;              // parameters not yet packed this step
     std::unique_ptr<CommRequest> request;
+    std::string name;  // "gradients, bucket 2 of 5 (fc1.weight ...)": the collective's name
   };
   void start(Bucket& bucket);
   void progress();  // lets the library advance the allreduces in flight

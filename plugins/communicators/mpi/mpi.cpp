@@ -7,11 +7,18 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <thread>
 
 #include "dtnn/communicator.hpp"
+#include "arrivals.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
 
 namespace {
@@ -47,13 +54,22 @@ void finalize_at_exit() {
 
 void abort_world(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
+// Open MPI's non-blocking allreduce (libnbc) picks a binomial tree by default, which takes twice
+// the time of the blocking MPI_Allreduce on gradient-sized buffers; its ring matches it (see
+// bench/allreduce_bench). Set before MPI_Init, and only where the user has not chosen.
+void prefer_ring_iallreduce() {
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
+}
+
+class Mpi;
+
+// A non-blocking allreduce in flight; waiting on it is watched like any collective.
 class MpiRequest final : public CommRequest {
  public:
-  explicit MpiRequest(MPI_Request r) : request_(r) {}
-  ~MpiRequest() override {
-    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
-  }
-  void wait() override { check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); }
+  MpiRequest(Mpi& owner, MPI_Request r, std::uint64_t seq, std::string name)
+      : owner_(owner), request_(r), seq_(seq), name_(std::move(name)) {}
+  ~MpiRequest() override;
+  void wait() override;
   bool test() override {
     int done = 0;
     check(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
@@ -61,7 +77,10 @@ class MpiRequest final : public CommRequest {
   }
 
  private:
+  Mpi& owner_;
   MPI_Request request_;
+  std::uint64_t seq_;
+  std::string name_;
 };
 
 class Mpi final : public Communicator {
@@ -70,57 +89,90 @@ class Mpi final : public Communicator {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
+      prefer_ring_iallreduce();
       int provided = 0;
       check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
       std::atexit(finalize_at_exit);
     }
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &arrivals_comm_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     if (size_ > 1) set_job_abort_handler(abort_world);
+    arrivals_ = std::make_unique<dtnn_mpi::ArrivalBoard>(arrivals_comm_, rank_, size_);
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  void set_timeout(double seconds) override { timeout_ = seconds; }
 
-  void allreduce_sum(void* data, std::size_t count, DType dtype) override {
-    auto* bytes = static_cast<char*>(data);
-    for (std::size_t done = 0; done < count; done += kMaxCount) {
-      const std::size_t n = std::min(kMaxCount, count - done);
-      check(MPI_Allreduce(MPI_IN_PLACE, bytes + done * dtype_size(dtype), static_cast<int>(n),
-                          mpi_type(dtype), MPI_SUM, comm_),
-            "MPI_Allreduce");
-    }
+  void allreduce_sum(void* data, std::size_t count, DType dtype, std::string_view name) override {
+    in_pieces(data, count, dtype, [&](void* piece, int n) {
+      const std::uint64_t seq = enter(name);
+      if (!watched()) {
+        check(MPI_Allreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), MPI_SUM, comm_),
+              "MPI_Allreduce");
+        return;
+      }
+      MPI_Request r = MPI_REQUEST_NULL;
+      check(MPI_Iallreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), MPI_SUM, comm_, &r),
+            "MPI_Iallreduce");
+      wait(r, seq, name, "allreduce");
+    });
   }
 
-  std::unique_ptr<CommRequest> iallreduce_sum(void* data, std::size_t count,
-                                              DType dtype) override {
+  std::unique_ptr<CommRequest> iallreduce_sum(void* data, std::size_t count, DType dtype,
+                                              std::string_view name) override {
     if (count > kMaxCount) throw Error("MPI: non-blocking allreduce above 2^30 elements");
+    const std::uint64_t seq = enter(name);
     MPI_Request r = MPI_REQUEST_NULL;
     check(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), mpi_type(dtype), MPI_SUM,
                          comm_, &r),
           "MPI_Iallreduce");
-    return std::make_unique<MpiRequest>(r);
+    return std::make_unique<MpiRequest>(*this, r, seq, std::string(name));
   }
 
-  void broadcast(void* data, std::size_t count, DType dtype, int root) override {
-    auto* bytes = static_cast<char*>(data);
-    for (std::size_t done = 0; done < count; done += kMaxCount) {
-      const std::size_t n = std::min(kMaxCount, count - done);
-      check(MPI_Bcast(bytes + done * dtype_size(dtype), static_cast<int>(n), mpi_type(dtype), root,
-                      comm_),
-            "MPI_Bcast");
-    }
+  void broadcast(void* data, std::size_t count, DType dtype, int root,
+                 std::string_view name) override {
+    in_pieces(data, count, dtype, [&](void* piece, int n) {
+      const std::uint64_t seq = enter(name);
+      if (!watched()) {
+        check(MPI_Bcast(piece, n, mpi_type(dtype), root, comm_), "MPI_Bcast");
+        return;
+      }
+      MPI_Request r = MPI_REQUEST_NULL;
+      check(MPI_Ibcast(piece, n, mpi_type(dtype), root, comm_, &r), "MPI_Ibcast");
+      wait(r, seq, name, "broadcast");
+    });
   }
 
-  void allgather(const void* send, void* recv, std::size_t count, DType dtype) override {
+  void allgather(const void* send, void* recv, std::size_t count, DType dtype,
+                 std::string_view name) override {
     if (count > kMaxCount) throw Error("MPI: allgather above 2^30 elements per rank");
-    check(MPI_Allgather(send == recv ? MPI_IN_PLACE : send, static_cast<int>(count),
-                        mpi_type(dtype), recv, static_cast<int>(count), mpi_type(dtype), comm_),
-          "MPI_Allgather");
+    const std::uint64_t seq = enter(name);
+    const int n = static_cast<int>(count);
+    const void* from = send == recv ? MPI_IN_PLACE : send;
+    if (!watched()) {
+      check(MPI_Allgather(from, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_),
+            "MPI_Allgather");
+      return;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Iallgather(from, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_, &r),
+          "MPI_Iallgather");
+    wait(r, seq, name, "allgather");
   }
 
-  void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+  void barrier(std::string_view name) override {
+    const std::uint64_t seq = enter(name);
+    if (!watched()) {
+      check(MPI_Barrier(comm_), "MPI_Barrier");
+      return;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
+    wait(r, seq, name, "barrier");
+  }
 
   std::string describe() const override {
     char host[256] = {};
@@ -134,10 +186,83 @@ class Mpi final : public Communicator {
            ", " + lib;
   }
 
+  // Completes r, collective #seq. With a timeout the wait polls, reading the other ranks'
+  // announcements, and past the timeout reports who is missing and ends the job.
+  void wait(MPI_Request& r, std::uint64_t seq, std::string_view name, const char* kind) {
+    if (!watched()) {
+      check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    double next_heartbeat = heartbeat_interval();
+    for (std::uint64_t spin = 0;; ++spin) {
+      int done = 0;
+      check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) return;
+      if (spin % 256 != 255) continue;
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (waited > next_heartbeat) {
+        arrivals_->heartbeat();
+        next_heartbeat = waited + heartbeat_interval();
+      } else {
+        arrivals_->poll();
+      }
+      if (waited > timeout_) time_out(seq, name, kind, waited);
+      std::this_thread::yield();  // an oversubscribed rank lets the late ones run
+    }
+  }
+
  private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool watched() const { return timeout_ > 0 && size_ > 1; }
+  // A waiting rank says it is alive this often; silent for 3 intervals counts as not answering.
+  double heartbeat_interval() const { return std::clamp(timeout_ / 8, 0.05, 2.0); }
+
+  std::uint64_t enter(std::string_view name) {
+    ++seq_;
+    if (watched()) arrivals_->announce(seq_, name);
+    return seq_;
+  }
+
+  // MPI counts are int: f(piece, n) for each piece of at most kMaxCount elements.
+  template <class F>
+  static void in_pieces(void* data, std::size_t count, DType dtype, F&& f) {
+    auto* bytes = static_cast<char*>(data);
+    std::size_t done = 0;
+    do {
+      const std::size_t n = std::min(kMaxCount, count - done);
+      f(bytes + done * dtype_size(dtype), static_cast<int>(n));
+      done += n;
+    } while (done < count);
+  }
+
+  [[noreturn]] void time_out(std::uint64_t seq, std::string_view name, const char* kind,
+                             double waited) {
+    arrivals_->poll();
+    std::string late = arrivals_->late(seq, 3 * heartbeat_interval());
+    if (late.empty()) late = "every rank reached it and is answering (an MPI problem?)";
+    char head[96];
+    std::snprintf(head, sizeof head, "waited %.1f s (parallel.timeout_s = %g) in collective #",
+                  waited, timeout_);
+    std::fflush(stdout);
+    std::fprintf(stderr, "\ndtnn: error: %s%s%llu '%.*s' (%s): %s; ending the job\n",
+                 log_rank_prefix().c_str(), head, static_cast<unsigned long long>(seq),
+                 static_cast<int>(name.size()), name.data(), kind, late.c_str());
+    abort_job(1);
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL, arrivals_comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
+  double timeout_ = 0;
+  std::uint64_t seq_ = 0;
+  std::unique_ptr<dtnn_mpi::ArrivalBoard> arrivals_;
 };
+
+MpiRequest::~MpiRequest() {
+  if (request_ != MPI_REQUEST_NULL) owner_.wait(request_, seq_, name_, "allreduce");
+}
+
+void MpiRequest::wait() { owner_.wait(request_, seq_, name_, "allreduce"); }
 
 Plugin* create(const Params&, const PluginContext&) { return new Mpi(); }
 
