@@ -4,7 +4,8 @@
 // For each size it reports the median time and bus bandwidth (2 (n-1)/n x bytes / time, the
 // usual allreduce figure) of:
 //   bare MPI      MPI_Allreduce in place on a float32 buffer, nothing else;
-//   communicator  the mpi plugin's allreduce, watched by the collective timeout (parallel.timeout_s):
+//   communicator  the mpi plugin's allreduce, watched by the collective timeout
+//   (parallel.timeout_s):
 //                 the non-blocking collective, the arrival announcements and the polling wait;
 //   exchange      GradientExchange on a one-layer model holding that many parameters, as training
 //                 runs it (bucket_size_mb = the size): pack (scale) the gradients into the bucket,
@@ -101,14 +102,12 @@ int main(int argc, char** argv) {
     const std::int64_t units = 1024, inputs = std::max<std::int64_t>(1, n / units - 1);
     ModelOptions mo;
     mo.max_batch = 1;
-    Model model(parse_model_spec(nlohmann::json::parse(
-                                     R"({"layers": [{"type": "fc", "units": )" +
-                                     std::to_string(units) + "}]}"),
+    Model model(parse_model_spec(nlohmann::json::parse(R"({"layers": [{"type": "fc", "units": )" +
+                                                       std::to_string(units) + "}]}"),
                                  "bench"),
                 mo, Shape{inputs}, registry);
     auto sgd = registry.create_as<Optimizer>(
-        "optimizer", "sgd", Params(nlohmann::json{{"learning_rate", 0.0}}, "bench: optimizer"),
-        {});
+        "optimizer", "sgd", Params(nlohmann::json{{"learning_rate", 0.0}}, "bench: optimizer"), {});
     sgd->build(model.parameters());
     ExchangeOptions eo;
     eo.bucket_bytes = static_cast<std::size_t>(n) * 4;

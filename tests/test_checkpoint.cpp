@@ -61,6 +61,32 @@ TEST_CASE("2 epochs give the weights of 1 epoch, stop, resume, 1 more epoch") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("schedulers' state and the learning rate they set resume exactly") {
+  const fs::path dir = test::temp_dir("resume_schedulers");
+  fs::remove_all(dir);
+  auto with_schedulers = [&](int epochs) {
+    json j = experiment(epochs);
+    j["dataset"]["validation_split"] = 0.2;
+    j["output"]["checkpoint_dir"] = dir.string();
+    j["schedulers"] = json::parse(R"([
+      {"name": "warm_up", "warmup_epochs": 2},
+      {"name": "reduce_lr_on_plateau", "metric": "val_categorical_cross_entropy", "patience": 1,
+       "factor": 0.5},
+      {"name": "model_checkpoint", "metric": "loss", "save_freq": 1}])");
+    return j;
+  };
+  const std::vector<float> straight = train(with_schedulers(4));
+  fs::remove_all(dir);
+  train(with_schedulers(2));
+  CHECK(fs::exists(dir / "model-ckpt-epoch-2.dtnn"));  // the loss improved in epoch 2
+  json second = with_schedulers(4);
+  second["training"]["resume"] = dir.string();
+  const std::vector<float> resumed = train(second);
+  REQUIRE(resumed.size() == straight.size());
+  CHECK(std::memcmp(resumed.data(), straight.data(), straight.size() * sizeof(float)) == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("only the newest checkpoints are kept") {
   const fs::path dir = test::temp_dir("keep");
   fs::remove_all(dir);

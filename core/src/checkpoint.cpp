@@ -1,6 +1,7 @@
 #include "dtnn/checkpoint.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -91,7 +92,14 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
                {"epoch", info.position.epoch},
                {"step", info.position.step},
                {"global_step", info.position.global_step},
+               {"learning_rate", info.learning_rate},
+               {"schedulers", json::array()},
                {"tensors", json::array()}};
+  for (const SchedulerState& sc : info.schedulers) {  // doubles as bit patterns: exact, and inf
+    json bits = json::array();
+    for (double v : sc.values) bits.push_back(std::bit_cast<std::uint64_t>(v));
+    meta["schedulers"].push_back({{"name", sc.name}, {"state", bits}});
+  }
   std::size_t offset = 0;
   for (const auto& e : list) {
     meta["tensors"].push_back({{"section", e.section},
@@ -106,8 +114,7 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
   put(out, kVersion);
   put(out, static_cast<std::uint64_t>(text.size()));
   out += text;
-  for (const auto& e : list)
-    out.append(static_cast<const char*>(e.tensor.raw()), e.tensor.bytes());
+  for (const auto& e : list) out.append(static_cast<const char*>(e.tensor.raw()), e.tensor.bytes());
   put(out, fnv1a(out.data(), out.size()));
   return out;
 }
@@ -175,8 +182,8 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
       throw Error(where + ": checkpoint has " + describe(t) + " that this model lacks" + models);
     const Entry& e = list[i];
     json expected_shape = shape_json(e.tensor.shape());
-    if (t.at("section") != e.section || t.at("name") != e.name ||
-        t.at("shape") != expected_shape || t.at("dtype") != to_string(e.tensor.dtype()))
+    if (t.at("section") != e.section || t.at("name") != e.name || t.at("shape") != expected_shape ||
+        t.at("dtype") != to_string(e.tensor.dtype()))
       throw Error(where + ": checkpoint's " + describe(t) + " " + t.at("shape").dump() + " " +
                   t.at("dtype").get<std::string>() + " does not match this model's " + e.section +
                   " '" + e.name + "' " + expected_shape.dump() + " " + to_string(e.tensor.dtype()) +
@@ -195,6 +202,17 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
   info.position.epoch = meta.value("epoch", std::int64_t{0});
   info.position.step = meta.value("step", std::int64_t{0});
   info.position.global_step = meta.value("global_step", std::int64_t{0});
+  info.learning_rate = meta.value("learning_rate", 0.0);
+  try {
+    for (const json& sc : meta.value("schedulers", json::array())) {
+      SchedulerState state{sc.at("name").get<std::string>(), {}};
+      for (const json& bits : sc.at("state"))
+        state.values.push_back(std::bit_cast<double>(bits.get<std::uint64_t>()));
+      info.schedulers.push_back(std::move(state));
+    }
+  } catch (const json::exception& e) {
+    throw Error(where + ": the schedulers' state in the metadata is malformed (" + e.what() + ")");
+  }
   return info;
 }
 

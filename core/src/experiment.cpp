@@ -185,6 +185,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.optimizer_name = optimizer_name;
   if (resumed) {
     to.start = resumed->position;
+    to.resumed_schedulers = resumed->schedulers;
+    if (resumed->learning_rate > 0) optimizer_->set_learning_rate(resumed->learning_rate);
     to.seed = resumed->seed;  // the shuffle order of the interrupted run
   }
   const std::string progress = j["output"]["progress"].get<std::string>();

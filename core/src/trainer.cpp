@@ -6,11 +6,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
 
+#include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
+#include "dtnn/log.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/model.hpp"
@@ -202,6 +206,18 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
   return r;
 }
 
+void Trainer::restore_scheduler_states() {
+  const auto& saved = options_.resumed_schedulers;
+  for (std::size_t i = 0; i < schedulers_.size(); ++i) {
+    if (i < saved.size() && saved[i].name == schedulers_[i]->name()) {
+      schedulers_[i]->set_state(saved[i].values);
+    } else if (options_.start.epoch > 0 || options_.start.step > 0) {
+      log_warning("scheduler '" + schedulers_[i]->name() + "' (schedulers[" + std::to_string(i) +
+                  "]) has no state in the resumed checkpoint: it starts afresh");
+    }
+  }
+}
+
 History Trainer::fit() {
   History history;
   // Rank 0's choice for every rank: with several ranks the bar takes a collective, so ranks whose
@@ -210,10 +226,9 @@ History Trainer::fit() {
                             ? (isatty(STDOUT_FILENO) ? 1.0 : 0.0)
                             : (options_.progress == ProgressStyle::bar ? 1.0 : 0.0);
   comm_.broadcast(&bar_on_rank0, 1, DType::float64, 0, "progress style");
-  const ProgressStyle style =
-      bar_on_rank0 != 0 ? ProgressStyle::bar
-      : options_.progress == ProgressStyle::automatic ? ProgressStyle::lines
-                                                      : options_.progress;
+  const ProgressStyle style = bar_on_rank0 != 0                               ? ProgressStyle::bar
+                              : options_.progress == ProgressStyle::automatic ? ProgressStyle::lines
+                                                                              : options_.progress;
   if ((options_.evaluate || options_.evaluate_only) && test_end_ > 0) {
     history.test_before = evaluate(Split::test, 0, test_end_);
     print("Test before training: " +
@@ -223,25 +238,50 @@ History Trainer::fit() {
 
   TrainingState state;
   state.optimizer = &optimizer_;
+  state.model = &model_;
+  state.rank = comm_.rank();
+  state.ranks = comm_.size();
+  CheckpointPosition position = options_.start;  // kept current through the loop
+  std::uint64_t shuffle_seed = options_.seed;
+  // Everything a checkpoint records besides tensors, as of now.
+  auto checkpoint_info = [&] {
+    CheckpointInfo info{options_.optimizer_name, shuffle_seed, position};
+    info.learning_rate = optimizer_.learning_rate();
+    for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
+    return info;
+  };
+  state.write_checkpoint = [&](const std::string& stem) {
+    const std::filesystem::path file =
+        std::filesystem::path(options_.checkpoint_dir.empty() ? "." : options_.checkpoint_dir) /
+        (stem + ".dtnn");
+    if (comm_.rank() == 0) {
+      std::error_code ec;
+      std::filesystem::create_directories(file.parent_path(), ec);
+      write_file_atomically(file.string(),
+                            encode_checkpoint(model_, &optimizer_, checkpoint_info()));
+    }
+    return file.string();
+  };
+  restore_scheduler_states();
   for (auto& s : schedulers_) s->on_train_begin(state);
 
   // Data parallelism: every rank shuffles with rank 0's seed, so all hold the same order; each
   // step's global batch is cut into contiguous per-rank parts that differ by at most one sample.
   const int ranks = comm_.size(), me = comm_.rank();
   const ModelSyncOptions& sync = options_.sync;
-  std::uint64_t shuffle_seed = options_.seed;
   if (ranks > 1) {
     double halves[2] = {static_cast<double>(shuffle_seed >> 32),
                         static_cast<double>(shuffle_seed & 0xffffffffu)};
     comm_.broadcast(halves, 2, DType::float64, 0, "shuffle seed");
-    shuffle_seed = (static_cast<std::uint64_t>(halves[0]) << 32) |
-                   static_cast<std::uint64_t>(halves[1]);
+    shuffle_seed =
+        (static_cast<std::uint64_t>(halves[0]) << 32) | static_cast<std::uint64_t>(halves[1]);
     if (sync.initial_sync) exchange_->broadcast_weights(0);
   }
   std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks)),
       since_sync(static_cast<std::size_t>(ranks), 0), trained(static_cast<std::size_t>(ranks), 0);
   auto available = [](const std::vector<std::int64_t>& c) {
-    return static_cast<std::int64_t>(std::count_if(c.begin(), c.end(), [](auto v) { return v > 0; }));
+    return static_cast<std::int64_t>(
+        std::count_if(c.begin(), c.end(), [](auto v) { return v > 0; }));
   };
   // Metric totals, loss sum and sample count of this epoch so far, summed over ranks: what the
   // bar and the epoch record show.
@@ -307,6 +347,7 @@ History Trainer::fit() {
       }
       loss_sum += l * static_cast<double>(n);
       samples += n;
+      position = {epoch, s + 1, global_step};
       for (auto& sc : schedulers_) sc->on_batch_end(state);
       // With several ranks the bar's values are reduced every 8 steps (a decision all ranks take
       // alike); alone, whenever the bar is drawn.
@@ -321,14 +362,14 @@ History Trainer::fit() {
         std::snprintf(head, sizeof head, "\rEpoch %lld/%lld [", static_cast<long long>(epoch + 1),
                       static_cast<long long>(options_.epochs));
         const double bar_loss = global[global.size() - 2], bar_samples = global.back();
-        print(std::string(head) + std::string(static_cast<std::size_t>(done), '=') +
-              std::string(static_cast<std::size_t>(width - done), ' ') + "] " +
-              std::to_string(static_cast<std::int64_t>(bar_samples)) + "/" +
-              std::to_string(std::min(train_end_, steps * batch)) + "  " +
-              fmt_rate(bar_samples / train_seconds) + " samples/s  " +
-              fmt_metrics("", bar_samples > 0 ? bar_loss / bar_samples : 0.0,
-                          metric_values(global)) +
-              "\033[K");
+        print(
+            std::string(head) + std::string(static_cast<std::size_t>(done), '=') +
+            std::string(static_cast<std::size_t>(width - done), ' ') + "] " +
+            std::to_string(static_cast<std::int64_t>(bar_samples)) + "/" +
+            std::to_string(std::min(train_end_, steps * batch)) + "  " +
+            fmt_rate(bar_samples / train_seconds) + " samples/s  " +
+            fmt_metrics("", bar_samples > 0 ? bar_loss / bar_samples : 0.0, metric_values(global)) +
+            "\033[K");
       }
     }
     reduce_totals(loss_sum, samples);
@@ -343,10 +384,10 @@ History Trainer::fit() {
     if (validation_end_ > train_end_)
       rec.validation = evaluate(Split::train, train_end_, validation_end_);
     state.logs.clear();
-    state.logs["loss"] = rec.loss;
+    state.logs["loss"] = state.logs[loss_.name()] = rec.loss;
     for (const auto& [k, v] : rec.metrics) state.logs[k] = v;
     if (rec.validation) {
-      state.logs["val_loss"] = rec.validation->loss;
+      state.logs["val_loss"] = state.logs["val_" + loss_.name()] = rec.validation->loss;
       for (const auto& [k, v] : rec.validation->metrics) state.logs["val_" + k] = v;
     }
     char head[160];
@@ -359,12 +400,12 @@ History Trainer::fit() {
     if (rec.validation)
       line += "  " + fmt_metrics("val_", rec.validation->loss, rec.validation->metrics);
     print(line + (style == ProgressStyle::bar ? "\033[K\n" : "\n"));
+    position = {epoch + 1, 0, global_step};
     for (auto& s : schedulers_) s->on_epoch_end(state);
     history.epochs.push_back(std::move(rec));
-    if (!options_.checkpoint_dir.empty() && me == 0) {
-      CheckpointInfo info{options_.optimizer_name, shuffle_seed, {epoch + 1, 0, global_step}};
-      save_checkpoint(options_.checkpoint_dir, model_, optimizer_, info, options_.checkpoint_keep);
-    }
+    if (!options_.checkpoint_dir.empty() && me == 0)
+      save_checkpoint(options_.checkpoint_dir, model_, optimizer_, checkpoint_info(),
+                      options_.checkpoint_keep);
   }
   if (ranks > 1 && sync.final_sync) {
     if (sync.frequency != 0)  // weights drifted apart: average them
@@ -376,12 +417,13 @@ History Trainer::fit() {
   for (const auto& e : history.epochs) history.train_samples += e.samples;
   history.ranks = ranks;
   if (exchange_ && exchange_->stats().steps > 0) {
-    history.comm_wait_ms_per_step = 1e3 * exchange_->stats().wait_seconds /
-                                    static_cast<double>(exchange_->stats().steps);
+    history.comm_wait_ms_per_step =
+        1e3 * exchange_->stats().wait_seconds / static_cast<double>(exchange_->stats().steps);
     history.buckets = exchange_->num_buckets();
   }
   double rate = steady_seconds > 0 ? static_cast<double>(steady_samples) / steady_seconds : 0.0;
-  comm_.allreduce_sum(&rate, 1, DType::float64, "throughput");  // ranks train concurrently: rates add up
+  comm_.allreduce_sum(&rate, 1, DType::float64,
+                      "throughput");  // ranks train concurrently: rates add up
   history.train_samples_per_second = rate;
   char tail[200];
   std::snprintf(

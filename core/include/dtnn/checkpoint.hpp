@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "dtnn/core_export.hpp"
 
@@ -25,10 +26,17 @@ struct CheckpointPosition {
   std::int64_t global_step = 0;  // steps since training began
 };
 
+struct SchedulerState {
+  std::string name;  // the scheduler plugin
+  std::vector<double> values;
+};
+
 struct CheckpointInfo {
   std::string optimizer;       // optimizer plugin name ("" when the file holds weights only)
   std::uint64_t seed = 0;      // shuffle seed of the run
   CheckpointPosition position;
+  double learning_rate = 0;    // the optimizer's, as schedulers left it (0: not recorded)
+  std::vector<SchedulerState> schedulers;  // in config order
 };
 
 // The file's bytes for this model and optimizer (optimizer may be null: weights and layer state).

@@ -1,34 +1,72 @@
-// Scheduler: training callbacks that may change the learning rate, stop training or save.
+// Scheduler: training callbacks that may change the learning rate, stop training or save
+// (PyDTNN's LR schedulers). Every rank runs every scheduler on the same global losses and
+// metrics, so all ranks decide alike.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
 
 namespace dtnn {
 
+class Model;
 class Optimizer;
 
 // What a callback sees and may change.
 struct TrainingState {
-  std::int64_t epoch = 0;              // 0-based
-  std::int64_t batch = 0;              // within the epoch
-  std::map<std::string, double> logs;  // "loss", "val_loss", "categorical_accuracy", ...
+  std::int64_t epoch = 0;  // 0-based
+  std::int64_t batch = 0;  // within the epoch
+  // At on_epoch_end: "loss" (also under the loss's name, "categorical_cross_entropy"), each metric,
+  // and the same with "val_" in front when there is a validation set. Global over ranks.
+  std::map<std::string, double> logs;
   Optimizer* optimizer = nullptr;
+  Model* model = nullptr;
+  int rank = 0, ranks = 1;
   bool stop_training = false;
+  // Writes a checkpoint (weights, optimizer, position) named `stem`.dtnn in the checkpoint folder
+  // (output.checkpoint_dir, else the working folder). Rank 0 writes; every rank gets the path.
+  std::function<std::string(const std::string& stem)> write_checkpoint;
 };
 
 class DTNN_CORE_EXPORT Scheduler : public Plugin {
  public:
   ~Scheduler() override;
+  virtual std::string name() const = 0;  // the plugin's name, recorded with its state
   virtual void on_train_begin(TrainingState&) {}
   virtual void on_epoch_begin(TrainingState&) {}
   virtual void on_batch_begin(TrainingState&) {}
   virtual void on_batch_end(TrainingState&) {}
   virtual void on_epoch_end(TrainingState&) {}
   virtual void on_train_end(TrainingState&) {}
+  // What a checkpoint must carry to resume this scheduler exactly (counters, best values);
+  // set_state gets back what state() returned.
+  virtual std::vector<double> state() const { return {}; }
+  virtual void set_state(std::span<const double>) {}
+};
+
+// The loss or metric a scheduler watches, by PyDTNN's convention: "val_" + name reads the
+// validation value, name alone the training value; mode "auto" maximises names containing
+// "accuracy" (and precision, recall, f1) and minimises the rest; "min" or "max" overrides.
+class DTNN_CORE_EXPORT MonitoredValue {
+ public:
+  // where: the config location for errors ("exp.json: schedulers[1]").
+  MonitoredValue(std::string name, const std::string& mode, const std::string& where);
+  // The value in state.logs; an Error naming the key and the values there when it is missing.
+  double read(const TrainingState& state) const;
+  bool better(double value, double than) const { return maximise_ ? value > than : value < than; }
+  // The worst possible value: what "best so far" starts at.
+  double worst() const;
+  bool maximise() const { return maximise_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_, where_;
+  bool maximise_;
 };
 
 }  // namespace dtnn

@@ -47,6 +47,7 @@ struct TrainerOptions {
   int checkpoint_keep = 3;
   std::string optimizer_name;
   CheckpointPosition start;  // where a resumed run goes on
+  std::vector<SchedulerState> resumed_schedulers;  // their state in the resumed checkpoint
 };
 
 struct EvalResult {
@@ -105,6 +106,7 @@ class DTNN_CORE_EXPORT Trainer {
   std::int64_t test_size() const { return test_end_; }
 
  private:
+  void restore_scheduler_states();  // from options_.resumed_schedulers
   void print(const std::string& line) const;
   void accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
                           std::span<double> totals) const;

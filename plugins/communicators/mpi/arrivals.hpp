@@ -49,7 +49,7 @@ class ArrivalBoard {
     std::uint64_t seen = 0;  // their newest seq
     std::string seen_name;
     std::chrono::steady_clock::time_point heard;  // when their last message came
-    bool unsent = false;  // latest is newer than the send in flight
+    bool unsent = false;                          // latest is newer than the send in flight
   };
   void send(int rank, Peer& p);
 

@@ -4,19 +4,19 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <climits>
-#include <cstdint>
-#include <cstdlib>
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
 
-#include "dtnn/communicator.hpp"
 #include "arrivals.hpp"
+#include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"

@@ -1,0 +1,37 @@
+#include <limits>
+
+#include "dtnn/error.hpp"
+#include "dtnn/scheduler.hpp"
+
+namespace dtnn {
+
+MonitoredValue::MonitoredValue(std::string name, const std::string& mode, const std::string& where)
+    : name_(std::move(name)), where_(where) {
+  if (mode == "auto") {
+    maximise_ = false;
+    for (const char* word : {"accuracy", "precision", "recall", "f1"})
+      maximise_ = maximise_ || name_.find(word) != std::string::npos;
+  } else if (mode == "max" || mode == "min") {
+    maximise_ = mode == "max";
+  } else {
+    throw Error(where + ".mode: expected \"auto\", \"min\" or \"max\", got \"" + mode + "\"");
+  }
+}
+
+double MonitoredValue::read(const TrainingState& state) const {
+  auto it = state.logs.find(name_);
+  if (it != state.logs.end()) return it->second;
+  std::string known;
+  for (const auto& [k, v] : state.logs) known += (known.empty() ? "" : ", ") + k;
+  const bool validation = name_.rfind("val_", 0) == 0;
+  throw Error(where_ + ".metric: no value named '" + name_ + "' after epoch " +
+              std::to_string(state.epoch + 1) + " (there are: " + known + ")" +
+              (validation ? "; val_ values need dataset.validation_split > 0" : ""));
+}
+
+double MonitoredValue::worst() const {
+  return maximise_ ? -std::numeric_limits<double>::infinity()
+                   : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace dtnn

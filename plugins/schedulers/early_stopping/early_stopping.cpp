@@ -1,0 +1,96 @@
+// early_stopping: stops training when `metric` has not improved for `patience` epochs and puts
+// back the weights of the best epoch (PyDTNN's EarlyStopping). The best weights are kept in
+// memory, one copy per rank (ranks hold the same weights when gradients are averaged; with
+// model averaging each rank restores its own best). A resumed run has no copy until the metric
+// improves again; stopping before that keeps the current weights and says so.
+#include <cstdio>
+
+#include "dtnn/log.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "dtnn/scheduler.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class EarlyStopping final : public Scheduler {
+ public:
+  explicit EarlyStopping(const Params& p)
+      : watched_(p.get_string("metric"), p.get_string("mode"), p.where()),
+        patience_(p.get_int("patience")),
+        restore_(p.get_bool("restore_best_weights")),
+        best_(watched_.worst()) {
+    if (patience_ < 1) p.fail("patience", "an integer >= 1");
+  }
+  std::string name() const override { return "early_stopping"; }
+
+  void on_epoch_end(TrainingState& s) override {
+    const double value = watched_.read(s);
+    ++epochs_;
+    if (watched_.better(value, best_)) {
+      best_ = value;
+      best_epoch_ = epochs_;
+      if (restore_) keep(s.model->parameters());
+      return;
+    }
+    if (epochs_ - best_epoch_ < patience_) return;
+    s.stop_training = true;
+    char line[200];
+    std::snprintf(
+        line, sizeof line, "early_stopping: %s did not improve for %lld epochs: training stops%s",
+        watched_.name().c_str(), static_cast<long long>(patience_),
+        !restore_               ? ""
+        : best_weights_.empty() ? " (no best weights held since the resume: keeping these)"
+                                : ", best weights restored");
+    std::string text(line);
+    if (restore_ && !best_weights_.empty()) {
+      put_back(s.model->parameters());
+      text += " (epoch " + std::to_string(best_epoch_) + ")";
+    }
+    log_info(text);
+  }
+
+  std::vector<double> state() const override {
+    return {static_cast<double>(epochs_), static_cast<double>(best_epoch_), best_};
+  }
+  void set_state(std::span<const double> v) override {
+    if (v.size() != 3) return;
+    epochs_ = static_cast<std::int64_t>(v[0]);
+    best_epoch_ = static_cast<std::int64_t>(v[1]);
+    best_ = v[2];
+  }
+
+ private:
+  void keep(std::span<const Parameter> params) {
+    if (best_weights_.size() != params.size()) {
+      best_weights_.clear();
+      for (const Parameter& p : params)
+        best_weights_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
+    }
+    for (std::size_t i = 0; i < params.size(); ++i) best_weights_[i].copy_from(params[i].value);
+  }
+  void put_back(std::span<const Parameter> params) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      Tensor value = params[i].value;  // a handle on the model's storage
+      value.copy_from(best_weights_[i]);
+    }
+  }
+
+  MonitoredValue watched_;
+  std::int64_t patience_, epochs_ = 0, best_epoch_ = 0;
+  bool restore_;
+  double best_;
+  std::vector<Tensor> best_weights_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new EarlyStopping(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("scheduler", "early_stopping",
+            "stops when metric has not improved for patience epochs; restores the best weights "
+            "(PyDTNN's)",
+            R"({"metric": "val_categorical_cross_entropy", "mode": "auto", "patience": 10,
+                "restore_best_weights": true})",
+            create)
