@@ -68,9 +68,12 @@ TEST_CASE("schedulers' state and the learning rate they set resume exactly") {
     json j = experiment(epochs);
     j["dataset"]["validation_split"] = 0.2;
     j["output"]["checkpoint_dir"] = dir.string();
+    // Each scheduler's counters matter after the stop at epoch 2: warm_up is mid-ramp, and
+    // reduce_lr_every_nepochs reduces after epoch 3 only if it remembers epochs 1 and 2.
     j["schedulers"] = json::parse(R"([
-      {"name": "warm_up", "warmup_epochs": 2},
-      {"name": "reduce_lr_on_plateau", "metric": "val_categorical_cross_entropy", "patience": 1,
+      {"name": "warm_up", "warmup_epochs": 3, "base_lr": 0.002},
+      {"name": "reduce_lr_every_nepochs", "nepochs": 3, "factor": 0.5},
+      {"name": "reduce_lr_on_plateau", "metric": "val_categorical_accuracy", "patience": 1,
        "factor": 0.5},
       {"name": "model_checkpoint", "metric": "loss", "save_freq": 1}])");
     return j;
