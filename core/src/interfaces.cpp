@@ -32,6 +32,19 @@ void Loss::backward_through_softmax(const Tensor&, const Tensor&, Tensor&) {
   throw Error("loss '" + name() + "' has no combined softmax gradient");
 }
 
+UpdateRule parse_update_rule(const Params& p) {
+  const std::string rule = p.has("rule") ? p.get_string("rule") : "textbook";
+  if (rule == "textbook") return UpdateRule::textbook;
+  if (rule == "pydtnn") return UpdateRule::pydtnn;
+  p.fail("rule", "\"textbook\" (PyTorch's formulas) or \"pydtnn\"");
+}
+
+double number_or_rule_default(const Params& p, std::string_view key, UpdateRule rule,
+                              double textbook, double pydtnn) {
+  if (!p.has(key) || p.is_null(key)) return rule == UpdateRule::pydtnn ? pydtnn : textbook;
+  return p.get_double(key);
+}
+
 void Optimizer::step(std::span<const Parameter> parameters) {
   begin_step();
   for (std::size_t i = 0; i < parameters.size(); ++i) update(i, parameters[i]);

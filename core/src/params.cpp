@@ -40,6 +40,10 @@ void Params::fail(std::string_view key, const std::string& expected) const {
 }
 
 bool Params::has(std::string_view key) const { return json_->contains(std::string(key)); }
+bool Params::is_null(std::string_view key) const {
+  auto it = json_->find(std::string(key));
+  return it != json_->end() && it->is_null();
+}
 
 namespace {
 const Json& get(const Params& p, std::string_view key, const Json& root) {

@@ -4,9 +4,19 @@
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/params.hpp"
 #include "dtnn/plugin.hpp"
 
 namespace dtnn {
+
+// The formulas an optimizer follows (its `rule` parameter): "textbook", as PyTorch implements them
+// (the default), or "pydtnn", PyDTNN's, which differ in where weight decay and epsilon enter and in
+// their defaults. Each plugin's header gives both.
+enum class UpdateRule { textbook, pydtnn };
+DTNN_CORE_EXPORT UpdateRule parse_update_rule(const Params& p);
+// p[key] as a number, or the rule's default when p[key] is null.
+DTNN_CORE_EXPORT double number_or_rule_default(const Params& p, std::string_view key,
+                                               UpdateRule rule, double textbook, double pydtnn);
 
 class DTNN_CORE_EXPORT Optimizer : public Plugin {
  public:

@@ -23,6 +23,7 @@ class DTNN_CORE_EXPORT Params {
   Params& operator=(const Params&);
 
   bool has(std::string_view key) const;
+  bool is_null(std::string_view key) const;  // present and null (a default left to the plugin)
   std::int64_t get_int(std::string_view key) const;
   double get_double(std::string_view key) const;
   bool get_bool(std::string_view key) const;

@@ -1,6 +1,13 @@
-// adam: Kingma & Ba, as PyTorch implements it (t: step count from 1, g: gradient):
-//   g = g + decay * w;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
-//   w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon);   g = 0 (consumed)
+// adam: Kingma & Ba (t: step count from 1, g: gradient, consumed: g = 0 afterwards).
+//   rule "textbook" (PyTorch's; lr 0.001, beta1 0.9, epsilon 1e-8):
+//     g = g + decay * w;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//     w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon)
+//   rule "pydtnn" (lr 0.01, beta1 0.99, epsilon 1e-7): decay outside the moments, epsilon inside
+//   the root:
+//     m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//     w -= lr * (decay * w + (m / (1 - b1^t)) / sqrt(v / (1 - b2^t) + epsilon))
+//   (PyDTNN's current CPU code divides by (1 - b)^t instead of 1 - b^t, which its own comments and
+//   earlier releases do not; dtnn follows the formula.)
 #include <cmath>
 #include <span>
 
@@ -25,20 +32,33 @@ struct AdamRule {
   }
 };
 
-// The rule over elements [begin, end) (the compiler vectorises this loop).
+// PyDTNN's form. inv_c2 = 1/(1 - b2^t), step = lr/(1 - b1^t).
 template <class T>
-void update_range(const AdamRule<T>& r, T* __restrict w, T* __restrict g, T* __restrict m,
-                  T* __restrict v, std::int64_t begin, std::int64_t end) {
+struct PydtnnAdamRule {
+  T b1, b2, eps, lr_decay, step, inv_c2;
+  void apply(T& w, T& g, T& m, T& v) const {
+    m = b1 * m + (T(1) - b1) * g;
+    v = b2 * v + (T(1) - b2) * g * g;
+    w -= lr_decay * w + step * m / std::sqrt(v * inv_c2 + eps);
+    g = T(0);
+  }
+};
+
+// The rule over elements [begin, end) (the compiler vectorises this loop).
+template <class Rule, class T>
+void update_range(const Rule& r, T* __restrict w, T* __restrict g, T* __restrict m, T* __restrict v,
+                  std::int64_t begin, std::int64_t end) {
   for (std::int64_t j = begin; j < end; ++j) r.apply(w[j], g[j], m[j], v[j]);
 }
 
 class Adam final : public Optimizer {
  public:
   explicit Adam(const Params& p)
-      : lr_(p.get_double("learning_rate")),
-        beta1_(p.get_double("beta1")),
+      : rule_(parse_update_rule(p)),
+        lr_(number_or_rule_default(p, "learning_rate", rule_, 0.001, 0.01)),
+        beta1_(number_or_rule_default(p, "beta1", rule_, 0.9, 0.99)),
         beta2_(p.get_double("beta2")),
-        epsilon_(p.get_double("epsilon")),
+        epsilon_(number_or_rule_default(p, "epsilon", rule_, 1e-8, 1e-7)),
         decay_(p.get_double("decay")) {
     if (lr_ < 0) p.fail("learning_rate", "a number >= 0");
     if (beta1_ < 0 || beta1_ >= 1) p.fail("beta1", "a number in [0, 1)");
@@ -80,13 +100,22 @@ class Adam final : public Optimizer {
     T* w = p.value.data<T>();
     T* g = p.grad.data<T>();
     T *m = m_[i].data<T>(), *v = v_[i].data<T>();
-    const AdamRule<T> rule{T(beta1_), T(beta2_),     T(epsilon_),
+    if (rule_ == UpdateRule::pydtnn) {
+      const PydtnnAdamRule<T> rule{T(beta1_),       T(beta2_),    T(epsilon_),
+                                   T(lr_ * decay_), T(lr_ / c1_), T(1.0 / c2_)};
+      parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
+        update_range(rule, w, g, m, v, begin, end);
+      });
+      return;
+    }
+    const AdamRule<T> rule{T(beta1_), T(beta2_),    T(epsilon_),
                            T(decay_), T(lr_ / c1_), T(1.0 / std::sqrt(c2_))};
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       update_range(rule, w, g, m, v, begin, end);
     });
   }
 
+  UpdateRule rule_;
   double lr_, beta1_, beta2_, epsilon_, decay_;
   double c1_ = 1, c2_ = 1;  // bias corrections of the current step: 1 - beta^t
   std::vector<Tensor> m_, v_;
@@ -97,7 +126,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new Adam(p); }
 
 }  // namespace
 
-DTNN_PLUGIN(
-    "optimizer", "adam", "Adam with bias correction and weight decay (PyTorch's rule)",
-    R"({"learning_rate": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "decay": 0.0})",
-    create)
+DTNN_PLUGIN("optimizer", "adam",
+            "Adam with bias correction and weight decay (rule: textbook as PyTorch, or pydtnn)",
+            R"({"rule": "textbook", "learning_rate": null, "beta1": null, "beta2": 0.999,
+                "epsilon": null, "decay": 0.0})",
+            create)

@@ -1,7 +1,10 @@
-// sgd: stochastic gradient descent with momentum, Nesterov momentum and weight decay, as
-// PyTorch defines them (g: gradient, v: velocity, w: weights):
-//   g = g + decay * w;   v = momentum * v + g;   w -= lr * (nesterov ? g + momentum * v : v)
-// With momentum 0 this is w -= lr * g. The gradient is consumed: g = 0 afterwards.
+// sgd: stochastic gradient descent with momentum, Nesterov momentum and weight decay
+// (g: gradient, v: velocity, w: weights). The gradient is consumed: g = 0 afterwards.
+//   rule "textbook" (PyTorch's; momentum defaults to 0):
+//     g = g + decay * w;   v = momentum * v + g;   w -= lr * (nesterov ? g + momentum * v : v)
+//   rule "pydtnn" (momentum defaults to 0.9): decay acts on w directly, not through v:
+//     v = momentum * v + g;   w -= lr * (decay * w + (nesterov ? g + momentum * v : v))
+// With momentum 0 both are w -= lr * (g + decay * w).
 #include <span>
 
 #include "dtnn/optimizer.hpp"
@@ -15,8 +18,9 @@ using namespace dtnn;
 class Sgd final : public Optimizer {
  public:
   explicit Sgd(const Params& p)
-      : lr_(p.get_double("learning_rate")),
-        momentum_(p.get_double("momentum")),
+      : rule_(parse_update_rule(p)),
+        lr_(p.get_double("learning_rate")),
+        momentum_(number_or_rule_default(p, "momentum", rule_, 0.0, 0.9)),
         decay_(p.get_double("decay")),
         nesterov_(p.get_bool("nesterov")) {
     if (lr_ < 0) p.fail("learning_rate", "a number >= 0");
@@ -33,9 +37,7 @@ class Sgd final : public Optimizer {
   }
   double learning_rate() const override { return lr_; }
   void set_learning_rate(double lr) override { lr_ = lr; }
-  std::vector<Tensor> state() override {
-    return momentum_ > 0 ? velocity_ : std::vector<Tensor>{};
-  }
+  std::vector<Tensor> state() override { return momentum_ > 0 ? velocity_ : std::vector<Tensor>{}; }
 
   void update(std::size_t index, const Parameter& p) override {
     dispatch_dtype(p.value.dtype(), [&](auto z) { apply<decltype(z)>(p, velocity_[index]); });
@@ -48,7 +50,7 @@ class Sgd final : public Optimizer {
     T* g_all = p.grad.data<T>();
     T* v_all = velocity.defined() ? velocity.data<T>() : nullptr;
     const T lr = T(lr_), mu = T(momentum_), decay = T(decay_);
-    const bool nesterov = nesterov_;
+    const bool nesterov = nesterov_, pydtnn = rule_ == UpdateRule::pydtnn;
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       T* __restrict w = w_all;
       T* __restrict g = g_all;
@@ -56,6 +58,14 @@ class Sgd final : public Optimizer {
       if (!v) {  // momentum 0: no velocity is kept
         for (std::int64_t i = begin; i < end; ++i) {
           w[i] -= lr * (g[i] + decay * w[i]);
+          g[i] = T(0);
+        }
+        return;
+      }
+      if (pydtnn) {
+        for (std::int64_t i = begin; i < end; ++i) {
+          v[i] = mu * v[i] + g[i];
+          w[i] -= lr * (decay * w[i] + (nesterov ? g[i] + mu * v[i] : v[i]));
           g[i] = T(0);
         }
         return;
@@ -69,6 +79,7 @@ class Sgd final : public Optimizer {
     });
   }
 
+  UpdateRule rule_;
   double lr_, momentum_, decay_;
   bool nesterov_;
   std::vector<Tensor> velocity_;
@@ -78,5 +89,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new Sgd(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("optimizer", "sgd", "SGD with momentum, Nesterov and weight decay (PyTorch's rule)",
-            R"({"learning_rate": 0.01, "momentum": 0.0, "nesterov": false, "decay": 0.0})", create)
+DTNN_PLUGIN("optimizer", "sgd",
+            "SGD with momentum, Nesterov and weight decay (rule: textbook as PyTorch, or pydtnn)",
+            R"({"rule": "textbook", "learning_rate": 0.01, "momentum": null, "nesterov": false,
+                "decay": 0.0})",
+            create)
