@@ -25,7 +25,11 @@ TEST_CASE("every shipped plugin loads") {
                             "dropout", "maxpool2d", "avgpool2d"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
   CHECK(r.available("conv") == std::vector<std::string>{"direct", "gemm", "i2c", "reference"});
-  CHECK(r.available("optimizer") == std::vector<std::string>{"adam", "sgd"});
+  CHECK(r.available("optimizer") ==
+        std::vector<std::string>{"adam", "nadam", "rmsprop", "sgd"});
+  CHECK(r.available("scheduler") ==
+        std::vector<std::string>{"early_stopping", "model_checkpoint", "reduce_lr_every_nepochs",
+                                 "reduce_lr_on_plateau", "stop_at_loss", "warm_up"});
   CHECK(r.available("dataset") == std::vector<std::string>{"mnist", "synthetic"});
   CHECK(r.available("loss") == std::vector<std::string>{"categorical_cross_entropy"});
   CHECK(r.available("metric") == std::vector<std::string>{"categorical_accuracy"});
