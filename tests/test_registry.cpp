@@ -31,8 +31,12 @@ TEST_CASE("every shipped plugin loads") {
         std::vector<std::string>{"early_stopping", "model_checkpoint", "reduce_lr_every_nepochs",
                                  "reduce_lr_on_plateau", "stop_at_loss", "warm_up"});
   CHECK(r.available("dataset") == std::vector<std::string>{"mnist", "synthetic"});
-  CHECK(r.available("loss") == std::vector<std::string>{"categorical_cross_entropy"});
-  CHECK(r.available("metric") == std::vector<std::string>{"categorical_accuracy"});
+  CHECK(r.available("loss") ==
+        std::vector<std::string>{"binary_cross_entropy", "categorical_cross_entropy"});
+  CHECK(r.available("metric") ==
+        std::vector<std::string>{"categorical_accuracy", "categorical_hinge", "categorical_mae",
+                                 "categorical_mse", "f1_score", "precision", "recall",
+                                 "regression_mae", "regression_mse"});
   CHECK(r.available("communicator") == std::vector<std::string>{"mpi"});
 }
 

@@ -245,7 +245,10 @@ History Trainer::fit() {
   std::uint64_t shuffle_seed = options_.seed;
   // Everything a checkpoint records besides tensors, as of now.
   auto checkpoint_info = [&] {
-    CheckpointInfo info{options_.optimizer_name, shuffle_seed, position};
+    CheckpointInfo info;
+    info.optimizer = options_.optimizer_name;
+    info.seed = shuffle_seed;
+    info.position = position;
     info.learning_rate = optimizer_.learning_rate();
     for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
     return info;

@@ -22,4 +22,31 @@ class DTNN_CORE_EXPORT Metric : public Plugin {
   virtual double value(std::span<const double> totals) const = 0;
 };
 
+// For metrics that are a mean over rows: adds f(p_row, t_row, m) for each of the n rows of
+// (y_pred, y_true) to totals[0] and n to totals[1]. f is called with float or double pointers.
+template <class RowValue>
+void accumulate_row_mean(const Tensor& y_pred, const Tensor& y_true, std::span<double> totals,
+                         RowValue f) {
+  dispatch_dtype(y_pred.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const std::int64_t n = y_pred.dim(0), m = y_pred.numel() / (n > 0 ? n : 1);
+    const T *p = y_pred.data<T>(), *t = y_true.data<T>();
+    double sum = 0;
+    for (std::int64_t r = 0; r < n; ++r) sum += f(p + r * m, t + r * m, m);
+    totals[0] += sum;
+    totals[1] += static_cast<double>(n);
+  });
+}
+
+// Counts of a binary decision for class `positive`: a row is predicted positive when its argmax is
+// `positive` (with a single output: when it is >= 0.5), and is positive when its target's is.
+// Adds true positives, false positives and false negatives to totals[0], [1], [2].
+DTNN_CORE_EXPORT void accumulate_binary_counts(const Tensor& y_pred, const Tensor& y_true,
+                                               std::int64_t positive, std::span<double> totals);
+
+// totals[0] / totals[1], or 0 before any row.
+inline double row_mean(std::span<const double> totals) {
+  return totals[1] > 0 ? totals[0] / totals[1] : 0.0;
+}
+
 }  // namespace dtnn

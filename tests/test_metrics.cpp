@@ -1,0 +1,101 @@
+// Metrics and losses against values computed by hand on small batches; totals add up across
+// batches (and so across ranks) to the value of the whole.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "dtnn/loss.hpp"
+#include "dtnn/metric.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+
+Tensor matrix(std::int64_t rows, std::int64_t cols, std::vector<double> v,
+              DType dtype = DType::float64) {
+  Tensor t = Tensor::empty(Shape{rows, cols}, dtype);
+  dispatch_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    for (std::size_t i = 0; i < v.size(); ++i) t.data<T>()[i] = T(v[i]);
+  });
+  return t;
+}
+
+double metric(const std::string& name, const Tensor& p, const Tensor& t, json params = {}) {
+  auto m = test::plugins().create_as<Metric>(
+      "metric", name, Params(params.is_null() ? json::object() : params, "test"));
+  std::vector<double> totals(m->num_totals(), 0.0);
+  m->accumulate(p, t, totals);
+  return m->value(totals);
+}
+
+// Three rows, three classes; targets are classes 0, 1, 2.
+const std::vector<double> kPred = {0.7, 0.2, 0.1, 0.3, 0.5, 0.2, 0.6, 0.3, 0.1};
+const std::vector<double> kTarg = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+
+}  // namespace
+
+TEST_CASE("categorical metrics on a hand-computed batch") {
+  for (DType dtype : {DType::float32, DType::float64}) {
+    const Tensor p = matrix(3, 3, kPred, dtype), t = matrix(3, 3, kTarg, dtype);
+    CHECK(metric("categorical_accuracy", p, t) == doctest::Approx(2.0 / 3));
+    // hinge rows: max(0, 0.2 - 0.7 + 1) = 0.5; max(0, 0.3 - 0.5 + 1) = 0.8; 0.6 - 0.1 + 1 = 1.5
+    CHECK(metric("categorical_hinge", p, t) == doctest::Approx((0.5 + 0.8 + 1.5) / 3));
+    // 1 - p_target: 0.3, 0.5, 0.9
+    CHECK(metric("categorical_mse", p, t) == doctest::Approx((0.09 + 0.25 + 0.81) / 3));
+    CHECK(metric("categorical_mae", p, t) == doctest::Approx((0.3 + 0.5 + 0.9) / 3));
+  }
+}
+
+TEST_CASE("regression metrics average over every output") {
+  const Tensor p = matrix(2, 2, {1.0, 2.0, 3.0, 5.0}), t = matrix(2, 2, {1.5, 2.0, 2.0, 3.0});
+  CHECK(metric("regression_mse", p, t) == doctest::Approx((0.25 + 0 + 1 + 4) / 4.0));
+  CHECK(metric("regression_mae", p, t) == doctest::Approx((0.5 + 0 + 1 + 2) / 4.0));
+}
+
+TEST_CASE("precision, recall and f1 for a positive class, from summed counts") {
+  // Rows predicted as argmax 1, 1, 0, 1, 0 against targets 1, 0, 1, 1, 0:
+  // TP = 2 (rows 0, 3), FP = 1 (row 1), FN = 1 (row 2).
+  const Tensor p = matrix(5, 2, {0.2, 0.8, 0.4, 0.6, 0.9, 0.1, 0.3, 0.7, 0.6, 0.4});
+  const Tensor t = matrix(5, 2, {0, 1, 1, 0, 0, 1, 0, 1, 1, 0});
+  CHECK(metric("precision", p, t) == doctest::Approx(2.0 / 3));
+  CHECK(metric("recall", p, t) == doctest::Approx(2.0 / 3));
+  CHECK(metric("f1_score", p, t) == doctest::Approx(4.0 / 6));
+  // Class 0 as the positive one: TP = 1 (row 4), FP = 1 (row 2), FN = 1 (row 1).
+  CHECK(metric("precision", p, t, {{"positive_class", 0}}) == doctest::Approx(0.5));
+  // One sigmoid output: positive when >= 0.5. Predictions 1, 0, 1 against 1, 1, 0.
+  const Tensor p1 = matrix(3, 1, {0.9, 0.2, 0.5}), t1 = matrix(3, 1, {1, 1, 0});
+  CHECK(metric("recall", p1, t1) == doctest::Approx(0.5));
+  CHECK(metric("precision", p1, t1) == doctest::Approx(0.5));
+
+  // Counts from two halves add up to the whole (what summing over ranks relies on).
+  auto f1 = test::plugins().create_as<Metric>("metric", "f1_score", Params());
+  std::vector<double> totals(3, 0.0);
+  f1->accumulate(p.slice_batch(0, 2), t.slice_batch(0, 2), totals);
+  f1->accumulate(p.slice_batch(2, 5), t.slice_batch(2, 5), totals);
+  CHECK(f1->value(totals) == doctest::Approx(4.0 / 6));
+}
+
+TEST_CASE("binary_cross_entropy: value by hand, gradient by finite differences") {
+  auto loss = test::plugins().create_as<Loss>("loss", "binary_cross_entropy", Params());
+  Tensor p = matrix(2, 2, {0.9, 0.2, 0.4, 0.7}), t = matrix(2, 2, {1, 0, 0, 1});
+  const double expected =
+      -(std::log(0.9) + std::log(0.8) + std::log(0.6) + std::log(0.7)) / 4.0;
+  CHECK(loss->forward(p, t) == doctest::Approx(expected).epsilon(1e-12));
+  Tensor dy = Tensor::empty(Shape{2, 2}, DType::float64);
+  loss->backward(p, t, dy);
+  for (std::int64_t i = 0; i < 4; ++i) {
+    const double h = 1e-6, keep = p.data<double>()[i];
+    p.data<double>()[i] = keep + h;
+    const double up = loss->forward(p, t);
+    p.data<double>()[i] = keep - h;
+    const double down = loss->forward(p, t);
+    p.data<double>()[i] = keep;
+    CHECK(dy.data<double>()[i] == doctest::Approx((up - down) / (2 * h)).epsilon(1e-6));
+  }
+  // Saturated predictions stay finite.
+  Tensor sure = matrix(1, 2, {1.0, 0.0}), wrong = matrix(1, 2, {0, 1});
+  CHECK(std::isfinite(loss->forward(sure, wrong)));
+}
