@@ -124,7 +124,9 @@ TEST_CASE("model_checkpoint writes on improvement every save_freq epochs and kee
   rig.state.write_checkpoint = [&](const std::string& stem) {
     const fs::path file = dir / (stem + ".dtnn");
     fs::create_directories(dir);
-    write_file_atomically(file.string(), encode_checkpoint(rig.model, rig.sgd.get(), {"sgd"}));
+    CheckpointInfo info;
+    info.optimizer = "sgd";
+    write_file_atomically(file.string(), encode_checkpoint(rig.model, rig.sgd.get(), info));
     written.push_back(file.filename().string());
     return file.string();
   };

@@ -34,4 +34,24 @@ double MonitoredValue::worst() const {
                    : std::numeric_limits<double>::infinity();
 }
 
+bool ImprovementTracker::observe(const TrainingState& state) {
+  last_ = watched_.read(state);
+  ++epochs_;
+  if (!watched_.better(last_, best_)) return false;
+  best_ = last_;
+  best_epoch_ = epochs_;
+  return true;
+}
+
+std::vector<double> ImprovementTracker::state() const {
+  return {static_cast<double>(epochs_), static_cast<double>(best_epoch_), best_};
+}
+
+void ImprovementTracker::set_state(std::span<const double> v) {
+  if (v.size() != 3) return;
+  epochs_ = static_cast<std::int64_t>(v[0]);
+  best_epoch_ = static_cast<std::int64_t>(v[1]);
+  best_ = v[2];
+}
+
 }  // namespace dtnn

@@ -69,4 +69,29 @@ class DTNN_CORE_EXPORT MonitoredValue {
   bool maximise_;
 };
 
+// A MonitoredValue followed across epochs: the best value so far and the epoch it came in, for
+// schedulers that act on improvement or its absence. state() / set_state() carry it through a
+// checkpoint.
+class DTNN_CORE_EXPORT ImprovementTracker {
+ public:
+  explicit ImprovementTracker(MonitoredValue watched)
+      : watched_(std::move(watched)), best_(watched_.worst()) {}
+  // Reads the value at the end of this epoch; true when it beats the best so far.
+  bool observe(const TrainingState& state);
+  std::int64_t epochs() const { return epochs_; }
+  std::int64_t epochs_since_best() const { return epochs_ - best_epoch_; }
+  std::int64_t best_epoch() const { return best_epoch_; }  // 1-based; 0: none yet
+  double last() const { return last_; }
+  // Counts from now as if the best had just come (reduce_lr_on_plateau waits patience again).
+  void restart_wait() { best_epoch_ = epochs_; }
+  const MonitoredValue& watched() const { return watched_; }
+  std::vector<double> state() const;
+  void set_state(std::span<const double> values);
+
+ private:
+  MonitoredValue watched_;
+  std::int64_t epochs_ = 0, best_epoch_ = 0;
+  double best_, last_ = 0;
+};
+
 }  // namespace dtnn

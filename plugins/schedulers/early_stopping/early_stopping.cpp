@@ -3,7 +3,6 @@
 // memory, one copy per rank (ranks hold the same weights when gradients are averaged; with
 // model averaging each rank restores its own best). A resumed run has no copy until the metric
 // improves again; stopping before that keeps the current weights and says so.
-#include <cstdio>
 
 #include "dtnn/log.hpp"
 #include "dtnn/model.hpp"
@@ -17,49 +16,33 @@ using namespace dtnn;
 class EarlyStopping final : public Scheduler {
  public:
   explicit EarlyStopping(const Params& p)
-      : watched_(p.get_string("metric"), p.get_string("mode"), p.where()),
+      : tracker_(MonitoredValue(p.get_string("metric"), p.get_string("mode"), p.where())),
         patience_(p.get_int("patience")),
-        restore_(p.get_bool("restore_best_weights")),
-        best_(watched_.worst()) {
+        restore_(p.get_bool("restore_best_weights")) {
     if (patience_ < 1) p.fail("patience", "an integer >= 1");
   }
   std::string name() const override { return "early_stopping"; }
 
   void on_epoch_end(TrainingState& s) override {
-    const double value = watched_.read(s);
-    ++epochs_;
-    if (watched_.better(value, best_)) {
-      best_ = value;
-      best_epoch_ = epochs_;
+    if (tracker_.observe(s)) {
       if (restore_) keep(s.model->parameters());
       return;
     }
-    if (epochs_ - best_epoch_ < patience_) return;
+    if (tracker_.epochs_since_best() < patience_) return;
     s.stop_training = true;
-    char line[200];
-    std::snprintf(
-        line, sizeof line, "early_stopping: %s did not improve for %lld epochs: training stops%s",
-        watched_.name().c_str(), static_cast<long long>(patience_),
-        !restore_               ? ""
-        : best_weights_.empty() ? " (no best weights held since the resume: keeping these)"
-                                : ", best weights restored");
-    std::string text(line);
-    if (restore_ && !best_weights_.empty()) {
+    std::string text = "early_stopping: " + tracker_.watched().name() + " did not improve for " +
+                       std::to_string(patience_) + " epochs: training stops";
+    if (restore_ && best_weights_.empty()) {
+      text += " (no best weights held since the resume: keeping these)";
+    } else if (restore_) {
       put_back(s.model->parameters());
-      text += " (epoch " + std::to_string(best_epoch_) + ")";
+      text += ", the weights of epoch " + std::to_string(tracker_.best_epoch()) + " restored";
     }
     log_info(text);
   }
 
-  std::vector<double> state() const override {
-    return {static_cast<double>(epochs_), static_cast<double>(best_epoch_), best_};
-  }
-  void set_state(std::span<const double> v) override {
-    if (v.size() != 3) return;
-    epochs_ = static_cast<std::int64_t>(v[0]);
-    best_epoch_ = static_cast<std::int64_t>(v[1]);
-    best_ = v[2];
-  }
+  std::vector<double> state() const override { return tracker_.state(); }
+  void set_state(std::span<const double> v) override { tracker_.set_state(v); }
 
  private:
   void keep(std::span<const Parameter> params) {
@@ -77,10 +60,9 @@ class EarlyStopping final : public Scheduler {
     }
   }
 
-  MonitoredValue watched_;
-  std::int64_t patience_, epochs_ = 0, best_epoch_ = 0;
+  ImprovementTracker tracker_;
+  std::int64_t patience_;
   bool restore_;
-  double best_;
   std::vector<Tensor> best_weights_;
 };
 

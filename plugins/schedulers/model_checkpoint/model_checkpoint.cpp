@@ -17,23 +17,19 @@ using namespace dtnn;
 class ModelCheckpoint final : public Scheduler {
  public:
   explicit ModelCheckpoint(const Params& p)
-      : watched_(p.get_string("metric"), p.get_string("mode"), p.where()),
-        save_freq_(p.get_int("save_freq")),
-        best_(watched_.worst()) {
+      : tracker_(MonitoredValue(p.get_string("metric"), p.get_string("mode"), p.where())),
+        save_freq_(p.get_int("save_freq")) {
     if (save_freq_ < 1) p.fail("save_freq", "an integer >= 1 (epochs)");
   }
   std::string name() const override { return "model_checkpoint"; }
 
   void on_epoch_end(TrainingState& s) override {
-    const double value = watched_.read(s);
-    ++epochs_;
-    if (!watched_.better(value, best_)) return;
-    best_ = value;
-    if (epochs_ % save_freq_ != 0) return;
-    const std::string file =
-        s.write_checkpoint("model-" + s.model->name() + "-epoch-" + std::to_string(epochs_));
+    if (!tracker_.observe(s) || tracker_.epochs() % save_freq_ != 0) return;
+    const std::string file = s.write_checkpoint("model-" + s.model->name() + "-epoch-" +
+                                                std::to_string(tracker_.epochs()));
     char line[96];
-    std::snprintf(line, sizeof line, " (%s = %.6g)", watched_.name().c_str(), value);
+    std::snprintf(line, sizeof line, " (%s = %.6g)", tracker_.watched().name().c_str(),
+                  tracker_.last());
     log_info("model_checkpoint: saved " + file + line);
     if (s.rank == 0 && !last_file_.empty() && last_file_ != file) {
       std::error_code ec;
@@ -42,17 +38,12 @@ class ModelCheckpoint final : public Scheduler {
     last_file_ = file;
   }
 
-  std::vector<double> state() const override { return {static_cast<double>(epochs_), best_}; }
-  void set_state(std::span<const double> v) override {
-    if (v.size() != 2) return;
-    epochs_ = static_cast<std::int64_t>(v[0]);
-    best_ = v[1];
-  }
+  std::vector<double> state() const override { return tracker_.state(); }
+  void set_state(std::span<const double> v) override { tracker_.set_state(v); }
 
  private:
-  MonitoredValue watched_;
-  std::int64_t save_freq_, epochs_ = 0;
-  double best_;
+  ImprovementTracker tracker_;
+  std::int64_t save_freq_;
   std::string last_file_;
 };
 

@@ -15,11 +15,10 @@ using namespace dtnn;
 class ReduceOnPlateau final : public Scheduler {
  public:
   explicit ReduceOnPlateau(const Params& p)
-      : watched_(p.get_string("metric"), p.get_string("mode"), p.where()),
+      : tracker_(MonitoredValue(p.get_string("metric"), p.get_string("mode"), p.where())),
         factor_(p.get_double("factor")),
         min_lr_(p.get_double("min_lr")),
-        patience_(p.get_int("patience")),
-        best_(watched_.worst()) {
+        patience_(p.get_int("patience")) {
     if (factor_ <= 0 || factor_ > 1) p.fail("factor", "a number in (0, 1]");
     if (patience_ < 1) p.fail("patience", "an integer >= 1");
     if (min_lr_ < 0) p.fail("min_lr", "a number >= 0");
@@ -27,39 +26,25 @@ class ReduceOnPlateau final : public Scheduler {
   std::string name() const override { return "reduce_lr_on_plateau"; }
 
   void on_epoch_end(TrainingState& s) override {
-    const double value = watched_.read(s);
-    ++epochs_;
-    if (watched_.better(value, best_)) {
-      best_ = value;
-      best_epoch_ = epochs_;
-      return;
-    }
+    if (tracker_.observe(s)) return;
     const double lr = s.optimizer->learning_rate() * factor_;
-    if (epochs_ - best_epoch_ < patience_ || lr < min_lr_) return;
+    if (tracker_.epochs_since_best() < patience_ || lr < min_lr_) return;
     s.optimizer->set_learning_rate(lr);
-    best_epoch_ = epochs_;
+    tracker_.restart_wait();
     char line[160];
     std::snprintf(line, sizeof line,
                   "reduce_lr_on_plateau: %s did not improve for %lld epochs: learning rate %.8g",
-                  watched_.name().c_str(), static_cast<long long>(patience_), lr);
+                  tracker_.watched().name().c_str(), static_cast<long long>(patience_), lr);
     log_info(line);
   }
 
-  std::vector<double> state() const override {
-    return {static_cast<double>(epochs_), static_cast<double>(best_epoch_), best_};
-  }
-  void set_state(std::span<const double> v) override {
-    if (v.size() != 3) return;
-    epochs_ = static_cast<std::int64_t>(v[0]);
-    best_epoch_ = static_cast<std::int64_t>(v[1]);
-    best_ = v[2];
-  }
+  std::vector<double> state() const override { return tracker_.state(); }
+  void set_state(std::span<const double> v) override { tracker_.set_state(v); }
 
  private:
-  MonitoredValue watched_;
+  ImprovementTracker tracker_;
   double factor_, min_lr_;
-  std::int64_t patience_, epochs_ = 0, best_epoch_ = 0;
-  double best_;
+  std::int64_t patience_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new ReduceOnPlateau(p); }
