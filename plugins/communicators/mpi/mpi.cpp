@@ -108,16 +108,12 @@ class Mpi final : public Communicator {
 
   void allreduce_sum(void* data, std::size_t count, DType dtype, std::string_view name) override {
     in_pieces(data, count, dtype, [&](void* piece, int n) {
-      const std::uint64_t seq = enter(name);
-      if (!watched()) {
-        check(MPI_Allreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), MPI_SUM, comm_),
-              "MPI_Allreduce");
-        return;
-      }
-      MPI_Request r = MPI_REQUEST_NULL;
-      check(MPI_Iallreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), MPI_SUM, comm_, &r),
-            "MPI_Iallreduce");
-      wait(r, seq, name, "allreduce");
+      collective(
+          name, "allreduce",
+          [&] { return MPI_Allreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), MPI_SUM, comm_); },
+          [&](MPI_Request* r) {
+            return MPI_Iallreduce(MPI_IN_PLACE, piece, n, mpi_type(dtype), MPI_SUM, comm_, r);
+          });
     });
   }
 
@@ -135,43 +131,27 @@ class Mpi final : public Communicator {
   void broadcast(void* data, std::size_t count, DType dtype, int root,
                  std::string_view name) override {
     in_pieces(data, count, dtype, [&](void* piece, int n) {
-      const std::uint64_t seq = enter(name);
-      if (!watched()) {
-        check(MPI_Bcast(piece, n, mpi_type(dtype), root, comm_), "MPI_Bcast");
-        return;
-      }
-      MPI_Request r = MPI_REQUEST_NULL;
-      check(MPI_Ibcast(piece, n, mpi_type(dtype), root, comm_, &r), "MPI_Ibcast");
-      wait(r, seq, name, "broadcast");
+      collective(
+          name, "broadcast", [&] { return MPI_Bcast(piece, n, mpi_type(dtype), root, comm_); },
+          [&](MPI_Request* r) { return MPI_Ibcast(piece, n, mpi_type(dtype), root, comm_, r); });
     });
   }
 
   void allgather(const void* send, void* recv, std::size_t count, DType dtype,
                  std::string_view name) override {
     if (count > kMaxCount) throw Error("MPI: allgather above 2^30 elements per rank");
-    const std::uint64_t seq = enter(name);
     const int n = static_cast<int>(count);
     const void* from = send == recv ? MPI_IN_PLACE : send;
-    if (!watched()) {
-      check(MPI_Allgather(from, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_),
-            "MPI_Allgather");
-      return;
-    }
-    MPI_Request r = MPI_REQUEST_NULL;
-    check(MPI_Iallgather(from, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_, &r),
-          "MPI_Iallgather");
-    wait(r, seq, name, "allgather");
+    const MPI_Datatype type = mpi_type(dtype);
+    collective(
+        name, "allgather", [&] { return MPI_Allgather(from, n, type, recv, n, type, comm_); },
+        [&](MPI_Request* r) { return MPI_Iallgather(from, n, type, recv, n, type, comm_, r); });
   }
 
   void barrier(std::string_view name) override {
-    const std::uint64_t seq = enter(name);
-    if (!watched()) {
-      check(MPI_Barrier(comm_), "MPI_Barrier");
-      return;
-    }
-    MPI_Request r = MPI_REQUEST_NULL;
-    check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
-    wait(r, seq, name, "barrier");
+    collective(
+        name, "barrier", [&] { return MPI_Barrier(comm_); },
+        [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
   }
 
   std::string describe() const override {
@@ -222,6 +202,20 @@ class Mpi final : public Communicator {
     ++seq_;
     if (watched()) arrivals_->announce(seq_, name);
     return seq_;
+  }
+
+  // One blocking collective, numbered and named: the plain blocking call when unwatched, else its
+  // non-blocking twin (start) and a watched wait. Both return an MPI error code.
+  template <class Blocking, class Start>
+  void collective(std::string_view name, const char* kind, Blocking blocking, Start start) {
+    const std::uint64_t seq = enter(name);
+    if (!watched()) {
+      check(blocking(), kind);
+      return;
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(start(&r), kind);
+    wait(r, seq, name, kind);
   }
 
   // MPI counts are int: f(piece, n) for each piece of at most kMaxCount elements.
