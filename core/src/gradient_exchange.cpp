@@ -159,8 +159,8 @@ void GradientExchange::average_weights(double weight) {
 
 void GradientExchange::broadcast_weights(int root) {
   for (const Parameter& p : model_.parameters())
-    comm_.broadcast(p.value.raw(), static_cast<std::size_t>(p.value.numel()), p.value.dtype(),
-                    root, "initial weights: " + p.name);
+    comm_.broadcast(p.value.raw(), static_cast<std::size_t>(p.value.numel()), p.value.dtype(), root,
+                    "weights from rank " + std::to_string(root) + ": " + p.name);
 }
 
 }  // namespace dtnn

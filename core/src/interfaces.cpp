@@ -45,6 +45,14 @@ double number_or_rule_default(const Params& p, std::string_view key, UpdateRule 
   return p.get_double(key);
 }
 
+std::vector<Tensor> zeros_like(std::span<const Parameter> parameters) {
+  std::vector<Tensor> out;
+  out.reserve(parameters.size());
+  for (const Parameter& p : parameters)
+    out.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
+  return out;
+}
+
 void Optimizer::step(std::span<const Parameter> parameters) {
   begin_step();
   for (std::size_t i = 0; i < parameters.size(); ++i) update(i, parameters[i]);

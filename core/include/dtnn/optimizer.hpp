@@ -14,6 +14,8 @@ namespace dtnn {
 // their defaults. Each plugin's header gives both.
 enum class UpdateRule { textbook, pydtnn };
 DTNN_CORE_EXPORT UpdateRule parse_update_rule(const Params& p);
+// One zero tensor per parameter, of its shape and dtype: the usual optimizer state.
+DTNN_CORE_EXPORT std::vector<Tensor> zeros_like(std::span<const Parameter> parameters);
 // p[key] as a number, or the rule's default when p[key] is null.
 DTNN_CORE_EXPORT double number_or_rule_default(const Params& p, std::string_view key,
                                                UpdateRule rule, double textbook, double pydtnn);

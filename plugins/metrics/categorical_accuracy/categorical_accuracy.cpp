@@ -15,24 +15,12 @@ class CategoricalAccuracy final : public Metric {
   std::size_t num_totals() const override { return 2; }
 
   void accumulate(const Tensor& p, const Tensor& t, std::span<double> totals) const override {
-    dispatch_dtype(p.dtype(), [&](auto z) {
-      using T = decltype(z);
-      const std::int64_t n = p.dim(0), m = p.numel() / std::max<std::int64_t>(n, 1);
-      const T *pp = p.data<T>(), *tp = t.data<T>();
-      double correct = 0;
-      for (std::int64_t r = 0; r < n; ++r) {
-        const T* pr = pp + r * m;
-        const T* tr = tp + r * m;
-        correct += (std::max_element(pr, pr + m) - pr) == (std::max_element(tr, tr + m) - tr);
-      }
-      totals[0] += correct;
-      totals[1] += static_cast<double>(n);
+    accumulate_row_mean(p, t, totals, [](const auto* pr, const auto* tr, std::int64_t m) {
+      return (std::max_element(pr, pr + m) - pr) == (std::max_element(tr, tr + m) - tr) ? 1.0 : 0.0;
     });
   }
 
-  double value(std::span<const double> totals) const override {
-    return totals[1] > 0 ? totals[0] / totals[1] : 0.0;
-  }
+  double value(std::span<const double> totals) const override { return row_mean(totals); }
 };
 
 Plugin* create(const Params&, const PluginContext&) { return new CategoricalAccuracy(); }

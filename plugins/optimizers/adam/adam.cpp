@@ -68,12 +68,8 @@ class Adam final : public Optimizer {
   }
 
   void build(std::span<const Parameter> params) override {
-    m_.clear();
-    v_.clear();
-    for (const auto& p : params) {
-      m_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
-      v_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
-    }
+    m_ = zeros_like(params);
+    v_ = zeros_like(params);
     step_ = Tensor::zeros(Shape{1}, DType::float64);
   }
   double learning_rate() const override { return lr_; }

@@ -37,12 +37,8 @@ class Nadam final : public Optimizer {
   }
 
   void build(std::span<const Parameter> params) override {
-    m_.clear();
-    v_.clear();
-    for (const auto& p : params) {
-      m_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
-      v_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
-    }
+    m_ = zeros_like(params);
+    v_ = zeros_like(params);
     counters_ = Tensor::zeros(Shape{2}, DType::float64);  // t, and P_t (1 before any step)
     counters_.data<double>()[1] = 1.0;
   }

@@ -28,10 +28,7 @@ class RmsProp final : public Optimizer {
     if (decay_ < 0) p.fail("decay", "a number >= 0");
   }
 
-  void build(std::span<const Parameter> params) override {
-    square_.clear();
-    for (const auto& p : params) square_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
-  }
+  void build(std::span<const Parameter> params) override { square_ = zeros_like(params); }
   double learning_rate() const override { return lr_; }
   void set_learning_rate(double lr) override { lr_ = lr; }
   std::vector<Tensor> state() override { return square_; }

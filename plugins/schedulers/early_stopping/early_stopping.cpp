@@ -6,6 +6,7 @@
 
 #include "dtnn/log.hpp"
 #include "dtnn/model.hpp"
+#include "dtnn/optimizer.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/scheduler.hpp"
 
@@ -46,11 +47,7 @@ class EarlyStopping final : public Scheduler {
 
  private:
   void keep(std::span<const Parameter> params) {
-    if (best_weights_.size() != params.size()) {
-      best_weights_.clear();
-      for (const Parameter& p : params)
-        best_weights_.push_back(Tensor::zeros(p.value.shape(), p.value.dtype()));
-    }
+    if (best_weights_.size() != params.size()) best_weights_ = zeros_like(params);
     for (std::size_t i = 0; i < params.size(); ++i) best_weights_[i].copy_from(params[i].value);
   }
   void put_back(std::span<const Parameter> params) {
