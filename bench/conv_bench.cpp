@@ -1,9 +1,11 @@
-// conv_bench: every ConvAlgorithm plugin, pass by pass, over real layer shapes (simplecnn's and the
-// VGG16-CIFAR10 shapes of ../shared/peers/conv_bench.py), batch 64, as a table and as JSON.
-//   conv_bench [--algorithms i2c,gemm] [--only scnn] [--batch 64] [--dtype float32] [--layout NHWC]
-//              [--min-time 0.3]
+// conv_bench: every ConvAlgorithm plugin, pass by pass, over real layer shapes (conv_shapes.hpp:
+// simplecnn, VGG16-CIFAR10, ResNet-20-CIFAR at batch 64, ResNet-50-ImageNet at batch 32), as a
+// table and as JSON: time, GFLOPS and workspace bytes of forward, backward-data, backward-filter.
+//   conv_bench [--algorithms i2c,winograd] [--nets vgg,resnet20] [--only 512] [--batch N]
+//              [--dtype float32] [--layout NHWC] [--min-time 0.3] [--param winograd.tile=2]
 // Each point: 2 warm-up calls, then repeats until min-time has passed (at least 5); the median.
-// GFLOPS count 2*N*Ho*Wo*K*C*KH*KW per pass (bias excluded), as the PyTorch peer does.
+// GFLOPS count 2*N*Ho*Wo*K*C*KH*KW per pass (bias excluded), as the PyTorch peer does: the
+// arithmetic of a direct convolution, whatever the algorithm really does.
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -13,7 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "conv_shapes.hpp"
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/error.hpp"
+#include <map>
+#include <nlohmann/json.hpp>
 #include "dtnn/params.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
@@ -22,17 +28,6 @@ namespace po = boost::program_options;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-struct Shape4 {
-  const char* label;
-  std::int64_t c, k, h, pad;
-};
-const Shape4 kShapes[] = {{"scnn 1->4@28", 1, 4, 28, 0},      {"scnn 4->8@26", 4, 8, 26, 0},
-                          {"vgg 3->64@32", 3, 64, 32, 1},     {"vgg 64->64@32", 64, 64, 32, 1},
-                          {"vgg 64->128@16", 64, 128, 16, 1}, {"vgg 128->128@16", 128, 128, 16, 1},
-                          {"vgg 128->256@8", 128, 256, 8, 1}, {"vgg 256->256@8", 256, 256, 8, 1},
-                          {"vgg 256->512@4", 256, 512, 4, 1}, {"vgg 512->512@4", 512, 512, 4, 1},
-                          {"vgg 512->512@2", 512, 512, 2, 1}};
 
 template <class F>
 double median_seconds(F&& f, double min_time) {
@@ -58,19 +53,44 @@ void fill(dtnn::Tensor& t) {
   });
 }
 
+// "--param winograd.tile=2" -> params["winograd"]["tile"] = 2 (the value is JSON; a bare word is a
+// string).
+void add_param(std::map<std::string, nlohmann::json>& params, const std::string& spec) {
+  const auto dot = spec.find('.'), eq = spec.find('=');
+  if (dot == std::string::npos || eq == std::string::npos || eq < dot)
+    throw dtnn::Error("--param '" + spec + "': expected ALGORITHM.KEY=VALUE");
+  const std::string value = spec.substr(eq + 1);
+  nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+  if (v.is_discarded()) v = value;
+  params[spec.substr(0, dot)][spec.substr(dot + 1, eq - dot - 1)] = v;
+}
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string n; std::getline(ss, n, ',');)
+    if (!n.empty()) out.push_back(n);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string algorithms, only, dtype = "float32", layout = "NHWC";
-  std::int64_t batch = 64;
+  std::string algorithms, nets = "scnn,vgg,resnet20,resnet50", only, dtype = "float32",
+                          layout = "NHWC";
+  std::vector<std::string> param_specs;
+  std::int64_t batch = 0;
   double min_time = 0.3;
   po::options_description desc("conv_bench options");
   desc.add_options()("help,h", "help")("algorithms", po::value(&algorithms),
-                                       "comma-separated (default: all)")(
+                                       "comma-separated (default: every one but reference)")(
+      "nets", po::value(&nets), "comma-separated: scnn, vgg, resnet20, resnet50 (default: all)")(
       "only", po::value(&only), "substring filter on the layer label")(
-      "batch", po::value(&batch), "batch size")("dtype", po::value(&dtype), "float32 or float64")(
-      "layout", po::value(&layout), "NHWC or NCHW")("min-time", po::value(&min_time),
-                                                    "seconds per point");
+      "batch", po::value(&batch), "batch size (default: 64, 32 for resnet50)")(
+      "dtype", po::value(&dtype), "float32 or float64")("layout", po::value(&layout),
+                                                         "NHWC or NCHW")(
+      "min-time", po::value(&min_time), "seconds per point")(
+      "param", po::value(&param_specs), "ALGORITHM.KEY=VALUE, a plugin parameter (repeatable)");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -79,46 +99,52 @@ int main(int argc, char** argv) {
       std::cout << desc;
       return 0;
     }
+    std::map<std::string, nlohmann::json> params;
+    for (const auto& spec : param_specs) add_param(params, spec);
     dtnn::initialize_runtime();
     dtnn::Registry registry(dtnn::Registry::default_folders());
-    std::vector<std::string> names;
-    if (algorithms.empty()) {
+    std::vector<std::string> names = split(algorithms);
+    if (names.empty())
       for (const auto& n : registry.available("conv"))
         if (n != "reference") names.push_back(n);
-    } else {
-      std::stringstream ss(algorithms);
-      for (std::string n; std::getline(ss, n, ',');) names.push_back(n);
-    }
+    const std::vector<std::string> wanted_nets = split(nets);
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
-    std::printf("batch %lld, %s %s, %d threads, BLIS '%s'\n", static_cast<long long>(batch),
-                dtype.c_str(), layout.c_str(), rt.threads, rt.blis_kernels.c_str());
-    std::printf("%-17s %-10s %10s %9s %10s %9s %10s %9s\n", "layer", "algorithm", "fwd ms", "GF/s",
-                "bwd-data", "GF/s", "bwd-filt", "GF/s");
+    std::printf("%s %s, %d threads, BLIS '%s'\n", dtype.c_str(), layout.c_str(), rt.threads,
+                rt.blis_kernels.c_str());
+    std::printf("%-30s %-9s %9s %7s %9s %7s %9s %7s %9s %9s\n", "layer", "algorithm", "fwd ms",
+                "GF/s", "bwd-data", "GF/s", "bwd-filt", "GF/s", "f+b ms", "work MiB");
     std::string json = "[";
-    for (const Shape4& s : kShapes) {
+    for (const dtnn::bench::ConvShape& s : dtnn::bench::kConvShapes) {
+      if (std::find(wanted_nets.begin(), wanted_nets.end(), s.net) == wanted_nets.end()) continue;
       if (!only.empty() && std::string(s.label).find(only) == std::string::npos) continue;
-      dtnn::ConvGeometry g;
-      g.n = batch, g.h = g.w = s.h, g.c = s.c, g.k = s.k, g.kh = g.kw = 3,
-      g.pad_h = g.pad_w = s.pad;
-      g.dtype = dtnn::parse_dtype(dtype);
-      g.layout = dtnn::parse_layout(layout);
-      const double flops = 2.0 * batch * g.ho() * g.wo() * g.k * g.c * 9;
-      dtnn::Tensor x = dtnn::Tensor::empty(g.x_shape(batch), g.dtype, g.layout),
+      const std::int64_t n = batch > 0 ? batch : s.batch;
+      const dtnn::ConvGeometry g = dtnn::bench::geometry_of(s, n, dtnn::parse_dtype(dtype),
+                                                            dtnn::parse_layout(layout));
+      const double flops = 2.0 * n * g.ho() * g.wo() * g.k * g.c * g.kh * g.kw;
+      dtnn::Tensor x = dtnn::Tensor::empty(g.x_shape(n), g.dtype, g.layout),
                    w = dtnn::Tensor::empty(g.w_shape(), g.dtype, g.layout);
-      dtnn::Tensor y = dtnn::Tensor::empty(g.y_shape(batch), g.dtype, g.layout),
+      dtnn::Tensor y = dtnn::Tensor::empty(g.y_shape(n), g.dtype, g.layout),
                    dx = dtnn::Tensor::empty(x.shape(), g.dtype, g.layout);
       dtnn::Tensor dw = dtnn::Tensor::zeros(w.shape(), g.dtype, g.layout);
       fill(x), fill(w), fill(y);
       for (const auto& name : names) {
-        auto algo = registry.create_as<dtnn::ConvAlgorithm>("conv", name, dtnn::Params());
+        const auto p = params.find(name);
+        auto algo = registry.create_as<dtnn::ConvAlgorithm>(
+            "conv", name,
+            p == params.end() ? dtnn::Params() : dtnn::Params(p->second, "--param " + name));
         std::string why;
-        if (!algo->supports(g, dtnn::ConvPass::forward, why)) {
-          std::printf("%-17s %-10s   not supported: %s\n", s.label, name.c_str(), why.c_str());
+        bool ok = true;
+        for (auto pass : {dtnn::ConvPass::forward, dtnn::ConvPass::backward_data,
+                          dtnn::ConvPass::backward_filter})
+          ok = ok && algo->supports(g, pass, why);
+        if (!ok) {
+          std::printf("%-30s %-9s   not supported: %s\n", s.label, name.c_str(), why.c_str());
           continue;
         }
         algo->prepare(g);
         const double tf = median_seconds([&] { algo->forward(x, w, y); }, min_time);
         const double td = median_seconds([&] { algo->backward_data(y, w, dx); }, min_time);
+        // backward_filter may reuse what forward computed: timed after one, minus the forward.
         const double tw = median_seconds(
                               [&] {
                                 algo->forward(x, w, y);
@@ -126,21 +152,23 @@ int main(int argc, char** argv) {
                               },
                               min_time) -
                           tf;
-        std::printf("%-17s %-10s %10.3f %9.1f %10.3f %9.1f %10.3f %9.1f\n", s.label, name.c_str(),
-                    tf * 1e3, flops / tf * 1e-9, td * 1e3, flops / td * 1e-9, tw * 1e3,
-                    flops / tw * 1e-9);
-        char row[400];
-        std::snprintf(
-            row, sizeof row,
-            "%s{\"layer\": \"%s\", \"algorithm\": \"%s\", \"fwd_ms\": %.4f, \"bwd_data_ms\": %.4f, "
-            "\"bwd_filter_ms\": %.4f, \"fwd_gflops\": %.1f}",
-            json.size() > 1 ? ", " : "", s.label, name.c_str(), tf * 1e3, td * 1e3, tw * 1e3,
-            flops / tf * 1e-9);
-        json += row;
+        const double total = tf + tw + (s.needs_dx ? td : 0.0);
+        const double work = static_cast<double>(algo->workspace_bytes());
+        std::printf("%-30s %-9s %9.3f %7.1f %9.3f %7.1f %9.3f %7.1f %9.3f %9.2f\n", s.label,
+                    name.c_str(), tf * 1e3, flops / tf * 1e-9, td * 1e3, flops / td * 1e-9,
+                    tw * 1e3, flops / tw * 1e-9, total * 1e3, work / (1 << 20));
+        std::fflush(stdout);
+        nlohmann::json row = {{"layer", s.label},      {"net", s.net},
+                              {"algorithm", name},     {"batch", n},
+                              {"needs_dx", s.needs_dx}, {"fwd_ms", tf * 1e3},
+                              {"bwd_data_ms", td * 1e3}, {"bwd_filter_ms", tw * 1e3},
+                              {"fwdbwd_ms", total * 1e3}, {"fwd_gflops", flops / tf * 1e-9},
+                              {"workspace_bytes", algo->workspace_bytes()}};
+        json += (json.size() > 1 ? ", " : "") + row.dump();
       }
     }
-    std::printf("JSON {\"batch\": %lld, \"threads\": %d, \"rows\": %s]}\n",
-                static_cast<long long>(batch), rt.threads, json.c_str());
+    std::printf("JSON {\"dtype\": \"%s\", \"layout\": \"%s\", \"threads\": %d, \"rows\": %s]}\n",
+                dtype.c_str(), layout.c_str(), rt.threads, json.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conv_bench: error: %s\n", e.what());
     return 1;

@@ -53,3 +53,23 @@ TEST_CASE("the conformance harness catches a wrong algorithm") {
   auto checks = testing::check_conv_algorithm(test::plugins(), "reference", g);
   for (const auto& c : checks) CHECK(c.error == 0.0);
 }
+
+TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
+  int compared = 0;
+  for (std::int64_t tile : {2, 4})
+    for (DType dtype : {DType::float32, DType::float64})
+      for (Layout layout : {Layout::nhwc, Layout::nchw})
+        for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout)) {
+          const Params p(nlohmann::json{{"tile", tile}}, "test");
+          for (const auto& c : testing::check_conv_algorithm(test::plugins(), "winograd", g, p)) {
+            if (!c.supported) continue;
+            CAPTURE(tile);
+            CAPTURE(g.str());
+            CAPTURE(c.pass);
+            CHECK(c.error < testing::conv_tolerance(dtype));
+            CHECK(c.guard == "");
+            ++compared;
+          }
+        }
+  CHECK(compared >= 2 * 2 * 2 * 3 * 9);
+}

@@ -35,6 +35,25 @@ struct DTNN_CORE_EXPORT ConvGeometry {
   std::string str() const;  // for messages and tables
 };
 
+// Element strides of an activation as (sample, row, column, channel), whatever the layout.
+struct ActivationStrides {
+  std::int64_t n, y, x, c;
+};
+inline ActivationStrides activation_strides(Layout layout, std::int64_t h, std::int64_t w,
+                                            std::int64_t c) {
+  if (layout == Layout::nhwc) return {h * w * c, w * c, c, 1};
+  return {c * h * w, w, 1, h * w};
+}
+
+// Element strides of g's filter as (filter row, filter column, input channel, output channel).
+struct FilterStrides {
+  std::int64_t y, x, c, k;
+};
+inline FilterStrides filter_strides(const ConvGeometry& g) {
+  if (g.layout == Layout::nhwc) return {g.kw * g.c * g.k, g.c * g.k, g.k, 1};  // [KH,KW,C,K]
+  return {g.kw, 1, g.kh * g.kw, g.c * g.kh * g.kw};                            // [K,C,KH,KW]
+}
+
 enum class ConvPass : std::uint8_t { forward = 0, backward_data = 1, backward_filter = 2 };
 
 class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {

@@ -36,6 +36,20 @@ std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout) {
   r.n = 2, r.h = 8, r.w = 6, r.c = 4, r.k = 3, r.kh = 3, r.kw = 1, r.stride_h = 2, r.stride_w = 1;
   r.pad_h = 1, r.pad_w = 0, r.dtype = dtype, r.layout = layout;
   out.push_back(r);
+  // Edge cases of blocked and tiled algorithms: channel counts that are no multiple of a vector
+  // (or of a Winograd chunk), sizes that leave partial 2x2 and 4x4 tiles, padding wider than the
+  // filter's reach (backward-data then crops), 1x1 filters over wide channels.
+  struct Edge {
+    std::int64_t n, h, w, c, k, kernel, pad;
+  };
+  for (const Edge& e : {Edge{2, 11, 13, 37, 35, 3, 1}, Edge{1, 6, 5, 16, 33, 3, 0},
+                        Edge{2, 5, 6, 3, 4, 3, 3}, Edge{3, 4, 4, 40, 9, 3, 2},
+                        Edge{2, 5, 7, 17, 70, 1, 0}}) {
+    ConvGeometry g;
+    g.n = e.n, g.h = e.h, g.w = e.w, g.c = e.c, g.k = e.k, g.kh = g.kw = e.kernel;
+    g.pad_h = g.pad_w = e.pad, g.dtype = dtype, g.layout = layout;
+    out.push_back(g);
+  }
   return out;
 }
 

@@ -21,7 +21,8 @@ struct ConvCheck {
 };
 
 // The geometry sweep of the conformance suite: kernel 1/3/5, stride 1/2, padding 0/1/2,
-// non-square input, batch 1 and 3, dilation 1 (and 2 for 3x3), for the given dtype and layout.
+// non-square input, batch 1 and 3, dilation 1 (and 2 for 3x3), and edge cases of blocked and tiled
+// algorithms (odd channel counts, partial tiles, padding of 3), for the given dtype and layout.
 std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout);
 
 // Runs the three passes of `algorithm` and of reference on g with seeded random tensors.

@@ -1,0 +1,123 @@
+// An implicit GEMM on BLIS's own micro-kernel and blocking parameters: C[m, n] (+)= A[m, k] B[k, n]
+// where A and B are never stored as matrices. The caller packs them, one micro-panel at a time,
+// straight from wherever their elements live (an image, a filter), so a convolution's im2col
+// happens inside the packing (PyDTNN's ConvGemm; Goto's five loops around the micro-kernel):
+//
+//   for jc in n step NC:              B panel  kc x nc  packed in NR-wide micro-panels
+//     for pc in k step KC:
+//       for ic in my rows step MC:    A block  mc x kc  packed in MR-tall micro-panels
+//         for jr, ir:                 micro-kernel: MR x NR of C from kc products
+//
+// The threads split the rows of C (in whole micro-panels); each packs its own A and B.
+#pragma once
+#include <blis.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace dtnn::implicit_gemm {
+
+// BLIS's native micro-kernel for T on this CPU, and its blocking parameters.
+template <class T>
+struct Kernel {
+  using Ukr = void (*)(dim_t m, dim_t n, dim_t k, T* alpha, T* a, T* b, T* beta, T* c, inc_t rs_c,
+                       inc_t cs_c, auxinfo_t* data, cntx_t* cntx);
+  Ukr ukr = nullptr;
+  cntx_t* cntx = nullptr;
+  std::int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0;
+
+  static Kernel query() {
+    constexpr num_t dt = std::is_same_v<T, float> ? BLIS_FLOAT : BLIS_DOUBLE;
+    Kernel k;
+    k.cntx = bli_gks_query_cntx();
+    k.ukr = reinterpret_cast<Ukr>(bli_cntx_get_l3_nat_ukr_dt(dt, BLIS_GEMM_UKR, k.cntx));
+    k.mr = bli_cntx_get_blksz_def_dt(dt, BLIS_MR, k.cntx);
+    k.nr = bli_cntx_get_blksz_def_dt(dt, BLIS_NR, k.cntx);
+    k.mc = bli_cntx_get_blksz_def_dt(dt, BLIS_MC, k.cntx);
+    k.kc = bli_cntx_get_blksz_def_dt(dt, BLIS_KC, k.cntx);
+    k.nc = bli_cntx_get_blksz_def_dt(dt, BLIS_NC, k.cntx);
+    return k;
+  }
+
+  // Per-thread packing buffers (elements) for products at most n_max wide.
+  std::int64_t a_buffer() const { return mc * kc; }
+  std::int64_t b_buffer(std::int64_t n_max) const {
+    return kc * (std::min(nc, n_max) + nr - 1) / nr * nr;
+  }
+};
+
+// Where C lives: element (i, j) at base[row(i) + j * col_stride]. Plain row-major C (row(i) =
+// i * ld, col_stride 1) is written by the micro-kernel itself; anything else goes through a tile.
+template <class T, class RowOffset>
+struct Output {
+  T* base;
+  RowOffset row;
+  std::int64_t col_stride;
+  std::int64_t ld;  // > 0: C is plain row-major with this leading dimension
+};
+
+// C (+)= A B: beta 0 overwrites C, 1 accumulates. pack_a(i, p0, kc, panel) writes rows [i, i+MR)
+// (zeros past m) x columns [p0, p0+kc) as panel[p * MR + r]; pack_b(j, p0, kc, panel) writes rows
+// [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf and b_buf hold
+// Kernel::a_buffer() and b_buffer(n) elements per thread.
+template <class T, class PackA, class PackB, class RowOffset>
+void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, PackA&& pack_a,
+         PackB&& pack_b, const Output<T, RowOffset>& c, T beta, T* a_buf, T* b_buf) {
+  if (m == 0 || n == 0) return;
+  const std::int64_t panels = (m + kr.mr - 1) / kr.mr;
+  const std::int64_t a_size = kr.a_buffer(), b_size = kr.b_buffer(n);
+#pragma omp parallel if (m * n * k > 64 * 64 * 64)
+  {
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const std::int64_t share = (panels + threads - 1) / threads;
+    const std::int64_t row0 = std::min(m, t * share * kr.mr);
+    const std::int64_t row1 = std::min(m, (t + 1) * share * kr.mr);
+    T* a = a_buf + t * a_size;
+    T* b = b_buf + t * b_size;
+    T one = 1;
+    alignas(64) T tile[16 * 32];  // MR x NR of a C that is not plain row-major
+    auxinfo_t aux{};
+    for (std::int64_t jc = 0; jc < n && row0 < row1; jc += kr.nc) {
+      const std::int64_t nc = std::min(kr.nc, n - jc);
+      for (std::int64_t pc = 0; pc < k; pc += kr.kc) {
+        const std::int64_t kc = std::min(kr.kc, k - pc);
+        T first = pc == 0 ? beta : T(1);
+        for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b + jr * kc);
+        for (std::int64_t ic = row0; ic < row1; ic += kr.mc) {
+          const std::int64_t mc = std::min(kr.mc, row1 - ic);
+          for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
+          for (std::int64_t jr = 0; jr < nc; jr += kr.nr) {
+            const std::int64_t nr = std::min(kr.nr, nc - jr);
+            T* bp = b + jr * kc;
+            for (std::int64_t ir = 0; ir < mc; ir += kr.mr) {
+              const std::int64_t mr = std::min(kr.mr, mc - ir);
+              T* ap = a + ir * kc;
+              bli_auxinfo_set_next_a(ap, &aux);
+              bli_auxinfo_set_next_b(bp, &aux);
+              const std::int64_t i = ic + ir, j = jc + jr;
+              if (c.ld > 0) {
+                kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + i * c.ld + j, c.ld, 1, &aux,
+                       kr.cntx);
+                continue;
+              }
+              T zero = 0;
+              kr.ukr(mr, nr, kc, &one, ap, bp, &zero, tile, kr.nr, 1, &aux, kr.cntx);
+              for (std::int64_t r = 0; r < mr; ++r) {
+                T* dst = c.base + c.row(i + r) + j * c.col_stride;
+                const T* src = tile + r * kr.nr;
+                if (first == T(0))
+                  for (std::int64_t q = 0; q < nr; ++q) dst[q * c.col_stride] = src[q];
+                else
+                  for (std::int64_t q = 0; q < nr; ++q) dst[q * c.col_stride] += src[q];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace dtnn::implicit_gemm

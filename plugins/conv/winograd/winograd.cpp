@@ -1,0 +1,321 @@
+// winograd: 3x3, stride-1 convolutions through Winograd minimal filtering F(4x4,3x3) or F(2x2,3x3)
+// (transforms.hpp), any padding, NHWC and NCHW, float32 and float64. All three passes:
+//   forward          y  = correlate(x, w)                     tiles over y
+//   backward-data    dx = correlate(dy, rot180(w)^T) with padding 2 - pad (negative: a crop)
+//   backward-filter  dw += Gt [ sum over tiles (Bt x B) .* (A dy At) ] G
+// The minibatch's tiles are processed in blocks small enough to stay in the last-level cache. For
+// a block: (1) every tile of the input goes to the Winograd domain, V[t][p][c] (t: one of a*a
+// points, p: tile); (2) one GEMM per point, M[t] = V[t] U[t] (BLIS, the points shared between the
+// threads); (3) every tile comes back. The filter transform U[t][c][k] is rebuilt on each call
+// (the weights change every step; it costs 1/Ntiles of the GEMMs).
+#include <omp.h>
+
+#include <algorithm>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/gemm.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "transforms.hpp"
+
+namespace {
+
+using namespace dtnn;
+using winograd::kChunk;
+
+// One activation as the transforms see it.
+template <class T>
+struct Image {
+  T* data;
+  ActivationStrides s;
+  std::int64_t n, h, w, c;
+};
+
+class Winograd final : public ConvAlgorithm {
+ public:
+  explicit Winograd(const Params& p)
+      : wanted_tile_(p.get_int("tile")), block_bytes_(p.get_int("block_bytes")) {
+    if (wanted_tile_ != 0 && wanted_tile_ != 2 && wanted_tile_ != 4)
+      throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
+                  "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work)");
+    if (block_bytes_ < 1)
+      throw Error("conv 'winograd': parameter 'block_bytes' must be positive");
+  }
+
+  std::string name() const override { return "winograd"; }
+
+  bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
+    if (g.kh != 3 || g.kw != 3) {
+      why_not = "3x3 filters only";
+      return false;
+    }
+    if (g.stride_h != 1 || g.stride_w != 1) {
+      why_not = "stride 1 only";
+      return false;
+    }
+    if (g.dilation_h != 1 || g.dilation_w != 1) {
+      why_not = "no dilation";
+      return false;
+    }
+    return true;
+  }
+
+  void prepare(const ConvGeometry& g) override {
+    g_ = g;
+    // Auto: the tile size with fewer Winograd-domain products, points x tiles (F(2x2) on 2x2
+    // outputs: 16 x 1 against 36 x 1; F(4x4) from 4x4 up: 36 x 1 against 16 x 4).
+    auto work = [&](std::int64_t m) {
+      return (m + 2) * (m + 2) * ((g.ho() + m - 1) / m) * ((g.wo() + m - 1) / m);
+    };
+    tile_ = wanted_tile_ != 0 ? wanted_tile_ : work(2) < work(4) ? 2 : 4;
+    const std::int64_t a = tile_ + 2, widest = std::max(g.c, g.k);
+    // The most tiles any pass has: forward tiles y, backward-data tiles dx (as large as x).
+    const std::int64_t tiles = g.n * std::max(tiles_of(g.ho()) * tiles_of(g.wo()),
+                                              tiles_of(g.h) * tiles_of(g.w));
+    // block_bytes bounds one point's share of a block (its V and M rows), what one GEMM streams.
+    const std::int64_t per_tile = 2 * widest * static_cast<std::int64_t>(dtype_size(g.dtype));
+    block_ = std::clamp<std::int64_t>(block_bytes_ / per_tile, 8, tiles);
+    filter_ = Tensor::empty(Shape{a * a * g.c * g.k}, g.dtype);
+    v_ = Tensor::empty(Shape{a * a * block_ * widest}, g.dtype);
+    m_ = Tensor::empty(Shape{a * a * block_ * widest}, g.dtype);
+  }
+
+  std::size_t workspace_bytes() const override { return filter_.bytes() + v_.bytes() + m_.bytes(); }
+
+  void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
+    dispatch([&]<class T, int M>() {
+      filter_transform<T, M>(w.data<T>(), filter_strides(g_), g_.c, g_.k);
+      correlate<T, M>(image<T>(x), image<T>(y), g_.pad_h, g_.pad_w);
+    });
+  }
+
+  void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    // dx[i] = sum_j dy[i + j - (2 - pad)] w[2 - j]: a forward pass over dy with the filter turned
+    // by 180 degrees and its channels swapped.
+    dispatch([&]<class T, int M>() {
+      const FilterStrides s = filter_strides(g_);
+      const T* turned = w.data<T>() + 2 * s.y + 2 * s.x;
+      filter_transform<T, M>(turned, FilterStrides{-s.y, -s.x, s.k, s.c}, g_.k, g_.c);
+      correlate<T, M>(image<T>(dy), image<T>(dx), 2 - g_.pad_h, 2 - g_.pad_w);
+    });
+  }
+
+  void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    dispatch([&]<class T, int M>() { filter_gradient<T, M>(image<T>(x), image<T>(dy), dw.data<T>()); });
+  }
+
+ private:
+  std::int64_t tiles_of(std::int64_t extent) const { return (extent + tile_ - 1) / tile_; }
+
+  // Runs f.template operator()<T, M>() for the dtype and tile size.
+  template <class F>
+  void dispatch(F&& f) {
+    dispatch_dtype(g_.dtype, [&](auto z) {
+      using T = decltype(z);
+      if (tile_ == 4)
+        f.template operator()<T, 4>();
+      else
+        f.template operator()<T, 2>();
+    });
+  }
+
+  template <class T>
+  Image<T> image(const Tensor& t) const {
+    const std::int64_t h = g_.layout == Layout::nhwc ? t.dim(1) : t.dim(2);
+    const std::int64_t w = g_.layout == Layout::nhwc ? t.dim(2) : t.dim(3);
+    const std::int64_t c = g_.layout == Layout::nhwc ? t.dim(3) : t.dim(1);
+    return {const_cast<T*>(t.data<T>()), activation_strides(g_.layout, h, w, c), t.dim(0), h, w, c};
+  }
+
+  // filter_[t][ci][co] = (G g Gt)[t] for the 3x3 filter g at w with strides s. A job gathers a
+  // kChunk x kChunk block of (ci, co) for the 9 taps, reading along whichever index is contiguous
+  // in memory (co for NHWC forward, ci for the turned filter of backward-data, the taps for NCHW).
+  template <class T, int M>
+  void filter_transform(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co) {
+    constexpr int a = M + 2;
+    T* u_all = filter_.data<T>();
+    const std::int64_t in_chunks = (ci + kChunk - 1) / kChunk, out_chunks = (co + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t job = 0; job < in_chunks * out_chunks; ++job) {
+      const std::int64_t c0 = job / out_chunks * kChunk, k0 = job % out_chunks * kChunk;
+      const std::int64_t cn = std::min<std::int64_t>(kChunk, ci - c0);
+      const std::int64_t kn = std::min<std::int64_t>(kChunk, co - k0);
+      alignas(64) T g[kChunk][9 * kChunk] = {};  // [ci][tap][co]
+      alignas(64) T u[a * a * kChunk];
+      const T* base = w + c0 * s.c + k0 * s.k;
+      auto at = [&](std::int64_t c, int tap, std::int64_t k) -> const T& {
+        return base[tap / 3 * s.y + tap % 3 * s.x + c * s.c + k * s.k];
+      };
+      if (s.k == 1) {
+        for (std::int64_t c = 0; c < cn; ++c)
+          for (int tap = 0; tap < 9; ++tap)
+            for (std::int64_t k = 0; k < kn; ++k) g[c][tap * kChunk + k] = at(c, tap, k);
+      } else if (s.c == 1) {
+        for (int tap = 0; tap < 9; ++tap)
+          for (std::int64_t k = 0; k < kn; ++k)
+            for (std::int64_t c = 0; c < cn; ++c) g[c][tap * kChunk + k] = at(c, tap, k);
+      } else {
+        for (std::int64_t c = 0; c < cn; ++c)
+          for (std::int64_t k = 0; k < kn; ++k)
+            for (int tap = 0; tap < 9; ++tap) g[c][tap * kChunk + k] = at(c, tap, k);
+      }
+      for (std::int64_t c = 0; c < cn; ++c) {
+        winograd::filter_tile<T, M>(g[c], u);
+        for (int t = 0; t < a * a; ++t)
+          std::copy_n(u + t * kChunk, kn, u_all + (t * ci + c0 + c) * co + k0);
+      }
+    }
+  }
+
+  // The a x a input tile of tile p (origin oy0, ox0 in `in`), channels [c0, c0 + kChunk) with
+  // zeros outside the image and past the last channel, into v[t][p_in_block][c].
+  template <class T, int M>
+  static void input_to_domain(const Image<T>& in, std::int64_t n, std::int64_t oy0,
+                              std::int64_t ox0, std::int64_t c0, T* v, std::int64_t point_stride) {
+    constexpr int a = M + 2;
+    alignas(64) T d[a * a * kChunk] = {};
+    alignas(64) T out[a * a * kChunk];
+    const std::int64_t cn = std::min<std::int64_t>(kChunk, in.c - c0);
+    for (int r = 0; r < a; ++r) {
+      const std::int64_t iy = oy0 + r;
+      if (iy < 0 || iy >= in.h) continue;
+      for (int s = 0; s < a; ++s) {
+        const std::int64_t ix = ox0 + s;
+        if (ix < 0 || ix >= in.w) continue;
+        const T* src = in.data + n * in.s.n + iy * in.s.y + ix * in.s.x + c0 * in.s.c;
+        T* dst = d + (r * a + s) * kChunk;
+        if (in.s.c == 1)
+          std::copy_n(src, cn, dst);
+        else
+          for (std::int64_t c = 0; c < cn; ++c) dst[c] = src[c * in.s.c];
+      }
+    }
+    winograd::input_tile<T, M>(d, out);
+    for (int t = 0; t < a * a; ++t) std::copy_n(out + t * kChunk, cn, v + t * point_stride + c0);
+  }
+
+  // out = correlate(in, filter_) with the given padding (negative: in is cropped); out is tiled.
+  template <class T, int M>
+  void correlate(const Image<T>& in, const Image<T>& out, std::int64_t pad_h, std::int64_t pad_w) {
+    constexpr int a = M + 2;
+    const std::int64_t ci = in.c, co = out.c, n = in.n;
+    const std::int64_t th = (out.h + M - 1) / M, tw = (out.w + M - 1) / M, tiles = n * th * tw;
+    const std::int64_t in_chunks = (ci + kChunk - 1) / kChunk, out_chunks = (co + kChunk - 1) / kChunk;
+    const std::int64_t block = block_;
+    T* v = v_.data<T>();
+    T* m = m_.data<T>();
+    const T* u = filter_.data<T>();
+#pragma omp parallel
+    for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
+      const std::int64_t pb = std::min(block, tiles - p0);
+#pragma omp for schedule(static)
+      for (std::int64_t job = 0; job < pb * in_chunks; ++job) {
+        const std::int64_t p = p0 + job / in_chunks, c0 = job % in_chunks * kChunk;
+        const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
+        input_to_domain<T, M>(in, s, ty * M - pad_h, tx * M - pad_w, c0, v + (p - p0) * ci,
+                              block * ci);
+      }
+#pragma omp for schedule(dynamic, 1)
+      for (int t = 0; t < a * a; ++t)
+        gemm(false, false, pb, co, ci, T(1), v + t * block * ci, ci, u + t * ci * co, co, T(0),
+             m + t * block * co, co);
+#pragma omp for schedule(static)
+      for (std::int64_t job = 0; job < pb * out_chunks; ++job) {
+        const std::int64_t p = p0 + job / out_chunks, k0 = job % out_chunks * kChunk;
+        const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
+        const std::int64_t kn = std::min<std::int64_t>(kChunk, co - k0);
+        alignas(64) T mt[a * a * kChunk] = {};
+        alignas(64) T yt[M * M * kChunk];
+        for (int t = 0; t < a * a; ++t)
+          std::copy_n(m + t * block * co + (p - p0) * co + k0, kn, mt + t * kChunk);
+        winograd::output_tile<T, M>(mt, yt);
+        for (int r = 0; r < M && ty * M + r < out.h; ++r)
+          for (int q = 0; q < M && tx * M + q < out.w; ++q) {
+            T* dst = out.data + s * out.s.n + (ty * M + r) * out.s.y + (tx * M + q) * out.s.x +
+                     k0 * out.s.c;
+            const T* src = yt + (r * M + q) * kChunk;
+            if (out.s.c == 1)
+              std::copy_n(src, kn, dst);
+            else
+              for (std::int64_t k = 0; k < kn; ++k) dst[k * out.s.c] = src[k];
+          }
+      }
+    }
+  }
+
+  // dw += the filter gradient, accumulated in the Winograd domain in filter_ ([t][c][k]).
+  template <class T, int M>
+  void filter_gradient(const Image<T>& x, const Image<T>& dy, T* dw) {
+    constexpr int a = M + 2;
+    const std::int64_t c = x.c, k = dy.c, n = x.n;
+    const std::int64_t th = (dy.h + M - 1) / M, tw = (dy.w + M - 1) / M, tiles = n * th * tw;
+    const std::int64_t x_chunks = (c + kChunk - 1) / kChunk, dy_chunks = (k + kChunk - 1) / kChunk;
+    const std::int64_t block = block_;
+    const FilterStrides fs = filter_strides(g_);
+    T* v = v_.data<T>();
+    T* z = m_.data<T>();
+    T* acc = filter_.data<T>();
+#pragma omp parallel
+    {
+      for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
+        const std::int64_t pb = std::min(block, tiles - p0);
+#pragma omp for schedule(static) nowait
+        for (std::int64_t job = 0; job < pb * x_chunks; ++job) {
+          const std::int64_t p = p0 + job / x_chunks, c0 = job % x_chunks * kChunk;
+          const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
+          input_to_domain<T, M>(x, s, ty * M - g_.pad_h, tx * M - g_.pad_w, c0, v + (p - p0) * c,
+                                block * c);
+        }
+#pragma omp for schedule(static)
+        for (std::int64_t job = 0; job < pb * dy_chunks; ++job) {
+          const std::int64_t p = p0 + job / dy_chunks, k0 = job % dy_chunks * kChunk;
+          const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
+          const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
+          alignas(64) T d[M * M * kChunk] = {};
+          alignas(64) T zt[a * a * kChunk];
+          for (int r = 0; r < M && ty * M + r < dy.h; ++r)
+            for (int q = 0; q < M && tx * M + q < dy.w; ++q) {
+              const T* src = dy.data + s * dy.s.n + (ty * M + r) * dy.s.y + (tx * M + q) * dy.s.x +
+                             k0 * dy.s.c;
+              for (std::int64_t j = 0; j < kn; ++j) d[(r * M + q) * kChunk + j] = src[j * dy.s.c];
+            }
+          winograd::output_gradient_tile<T, M>(d, zt);
+          for (int t = 0; t < a * a; ++t)
+            std::copy_n(zt + t * kChunk, kn, z + t * block * k + (p - p0) * k + k0);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < a * a; ++t)
+          gemm(true, false, c, k, pb, T(1), v + t * block * c, c, z + t * block * k, k,
+               p0 == 0 ? T(0) : T(1), acc + t * c * k, k);
+      }
+#pragma omp for schedule(static)
+      for (std::int64_t job = 0; job < c * dy_chunks; ++job) {
+        const std::int64_t ch = job / dy_chunks, k0 = job % dy_chunks * kChunk;
+        const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
+        alignas(64) T du[a * a * kChunk] = {};
+        alignas(64) T dg[9 * kChunk];
+        for (int t = 0; t < a * a; ++t) std::copy_n(acc + (t * c + ch) * k + k0, kn, du + t * kChunk);
+        winograd::filter_gradient_tile<T, M>(du, dg);
+        for (int ky = 0; ky < 3; ++ky)
+          for (int kx = 0; kx < 3; ++kx) {
+            T* dst = dw + ky * fs.y + kx * fs.x + ch * fs.c + k0 * fs.k;
+            for (std::int64_t j = 0; j < kn; ++j) dst[j * fs.k] += dg[(ky * 3 + kx) * kChunk + j];
+          }
+      }
+    }
+  }
+
+  std::int64_t wanted_tile_, block_bytes_;
+  std::int64_t tile_ = 4;
+  ConvGeometry g_;
+  std::int64_t block_ = 0;  // tiles per block
+  Tensor filter_, v_, m_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new Winograd(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("conv", "winograd",
+            "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 layers, all passes",
+            R"({"tile": 0, "block_bytes": 131072})", create)
