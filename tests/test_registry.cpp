@@ -24,7 +24,7 @@ TEST_CASE("every shipped plugin loads") {
   for (const char* layer : {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten",
                             "dropout", "maxpool2d", "avgpool2d"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
-  CHECK(r.available("conv") == std::vector<std::string>{"direct", "gemm", "i2c", "reference", "winograd"});
+  CHECK(r.available("conv") == std::vector<std::string>{"best_of", "direct", "gemm", "i2c", "reference", "winograd"});
   CHECK(r.available("optimizer") ==
         std::vector<std::string>{"adam", "nadam", "rmsprop", "sgd"});
   CHECK(r.available("scheduler") ==
@@ -77,7 +77,7 @@ TEST_CASE("asking for a missing plugin lists the available ones") {
   std::string e = test::error_of([] { test::plugins().create("conv", "fft", Params()); });
   CHECK(
       e.find(
-          "no conv plugin named 'fft'; available: direct, gemm, i2c, reference, winograd; "
+          "no conv plugin named 'fft'; available: best_of, direct, gemm, i2c, reference, winograd; "
           "searched ") ==
       0);
   e = test::error_of([] { test::plugins().create("optimizer", "adma", Params()); });

@@ -119,6 +119,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   mo.seed = t["seed"].get<std::uint64_t>();
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
   mo.conv_params = Params(j["conv"], where + ": conv");
+  if (comm_->size() > 1) mo.communicator = comm_.get();
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
   if (model_->output_shape().numel() != dataset_->num_classes())
     throw Error(where + ": the model's output " + model_->output_shape().str() +
@@ -220,6 +221,11 @@ History Experiment::run() {
     std::fflush(stdout);
   }
   History h = trainer_->fit();
+  if (comm_->rank() == 0 && progress != "none") {
+    std::string reports;
+    for (std::size_t i = 0; i < model_->num_layers(); ++i) reports += model_->layer(i).report();
+    if (!reports.empty()) std::fputs(reports.c_str(), stdout);
+  }
   const std::string history_file = config_.json["output"]["history"].get<std::string>();
   if (!history_file.empty() && comm_->rank() == 0) write_file_atomically(history_file, h.to_json());
   return h;

@@ -112,6 +112,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     ctx.registry = &registry;
     ctx.conv_algorithm = options.conv_algorithm;
     ctx.conv_params = options.conv_params;
+    ctx.communicator = options.communicator;
     ctx.needs_input_gradient = trainable_before;
     try {
       layer->build(ctx);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "dtnn/communicator.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
 #include "dtnn/tensor.hpp"
@@ -62,6 +63,9 @@ class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {
   virtual std::string name() const = 0;
   // False (with the reason in why_not) when this algorithm cannot compute g for pass.
   virtual bool supports(const ConvGeometry& g, ConvPass pass, std::string& why_not) const = 0;
+  // Called before prepare with the run's communicator (null when the run has one process): an
+  // algorithm whose choices come from measurements (best_of) agrees on them with the other ranks.
+  virtual void set_communicator(Communicator* communicator) { (void)communicator; }
   // Called once per geometry before any pass; allocates every workspace for batches <= g.n.
   virtual void prepare(const ConvGeometry& g) = 0;
   virtual std::size_t workspace_bytes() const { return 0; }
@@ -69,6 +73,10 @@ class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {
   virtual void forward(const Tensor& x, const Tensor& w, Tensor& y) = 0;
   virtual void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) = 0;
   virtual void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) = 0;
+
+  // What the algorithm has to say at the end of the run (best_of: its timings and choice); "" if
+  // nothing.
+  virtual std::string report() const { return ""; }
 };
 
 }  // namespace dtnn

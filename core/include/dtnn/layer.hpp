@@ -16,6 +16,7 @@
 namespace dtnn {
 
 class Registry;
+class Communicator;
 
 enum class Mode : std::uint8_t { train = 0, eval = 1 };
 
@@ -28,6 +29,7 @@ struct LayerBuildContext {
   const Registry* registry = nullptr;  // conv2d asks it for its ConvAlgorithm
   std::string conv_algorithm;          // the experiment's conv.algorithm
   Params conv_params;                  // the experiment's conv object (algorithm options)
+  Communicator* communicator = nullptr;  // the run's, when it has more than one process
   bool needs_input_gradient = true;    // false when no layer before has parameters: dx == nullptr
 };
 
@@ -62,6 +64,9 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   virtual std::string weights_shape() const { return ""; }
   virtual std::string attributes() const { return ""; }
   virtual std::size_t workspace_bytes() const { return 0; }
+  // What the layer has to say at the end of the run (e.g. its conv algorithm's tuning); "" if
+  // nothing.
+  virtual std::string report() const { return ""; }
 };
 
 }  // namespace dtnn

@@ -47,6 +47,7 @@ struct ModelOptions {
   std::uint64_t seed = 1;
   std::string conv_algorithm = "i2c";
   Params conv_params;
+  Communicator* communicator = nullptr;  // the run's, when it has more than one process
 };
 
 // Told by Model::backward when gradients become final: parameters [first, first + count) of

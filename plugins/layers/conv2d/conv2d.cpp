@@ -46,6 +46,7 @@ class Conv2d final : public Layer {
   Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
   std::string weights_shape() const override { return w_.shape().str(); }
   std::size_t workspace_bytes() const override { return algorithm_->workspace_bytes(); }
+  std::string report() const override { return algorithm_->report(); }
   std::string attributes() const override {
     auto s = [](std::int64_t v) { return std::to_string(v); };
     return "padding=(" + s(g_.pad_h) + "," + s(g_.pad_w) + ") stride=(" + s(g_.stride_h) + "," +
@@ -117,6 +118,7 @@ class Conv2d final : public Layer {
       throw Error("no convolution algorithm supports " + g_.str());  // reference supports all
     if (!refusals.empty())
       log_info_once("conv2d " + g_.str() + ": " + refusals + "using '" + algorithm_->name() + "'");
+    algorithm_->set_communicator(ctx.communicator);
     algorithm_->prepare(g_);
   }
 

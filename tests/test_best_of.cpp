@@ -1,0 +1,118 @@
+// best_of over test doubles of known speed (tests/doubles/sleepy_conv.cpp: reference plus 1, 3 or
+// 30 ms per forward): it keeps the fastest, prunes the hopeless, saves its choice and reads it back.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/testing/conv_conformance.hpp"
+#include "dtnn/testing/guarded.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+
+namespace {
+
+const Registry& with_doubles() {
+  static const Registry r({DTNN_TEST_PLUGIN_DIR, std::string(DTNN_TEST_DOUBLES) + "/sleepy"});
+  return r;
+}
+
+ConvGeometry small_geometry() {
+  ConvGeometry g;
+  g.n = 2, g.h = 6, g.w = 5, g.c = 3, g.k = 4, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  return g;
+}
+
+// `steps` training steps (forward, backward-filter, backward-data) of algo on g.
+void train_steps(ConvAlgorithm& algo, const ConvGeometry& g, int steps) {
+  Tensor x = Tensor::zeros(g.x_shape(g.n), g.dtype), w = Tensor::zeros(g.w_shape(), g.dtype);
+  Tensor y = Tensor::zeros(g.y_shape(g.n), g.dtype), dx = Tensor::zeros(x.shape(), g.dtype);
+  Tensor dw = Tensor::zeros(w.shape(), g.dtype);
+  for (int i = 0; i < steps; ++i) {
+    algo.forward(x, w, y);
+    algo.backward_filter(x, y, dw);
+    algo.backward_data(y, w, dx);
+  }
+}
+
+std::shared_ptr<ConvAlgorithm> best_of(const std::string& cache, int rounds = 6) {
+  return with_doubles().create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(nlohmann::json{{"candidates", {"test_slow", "test_medium", "test_fast"}},
+                            {"rounds", rounds},
+                            {"prune_after", 2},
+                            {"prune_factor", 4.0},
+                            {"cache_file", cache}},
+             "test"));
+}
+
+}  // namespace
+
+TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports the medians") {
+  const auto dir = test::temp_dir("best_of");
+  const std::string cache = (dir / "cache.json").string();
+  std::filesystem::remove(cache);
+  auto algo = best_of(cache);
+  algo->prepare(small_geometry());
+  CHECK(algo->name() == "best_of");
+  // Rounds 1-2: three candidates; then test_slow (30 ms against 1) is pruned; rounds 3-6: two.
+  train_steps(*algo, small_geometry(), 3 * 2 + 2 * 4);
+  CHECK(algo->name() == "best_of");  // the last step is closed by the next forward
+  train_steps(*algo, small_geometry(), 1);
+  CHECK(algo->name() == "best_of(test_fast)");
+  const std::string report = algo->report();
+  CAPTURE(report);
+  CHECK(report.find("'test_fast' after 6 rounds") != std::string::npos);
+  CHECK(report.find("test_slow") != std::string::npos);
+  CHECK(report.find("(pruned)") != std::string::npos);
+  CHECK(report.find("test_fast 1.") != std::string::npos);  // about 1 ms a step
+
+  SUBCASE("the choice is saved and read back by the next run") {
+    auto again = best_of(cache);
+    again->prepare(small_geometry());
+    CHECK(again->name() == "best_of(test_fast)");
+    CHECK(again->report().find("from the tuning cache") != std::string::npos);
+  }
+  SUBCASE("a different candidate set is a different key") {
+    auto other = with_doubles().create_as<ConvAlgorithm>(
+        "conv", "best_of",
+        Params(nlohmann::json{{"candidates", {"test_medium", "test_fast"}}, {"cache_file", cache}},
+               "test"));
+    other->prepare(small_geometry());
+    CHECK(other->name() == "best_of");
+  }
+}
+
+TEST_CASE("best_of computes what its candidates compute") {
+  const Params p(nlohmann::json{{"candidates", {"test_fast", "i2c"}}, {"cache_file", ""}}, "test");
+  for (const auto& c : testing::check_conv_algorithm(with_doubles(), "best_of", small_geometry(), p)) {
+    CAPTURE(c.pass);
+    CHECK(c.error < testing::conv_tolerance(DType::float32));
+    CHECK(c.guard == "");
+  }
+}
+
+TEST_CASE("best_of leaves a file that is not its cache alone") {
+  const auto dir = test::temp_dir("best_of_foreign");
+  const std::string cache = (dir / "notes.txt").string();
+  { std::ofstream(cache) << "my notes"; }
+  auto algo = best_of(cache, 1);
+  algo->prepare(small_geometry());
+  train_steps(*algo, small_geometry(), 4);
+  CHECK(algo->name().rfind("best_of(", 0) == 0);
+  std::ifstream in(cache);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "my notes");
+}
+
+TEST_CASE("best_of names bad parameters") {
+  CHECK(test::error_of([] {
+          with_doubles().create("conv", "best_of",
+                                Params(nlohmann::json{{"prune_factor", 0.5}}, "exp.json: conv"));
+        }).find("exp.json: conv.prune_factor") != std::string::npos);
+  CHECK(test::error_of([] {
+          with_doubles().create("conv", "best_of",
+                                Params(nlohmann::json{{"candidates", {"nope"}}}, "exp.json: conv"));
+        }).find("no conv plugin named 'nope'") != std::string::npos);
+}
