@@ -7,11 +7,16 @@ thread count, `--repeats` times each, and prints both steady-state throughputs (
 Needs Debian's PyTorch: scripts/install-deps.sh --bench.
 
   bench/compare_torch.py --model simplecnn --threads 2 --epochs 1 --repeats 3
+  bench/compare_torch.py --model vgg_small --repeats 3     (dtnn with conv.algorithm best_of)
 """
 import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CONFIGS = {"simplecnn": "configs/fashion_mnist_simplecnn.json", "simplemlp": "configs/fashion_mnist_simplemlp.json"}
+CONFIGS = {"simplecnn": "configs/fashion_mnist_simplecnn.json", "simplemlp": "configs/fashion_mnist_simplemlp.json",
+           "vgg_small": "configs/synthetic_vgg_small.json"}
+# The peer's dataset for each model (vgg_small: random 32x32x3 tensors, as dtnn's synthetic dataset).
+DATASETS = {"simplecnn": ["fashion-mnist"], "simplemlp": ["fashion-mnist"],
+            "vgg_small": ["synthetic", "--synthetic-samples", "8192"]}
 
 
 def find_peer(explicit):
@@ -33,7 +38,7 @@ def run_dtnn(a, env):
 
 
 def run_torch(a, peer, env):
-    cmd = ["/usr/bin/python3", str(peer), "--model", a.model, "--dataset", "fashion-mnist", "--threads", str(a.threads),
+    cmd = ["/usr/bin/python3", str(peer), "--model", a.model, "--dataset", *DATASETS[a.model], "--threads", str(a.threads),
            "--epochs", str(a.epochs), "--batch-size", str(a.batch_size), "--optimizer", "adam", "--lr", "1e-3"]
     if a.steps:
         cmd += ["--steps", str(a.steps * a.epochs)]

@@ -4,6 +4,7 @@
 // Exit status: 0 success, 1 error in the experiment (config, data, plugin), 2 bad command line.
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +18,7 @@
 #include "dtnn/plugin.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/testing/conv_conformance.hpp"
 #include "dtnn/version.hpp"
 
 namespace po = boost::program_options;
@@ -131,6 +133,9 @@ void print_usage() {
          "parameters)\n"
          "       dtnn info                          version, BLIS kernels, threads, plugin "
          "folders\n"
+         "       dtnn check-plugin FILE.so          load a plugin built anywhere; a conv algorithm\n"
+         "                                          also runs the conformance suite against "
+         "reference\n"
          "       dtnn --version | --help\n\n"
          "Run `dtnn run --help` for the experiment options.\n";
 }
@@ -220,6 +225,47 @@ int cmd_plugins(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Loads FILE beside the installed plugins and, for a conv algorithm, runs the conformance suite
+// (forward and both gradients against reference, every geometry of the sweep, both dtypes and
+// layouts, guard zones). Exit 0 only when it loads and every supported check passes.
+int cmd_check_plugin(const std::vector<std::string>& args) {
+  if (args.size() != 1 || args[0].empty() || args[0][0] == '-')
+    throw UsageError("usage: dtnn check-plugin FILE.so");
+  const std::filesystem::path file = std::filesystem::absolute(args[0]);
+  if (!std::filesystem::is_regular_file(file))
+    throw dtnn::Error(args[0] + ": no such plugin file");
+  auto folders = dtnn::Registry::default_folders();
+  folders.insert(folders.begin(), file);
+  dtnn::Registry registry(folders);
+  const dtnn::PluginRecord* rec = nullptr;
+  for (const auto& r : registry.records())  // loaded first, so a folder's copy is the duplicate
+    if (!rec && std::filesystem::equivalent(r.file, file)) rec = &r;
+  if (!rec || rec->status != dtnn::PluginRecord::Status::ok)
+    throw dtnn::Error(file.string() + ": not loadable: " + (rec ? rec->reason : "not a plugin"));
+  std::printf("%s: %s plugin '%s' (%s) loads\n", file.string().c_str(), rec->kind.c_str(),
+              rec->name.c_str(), rec->description.c_str());
+  if (rec->kind != "conv") return 0;
+  int passed = 0, failed = 0, unsupported = 0;
+  for (dtnn::DType dtype : {dtnn::DType::float32, dtnn::DType::float64})
+    for (dtnn::Layout layout : {dtnn::Layout::nhwc, dtnn::Layout::nchw})
+      for (const auto& g : dtnn::testing::conformance_geometries(dtype, layout))
+        for (const auto& c : dtnn::testing::check_conv_algorithm(registry, rec->name, g)) {
+          if (!c.supported) {
+            ++unsupported;
+            continue;
+          }
+          const bool ok = c.error < dtnn::testing::conv_tolerance(dtype) && c.guard.empty();
+          ++(ok ? passed : failed);
+          if (!ok)
+            std::printf("FAIL %s %s: relative error %.3g (tolerance %.3g)%s%s\n", c.pass.c_str(),
+                        g.str().c_str(), c.error, dtnn::testing::conv_tolerance(dtype),
+                        c.guard.empty() ? "" : "; guard zone: ", c.guard.c_str());
+        }
+  std::printf("conformance against reference: %d passed, %d failed, %d not supported\n", passed,
+              failed, unsupported);
+  return failed == 0 && passed > 0 ? 0 : 1;
+}
+
 int cmd_info(const std::vector<std::string>& args) {
   Common common;
   po::options_description desc("info options");
@@ -289,7 +335,9 @@ int main(int argc, char** argv) {
     if (command == "summary") return cmd_run(args, true);
     if (command == "plugins") return cmd_plugins(args);
     if (command == "info") return cmd_info(args);
-    throw UsageError("unknown command '" + command + "' (expected run, summary, plugins or info)");
+    if (command == "check-plugin") return cmd_check_plugin(args);
+    throw UsageError("unknown command '" + command +
+                     "' (expected run, summary, plugins, info or check-plugin)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "dtnn: error: %s\n", e.what());
     return 2;

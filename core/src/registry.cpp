@@ -105,6 +105,7 @@ Registry::Registry(std::vector<fs::path> folders) : folders_(std::move(folders))
 
 void Registry::scan(const fs::path& folder) {
   std::error_code ec;
+  if (fs::is_regular_file(folder, ec)) return load(folder);  // a plugin file named on its own
   if (!fs::is_directory(folder, ec)) return;  // absent folders of the search order are normal
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(folder, ec))
