@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   double min_time = 0.3;
   po::options_description desc("conv_bench options");
   desc.add_options()("help,h", "help")("algorithms", po::value(&algorithms),
-                                       "comma-separated (default: every one but reference)")(
+                                       "comma-separated (default: every one but reference and best_of)")(
       "nets", po::value(&nets), "comma-separated: scnn, vgg, resnet20, resnet50 (default: all)")(
       "only", po::value(&only), "substring filter on the layer label")(
       "batch", po::value(&batch), "batch size (default: 64, 32 for resnet50)")(
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> names = split(algorithms);
     if (names.empty())
       for (const auto& n : registry.available("conv"))
-        if (n != "reference") names.push_back(n);
+        if (n != "reference" && n != "best_of") names.push_back(n);
     const std::vector<std::string> wanted_nets = split(nets);
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
     std::printf("%s %s, %d threads, BLIS '%s'\n", dtype.c_str(), layout.c_str(), rt.threads,
