@@ -145,50 +145,49 @@ class GemmConv final : public ConvAlgorithm {
     }
   }
 
-  template <class T>
-  void forward_t(const Tensor& xt, const Tensor& wt, Tensor& yt) {
+  // out[(n, y, x), o] = sum_(tap, i) source(n, y, x, tap)[i * source_cs] w(tap, i, o) over the
+  // pixels of an h x w grid: forward (inner channels C read from x, outer K, grid Ho x Wo) and
+  // backward-data (inner K read from dy, outer C, grid H x W). The filter element (tap, i, o) is
+  // at w[tap offset + i * inner_stride + o * outer_stride].
+  template <class T, class Source>
+  void pixel_product(const Tensor& wt, std::int64_t inner, std::int64_t inner_stride,
+                     std::int64_t outer, std::int64_t outer_stride, std::int64_t source_cs,
+                     std::int64_t batch, std::int64_t h, std::int64_t w, Tensor& out,
+                     Source&& source) {
     const auto kr = ig::Kernel<T>::query();
-    const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
-    const std::int64_t ho = g_.ho(), wo = g_.wo(), pixels = ho * wo, m = xt.dim(0) * pixels;
-    const FilterStrides fs = filter_strides(g_);
-    const T* w = wt.data<T>();
+    const std::int64_t pixels = h * w, m = batch * pixels;
+    const T* filter = wt.data<T>();
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
-      pack_pixel_rows(i, m, kr.mr, ho, wo, g_.c, x.s.c, p0, kc, panel,
-                      [&](std::int64_t n, std::int64_t oy, std::int64_t ox, std::int64_t tap) {
-                        return x_at(x, n, oy, ox, tap);
-                      });
+      pack_pixel_rows(i, m, kr.mr, h, w, inner, source_cs, p0, kc, panel, source);
     };
     auto pack_b = [&](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
-      pack_filter(w, g_.c, fs.c, g_.k, fs.k, j, kr.nr, p0, kc, panel);
+      pack_filter(filter, inner, inner_stride, outer, outer_stride, j, kr.nr, p0, kc, panel);
     };
     const bool nhwc = g_.layout == Layout::nhwc;
-    auto row = [&](std::int64_t p) { return p / pixels * g_.k * pixels + p % pixels; };  // NCHW
-    const ig::Output<T, decltype(row)> out{yt.data<T>(), row, nhwc ? 1 : pixels, nhwc ? g_.k : 0};
-    ig::run<T>(kr, m, g_.k, g_.kh * g_.kw * g_.c, pack_a, pack_b, out, T(0), a_.data<T>(),
+    auto row = [&](std::int64_t p) { return p / pixels * outer * pixels + p % pixels; };  // NCHW
+    const ig::Output<T, decltype(row)> c{out.data<T>(), row, nhwc ? 1 : pixels, nhwc ? outer : 0};
+    ig::run<T>(kr, m, outer, g_.kh * g_.kw * inner, pack_a, pack_b, c, T(0), a_.data<T>(),
                b_.data<T>());
   }
 
   template <class T>
-  void data_t(const Tensor& dyt, const Tensor& wt, Tensor& dxt) {
-    const auto kr = ig::Kernel<T>::query();
-    const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
-    const std::int64_t pixels = g_.h * g_.w, m = dyt.dim(0) * pixels;
+  void forward_t(const Tensor& xt, const Tensor& wt, Tensor& yt) {
+    const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
     const FilterStrides fs = filter_strides(g_);
-    const T* w = wt.data<T>();
-    auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
-      pack_pixel_rows(i, m, kr.mr, g_.h, g_.w, g_.k, dy.s.c, p0, kc, panel,
-                      [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
-                        return dy_at(dy, n, iy, ix, tap);
-                      });
-    };
-    auto pack_b = [&](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
-      pack_filter(w, g_.k, fs.k, g_.c, fs.c, j, kr.nr, p0, kc, panel);
-    };
-    const bool nhwc = g_.layout == Layout::nhwc;
-    auto row = [&](std::int64_t q) { return q / pixels * g_.c * pixels + q % pixels; };  // NCHW
-    const ig::Output<T, decltype(row)> out{dxt.data<T>(), row, nhwc ? 1 : pixels, nhwc ? g_.c : 0};
-    ig::run<T>(kr, m, g_.c, g_.kh * g_.kw * g_.k, pack_a, pack_b, out, T(0), a_.data<T>(),
-               b_.data<T>());
+    pixel_product<T>(wt, g_.c, fs.c, g_.k, fs.k, x.s.c, xt.dim(0), g_.ho(), g_.wo(), yt,
+                     [&](std::int64_t n, std::int64_t oy, std::int64_t ox, std::int64_t tap) {
+                       return x_at(x, n, oy, ox, tap);
+                     });
+  }
+
+  template <class T>
+  void data_t(const Tensor& dyt, const Tensor& wt, Tensor& dxt) {
+    const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
+    const FilterStrides fs = filter_strides(g_);
+    pixel_product<T>(wt, g_.k, fs.k, g_.c, fs.c, dy.s.c, dyt.dim(0), g_.h, g_.w, dxt,
+                     [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
+                       return dy_at(dy, n, iy, ix, tap);
+                     });
   }
 
   template <class T>
