@@ -55,6 +55,18 @@ inline FilterStrides filter_strides(const ConvGeometry& g) {
   return {g.kw, 1, g.kh * g.kw, g.c * g.kh * g.kw};                            // [K,C,KH,KW]
 }
 
+// dst[i * ds] = src[i * ss] for i < count: a channel run between layouts (unit strides copied as a
+// plain run, which the compiler turns into vector moves).
+template <class T>
+inline void copy_strided(const T* src, std::int64_t ss, T* dst, std::int64_t ds,
+                         std::int64_t count) {
+  if (ss == 1 && ds == 1) {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = src[i];
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = src[i * ss];
+  }
+}
+
 enum class ConvPass : std::uint8_t { forward = 0, backward_data = 1, backward_filter = 2 };
 
 class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {

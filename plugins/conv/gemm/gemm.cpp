@@ -34,13 +34,8 @@ struct Image {
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
 template <class T>
 inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std::int64_t count) {
-  if (!src) {
-    for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = T(0);
-  } else if (cs == 1) {
-    for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = src[i];
-  } else {
-    for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = src[i * cs];
-  }
+  if (src) return copy_strided(src, cs, dst, ds, count);
+  for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = T(0);
 }
 
 class GemmConv final : public ConvAlgorithm {

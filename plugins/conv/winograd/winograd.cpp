@@ -23,6 +23,18 @@ namespace {
 using namespace dtnn;
 using winograd::kChunk;
 
+// The m x m output tiles covering an h x w output of n samples, numbered sample by sample, row by
+// row.
+struct TileGrid {
+  struct Tile {
+    std::int64_t n, y, x;  // sample, output row and column of the tile's first pixel
+  };
+  TileGrid(std::int64_t m_, std::int64_t n, std::int64_t h, std::int64_t w)
+      : m(m_), th((h + m_ - 1) / m_), tw((w + m_ - 1) / m_), count(n * th * tw) {}
+  Tile at(std::int64_t p) const { return {p / (th * tw), p / tw % th * m, p % tw * m}; }
+  std::int64_t m, th, tw, count;
+};
+
 // One activation as the transforms see it.
 template <class T>
 struct Image {
@@ -183,24 +195,36 @@ class Winograd final : public ConvAlgorithm {
         const std::int64_t ix = ox0 + s;
         if (ix < 0 || ix >= in.w) continue;
         const T* src = in.data + n * in.s.n + iy * in.s.y + ix * in.s.x + c0 * in.s.c;
-        T* dst = d + (r * a + s) * kChunk;
-        if (in.s.c == 1)
-          std::copy_n(src, cn, dst);
-        else
-          for (std::int64_t c = 0; c < cn; ++c) dst[c] = src[c * in.s.c];
+        copy_strided(src, in.s.c, d + (r * a + s) * kChunk, 1, cn);
       }
     }
     winograd::input_tile<T, M>(d, out);
     for (int t = 0; t < a * a; ++t) std::copy_n(out + t * kChunk, cn, v + t * point_stride + c0);
   }
 
+  // Tiles [p0, p0 + pb) of grid, their inputs read from `in` at the tile origin minus the padding,
+  // to the Winograd domain: v[t][p - p0][c] (point stride block_ * in.c). Shares its loop among
+  // the threads of the enclosing parallel region and does not wait for them at the end.
+  template <class T, int M>
+  void inputs_to_domain(const Image<T>& in, const TileGrid& grid, std::int64_t p0, std::int64_t pb,
+                        std::int64_t pad_h, std::int64_t pad_w, T* v) const {
+    const std::int64_t chunks = (in.c + kChunk - 1) / kChunk;
+#pragma omp for schedule(static) nowait
+    for (std::int64_t job = 0; job < pb * chunks; ++job) {
+      const std::int64_t p = p0 + job / chunks, c0 = job % chunks * kChunk;
+      const TileGrid::Tile tile = grid.at(p);
+      input_to_domain<T, M>(in, tile.n, tile.y - pad_h, tile.x - pad_w, c0, v + (p - p0) * in.c,
+                            block_ * in.c);
+    }
+  }
+
   // out = correlate(in, filter_) with the given padding (negative: in is cropped); out is tiled.
   template <class T, int M>
   void correlate(const Image<T>& in, const Image<T>& out, std::int64_t pad_h, std::int64_t pad_w) {
     constexpr int a = M + 2;
-    const std::int64_t ci = in.c, co = out.c, n = in.n;
-    const std::int64_t th = (out.h + M - 1) / M, tw = (out.w + M - 1) / M, tiles = n * th * tw;
-    const std::int64_t in_chunks = (ci + kChunk - 1) / kChunk, out_chunks = (co + kChunk - 1) / kChunk;
+    const std::int64_t ci = in.c, co = out.c;
+    const TileGrid grid(M, in.n, out.h, out.w);
+    const std::int64_t tiles = grid.count, out_chunks = (co + kChunk - 1) / kChunk;
     const std::int64_t block = block_;
     T* v = v_.data<T>();
     T* m = m_.data<T>();
@@ -208,13 +232,8 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp parallel
     for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
       const std::int64_t pb = std::min(block, tiles - p0);
-#pragma omp for schedule(static)
-      for (std::int64_t job = 0; job < pb * in_chunks; ++job) {
-        const std::int64_t p = p0 + job / in_chunks, c0 = job % in_chunks * kChunk;
-        const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
-        input_to_domain<T, M>(in, s, ty * M - pad_h, tx * M - pad_w, c0, v + (p - p0) * ci,
-                              block * ci);
-      }
+      inputs_to_domain<T, M>(in, grid, p0, pb, pad_h, pad_w, v);
+#pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
       for (int t = 0; t < a * a; ++t)
         gemm(false, false, pb, co, ci, T(1), v + t * block * ci, ci, u + t * ci * co, co, T(0),
@@ -222,22 +241,18 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp for schedule(static)
       for (std::int64_t job = 0; job < pb * out_chunks; ++job) {
         const std::int64_t p = p0 + job / out_chunks, k0 = job % out_chunks * kChunk;
-        const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
+        const TileGrid::Tile tile = grid.at(p);
         const std::int64_t kn = std::min<std::int64_t>(kChunk, co - k0);
         alignas(64) T mt[a * a * kChunk] = {};
         alignas(64) T yt[M * M * kChunk];
         for (int t = 0; t < a * a; ++t)
           std::copy_n(m + t * block * co + (p - p0) * co + k0, kn, mt + t * kChunk);
         winograd::output_tile<T, M>(mt, yt);
-        for (int r = 0; r < M && ty * M + r < out.h; ++r)
-          for (int q = 0; q < M && tx * M + q < out.w; ++q) {
-            T* dst = out.data + s * out.s.n + (ty * M + r) * out.s.y + (tx * M + q) * out.s.x +
-                     k0 * out.s.c;
-            const T* src = yt + (r * M + q) * kChunk;
-            if (out.s.c == 1)
-              std::copy_n(src, kn, dst);
-            else
-              for (std::int64_t k = 0; k < kn; ++k) dst[k * out.s.c] = src[k];
+        for (int r = 0; r < M && tile.y + r < out.h; ++r)
+          for (int q = 0; q < M && tile.x + q < out.w; ++q) {
+            T* dst = out.data + tile.n * out.s.n + (tile.y + r) * out.s.y +
+                     (tile.x + q) * out.s.x + k0 * out.s.c;
+            copy_strided(yt + (r * M + q) * kChunk, 1, dst, out.s.c, kn);
           }
       }
     }
@@ -247,9 +262,9 @@ class Winograd final : public ConvAlgorithm {
   template <class T, int M>
   void filter_gradient(const Image<T>& x, const Image<T>& dy, T* dw) {
     constexpr int a = M + 2;
-    const std::int64_t c = x.c, k = dy.c, n = x.n;
-    const std::int64_t th = (dy.h + M - 1) / M, tw = (dy.w + M - 1) / M, tiles = n * th * tw;
-    const std::int64_t x_chunks = (c + kChunk - 1) / kChunk, dy_chunks = (k + kChunk - 1) / kChunk;
+    const std::int64_t c = x.c, k = dy.c;
+    const TileGrid grid(M, x.n, dy.h, dy.w);
+    const std::int64_t tiles = grid.count, dy_chunks = (k + kChunk - 1) / kChunk;
     const std::int64_t block = block_;
     const FilterStrides fs = filter_strides(g_);
     T* v = v_.data<T>();
@@ -259,25 +274,19 @@ class Winograd final : public ConvAlgorithm {
     {
       for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
         const std::int64_t pb = std::min(block, tiles - p0);
-#pragma omp for schedule(static) nowait
-        for (std::int64_t job = 0; job < pb * x_chunks; ++job) {
-          const std::int64_t p = p0 + job / x_chunks, c0 = job % x_chunks * kChunk;
-          const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
-          input_to_domain<T, M>(x, s, ty * M - g_.pad_h, tx * M - g_.pad_w, c0, v + (p - p0) * c,
-                                block * c);
-        }
+        inputs_to_domain<T, M>(x, grid, p0, pb, g_.pad_h, g_.pad_w, v);
 #pragma omp for schedule(static)
         for (std::int64_t job = 0; job < pb * dy_chunks; ++job) {
           const std::int64_t p = p0 + job / dy_chunks, k0 = job % dy_chunks * kChunk;
-          const std::int64_t s = p / (th * tw), ty = p / tw % th, tx = p % tw;
+          const TileGrid::Tile tile = grid.at(p);
           const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
           alignas(64) T d[M * M * kChunk] = {};
           alignas(64) T zt[a * a * kChunk];
-          for (int r = 0; r < M && ty * M + r < dy.h; ++r)
-            for (int q = 0; q < M && tx * M + q < dy.w; ++q) {
-              const T* src = dy.data + s * dy.s.n + (ty * M + r) * dy.s.y + (tx * M + q) * dy.s.x +
-                             k0 * dy.s.c;
-              for (std::int64_t j = 0; j < kn; ++j) d[(r * M + q) * kChunk + j] = src[j * dy.s.c];
+          for (int r = 0; r < M && tile.y + r < dy.h; ++r)
+            for (int q = 0; q < M && tile.x + q < dy.w; ++q) {
+              const T* src = dy.data + tile.n * dy.s.n + (tile.y + r) * dy.s.y +
+                             (tile.x + q) * dy.s.x + k0 * dy.s.c;
+              copy_strided(src, dy.s.c, d + (r * M + q) * kChunk, 1, kn);
             }
           winograd::output_gradient_tile<T, M>(d, zt);
           for (int t = 0; t < a * a; ++t)
