@@ -1,467 +1,68 @@
-// direct: convolution without any GEMM or cols buffer, for stride 1 and no dilation. Each sample is
-// moved into a zero-padded planar tile (C planes of Hp x Wt, Wt a whole number of vectors plus
-// slack), small enough to stay in cache, and the micro-kernel runs along image rows, 8 (float) or 4
-// (double) neighbouring output pixels per vector, which suits the few-channel layers of small
-// networks where vectors across channels would be mostly empty.
-//   forward          y[k, oy, ox] = sum_{c,ky,kx} xt[c, oy+ky, ox+kx] * w[k, c, ky, kx]
-//   backward-data    the same kernel: dx = full correlation of dy (padded by KH-1-ph, KW-1-pw) with
-//                    the flipped, transposed filter wf[c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx]
-//   backward-filter  dw[k, c, ky, kx] += sum_{oy,ox} xt[c, oy+ky, ox+kx] * dy[k, oy, ox]
-// NHWC tensors are transposed into and out of the planar tiles; NCHW ones are copied.
-#include <omp.h>
+// direct: convolution computed straight from the tensors, without any GEMM or column matrix
+// (PyDTNN's ConvDirect). Each layout has the engine that suits where its channels lie:
+//   NHWC  channel_blocked.hpp  channels innermost: vectors along channels, blocked over channels
+//                              and output pixels; any stride, padding and dilation; no workspace
+//                              beyond one zero row.
+//   NCHW  planar.hpp           planes innermost: vectors along image rows over zero-padded per-
+//                              sample tiles; stride 1, no dilation.
+#include <memory>
 
-#include <algorithm>
-#include <cstring>
-#include <vector>
-
-#include "dtnn/conv_algorithm.hpp"
-#include "dtnn/parallel.hpp"
+#include "channel_blocked.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "dtnn/simd.hpp"
+#include "planar.hpp"
 
 namespace {
 
 using namespace dtnn;
-using simd::kLanes;
-using simd::Vec;
-
-constexpr std::int64_t kSlack = 8;  // elements readable past a tile row's last vector
-#if defined(__AVX512F__)
-constexpr int kPlaneBlock = 4;  // 16 accumulators: fine with 32 vector registers
-#else
-constexpr int kPlaneBlock = 2;
-#endif
-
-// A planar tile: `planes` planes of `rows` x `width` (width: whole vectors + slack).
-struct Tile {
-  std::int64_t planes = 0, rows = 0, width = 0;
-  std::int64_t size() const { return planes * rows * width; }
-};
-
-std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
-
-// One register block of correlate: output planes [k0, k0 + kb) x rows [oy, oy + RB) x vectors
-// [v0, v0 + V). A weight broadcast feeds RB * V multiply-adds, an input load KB.
-template <class T, int KB, int RB, int V>
-inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int64_t k0,
-                            std::int64_t kb, std::int64_t kh, std::int64_t kw, T* out,
-                            const Tile& out_t, std::int64_t oy, std::int64_t v0) {
-  constexpr int L = kLanes<T>;
-  const std::int64_t ci_count = in_t.planes, taps = kh * kw, in_plane = in_t.rows * in_t.width;
-  Vec<T> acc[KB][RB][V] = {};
-  for (std::int64_t ci = 0; ci < ci_count; ++ci)
-    for (std::int64_t ky = 0; ky < kh; ++ky) {
-      const T* row = in + ci * in_plane + (oy + ky) * in_t.width + v0 * L;
-      for (std::int64_t kx = 0; kx < kw; ++kx) {
-        const std::int64_t tap = (ci * kh + ky) * kw + kx;
-        T wv[KB];
-        for (int b = 0; b < KB; ++b) wv[b] = b < kb ? f[(k0 + b) * ci_count * taps + tap] : T(0);
-        for (int r = 0; r < RB; ++r)
-          for (int v = 0; v < V; ++v) {
-            const Vec<T> xv = simd::load(row + r * in_t.width + kx + v * L);
-            for (int b = 0; b < KB; ++b) acc[b][r][v] += wv[b] * xv;
-          }
-      }
-    }
-  for (std::int64_t b = 0; b < kb; ++b)
-    for (int r = 0; r < RB; ++r)
-      for (int v = 0; v < V; ++v)
-        simd::store(out + ((k0 + b) * out_t.rows + oy + r) * out_t.width + (v0 + v) * L,
-                    acc[b][r][v]);
-}
-
-// All rows of one block of planes: pairs of rows (RB2), then a last single row; each row in blocks
-// of VMAX vectors and a last block exactly as wide as what is left.
-template <class T, int KB, int RB2, int VMAX>
-void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count,
-                      std::int64_t kh, std::int64_t kw, T* out, const Tile& out_t,
-                      std::int64_t oy_count, std::int64_t ox_count) {
-  constexpr int L = kLanes<T>;
-  const std::int64_t vectors = (ox_count + L - 1) / L;
-  auto rows = [&]<int RB>(std::int64_t k0, std::int64_t kb, std::int64_t oy) {
-    std::int64_t v0 = 0;
-    for (; v0 + VMAX <= vectors; v0 += VMAX)
-      correlate_block<T, KB, RB, VMAX>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-    switch (vectors - v0) {
-      case 3:
-        correlate_block<T, KB, RB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-        break;
-      case 2:
-        correlate_block<T, KB, RB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-        break;
-      case 1:
-        correlate_block<T, KB, RB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-        break;
-      default:
-        break;
-    }
-  };
-  for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
-    const std::int64_t kb = std::min<std::int64_t>(KB, ko_count - k0);
-    std::int64_t oy = 0;
-    for (; oy + RB2 <= oy_count; oy += RB2) rows.template operator()<RB2>(k0, kb, oy);
-    for (; oy < oy_count; ++oy) rows.template operator()<1>(k0, kb, oy);
-  }
-}
-
-// out[ko, oy, ox] (ko in [0, ko_count), oy < oy_count, ox < ox_count, in whole vectors) =
-// sum over ci, ky, kx of in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. kPlaneBlock output planes and
-// up to four vectors of a row at a time stay in registers; the row's last block is exactly as
-// wide as what is left, so no multiply-add is spent past the row.
-template <class T, int KB, int VMAX>
-void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count,
-                      std::int64_t kh, std::int64_t kw, T* out, const Tile& out_t,
-                      std::int64_t oy_count, std::int64_t ox_count) {
-  constexpr int L = kLanes<T>;
-  const std::int64_t vectors = (ox_count + L - 1) / L;
-  for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
-    const std::int64_t kb = std::min<std::int64_t>(KB, ko_count - k0);
-    for (std::int64_t oy = 0; oy < oy_count; ++oy) {
-      std::int64_t v0 = 0;
-      for (; v0 + VMAX <= vectors; v0 += VMAX)
-        correlate_block<T, KB, VMAX>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-      switch (vectors - v0) {
-        case 3:
-          correlate_block<T, KB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-          break;
-        case 2:
-          correlate_block<T, KB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-          break;
-        case 1:
-          correlate_block<T, KB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-          break;
-        default:
-          break;
-      }
-    }
-  }
-}
-
-// out[ko, oy, ox] (ko in [0, ko_count), oy < oy_count, ox < ox_count, in whole vectors) =
-// sum over ci, ky, kx of in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. A register block holds up to 24
-// accumulators with AVX-512's 32 registers (8 planes x 3 vectors, else 4 planes x 4 vectors), 8
-// without (2 planes x 4 vectors). Pairs of rows sharing the weights measured no faster.
-template <class T>
-void correlate(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
-               std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count,
-               std::int64_t ox_count) {
-  if (kPlaneBlock >= 4 && ko_count >= 8)  // 8 planes x 1 row x 3 vectors
-    return correlate_planes<T, 8, 1, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
-                                        ox_count);
-  correlate_planes<T, kPlaneBlock, 1, 4>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
-                                         ox_count);
-}
 
 class Direct final : public ConvAlgorithm {
  public:
   std::string name() const override { return "direct"; }
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
-    if (g.stride_h != 1 || g.stride_w != 1) {
-      why_not = "stride 1 only";
-      return false;
-    }
-    if (g.dilation_h != 1 || g.dilation_w != 1) {
-      why_not = "no dilation only";
-      return false;
-    }
-    if (g.kw > 16) {
-      why_not = "kernels wider than 16";
-      return false;
-    }
-    if (g.pad_h >= g.kh || g.pad_w >= g.kw) {
-      why_not = "padding must be smaller than the kernel";
-      return false;
-    }
-    return true;
+    return g.layout == Layout::nhwc || direct::Planar::supports(g, why_not);
   }
 
   void prepare(const ConvGeometry& g) override {
-    g_ = g;
-    const std::int64_t L = dtype_size(g.dtype) == 4 ? 8 : 4, V = 4 * L;
-    ho_ = g.ho();
-    wo_ = g.wo();
-    // Forward input tile: x padded by (ph, pw); rows wide enough for every vector block of a row.
-    x_t_ = {g.c, g.h + 2 * g.pad_h, round_up(wo_, V) + g.kw + kSlack};
-    y_t_ = {g.k, ho_, round_up(wo_, V)};
-    // backward-data input tile: dy padded by (kh-1-ph, kw-1-pw); output tile: dx planes.
-    qh_ = g.kh - 1 - g.pad_h;
-    qw_ = g.kw - 1 - g.pad_w;
-    dy_t_ = {g.k, ho_ + 2 * qh_, round_up(g.w, V) + g.kw + kSlack};
-    dx_t_ = {g.c, g.h, round_up(g.w, V)};
-    dyp_t_ = {g.k, ho_, round_up(wo_, V) + kSlack};  // dy planes for backward-filter (zero past wo)
-    threads_ = std::max(1, omp_get_max_threads());
-    const std::int64_t per_thread = x_t_.size() + y_t_.size() + dy_t_.size() + dx_t_.size() +
-                                    dyp_t_.size() + g.k * g.c * g.kh * g.kw;
-    scratch_ = Tensor::zeros(Shape{threads_ * per_thread}, g.dtype);
-    per_thread_ = per_thread;
-    filter_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
-    flipped_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
+    nhwc_ = g.layout == Layout::nhwc;
+    if (nhwc_) {
+      blocked_.prepare(g);
+    } else {
+      planar_ = std::make_unique<direct::Planar>();
+      planar_->prepare(g);
+    }
   }
 
   std::size_t workspace_bytes() const override {
-    return scratch_.bytes() + filter_.bytes() + flipped_.bytes();
+    return nhwc_ ? blocked_.workspace_bytes() : planar_->workspace_bytes();
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
-    dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, w, y); });
+    if (!nhwc_) return planar_->forward(x, w, y);
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      blocked_.forward(x.data<T>(), w.data<T>(), y.data<T>(), x.dim(0));
+    });
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    dispatch_dtype(dy.dtype(), [&](auto z) { data_t<decltype(z)>(dy, w, dx); });
+    if (!nhwc_) return planar_->backward_data(dy, w, dx);
+    dispatch_dtype(dy.dtype(), [&](auto z) {
+      using T = decltype(z);
+      blocked_.backward_data(dy.data<T>(), w.data<T>(), dx.data<T>(), dy.dim(0));
+    });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
-    dispatch_dtype(x.dtype(), [&](auto z) { filter_t<decltype(z)>(x, dy, dw); });
+    if (!nhwc_) return planar_->backward_filter(x, dy, dw);
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      blocked_.backward_filter(x.data<T>(), dy.data<T>(), dw.data<T>(), x.dim(0));
+    });
   }
 
  private:
-  bool nhwc() const { return g_.layout == Layout::nhwc; }
-
-  // Scratch of thread t: x tile, y tile, dy tile, dx tile, dy planes, dw partial.
-  template <class T>
-  T* part(int t, int which) const {
-    T* p = scratch_.data<T>() + t * per_thread_;
-    const std::int64_t sizes[] = {x_t_.size(), y_t_.size(), dy_t_.size(), dx_t_.size(),
-                                  dyp_t_.size()};
-    for (int i = 0; i < which; ++i) p += sizes[i];
-    return p;
-  }
-
-  // One NHWC image (h x w x P) into P planes (row pitch `pitch`, plane stride `plane`), and back.
-  template <class T, int P>
-  static void nhwc_to_planes(const T* __restrict img, std::int64_t h, std::int64_t w,
-                             T* __restrict tile, std::int64_t pitch, std::int64_t plane) {
-    for (std::int64_t r = 0; r < h; ++r)
-      for (int p = 0; p < P; ++p) {
-        T* __restrict row = tile + p * plane + r * pitch;
-        const T* __restrict in = img + r * w * P + p;
-        for (std::int64_t q = 0; q < w; ++q) row[q] = in[q * P];
-      }
-  }
-  template <class T, int P>
-  static void planes_to_nhwc(const T* __restrict tile, std::int64_t pitch, std::int64_t plane,
-                             std::int64_t h, std::int64_t w, T* __restrict img) {
-    for (std::int64_t r = 0; r < h; ++r)
-      for (int p = 0; p < P; ++p) {
-        const T* __restrict row = tile + p * plane + r * pitch;
-        T* __restrict out = img + r * w * P + p;
-        for (std::int64_t q = 0; q < w; ++q) out[q * P] = row[q];
-      }
-  }
-
-  // Sample s of an image tensor (h x w x planes, in its layout) into a tile at (top, left);
-  // the tile's borders stay zero (written once, at prepare, and never touched).
-  template <class T>
-  void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w,
-               T* tile, const Tile& t, std::int64_t top, std::int64_t left) const {
-    const std::int64_t image = planes * h * w, plane = t.rows * t.width;
-    const T* img = src + s * image;
-    if (!nhwc() || planes == 1) {  // already planar: row copies
-      for (std::int64_t p = 0; p < planes; ++p)
-        for (std::int64_t r = 0; r < h; ++r)
-          std::memcpy(tile + (p * t.rows + top + r) * t.width + left, img + (p * h + r) * w,
-                      sizeof(T) * static_cast<std::size_t>(w));
-      return;
-    }
-    switch (planes) {  // a compile-time plane count lets the compiler vectorise the strided copies
-      case 4:
-        return nhwc_to_planes<T, 4>(img, h, w, tile + top * t.width + left, t.width, plane);
-      case 8:
-        return nhwc_to_planes<T, 8>(img, h, w, tile + top * t.width + left, t.width, plane);
-      case 16:
-        return nhwc_to_planes<T, 16>(img, h, w, tile + top * t.width + left, t.width, plane);
-      default:
-        break;
-    }
-    for (std::int64_t r = 0; r < h; ++r) {
-      T* row = tile + (top + r) * t.width + left;
-      const T* in = img + r * w * planes;
-      for (std::int64_t p = 0; p < planes; ++p)
-        for (std::int64_t q = 0; q < w; ++q) row[p * plane + q] = in[q * planes + p];
-    }
-  }
-
-  // Tile planes (h x w of each) back into sample s of an image tensor.
-  template <class T>
-  void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w,
-                 T* dst, std::int64_t s) const {
-    T* img = dst + s * planes * h * w;
-    const std::int64_t plane = t.rows * t.width;
-    if (!nhwc() || planes == 1) {
-      for (std::int64_t p = 0; p < planes; ++p)
-        for (std::int64_t r = 0; r < h; ++r)
-          std::memcpy(img + (p * h + r) * w, tile + (p * t.rows + r) * t.width,
-                      sizeof(T) * static_cast<std::size_t>(w));
-      return;
-    }
-    switch (planes) {
-      case 4:
-        return planes_to_nhwc<T, 4>(tile, t.width, plane, h, w, img);
-      case 8:
-        return planes_to_nhwc<T, 8>(tile, t.width, plane, h, w, img);
-      case 16:
-        return planes_to_nhwc<T, 16>(tile, t.width, plane, h, w, img);
-      default:
-        break;
-    }
-    for (std::int64_t r = 0; r < h; ++r) {
-      const T* row = tile + r * t.width;
-      T* out = img + r * w * planes;
-      for (std::int64_t p = 0; p < planes; ++p)
-        for (std::int64_t q = 0; q < w; ++q) out[q * planes + p] = row[p * plane + q];
-    }
-  }
-
-  // w (either layout) -> filter [k, c, ky, kx]; flipped [c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx].
-  template <class T>
-  void pack_filters(const Tensor& w, bool flip) {
-    const T* src = w.data<T>();
-    T* out = (flip ? flipped_ : filter_).data<T>();
-    const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = g_.kw;
-    for (std::int64_t k = 0; k < K; ++k)
-      for (std::int64_t c = 0; c < C; ++c)
-        for (std::int64_t ky = 0; ky < KH; ++ky)
-          for (std::int64_t kx = 0; kx < KW; ++kx) {
-            const T v = nhwc() ? src[((ky * KW + kx) * C + c) * K + k]
-                               : src[((k * C + c) * KH + ky) * KW + kx];
-            if (flip)
-              out[((c * K + k) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = v;
-            else
-              out[((k * C + c) * KH + ky) * KW + kx] = v;
-          }
-  }
-
-  // Forward and backward-data alike: each sample of src (in_planes of in_h x in_w) goes into the
-  // tile of scratch part in_part at (top, left), is correlated with filter into out_planes of
-  // out_h x out_w in scratch part out_part, and lands in dst.
-  template <class T>
-  void correlate_samples(const T* src, std::int64_t n, std::int64_t in_planes, std::int64_t in_h,
-                         std::int64_t in_w, const Tile& in_t, int in_part, std::int64_t top,
-                         std::int64_t left, const T* filter, std::int64_t out_planes,
-                         const Tile& out_t, int out_part, std::int64_t out_h, std::int64_t out_w,
-                         T* dst) {
-    const int threads = std::min<int>(threads_, omp_get_max_threads());
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t s = 0; s < n; ++s) {
-      const int t = omp_get_thread_num();
-      T* in = part<T>(t, in_part);
-      T* out = part<T>(t, out_part);
-      to_tile(src, s, in_planes, in_h, in_w, in, in_t, top, left);
-      correlate(in, in_t, filter, out_planes, g_.kh, g_.kw, out, out_t, out_h, out_w);
-      from_tile(out, out_t, out_planes, out_h, out_w, dst, s);
-    }
-  }
-
-  template <class T>
-  void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
-    pack_filters<T>(w, false);
-    correlate_samples(x.data<T>(), x.dim(0), g_.c, g_.h, g_.w, x_t_, 0, g_.pad_h, g_.pad_w,
-                      filter_.data<T>(), g_.k, y_t_, 1, ho_, wo_, y.data<T>());
-  }
-
-  // The full correlation of dy with the flipped filter [c, k, ky, kx]: input planes k, output c.
-  template <class T>
-  void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
-    pack_filters<T>(w, true);
-    correlate_samples(dy.data<T>(), dy.dim(0), g_.k, ho_, wo_, dy_t_, 2, qh_, qw_,
-                      flipped_.data<T>(), g_.c, dx_t_, 3, g_.h, g_.w, dx.data<T>());
-  }
-
-  template <class T>
-  void filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
-    switch (g_.kw) {
-      case 1:
-        return filter_kw<T, 1>(x, dy, dw);
-      case 2:
-        return filter_kw<T, 2>(x, dy, dw);
-      case 3:
-        return filter_kw<T, 3>(x, dy, dw);
-      case 4:
-        return filter_kw<T, 4>(x, dy, dw);
-      case 5:
-        return filter_kw<T, 5>(x, dy, dw);
-      default:
-        return filter_kw<T, 0>(x, dy, dw);
-    }
-  }
-
-  // Per sample and (c0..c0+CB, ky): dw[k0..k0+KB, c, ky, 0..KW) as vector sums along the rows:
-  // each dy load feeds CB*KW multiply-adds, each x load KB; horizontal sums at the end.
-  // KW_ = 0: any width.
-  template <class T, int KW_>
-  void filter_kw(const Tensor& x, const Tensor& dy, Tensor& dw) {
-    constexpr int L = kLanes<T>, KB = 4, CB = kPlaneBlock / 2, KWM = KW_ ? KW_ : 16;
-    const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = KW_ ? KW_ : g_.kw, taps = KH * KW;
-    const std::int64_t vectors = (wo_ + L - 1) / L;
-    const T* xp = x.data<T>();
-    const T* dyp = dy.data<T>();
-    const int threads = std::min<int>(threads_, omp_get_max_threads());
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num();
-      T* xt = part<T>(t, 0);
-      T* dyt = part<T>(t, 4);
-      T* partial = part<T>(t, 5);
-      std::fill(partial, partial + K * C * taps, T(0));
-#pragma omp for schedule(static)
-      for (std::int64_t s = 0; s < x.dim(0); ++s) {
-        to_tile(xp, s, C, g_.h, g_.w, xt, x_t_, g_.pad_h, g_.pad_w);
-        to_tile(dyp, s, K, ho_, wo_, dyt, dyp_t_, 0, 0);  // columns past wo stay zero
-        for (std::int64_t k0 = 0; k0 < K; k0 += KB) {
-          const std::int64_t kb = std::min<std::int64_t>(KB, K - k0);
-          for (std::int64_t c0 = 0; c0 < C; c0 += CB) {
-            const std::int64_t cb = std::min<std::int64_t>(CB, C - c0);
-            for (std::int64_t ky = 0; ky < KH; ++ky) {
-              Vec<T> acc[CB][KB][KWM] = {};
-              for (std::int64_t oy = 0; oy < ho_; ++oy) {
-                const T* xrow[CB];
-                for (int e = 0; e < CB; ++e)
-                  xrow[e] = xt + ((c0 + std::min<std::int64_t>(e, cb - 1)) * x_t_.rows + oy + ky) *
-                                     x_t_.width;
-                const T* drow[KB];
-                for (int b = 0; b < KB; ++b)
-                  drow[b] = dyt + ((k0 + std::min<std::int64_t>(b, kb - 1)) * dyp_t_.rows + oy) *
-                                      dyp_t_.width;
-                for (std::int64_t v = 0; v < vectors; ++v) {
-                  Vec<T> d[KB];
-                  for (int b = 0; b < KB; ++b) d[b] = simd::load(drow[b] + v * L);
-                  for (int e = 0; e < CB; ++e)
-                    for (std::int64_t kx = 0; kx < KW; ++kx) {
-                      const Vec<T> xv = simd::load(xrow[e] + v * L + kx);
-                      for (int b = 0; b < KB; ++b) acc[e][b][kx] += d[b] * xv;
-                    }
-                }
-              }
-              for (std::int64_t e = 0; e < cb; ++e)
-                for (std::int64_t b = 0; b < kb; ++b)
-                  for (std::int64_t kx = 0; kx < KW; ++kx) {
-                    const T* lanes = reinterpret_cast<const T*>(&acc[e][b][kx]);
-                    T sum = 0;
-                    for (int l = 0; l < L; ++l) sum += lanes[l];
-                    partial[(((k0 + b) * C + c0 + e) * KH + ky) * KW + kx] += sum;
-                  }
-            }
-          }
-        }
-      }
-    }
-    // Sum the partials into dw in its layout.
-    T* out = dw.data<T>();
-    for (std::int64_t k = 0; k < K; ++k)
-      for (std::int64_t c = 0; c < C; ++c)
-        for (std::int64_t ky = 0; ky < KH; ++ky)
-          for (std::int64_t kx = 0; kx < KW; ++kx) {
-            const std::int64_t at = ((k * C + c) * KH + ky) * KW + kx;
-            T sum = 0;
-            for (int t = 0; t < threads; ++t) sum += part<T>(t, 5)[at];
-            out[nhwc() ? ((ky * KW + kx) * C + c) * K + k : at] += sum;
-          }
-  }
-
-  ConvGeometry g_;
-  std::int64_t ho_ = 0, wo_ = 0, qh_ = 0, qw_ = 0, per_thread_ = 0;
-  int threads_ = 1;
-  Tile x_t_, y_t_, dy_t_, dx_t_, dyp_t_;
-  Tensor scratch_, filter_, flipped_;
+  bool nhwc_ = true;
+  direct::ChannelBlocked blocked_;
+  std::unique_ptr<direct::Planar> planar_;
 };
 
 Plugin* create(const Params&, const PluginContext&) { return new Direct(); }
@@ -469,6 +70,6 @@ Plugin* create(const Params&, const PluginContext&) { return new Direct(); }
 }  // namespace
 
 DTNN_PLUGIN("conv", "direct",
-            "direct convolution on planar per-sample tiles, vectorised along image rows (stride 1, "
-            "no dilation)",
+            "direct convolution without a column matrix: NHWC blocked over channels and output "
+            "pixels (any geometry, no workspace); NCHW on planar tiles (stride 1, no dilation)",
             "{}", create)

@@ -1,0 +1,426 @@
+// The NHWC engine of `direct` (PyDTNN's ConvDirect idea): convolution straight from the tensors,
+// blocked over channels and output pixels, with a register-blocked vector micro-kernel and no
+// workspace (one zero row stands in for the padding). In NHWC the channels are innermost, in the
+// activations and in the filter [KH, KW, C, K], so every pass vectorises along a channel run:
+//   forward          y[p, k]  = sum_(t,c) x_t(p)[c] w[t, c, k]        a block of M pixels x NV
+//                    vectors of output channels; x broadcast, w loaded (outer products).
+//   backward-data    dx[q, c] = sum_(t,k) dy_t(q)[k] w[t, c, k]       a block of M pixels x NC
+//                    input channels; dy and w rows both run along k, so the block holds vector
+//                    partial sums, added up once at the end (inner products). Pixels go in
+//                    stride-phase order, so a block's pixels mostly share which taps reach them
+//                    and a tap reaching none is skipped (no work on the zeros of a strided layer).
+//   backward-filter  dw[t, c, k] += sum_p x_t(p)[c] dy[p, k]          a block of MC input channels
+//                    x NV vectors of output channels for one tap, summed over a chunk of pixels
+//                    that stays in cache; each thread owns its (tap, c, k) blocks of dw.
+// x_t(p) is the input row that tap t = (ky, kx) of output pixel p reads (the zero row where that is
+// padding); dy_t(q) the dy row that reaches input pixel q through tap t. Any stride, padding and
+// dilation; float and double.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/simd.hpp"
+
+namespace dtnn::direct {
+
+#if defined(__AVX512F__)
+inline constexpr int kPixels = 6, kVectors = 4;  // 24 accumulators of 32 vector registers
+#else
+inline constexpr int kPixels = 6, kVectors = 2;  // 12 accumulators of 16
+#endif
+
+template <class V, class T>
+inline constexpr int kLanesOf = static_cast<int>(sizeof(V) / sizeof(T));
+
+template <class V, class T>
+inline V load_as(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <class V, class T>
+inline void store_as(T* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+template <class V, class T>
+inline T lane_sum(V v) {
+  T sum = 0;
+  for (int i = 0; i < kLanesOf<V, T>; ++i) sum += v[i];
+  return sum;
+}
+
+// ---- micro-kernels -------------------------------------------------------------------------
+
+// out[m][j] (+)= sum over taps t and channels c in [c0, c1) of rows[t][m][c] * w[t*C*K + c*K + j],
+// for m < M and j < NV vectors of V: M pixels by NV vectors of output channels; added to what out
+// holds when accumulate is set.
+template <class T, class V, int M, int NV>
+void forward_kernel(const T* const* rows, std::int64_t taps, std::int64_t C, std::int64_t c0,
+                    std::int64_t c1, const T* w, std::int64_t K, T* const* out, bool accumulate) {
+  constexpr int L = kLanesOf<V, T>;
+  V acc[M][NV] = {};
+  if (accumulate)
+    for (int m = 0; m < M; ++m)
+      for (int j = 0; j < NV; ++j) acc[m][j] = load_as<V>(out[m] + j * L);
+  for (std::int64_t t = 0; t < taps; ++t) {
+    const T* const* r = rows + t * M;
+    const T* wt = w + t * C * K;
+    for (std::int64_t c = c0; c < c1; ++c) {
+      V wv[NV];
+      for (int j = 0; j < NV; ++j) wv[j] = load_as<V>(wt + c * K + j * L);
+      for (int m = 0; m < M; ++m) {
+        const T xv = r[m][c];
+        for (int j = 0; j < NV; ++j) acc[m][j] += xv * wv[j];
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m)
+    for (int j = 0; j < NV; ++j) store_as(out[m] + j * L, acc[m][j]);
+}
+
+// out[m][j] = sum over taps t and k < K of rows[t][m][k] * w[t*C*K + j*K + k], for m < M and
+// j < NC input channels: vector partial sums along k, one lane sum at the end. A tap whose first
+// row is null reaches none of the M pixels and is skipped.
+template <class T, int M, int NC>
+void data_kernel(const T* const* rows, std::int64_t taps, std::int64_t C, const T* w,
+                 std::int64_t K, T* const* out) {
+  using V = simd::Vec<T>;
+  constexpr int L = simd::kLanes<T>;
+  const std::int64_t kv = K - K % L;
+  {
+    V acc[M][NC] = {};
+    for (std::int64_t t = 0; t < taps; ++t) {
+      const T* const* r = rows + t * M;
+      if (!r[0]) continue;
+      const T* wt = w + t * C * K;
+      for (std::int64_t k = 0; k < kv; k += L) {
+        V wv[NC];
+        for (int j = 0; j < NC; ++j) wv[j] = load_as<V>(wt + j * K + k);
+        for (int m = 0; m < M; ++m) {
+          const V d = load_as<V>(r[m] + k);
+          for (int j = 0; j < NC; ++j) acc[m][j] += d * wv[j];
+        }
+      }
+    }
+    for (int m = 0; m < M; ++m)
+      for (int j = 0; j < NC; ++j) out[m][j] = lane_sum<V, T>(acc[m][j]);
+  }
+  if (kv == K) return;
+  // The channels past the last whole vector, in a pass of their own (so that their scalar sums
+  // do not compete with the vector ones for registers).
+  T acc[M][NC] = {};
+  for (std::int64_t t = 0; t < taps; ++t) {
+    const T* const* r = rows + t * M;
+    if (!r[0]) continue;
+    const T* wt = w + t * C * K;
+    for (std::int64_t k = kv; k < K; ++k)
+      for (int m = 0; m < M; ++m)
+        for (int j = 0; j < NC; ++j) acc[m][j] += r[m][k] * wt[j * K + k];
+  }
+  for (int m = 0; m < M; ++m)
+    for (int j = 0; j < NC; ++j) out[m][j] += acc[m][j];
+}
+
+// dw[c*K + j] += sum over pixels p < P (x[p] non-null) of x[p][xo + c] * dy[p][dyo + j], for
+// c < MC input channels and j < NV vectors of V of output channels.
+template <class T, class V, int MC, int NV>
+void filter_kernel(const T* const* x, std::int64_t xo, const T* const* dy, std::int64_t dyo,
+                   std::int64_t P, T* dw, std::int64_t K) {
+  constexpr int L = kLanesOf<V, T>;
+  V acc[MC][NV];
+  for (int c = 0; c < MC; ++c)
+    for (int j = 0; j < NV; ++j) acc[c][j] = load_as<V>(dw + c * K + j * L);
+  for (std::int64_t p = 0; p < P; ++p) {
+    if (!x[p]) continue;
+    const T* xr = x[p] + xo;
+    const T* dr = dy[p] + dyo;
+    V d[NV];
+    for (int j = 0; j < NV; ++j) d[j] = load_as<V>(dr + j * L);
+    for (int c = 0; c < MC; ++c) {
+      const T xv = xr[c];
+      for (int j = 0; j < NV; ++j) acc[c][j] += xv * d[j];
+    }
+  }
+  for (int c = 0; c < MC; ++c)
+    for (int j = 0; j < NV; ++j) store_as(dw + c * K + j * L, acc[c][j]);
+}
+
+// ---- dispatch of a block's runtime sizes to the kernels' compile-time ones ------------------
+
+// f.template operator()<I>() for the I in [1, N] equal to n.
+template <int N, class F>
+inline void with_count(int n, F&& f) {
+  if constexpr (N >= 1) {
+    if (n == N) return f.template operator()<N>();
+    with_count<N - 1>(n, f);
+  }
+}
+
+// Output channels [0, K) as blocks of NV vectors, a block of the vectors left, then single
+// channels: f.template operator()<V, NV>(k0) for each.
+template <class T, class F>
+inline void for_channel_blocks(std::int64_t K, F&& f) {
+  using V = simd::Vec<T>;
+  constexpr int L = simd::kLanes<T>;
+  std::int64_t k0 = 0;
+  for (; k0 + kVectors * L <= K; k0 += kVectors * L) f.template operator()<V, kVectors>(k0);
+  if (const int left = static_cast<int>((K - k0) / L); left > 0) {
+    with_count<kVectors>(left, [&]<int NV>() { f.template operator()<V, NV>(k0); });
+    k0 += left * L;
+  }
+  for (; k0 < K; ++k0) f.template operator()<T, 1>(k0);
+}
+
+// ---- the engine ------------------------------------------------------------------------------
+
+// Forward and backward-data share out their pixels as chunks of kChunkBlocks blocks of M; a chunk's
+// row pointers are found once and its rows stay in cache while every channel block passes over
+// them. When there are too few chunks for the threads, the channels are split into parts as well.
+inline constexpr int kChunkBlocks = 16;
+inline constexpr std::int64_t kChannelSlice = 128;  // forward's input channels per filter panel
+
+// A pixel of an activation: sample, row, column; stepped through in storage order without
+// dividing.
+struct Pixel {
+  std::int64_t n, y, x;
+  static Pixel at(std::int64_t p, std::int64_t h, std::int64_t w) {
+    return {p / (h * w), p / w % h, p % w};
+  }
+  void next(std::int64_t h, std::int64_t w) {
+    if (++x < w) return;
+    x = 0;
+    if (++y < h) return;
+    y = 0;
+    ++n;
+  }
+};
+
+struct WorkSplit {
+  std::int64_t chunks, parts, part;  // part: channels per part, a multiple of the grain
+  static WorkSplit of(std::int64_t pixels, std::int64_t channels, std::int64_t grain) {
+    const std::int64_t chunk = kPixels * kChunkBlocks, chunks = (pixels + chunk - 1) / chunk;
+    const std::int64_t wanted = 8 * std::max(1, omp_get_max_threads());
+    const std::int64_t parts = std::clamp<std::int64_t>((wanted + chunks - 1) / chunks, 1,
+                                                        (channels + grain - 1) / grain);
+    return {chunks, parts, ((channels + parts - 1) / parts + grain - 1) / grain * grain};
+  }
+};
+
+class ChannelBlocked {
+ public:
+  void prepare(const ConvGeometry& g) {
+    g_ = g;
+    ho_ = g.ho();
+    wo_ = g.wo();
+    zeros_ = Tensor::zeros(Shape{std::max(g.c, g.k)}, g.dtype);
+    // Per thread: a chunk's row pointers [block][tap][pixel] (forward, backward-data) or
+    // backward-filter's two rows per pixel of its chunk.
+    per_thread_ = std::max(kChunkBlocks * g.kh * g.kw * kPixels, 2 * filter_chunk());
+    const auto size = static_cast<std::size_t>(per_thread_ * std::max(1, omp_get_max_threads()));
+    if (g.dtype == DType::float32) f32_rows_.assign(size, nullptr); else f64_rows_.assign(size, nullptr);
+  }
+  std::size_t workspace_bytes() const {
+    return zeros_.bytes() + (f32_rows_.size() + f64_rows_.size()) * sizeof(void*);
+  }
+
+  template <class T>
+  void forward(const T* x, const T* w, T* y, std::int64_t n);
+  template <class T>
+  void backward_data(const T* dy, const T* w, T* dx, std::int64_t n);
+  template <class T>
+  void backward_filter(const T* x, const T* dy, T* dw, std::int64_t n);
+
+ private:
+  // The input row tap (ky, kx) of output pixel o reads, or null where that is padding.
+  template <class T>
+  const T* input_row(const T* x, const Pixel& o, std::int64_t ky, std::int64_t kx) const {
+    const std::int64_t iy = o.y * g_.stride_h - g_.pad_h + ky * g_.dilation_h;
+    const std::int64_t ix = o.x * g_.stride_w - g_.pad_w + kx * g_.dilation_w;
+    if (iy < 0 || iy >= g_.h || ix < 0 || ix >= g_.w) return nullptr;
+    return x + ((o.n * g_.h + iy) * g_.w + ix) * g_.c;
+  }
+  // The dy row that reaches input pixel q through tap (ky, kx), or null.
+  template <class T>
+  const T* output_row(const T* dy, const Pixel& q, std::int64_t ky, std::int64_t kx) const {
+    std::int64_t ty = q.y + g_.pad_h - ky * g_.dilation_h;
+    std::int64_t tx = q.x + g_.pad_w - kx * g_.dilation_w;
+    if (ty < 0 || tx < 0) return nullptr;
+    if (g_.stride_h > 1) {
+      if (ty % g_.stride_h != 0) return nullptr;
+      ty /= g_.stride_h;
+    }
+    if (g_.stride_w > 1) {
+      if (tx % g_.stride_w != 0) return nullptr;
+      tx /= g_.stride_w;
+    }
+    if (ty >= ho_ || tx >= wo_) return nullptr;
+    return dy + ((q.n * ho_ + ty) * wo_ + tx) * g_.k;
+  }
+  template <class T>
+  const T* zero_row() const {
+    return zeros_.data<T>();
+  }
+  // Thread t's row pointers.
+  template <class T>
+  const T** rows(int t) {
+    if constexpr (std::is_same_v<T, float>)
+      return f32_rows_.data() + t * per_thread_;
+    else
+      return f64_rows_.data() + t * per_thread_;
+  }
+  // Backward-filter's chunk: pixels whose x and dy rows stay in cache together.
+  std::int64_t filter_chunk() const { return std::clamp<std::int64_t>(65536 / (g_.c + g_.k), 64, 4096); }
+
+  ConvGeometry g_;
+  std::int64_t ho_ = 0, wo_ = 0, per_thread_ = 0;
+  Tensor zeros_;
+  std::vector<const float*> f32_rows_;
+  std::vector<const double*> f64_rows_;
+};
+
+// Position j of a row of `size` pixels in stride-phase order (0, s, 2s, ..., 1, 1+s, ...).
+inline std::int64_t phase_order(std::int64_t j, std::int64_t size, std::int64_t s) {
+  for (std::int64_t r = 0; r < s; ++r) {
+    const std::int64_t count = (size - r + s - 1) / s;
+    if (j < count) return r + j * s;
+    j -= count;
+  }
+  return j;  // not reached for j < size
+}
+
+template <class T>
+void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
+  constexpr int M = kPixels;
+  const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
+  const std::int64_t chunk = M * kChunkBlocks;
+  const WorkSplit split = WorkSplit::of(pixels, K, kVectors * simd::kLanes<T>);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t ch = 0; ch < split.chunks; ++ch)
+    for (std::int64_t part = 0; part < split.parts; ++part) {
+      const std::int64_t k_begin = part * split.part, k_end = std::min(K, k_begin + split.part);
+      if (k_begin >= K) continue;
+      const std::int64_t p0 = ch * chunk, p_end = std::min(pixels, p0 + chunk);
+      // rows[b][t][m]: the input row of tap t for pixel m of block b (the zero row past the end).
+      const T** rows = this->rows<T>(omp_get_thread_num());
+      Pixel o = Pixel::at(p0, ho_, wo_);
+      for (std::int64_t p = p0; p < p0 + chunk; ++p, o.next(ho_, wo_))
+        for (std::int64_t t = 0; t < taps; ++t) {
+          const T* r = p < p_end ? input_row(x, o, t / g_.kw, t % g_.kw) : nullptr;
+          rows[((p - p0) / M * taps + t) * M + (p - p0) % M] = r ? r : zero_row<T>();
+        }
+      // Pixels of a short last block write to a spare row.
+      T spare[M][kVectors * simd::kLanes<T>];
+      for_channel_blocks<T>(k_end - k_begin, [&]<class V, int NV>(std::int64_t k0) {
+        k0 += k_begin;
+        // Input channels in slices, so that the filter panel of a slice stays in cache while
+        // every block of the chunk passes over it.
+        for (std::int64_t c0 = 0; c0 < C; c0 += kChannelSlice)
+          for (std::int64_t p = p0; p < p_end; p += M) {
+            T* out[M];
+            for (int m = 0; m < M; ++m) out[m] = p + m < p_end ? y + (p + m) * K + k0 : spare[m];
+            forward_kernel<T, V, M, NV>(rows + (p - p0) / M * taps * M, taps, C, c0,
+                                        std::min(C, c0 + kChannelSlice), w + k0, K, out, c0 > 0);
+          }
+      });
+    }
+}
+
+template <class T>
+void ChannelBlocked::backward_data(const T* dy, const T* w, T* dx, std::int64_t n) {
+  constexpr int M = kPixels, NC = kVectors;
+  const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * g_.h * g_.w;
+  const std::int64_t chunk = M * kChunkBlocks;
+  const WorkSplit split = WorkSplit::of(pixels, C, NC);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t ch = 0; ch < split.chunks; ++ch)
+    for (std::int64_t part = 0; part < split.parts; ++part) {
+      const std::int64_t c_begin = part * split.part, c_end = std::min(C, c_begin + split.part);
+      if (c_begin >= C) continue;
+      const std::int64_t p0 = ch * chunk, p_end = std::min(pixels, p0 + chunk);
+      // The chunk's input pixels q, in stride-phase order within each sample (so the pixels of a
+      // block mostly share the taps that reach them); past the end, repeats of the last one.
+      Pixel at[kChunkBlocks * M];
+      for (std::int64_t p = p0; p < p0 + chunk; ++p) {
+        const Pixel j = Pixel::at(std::min(p, p_end - 1), g_.h, g_.w);
+        at[p - p0] = {j.n, phase_order(j.y, g_.h, g_.stride_h), phase_order(j.x, g_.w, g_.stride_w)};
+      }
+      // rows[b][t][m]: the dy row that reaches pixel m of block b through tap t (the zero row if
+      // none does); rows[b][t][0] is null when tap t reaches no pixel of block b.
+      const T** rows = this->rows<T>(omp_get_thread_num());
+      for (std::int64_t b = 0; b < kChunkBlocks; ++b)
+        for (std::int64_t t = 0; t < taps; ++t) {
+          bool any = false;
+          const T** r = rows + (b * taps + t) * M;
+          for (int m = 0; m < M; ++m) {
+            r[m] = output_row(dy, at[b * M + m], t / g_.kw, t % g_.kw);
+            any = any || r[m];
+            if (!r[m]) r[m] = zero_row<T>();
+          }
+          if (!any) r[0] = nullptr;
+        }
+      std::int64_t c0 = c_begin;
+      auto channels = [&]<int NCB>() {
+        for (std::int64_t p = p0; p < p_end; p += M) {
+          const std::int64_t b = (p - p0) / M;
+          T sums[M][NCB];
+          T* out[M];
+          for (int m = 0; m < M; ++m) out[m] = sums[m];
+          data_kernel<T, M, NCB>(rows + b * taps * M, taps, C, w + c0 * K, K, out);
+          for (std::int64_t m = 0; m < std::min<std::int64_t>(M, p_end - p); ++m) {
+            const Pixel& q = at[b * M + m];
+            T* out = dx + ((q.n * g_.h + q.y) * g_.w + q.x) * C + c0;
+            for (int j = 0; j < NCB; ++j) out[j] = sums[m][j];
+          }
+        }
+        c0 += NCB;
+      };
+      while (c0 + NC <= c_end) channels.template operator()<NC>();
+      with_count<NC>(static_cast<int>(c_end - c0), channels);
+    }
+}
+
+template <class T>
+void ChannelBlocked::backward_filter(const T* x, const T* dy, T* dw, std::int64_t n) {
+  constexpr int MC = kPixels;
+  const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
+  const std::int64_t chunk = filter_chunk();
+  const std::int64_t cblocks = (C + MC - 1) / MC, blocks = taps * cblocks;
+#pragma omp parallel
+  {
+    // This thread's blocks of dw: a contiguous run of (tap, channel block) pairs, all output
+    // channels of each (so no two threads write the same element).
+    const std::int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const std::int64_t first = blocks * me / threads, last = blocks * (me + 1) / threads;
+    const T** xr = rows<T>(static_cast<int>(me));
+    const T** dr = xr + chunk;
+    for (std::int64_t p0 = 0; p0 < pixels && first < last; p0 += chunk) {
+      const std::int64_t count = std::min(chunk, pixels - p0);
+      for (std::int64_t i = 0; i < count; ++i) dr[i] = dy + (p0 + i) * K;
+      std::int64_t tap = -1;
+      for (std::int64_t blk = first; blk < last; ++blk) {
+        const std::int64_t t = blk / cblocks, c0 = blk % cblocks * MC;
+        if (t != tap) {
+          tap = t;
+          Pixel o = Pixel::at(p0, ho_, wo_);
+          for (std::int64_t i = 0; i < count; ++i, o.next(ho_, wo_))
+            xr[i] = input_row(x, o, t / g_.kw, t % g_.kw);
+        }
+        with_count<MC>(static_cast<int>(std::min<std::int64_t>(MC, C - c0)), [&]<int MCB>() {
+          for_channel_blocks<T>(K, [&]<class V, int NV>(std::int64_t k0) {
+            filter_kernel<T, V, MCB, NV>(xr, c0, dr, k0, count, dw + (t * C + c0) * K + k0, K);
+          });
+        });
+      }
+    }
+  }
+}
+
+}  // namespace dtnn::direct
