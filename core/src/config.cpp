@@ -50,7 +50,7 @@ json experiment_defaults() {
     "loss": "categorical_cross_entropy",
     "metrics": ["categorical_accuracy"],
     "schedulers": [],
-    "conv": {"algorithm": "i2c"},
+    "conv": {"algorithm": "i2c", "workspace": "shared"},
     "parallel": {"mode": "auto", "communicator": "auto", "bucket_size_mb": 4.0, "blocking": false,
                  "model_sync_freq": 0, "model_sync_alg": "wavg", "model_sync_participation": "all",
                  "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true,
@@ -205,6 +205,9 @@ void validate_experiment(json& config, const std::string& where) {
           config["optimizer"]["name"]);
   require(config["conv"]["algorithm"].is_string(), where, "conv.algorithm", "a string",
           config["conv"]["algorithm"]);
+  const json& ws = config["conv"]["workspace"];
+  require(ws == "shared" || ws == "per_layer", where, "conv.workspace",
+          "\"shared\" (one buffer for all layers) or \"per_layer\"", ws);
   for (std::size_t i = 0; i < config["metrics"].size(); ++i)
     require(config["metrics"][i].is_string(), where, "metrics[" + std::to_string(i) + "]",
             "a metric name", config["metrics"][i]);

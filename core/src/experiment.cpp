@@ -119,6 +119,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   mo.seed = t["seed"].get<std::uint64_t>();
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
   mo.conv_params = Params(j["conv"], where + ": conv");
+  mo.shared_workspace = j["conv"]["workspace"] == "shared";
   if (comm_->size() > 1) mo.communicator = comm_.get();
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
   if (model_->output_shape().numel() != dataset_->num_classes())

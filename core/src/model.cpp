@@ -96,6 +96,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
                   ": input_shape " + spec.input_shape->str() +
                   " does not match the dataset's samples " + input_shape.str());
   }
+  if (options.shared_workspace) workspace_ = std::make_unique<Workspace>();
   Shape current = input_shape;
   std::int64_t largest = input_shape.numel();
   bool trainable_before =
@@ -113,6 +114,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     ctx.conv_algorithm = options.conv_algorithm;
     ctx.conv_params = options.conv_params;
     ctx.communicator = options.communicator;
+    ctx.workspace = workspace_.get();
     ctx.needs_input_gradient = trainable_before;
     try {
       layer->build(ctx);

@@ -61,9 +61,13 @@ std::string Model::summary() const {
                     to_string(options_.layout) + ")\n" + table(rows);
   out += "Total parameters: " + group_thousands(total) + " (" + group_thousands(bytes) +
          " bytes, " + size + ")\n";
-  if (workspace)
-    out += "Layer workspaces (bytes, each layer its own): " +
-           group_thousands(static_cast<std::int64_t>(workspace)) + "\n";
+  auto bytes_of = [](std::size_t n) { return group_thousands(static_cast<std::int64_t>(n)); };
+  if (workspace_ && workspace)
+    out += "Workspace: " + bytes_of(workspace_->bytes()) +
+           " bytes, one buffer the layers share (the largest need; one per layer would take " +
+           bytes_of(workspace) + ")\n";
+  else if (workspace)
+    out += "Workspace: " + bytes_of(workspace) + " bytes, each layer its own\n";
   return out;
 }
 

@@ -7,14 +7,17 @@
 //   Ho = (H + 2*pad_h - dil_h*(KH-1) - 1) / stride_h + 1   (likewise Wo)
 // Contract: forward overwrites y; backward_data overwrites dx; backward_filter ACCUMULATES into dw.
 // backward_filter may reuse what the most recent forward computed for the same, unchanged x.
+// Scratch memory comes from workspace() (see workspace.hpp): reserved in prepare, claimed in passes.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
 #include "dtnn/tensor.hpp"
+#include "dtnn/workspace.hpp"
 
 namespace dtnn {
 
@@ -78,8 +81,13 @@ class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {
   // Called before prepare with the run's communicator (null when the run has one process): an
   // algorithm whose choices come from measurements (best_of) agrees on them with the other ranks.
   virtual void set_communicator(Communicator* communicator) { (void)communicator; }
-  // Called once per geometry before any pass; allocates every workspace for batches <= g.n.
+  // Called before prepare with the workspace the algorithm shares with the other layers of its
+  // model; without one (benchmarks, tests) it has a workspace of its own.
+  void set_workspace(Workspace* shared) { shared_workspace_ = shared; }
+  // Called once per geometry before any pass; reserves in workspace() what the passes need for
+  // batches <= g.n.
   virtual void prepare(const ConvGeometry& g) = 0;
+  // What the passes need (the reservation, plus any memory the algorithm keeps for itself).
   virtual std::size_t workspace_bytes() const { return 0; }
 
   virtual void forward(const Tensor& x, const Tensor& w, Tensor& y) = 0;
@@ -89,6 +97,19 @@ class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {
   // What the algorithm has to say at the end of the run (best_of: its timings and choice); "" if
   // nothing.
   virtual std::string report() const { return ""; }
+
+ protected:
+  Workspace& workspace() {
+    if (shared_workspace_) return *shared_workspace_;
+    if (!own_workspace_) own_workspace_ = std::make_unique<Workspace>();
+    return *own_workspace_;
+  }
+  // In a pass: the workspace memory, claimed for this algorithm.
+  std::byte* claim_workspace() { return workspace().claim(this); }
+
+ private:
+  Workspace* shared_workspace_ = nullptr;
+  std::unique_ptr<Workspace> own_workspace_;
 };
 
 }  // namespace dtnn

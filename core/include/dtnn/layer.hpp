@@ -17,6 +17,7 @@ namespace dtnn {
 
 class Registry;
 class Communicator;
+class Workspace;
 
 enum class Mode : std::uint8_t { train = 0, eval = 1 };
 
@@ -30,6 +31,7 @@ struct LayerBuildContext {
   std::string conv_algorithm;          // the experiment's conv.algorithm
   Params conv_params;                  // the experiment's conv object (algorithm options)
   Communicator* communicator = nullptr;  // the run's, when it has more than one process
+  Workspace* workspace = nullptr;  // scratch memory the model's layers share (null: each its own)
   bool needs_input_gradient = true;    // false when no layer before has parameters: dx == nullptr
 };
 

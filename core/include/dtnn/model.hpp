@@ -19,6 +19,7 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/tensor.hpp"
+#include "dtnn/workspace.hpp"
 
 namespace dtnn {
 
@@ -48,6 +49,9 @@ struct ModelOptions {
   std::string conv_algorithm = "i2c";
   Params conv_params;
   Communicator* communicator = nullptr;  // the run's, when it has more than one process
+  // One workspace shared by all layers (its size the largest layer's need), or one per layer
+  // (the sum; i2c's backward-filter then always finds forward's columns).
+  bool shared_workspace = true;
 };
 
 // Told by Model::backward when gradients become final: parameters [first, first + count) of
@@ -87,6 +91,8 @@ class DTNN_CORE_EXPORT Model {
   const std::string& name() const { return name_; }
   // PyDTNN's model table: index, type, #params, output shape, weights shape, attributes, totals.
   std::string summary() const;
+  // Bytes of the workspace the layers share (0 when each layer has its own).
+  std::size_t shared_workspace_bytes() const { return workspace_ ? workspace_->bytes() : 0; }
 
   // Per-layer time accounting (off by default; costs two clock reads per layer and pass).
   struct LayerTime {
@@ -101,6 +107,7 @@ class DTNN_CORE_EXPORT Model {
   std::string name_;
   ModelOptions options_;
   Shape input_shape_;
+  std::unique_ptr<Workspace> workspace_;  // declared before layers_: outlives them
   std::vector<std::shared_ptr<Layer>> layers_;
   std::vector<Tensor> outputs_;       // [max_batch, output of layer i]
   std::vector<Tensor> output_views_;  // current batch views of outputs_

@@ -128,13 +128,17 @@ class BestOf final : public ConvAlgorithm {
     } else if (candidates_.size() == 1) {
       choose(0, "the only candidate");
     }
-    for (Candidate& c : candidates_) c.algorithm->prepare(g);
+    for (Candidate& c : candidates_) {  // they run one at a time: one workspace serves them all
+      c.algorithm->set_workspace(&workspace());
+      c.algorithm->prepare(g);
+    }
   }
 
+  // The largest remaining candidate's need (after the choice, the chosen one's).
   std::size_t workspace_bytes() const override {
-    std::size_t sum = 0;
-    for (const Candidate& c : candidates_) sum += c.algorithm->workspace_bytes();
-    return sum;
+    std::size_t most = 0;
+    for (const Candidate& c : candidates_) most = std::max(most, c.algorithm->workspace_bytes());
+    return most;
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {

@@ -1,6 +1,6 @@
 // The NHWC engine of `direct` (PyDTNN's ConvDirect idea): convolution straight from the tensors,
 // blocked over channels and output pixels, with a register-blocked vector micro-kernel and no
-// workspace (one zero row stands in for the padding). In NHWC the channels are innermost, in the
+// workspace but a zero row standing in for the padding and the row pointers of a chunk. In NHWC the channels are innermost, in the
 // activations and in the filter [KH, KW, C, K], so every pass vectorises along a channel run:
 //   forward          y[p, k]  = sum_(t,c) x_t(p)[c] w[t, c, k]        a block of M pixels x NV
 //                    vectors of output channels; x broadcast, w loaded (outer products).
@@ -26,6 +26,7 @@
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/simd.hpp"
+#include "dtnn/workspace.hpp"
 
 namespace dtnn::direct {
 
@@ -220,15 +221,23 @@ class ChannelBlocked {
     g_ = g;
     ho_ = g.ho();
     wo_ = g.wo();
-    zeros_ = Tensor::zeros(Shape{std::max(g.c, g.k)}, g.dtype);
-    // Per thread: a chunk's row pointers [block][tap][pixel] (forward, backward-data) or
-    // backward-filter's two rows per pixel of its chunk.
+    // The workspace: the zero row, and per thread a chunk's row pointers [block][tap][pixel]
+    // (forward, backward-data) or backward-filter's two rows per pixel of its chunk.
+    zeros_count_ = std::max(g.c, g.k);
     per_thread_ = std::max(kChunkBlocks * g.kh * g.kw * kPixels, 2 * filter_chunk());
-    const auto size = static_cast<std::size_t>(per_thread_ * std::max(1, omp_get_max_threads()));
-    if (g.dtype == DType::float32) f32_rows_.assign(size, nullptr); else f64_rows_.assign(size, nullptr);
+    WorkspaceSlices slices;
+    zeros_at_ = slices.add<std::byte>(zeros_count_ * dtype_size(g.dtype));
+    rows_at_ = slices.add<const void*>(per_thread_ * std::max(1, omp_get_max_threads()));
+    workspace_bytes_ = slices.bytes();
   }
-  std::size_t workspace_bytes() const {
-    return zeros_.bytes() + (f32_rows_.size() + f64_rows_.size()) * sizeof(void*);
+  // What the passes need of the workspace memory each is given.
+  std::size_t workspace_bytes() const { return workspace_bytes_; }
+
+  // Each pass takes its workspace memory first.
+  template <class T>
+  void use(std::byte* memory) {
+    memory_ = memory;
+    std::fill_n(slice<T>(memory, zeros_at_), zeros_count_, T(0));
   }
 
   template <class T>
@@ -266,24 +275,20 @@ class ChannelBlocked {
   }
   template <class T>
   const T* zero_row() const {
-    return zeros_.data<T>();
+    return slice<const T>(memory_, zeros_at_);
   }
   // Thread t's row pointers.
   template <class T>
   const T** rows(int t) {
-    if constexpr (std::is_same_v<T, float>)
-      return f32_rows_.data() + t * per_thread_;
-    else
-      return f64_rows_.data() + t * per_thread_;
+    return slice<const T*>(memory_, rows_at_) + t * per_thread_;
   }
   // Backward-filter's chunk: pixels whose x and dy rows stay in cache together.
   std::int64_t filter_chunk() const { return std::clamp<std::int64_t>(65536 / (g_.c + g_.k), 64, 4096); }
 
   ConvGeometry g_;
-  std::int64_t ho_ = 0, wo_ = 0, per_thread_ = 0;
-  Tensor zeros_;
-  std::vector<const float*> f32_rows_;
-  std::vector<const double*> f64_rows_;
+  std::int64_t ho_ = 0, wo_ = 0, per_thread_ = 0, zeros_count_ = 0;
+  std::size_t zeros_at_ = 0, rows_at_ = 0, workspace_bytes_ = 0;  // slices of the workspace
+  std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 
 // Position j of a row of `size` pixels in stride-phase order (0, s, 2s, ..., 1, 1+s, ...).

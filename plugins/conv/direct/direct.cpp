@@ -2,7 +2,7 @@
 // (PyDTNN's ConvDirect). Each layout has the engine that suits where its channels lie:
 //   NHWC  channel_blocked.hpp  channels innermost: vectors along channels, blocked over channels
 //                              and output pixels; any stride, padding and dilation; no workspace
-//                              beyond one zero row.
+//                              beyond a zero row and row pointers.
 //   NCHW  planar.hpp           planes innermost: vectors along image rows over zero-padded per-
 //                              sample tiles; stride 1, no dilation.
 #include <memory>
@@ -31,6 +31,7 @@ class Direct final : public ConvAlgorithm {
       planar_ = std::make_unique<direct::Planar>();
       planar_->prepare(g);
     }
+    workspace().reserve(workspace_bytes());
   }
 
   std::size_t workspace_bytes() const override {
@@ -38,23 +39,26 @@ class Direct final : public ConvAlgorithm {
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
-    if (!nhwc_) return planar_->forward(x, w, y);
+    if (!nhwc_) return planar_->forward(x, w, y, claim_workspace());
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
+      blocked_.use<T>(claim_workspace());
       blocked_.forward(x.data<T>(), w.data<T>(), y.data<T>(), x.dim(0));
     });
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    if (!nhwc_) return planar_->backward_data(dy, w, dx);
+    if (!nhwc_) return planar_->backward_data(dy, w, dx, claim_workspace());
     dispatch_dtype(dy.dtype(), [&](auto z) {
       using T = decltype(z);
+      blocked_.use<T>(claim_workspace());
       blocked_.backward_data(dy.data<T>(), w.data<T>(), dx.data<T>(), dy.dim(0));
     });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
-    if (!nhwc_) return planar_->backward_filter(x, dy, dw);
+    if (!nhwc_) return planar_->backward_filter(x, dy, dw, claim_workspace());
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
+      blocked_.use<T>(claim_workspace());
       blocked_.backward_filter(x.data<T>(), dy.data<T>(), dw.data<T>(), x.dim(0));
     });
   }

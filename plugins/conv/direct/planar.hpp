@@ -192,31 +192,48 @@ class Planar {
     threads_ = std::max(1, omp_get_max_threads());
     const std::int64_t per_thread = x_t_.size() + y_t_.size() + dy_t_.size() + dx_t_.size() +
                                     dyp_t_.size() + g.k * g.c * g.kh * g.kw;
-    scratch_ = Tensor::zeros(Shape{threads_ * per_thread}, g.dtype);
     per_thread_ = per_thread;
-    filter_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
-    flipped_ = Tensor::empty(Shape{g.k * g.c * g.kh * g.kw}, g.dtype);
+    const std::size_t size = dtype_size(g.dtype);
+    WorkspaceSlices slices;
+    scratch_at_ = slices.add<std::byte>(threads_ * per_thread * size);
+    filter_at_ = slices.add<std::byte>(g.k * g.c * g.kh * g.kw * size);
+    flipped_at_ = slices.add<std::byte>(g.k * g.c * g.kh * g.kw * size);
+    scratch_bytes_ = threads_ * per_thread * size;
+    workspace_bytes_ = slices.bytes();
   }
 
-  std::size_t workspace_bytes() const {
-    return scratch_.bytes() + filter_.bytes() + flipped_.bytes();
-  }
+  // What the passes need of the workspace memory each is given.
+  std::size_t workspace_bytes() const { return workspace_bytes_; }
 
-  void forward(const Tensor& x, const Tensor& w, Tensor& y) {
+  void forward(const Tensor& x, const Tensor& w, Tensor& y, std::byte* memory) {
+    use(memory);
     dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, w, y); });
   }
-  void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx, std::byte* memory) {
+    use(memory);
     dispatch_dtype(dy.dtype(), [&](auto z) { data_t<decltype(z)>(dy, w, dx); });
   }
-  void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) {
+  void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw, std::byte* memory) {
+    use(memory);
     dispatch_dtype(x.dtype(), [&](auto z) { filter_t<decltype(z)>(x, dy, dw); });
   }
 
  private:
+  // Takes the pass's workspace memory; the tiles' borders must be zero, and another layer may
+  // have used the memory since this one's last pass.
+  void use(std::byte* memory) {
+    memory_ = memory;
+    std::memset(memory + scratch_at_, 0, scratch_bytes_);
+  }
+  template <class T>
+  T* filter_copy(bool flipped) const {
+    return slice<T>(memory_, flipped ? flipped_at_ : filter_at_);
+  }
+
   // Scratch of thread t: x tile, y tile, dy tile, dx tile, dy planes, dw partial.
   template <class T>
   T* part(int t, int which) const {
-    T* p = scratch_.data<T>() + t * per_thread_;
+    T* p = slice<T>(memory_, scratch_at_) + t * per_thread_;
     const std::int64_t sizes[] = {x_t_.size(), y_t_.size(), dy_t_.size(), dx_t_.size(),
                                   dyp_t_.size()};
     for (int i = 0; i < which; ++i) p += sizes[i];
@@ -224,7 +241,7 @@ class Planar {
   }
 
   // Sample s of an NCHW tensor (planes of h x w) into a tile at (top, left); the tile's borders
-  // stay zero (written once, at prepare, and never touched).
+  // stay zero (zeroed at the start of each pass, never written).
   template <class T>
   static void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h,
                       std::int64_t w, T* tile, const Tile& t, std::int64_t top, std::int64_t left) {
@@ -250,7 +267,7 @@ class Planar {
   template <class T>
   void pack_filters(const Tensor& w, bool flip) {
     const T* src = w.data<T>();
-    T* out = (flip ? flipped_ : filter_).data<T>();
+    T* out = filter_copy<T>(flip);
     const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = g_.kw;
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t c = 0; c < C; ++c)
@@ -289,7 +306,7 @@ class Planar {
   void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
     pack_filters<T>(w, false);
     correlate_samples(x.data<T>(), x.dim(0), g_.c, g_.h, g_.w, x_t_, 0, g_.pad_h, g_.pad_w,
-                      filter_.data<T>(), g_.k, y_t_, 1, ho_, wo_, y.data<T>());
+                      filter_copy<T>(false), g_.k, y_t_, 1, ho_, wo_, y.data<T>());
   }
 
   // The full correlation of dy with the flipped filter [c, k, ky, kx]: input planes k, output c.
@@ -297,7 +314,7 @@ class Planar {
   void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
     pack_filters<T>(w, true);
     correlate_samples(dy.data<T>(), dy.dim(0), g_.k, ho_, wo_, dy_t_, 2, qh_, qw_,
-                      flipped_.data<T>(), g_.c, dx_t_, 3, g_.h, g_.w, dx.data<T>());
+                      filter_copy<T>(true), g_.c, dx_t_, 3, g_.h, g_.w, dx.data<T>());
   }
 
   template <class T>
@@ -395,7 +412,9 @@ class Planar {
   std::int64_t ho_ = 0, wo_ = 0, qh_ = 0, qw_ = 0, per_thread_ = 0;
   int threads_ = 1;
   Tile x_t_, y_t_, dy_t_, dx_t_, dyp_t_;
-  Tensor scratch_, filter_, flipped_;
+  std::size_t scratch_at_ = 0, filter_at_ = 0, flipped_at_ = 0;  // slices of the workspace
+  std::size_t scratch_bytes_ = 0, workspace_bytes_ = 0;
+  std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 
 }  // namespace dtnn::direct

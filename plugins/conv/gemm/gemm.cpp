@@ -53,20 +53,26 @@ class GemmConv final : public ConvAlgorithm {
         throw Error("conv 'gemm': BLIS micro-kernel " + std::to_string(kr.mr) + "x" +
                     std::to_string(kr.nr) + " is larger than the 16x32 this plugin handles");
       const std::int64_t threads = std::max(1, omp_get_max_threads());
-      a_ = Tensor::empty(Shape{threads * kr.a_buffer()}, g.dtype);
-      b_ = Tensor::empty(Shape{threads * kr.b_buffer(std::max(g.c, g.k))}, g.dtype);
+      WorkspaceSlices slices;
+      a_at_ = slices.add<T>(threads * kr.a_buffer());
+      b_at_ = slices.add<T>(threads * kr.b_buffer(std::max(g.c, g.k)));
+      workspace_bytes_ = slices.bytes();
     });
+    workspace().reserve(workspace_bytes_);
   }
 
-  std::size_t workspace_bytes() const override { return a_.bytes() + b_.bytes(); }
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
+    memory_ = claim_workspace();
     dispatch_dtype(g_.dtype, [&](auto z) { forward_t<decltype(z)>(x, w, y); });
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    memory_ = claim_workspace();
     dispatch_dtype(g_.dtype, [&](auto z) { data_t<decltype(z)>(dy, w, dx); });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    memory_ = claim_workspace();
     dispatch_dtype(g_.dtype, [&](auto z) { filter_t<decltype(z)>(x, dy, dw); });
   }
 
@@ -161,8 +167,8 @@ class GemmConv final : public ConvAlgorithm {
     const bool nhwc = g_.layout == Layout::nhwc;
     auto row = [&](std::int64_t p) { return p / pixels * outer * pixels + p % pixels; };  // NCHW
     const ig::Output<T, decltype(row)> c{out.data<T>(), row, nhwc ? 1 : pixels, nhwc ? outer : 0};
-    ig::run<T>(kr, m, outer, g_.kh * g_.kw * inner, pack_a, pack_b, c, T(0), a_.data<T>(),
-               b_.data<T>());
+    ig::run<T>(kr, m, outer, g_.kh * g_.kw * inner, pack_a, pack_b, c, T(0), panels<T>(a_at_),
+               panels<T>(b_at_));
   }
 
   template <class T>
@@ -228,12 +234,18 @@ class GemmConv final : public ConvAlgorithm {
       return tap / g_.kw * fs.y + tap % g_.kw * fs.x + j % g_.c * fs.c;
     };
     const ig::Output<T, decltype(row)> out{dwt.data<T>(), row, fs.k, nhwc ? g_.k : 0};
-    ig::run<T>(kr, rows, g_.k, xt.dim(0) * ho * wo, pack_a, pack_b, out, T(1), a_.data<T>(),
-               b_.data<T>());
+    ig::run<T>(kr, rows, g_.k, xt.dim(0) * ho * wo, pack_a, pack_b, out, T(1), panels<T>(a_at_),
+               panels<T>(b_at_));
   }
 
   ConvGeometry g_;
-  Tensor a_, b_;  // per-thread packing buffers
+  // Per-thread packing buffers: slices of the workspace.
+  template <class T>
+  T* panels(std::size_t at) {
+    return slice<T>(memory_, at);
+  }
+  std::size_t a_at_ = 0, b_at_ = 0, workspace_bytes_ = 0;
+  std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 
 Plugin* create(const Params&, const PluginContext&) { return new GemmConv(); }

@@ -9,7 +9,9 @@
 // A 1x1, stride 1, unpadded NHWC convolution is a plain GEMM on x itself: no cols at all.
 //
 // By default the whole minibatch is one GEMM (PyDTNN's way), and backward_filter reuses the cols of
-// the most recent forward on the same x. slab_bytes > 0 bounds the workspace instead: the minibatch
+// the most recent forward on the same x when the workspace still holds them (with conv.workspace
+// "per_layer" always; in a shared workspace when no other layer's pass came in between, as for
+// a model's last conv layer). slab_bytes > 0 bounds the workspace instead: the minibatch
 // is processed in slabs of samples whose cols fit in slab_bytes, one GEMM per slab (slower:
 // measured 10-25% on simplecnn, since backward_filter must rebuild the cols of every slab but one).
 #include <algorithm>
@@ -73,21 +75,27 @@ class Im2col final : public ConvAlgorithm {
         pixels_ * ckk_ * static_cast<std::int64_t>(dtype_size(g.dtype));
     slab_ = slab_bytes_ == 0 ? g.n : std::clamp<std::int64_t>(slab_bytes_ / sample_bytes, 1, g.n);
     if (g.layout == Layout::nchw) slab_ = g.n;  // NCHW transposes whole-batch results: one slab
-    if (!direct_gemm_) cols_ = Tensor::empty(Shape{slab_ * pixels_ * ckk_}, g.dtype);
-    if (g.layout == Layout::nchw) t_ = Tensor::empty(Shape{g.k * g.n * pixels_}, g.dtype);
+    const std::size_t size = dtype_size(g.dtype);
+    WorkspaceSlices slices;
+    if (!direct_gemm_) cols_at_ = slices.add<std::byte>(slab_ * pixels_ * ckk_ * size);
+    if (g.layout == Layout::nchw) t_at_ = slices.add<std::byte>(g.k * g.n * pixels_ * size);
+    workspace_bytes_ = slices.bytes();
+    workspace().reserve(workspace_bytes_);
   }
 
-  std::size_t workspace_bytes() const override {
-    return (cols_.defined() ? cols_.bytes() : 0) + (t_.defined() ? t_.bytes() : 0);
-  }
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
+    memory_ = claim_workspace();
     dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, w, y); });
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    memory_ = claim_workspace();
     dispatch_dtype(dy.dtype(), [&](auto z) { backward_data_t<decltype(z)>(dy, w, dx); });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    if (!workspace().holds(this)) cols_x_ = nullptr;  // another layer's pass came in between
+    memory_ = claim_workspace();
     dispatch_dtype(x.dtype(), [&](auto z) { backward_filter_t<decltype(z)>(x, dy, dw); });
   }
 
@@ -103,7 +111,11 @@ class Im2col final : public ConvAlgorithm {
       cols_x_ = x.raw();
       cols_n_ = x.dim(0);
     }
-    return cols_.data<T>();
+    return cols<T>();
+  }
+  template <class T>
+  T* cols() const {
+    return slice<T>(memory_, cols_at_);
   }
 
   template <class T>
@@ -119,7 +131,7 @@ class Im2col final : public ConvAlgorithm {
     }
     const std::int64_t m = x.dim(0) * pixels_;
     const T* cols = columns<T>(x, false);
-    T* t = t_.data<T>();
+    T* t = slice<T>(memory_, t_at_);
     gemm(false, false, g_.k, m, ckk_, T(1), w.data<T>(), ckk_, cols, m, T(0), t, m);
     T* yp = y.data<T>();
     parallel_for(x.dim(0) * g_.k, 64, [&](std::int64_t plane) {  // plane = (n, k) of y
@@ -153,7 +165,7 @@ class Im2col final : public ConvAlgorithm {
            dx.data<T>(), ckk_);
       return;
     }
-    T* dcols = cols_.data<T>();
+    T* dcols = cols<T>();
     cols_x_ = nullptr;  // the buffer now holds dcols
     if (nhwc()) {
       for_each_slab(n, [&](std::int64_t s0, std::int64_t s1) {
@@ -186,7 +198,7 @@ class Im2col final : public ConvAlgorithm {
   const T* dy_as_km(const Tensor& dy) {
     const std::int64_t n = dy.dim(0), m = n * pixels_;
     const T* d = dy.data<T>();
-    T* t = t_.data<T>();
+    T* t = slice<T>(memory_, t_at_);
     parallel_for(n * g_.k, 64, [&](std::int64_t plane) {
       const std::int64_t s = plane / g_.k, k = plane % g_.k;
       std::memcpy(t + k * m + s * pixels_, d + plane * pixels_,
@@ -244,7 +256,7 @@ class Im2col final : public ConvAlgorithm {
   template <class T, int SPAN>
   void im2col_nhwc_span(const Tensor& x) {
     const T* xp = x.data<T>();
-    T* cols = cols_.data<T>();
+    T* cols = this->cols<T>();
     const Dims d(g_);
     const std::int64_t c = d.c, span = SPAN ? SPAN : d.kw * c, ckk = ckk_;
     parallel_for(x.dim(0) * d.ho, 16, [=](std::int64_t line) {  // line = (n, oy)
@@ -316,7 +328,7 @@ class Im2col final : public ConvAlgorithm {
   template <class T>
   void im2col_nchw(const Tensor& x) {
     const T* xp = x.data<T>();
-    T* cols = cols_.data<T>();
+    T* cols = this->cols<T>();
     const std::int64_t n = x.dim(0), m = n * pixels_;
     parallel_for(ckk_, 1, [&](std::int64_t row) {  // row = (c, ky, kx)
       const std::int64_t c = row / (g_.kh * g_.kw), ky = (row / g_.kw) % g_.kh, kx = row % g_.kw;
@@ -361,8 +373,9 @@ class Im2col final : public ConvAlgorithm {
   std::int64_t slab_bytes_, slab_ = 1;
   std::int64_t pixels_ = 0, ckk_ = 0;
   bool direct_gemm_ = false;
-  Tensor cols_, t_;
-  const void* cols_x_ = nullptr;  // the x whose columns cols_ holds
+  std::size_t cols_at_ = 0, t_at_ = 0, workspace_bytes_ = 0;  // slices of the workspace
+  std::byte* memory_ = nullptr;    // the workspace memory of the current pass
+  const void* cols_x_ = nullptr;  // the x whose columns the cols slice holds
   std::int64_t cols_n_ = 0;
 };
 

@@ -87,14 +87,19 @@ class Winograd final : public ConvAlgorithm {
     // block_bytes bounds one point's share of a block (its V and M rows), what one GEMM streams.
     const std::int64_t per_tile = 2 * widest * static_cast<std::int64_t>(dtype_size(g.dtype));
     block_ = std::clamp<std::int64_t>(block_bytes_ / per_tile, 8, tiles);
-    filter_ = Tensor::empty(Shape{a * a * g.c * g.k}, g.dtype);
-    v_ = Tensor::empty(Shape{a * a * block_ * widest}, g.dtype);
-    m_ = Tensor::empty(Shape{a * a * block_ * widest}, g.dtype);
+    const std::size_t size = dtype_size(g.dtype);
+    WorkspaceSlices slices;
+    filter_at_ = slices.add<std::byte>(a * a * g.c * g.k * size);
+    v_at_ = slices.add<std::byte>(a * a * block_ * widest * size);
+    m_at_ = slices.add<std::byte>(a * a * block_ * widest * size);
+    workspace_bytes_ = slices.bytes();
+    workspace().reserve(workspace_bytes_);
   }
 
-  std::size_t workspace_bytes() const override { return filter_.bytes() + v_.bytes() + m_.bytes(); }
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
+    memory_ = claim_workspace();
     dispatch([&]<class T, int M>() {
       filter_transform<T, M>(w.data<T>(), filter_strides(g_), g_.c, g_.k);
       correlate<T, M>(image<T>(x), image<T>(y), g_.pad_h, g_.pad_w);
@@ -104,6 +109,7 @@ class Winograd final : public ConvAlgorithm {
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
     // dx[i] = sum_j dy[i + j - (2 - pad)] w[2 - j]: a forward pass over dy with the filter turned
     // by 180 degrees and its channels swapped.
+    memory_ = claim_workspace();
     dispatch([&]<class T, int M>() {
       const FilterStrides s = filter_strides(g_);
       const T* turned = w.data<T>() + 2 * s.y + 2 * s.x;
@@ -113,6 +119,7 @@ class Winograd final : public ConvAlgorithm {
   }
 
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    memory_ = claim_workspace();
     dispatch([&]<class T, int M>() { filter_gradient<T, M>(image<T>(x), image<T>(dy), dw.data<T>()); });
   }
 
@@ -139,13 +146,13 @@ class Winograd final : public ConvAlgorithm {
     return {const_cast<T*>(t.data<T>()), activation_strides(g_.layout, h, w, c), t.dim(0), h, w, c};
   }
 
-  // filter_[t][ci][co] = (G g Gt)[t] for the 3x3 filter g at w with strides s. A job gathers a
+  // filter slice [t][ci][co] = (G g Gt)[t] for the 3x3 filter g at w with strides s. A job gathers a
   // kChunk x kChunk block of (ci, co) for the 9 taps, reading along whichever index is contiguous
   // in memory (co for NHWC forward, ci for the turned filter of backward-data, the taps for NCHW).
   template <class T, int M>
   void filter_transform(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co) {
     constexpr int a = M + 2;
-    T* u_all = filter_.data<T>();
+    T* u_all = part<T>(filter_at_);
     const std::int64_t in_chunks = (ci + kChunk - 1) / kChunk, out_chunks = (co + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
     for (std::int64_t job = 0; job < in_chunks * out_chunks; ++job) {
@@ -218,7 +225,7 @@ class Winograd final : public ConvAlgorithm {
     }
   }
 
-  // out = correlate(in, filter_) with the given padding (negative: in is cropped); out is tiled.
+  // out = correlate(in, the filter slice) with the given padding (negative: in is cropped); out is tiled.
   template <class T, int M>
   void correlate(const Image<T>& in, const Image<T>& out, std::int64_t pad_h, std::int64_t pad_w) {
     constexpr int a = M + 2;
@@ -226,9 +233,9 @@ class Winograd final : public ConvAlgorithm {
     const TileGrid grid(M, in.n, out.h, out.w);
     const std::int64_t tiles = grid.count, out_chunks = (co + kChunk - 1) / kChunk;
     const std::int64_t block = block_;
-    T* v = v_.data<T>();
-    T* m = m_.data<T>();
-    const T* u = filter_.data<T>();
+    T* v = part<T>(v_at_);
+    T* m = part<T>(m_at_);
+    const T* u = part<T>(filter_at_);
 #pragma omp parallel
     for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
       const std::int64_t pb = std::min(block, tiles - p0);
@@ -258,7 +265,7 @@ class Winograd final : public ConvAlgorithm {
     }
   }
 
-  // dw += the filter gradient, accumulated in the Winograd domain in filter_ ([t][c][k]).
+  // dw += the filter gradient, accumulated in the Winograd domain in the filter slice ([t][c][k]).
   template <class T, int M>
   void filter_gradient(const Image<T>& x, const Image<T>& dy, T* dw) {
     constexpr int a = M + 2;
@@ -267,9 +274,9 @@ class Winograd final : public ConvAlgorithm {
     const std::int64_t tiles = grid.count, dy_chunks = (k + kChunk - 1) / kChunk;
     const std::int64_t block = block_;
     const FilterStrides fs = filter_strides(g_);
-    T* v = v_.data<T>();
-    T* z = m_.data<T>();
-    T* acc = filter_.data<T>();
+    T* v = part<T>(v_at_);
+    T* z = part<T>(m_at_);
+    T* acc = part<T>(filter_at_);
 #pragma omp parallel
     {
       for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
@@ -318,7 +325,14 @@ class Winograd final : public ConvAlgorithm {
   std::int64_t tile_ = 4;
   ConvGeometry g_;
   std::int64_t block_ = 0;  // tiles per block
-  Tensor filter_, v_, m_;
+  // Slices of the workspace: the filter in the Winograd domain [t][c][k] (backward-filter: the
+  // gradient accumulated there), one block of input tiles V and of products M.
+  template <class T>
+  T* part(std::size_t at) const {
+    return slice<T>(memory_, at);
+  }
+  std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, workspace_bytes_ = 0;
+  std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Winograd(p); }

@@ -99,7 +99,8 @@ class Conv2d final : public Layer {
       if (wanted != fallback) order.emplace_back(fallback);
     for (const std::string& name : order) {
       auto candidate = ctx.registry->create_as<ConvAlgorithm>(
-          "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(), {"algorithm"});
+          "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(),
+          {"algorithm", "workspace"});
       std::string why;
       const char* failed = nullptr;
       if (!candidate->supports(g_, ConvPass::forward, why))
@@ -119,6 +120,7 @@ class Conv2d final : public Layer {
     if (!refusals.empty())
       log_info_once("conv2d " + g_.str() + ": " + refusals + "using '" + algorithm_->name() + "'");
     algorithm_->set_communicator(ctx.communicator);
+    algorithm_->set_workspace(ctx.workspace);
     algorithm_->prepare(g_);
   }
 
