@@ -40,6 +40,11 @@ TEST_CASE("a wrong type names the key, what was expected and what was given") {
   CHECK(test::error_of([&] {
           load_experiment(q, {});
         }).find("dataset.validation_split: expected a number in [0, 1)") != std::string::npos);
+  auto w = write("workspace.json", R"({"model": "simplecnn", "conv": {"workspace": "pooled"}})");
+  CHECK(test::error_of([&] { load_experiment(w, {}); }) ==
+        w.string() +
+            ": conv.workspace: expected \"shared\" (one buffer for all layers) or "
+            "\"per_layer\", got \"pooled\"");
 }
 
 TEST_CASE("malformed JSON reports file, line and column") {

@@ -5,6 +5,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "dtnn/communicator.hpp"
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/registry.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/model.hpp"
@@ -189,6 +192,35 @@ TEST_CASE("average_weights computes each algorithm's weighted average") {
       for (std::int64_t i = 0; i < p.value.numel(); ++i)
         CHECK(p.value.data<float>()[i] == doctest::Approx(expected).epsilon(1e-6));
   }
+}
+
+TEST_CASE("best_of: every rank takes the choice the ranks' medians make together") {
+  // Rank 0 sees test_fast 10 ms slower than the others do (sleepy_conv.cpp reads
+  // DTNN_TEST_EXTRA_MS_<name>): alone it would keep test_medium (3 ms against 11), the others
+  // test_fast (1 ms against 3). Averaged over 2 or 3 ranks test_fast takes 6 or 4.3 ms, so every
+  // rank must end with test_medium.
+  auto comm = world();
+  if (comm->rank() == 0) setenv("DTNN_TEST_EXTRA_MS_test_fast", "10", 1);
+  const Registry doubles({DTNN_TEST_PLUGIN_DIR, std::string(DTNN_TEST_DOUBLES) + "/sleepy"});
+  auto algo = doubles.create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(json{{"candidates", {"test_medium", "test_fast"}}, {"rounds", 4}, {"cache_file", ""}},
+             "test"));
+  unsetenv("DTNN_TEST_EXTRA_MS_test_fast");  // read when best_of created its candidates
+  ConvGeometry g;
+  g.n = 2, g.h = 6, g.w = 5, g.c = 3, g.k = 4, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  algo->set_communicator(comm.get());
+  algo->prepare(g);
+  Tensor x = Tensor::zeros(g.x_shape(g.n), g.dtype), w = Tensor::zeros(g.w_shape(), g.dtype);
+  Tensor y = Tensor::zeros(g.y_shape(g.n), g.dtype), dx = Tensor::zeros(x.shape(), g.dtype);
+  Tensor dw = Tensor::zeros(w.shape(), g.dtype);
+  for (int step = 0; step < 2 * 4 + 1; ++step) {  // 4 rounds of 2 candidates, then the choice
+    algo->forward(x, w, y);
+    algo->backward_filter(x, y, dw);
+    algo->backward_data(y, w, dx);
+  }
+  CAPTURE(algo->report());
+  CHECK(algo->name() == "best_of(test_medium)");
 }
 
 int main(int argc, char** argv) {
