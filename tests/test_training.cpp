@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <iomanip>
 
 #include "dtnn/experiment.hpp"
 #include "test_support.hpp"
@@ -47,6 +48,37 @@ TEST_CASE("one epoch on 10,000 Fashion-MNIST samples reaches at least 80% test a
   CHECK(h.test_before->metrics.at("categorical_accuracy") <
         0.3);  // it was the training that did it
   CHECK(h.train_samples == 10000);
+}
+
+TEST_CASE("a small conv model trains to the same accuracy with every conv algorithm") {
+  // Two 3x3 padded layers (every algorithm computes them, winograd included) on 4,000
+  // Fashion-MNIST samples, one epoch from the same seed: only rounding separates the runs.
+  const json base = json::parse(R"({
+      "model": {"layers": [{"type": "conv2d", "filters": 8, "kernel": 3, "padding": 1}, {"type": "relu"},
+                           {"type": "maxpool2d"},
+                           {"type": "conv2d", "filters": 16, "kernel": 3, "padding": 1}, {"type": "relu"},
+                           {"type": "maxpool2d"}, {"type": "flatten"}, {"type": "fc", "units": 10},
+                           {"type": "softmax"}]},
+      "dataset": {"name": "mnist", "path": "/usr/share/datasets/fashion-mnist", "train_limit": 4000,
+                  "test_limit": 2000},
+      "training": {"batch_size": 32, "epochs": 1},
+      "optimizer": {"name": "adam", "learning_rate": 0.002},
+      "conv": {"candidates": ["i2c", "gemm", "winograd", "direct"], "rounds": 3, "cache_file": ""}})");
+  double first = -1, first_loss = 0;
+  for (std::string algorithm : {"i2c", "gemm", "winograd", "direct", "reference", "best_of"}) {
+    CAPTURE(algorithm);
+    json config = base;
+    config["conv"]["algorithm"] = algorithm;
+    if (algorithm != "best_of") config["conv"] = {{"algorithm", algorithm}};
+    History h = run(config);
+    REQUIRE(h.test);
+    const double accuracy = h.test->metrics.at("categorical_accuracy");
+    MESSAGE(algorithm << ": test accuracy " << accuracy << ", test loss " << std::setprecision(9) << h.test->loss);
+    CHECK(accuracy >= 0.70);
+    if (first < 0) first = accuracy, first_loss = h.test->loss;
+    CHECK(std::abs(accuracy - first) <= 0.01);
+    CHECK(std::abs(h.test->loss - first_loss) <= 0.02 * first_loss);
+  }
 }
 
 TEST_CASE("every dtype and layout trains: a small model memorises 64 synthetic samples") {
