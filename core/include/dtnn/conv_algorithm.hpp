@@ -49,6 +49,22 @@ inline ActivationStrides activation_strides(Layout layout, std::int64_t h, std::
   return {c * h * w, w, 1, h * w};
 }
 
+// A pixel of an activation (sample, row, column), stepped through in storage order without
+// dividing: packing and blocked loops walk consecutive pixels.
+struct Pixel {
+  std::int64_t n, y, x;
+  static Pixel at(std::int64_t p, std::int64_t h, std::int64_t w) {
+    return {p / (h * w), p / w % h, p % w};
+  }
+  void next(std::int64_t h, std::int64_t w) {
+    if (++x < w) return;
+    x = 0;
+    if (++y < h) return;
+    y = 0;
+    ++n;
+  }
+};
+
 // Element strides of g's filter as (filter row, filter column, input channel, output channel).
 struct FilterStrides {
   std::int64_t y, x, c, k;

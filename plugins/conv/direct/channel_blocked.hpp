@@ -188,22 +188,6 @@ inline void for_channel_blocks(std::int64_t K, F&& f) {
 inline constexpr int kChunkBlocks = 16;
 inline constexpr std::int64_t kChannelSlice = 128;  // forward's input channels per filter panel
 
-// A pixel of an activation: sample, row, column; stepped through in storage order without
-// dividing.
-struct Pixel {
-  std::int64_t n, y, x;
-  static Pixel at(std::int64_t p, std::int64_t h, std::int64_t w) {
-    return {p / (h * w), p / w % h, p % w};
-  }
-  void next(std::int64_t h, std::int64_t w) {
-    if (++x < w) return;
-    x = 0;
-    if (++y < h) return;
-    y = 0;
-    ++n;
-  }
-};
-
 struct WorkSplit {
   std::int64_t chunks, parts, part;  // part: channels per part, a multiple of the grain
   static WorkSplit of(std::int64_t pixels, std::int64_t channels, std::int64_t grain) {

@@ -55,7 +55,7 @@ class GemmConv final : public ConvAlgorithm {
       const std::int64_t threads = std::max(1, omp_get_max_threads());
       WorkspaceSlices slices;
       a_at_ = slices.add<T>(threads * kr.a_buffer());
-      b_at_ = slices.add<T>(threads * kr.b_buffer(std::max(g.c, g.k)));
+      b_at_ = slices.add<T>(kr.b_buffer(std::max(g.c, g.k)));  // shared by the threads
       workspace_bytes_ = slices.bytes();
     });
     workspace().reserve(workspace_bytes_);
@@ -198,31 +198,33 @@ class GemmConv final : public ConvAlgorithm {
     const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
     const std::int64_t ho = g_.ho(), wo = g_.wo(), rows = g_.kh * g_.kw * g_.c;
     // A[(tap, c), p] = x read by pixel p through tap: for each pixel, MR consecutive (tap, c).
+    // The panel's rows are runs of channels of at most a few taps: each run is copied for every
+    // pixel, pixels stepped through without dividing.
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
-      for (std::int64_t q = 0; q < kc; ++q) {
-        const std::int64_t p = p0 + q, n = p / (ho * wo), oy = p / wo % ho, ox = p % wo;
-        T* dst = panel + q * kr.mr;
-        for (std::int64_t r = 0; r < kr.mr;) {
-          const std::int64_t j = i + r;
-          if (j >= rows) {
-            dst[r++] = T(0);
-            continue;
-          }
-          const std::int64_t tap = j / g_.c, c0 = j % g_.c;
-          const std::int64_t run = std::min(g_.c - c0, kr.mr - r);
-          const T* src = x_at(x, n, oy, ox, tap);
-          copy_run(src ? src + c0 * x.s.c : nullptr, x.s.c, dst + r, 1, run);
-          r += run;
+      for (std::int64_t r = 0; r < kr.mr;) {
+        const std::int64_t j = i + r;
+        if (j >= rows) {
+          for (std::int64_t q = 0; q < kc; ++q) panel[q * kr.mr + r] = T(0);
+          ++r;
+          continue;
         }
+        const std::int64_t tap = j / g_.c, c0 = j % g_.c;
+        const std::int64_t run = std::min(g_.c - c0, kr.mr - r);
+        Pixel o = Pixel::at(p0, ho, wo);
+        for (std::int64_t q = 0; q < kc; ++q, o.next(ho, wo)) {
+          const T* src = x_at(x, o.n, o.y, o.x, tap);
+          copy_run(src ? src + c0 * x.s.c : nullptr, x.s.c, panel + q * kr.mr + r, 1, run);
+        }
+        r += run;
       }
     };
     // B[p, k] = dy(p, k).
     auto pack_b = [&](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
       const std::int64_t cols = std::min(kr.nr, g_.k - j);
-      for (std::int64_t q = 0; q < kc; ++q) {
-        const std::int64_t p = p0 + q, n = p / (ho * wo), oy = p / wo % ho, ox = p % wo;
+      Pixel o = Pixel::at(p0, ho, wo);
+      for (std::int64_t q = 0; q < kc; ++q, o.next(ho, wo)) {
         T* dst = panel + q * kr.nr;
-        copy_run(dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x + j * dy.s.c, dy.s.c, dst, 1,
+        copy_run(dy.data + o.n * dy.s.n + o.y * dy.s.y + o.x * dy.s.x + j * dy.s.c, dy.s.c, dst, 1,
                  cols);
         for (std::int64_t c = cols; c < kr.nr; ++c) dst[c] = T(0);
       }

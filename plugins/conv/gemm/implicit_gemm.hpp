@@ -60,14 +60,15 @@ struct Output {
 
 // C (+)= A B: beta 0 overwrites C, 1 accumulates. pack_a(i, p0, kc, panel) writes rows [i, i+MR)
 // (zeros past m) x columns [p0, p0+kc) as panel[p * MR + r]; pack_b(j, p0, kc, panel) writes rows
-// [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf and b_buf hold
-// Kernel::a_buffer() and b_buffer(n) elements per thread.
+// [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf holds
+// Kernel::a_buffer() elements per thread; b_buf, b_buffer(n) elements that the threads share: they
+// pack each B panel together, then each multiplies its own rows of A by all of it.
 template <class T, class PackA, class PackB, class RowOffset>
 void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, PackA&& pack_a,
          PackB&& pack_b, const Output<T, RowOffset>& c, T beta, T* a_buf, T* b_buf) {
   if (m == 0 || n == 0) return;
   const std::int64_t panels = (m + kr.mr - 1) / kr.mr;
-  const std::int64_t a_size = kr.a_buffer(), b_size = kr.b_buffer(n);
+  const std::int64_t a_size = kr.a_buffer();
 #pragma omp parallel if (m * n * k > 64 * 64 * 64)
   {
     const int threads = omp_get_num_threads(), t = omp_get_thread_num();
@@ -75,16 +76,18 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
     const std::int64_t row0 = std::min(m, t * share * kr.mr);
     const std::int64_t row1 = std::min(m, (t + 1) * share * kr.mr);
     T* a = a_buf + t * a_size;
-    T* b = b_buf + t * b_size;
+    T* b = b_buf;
     T one = 1;
     alignas(64) T tile[16 * 32];  // MR x NR of a C that is not plain row-major
     auxinfo_t aux{};
-    for (std::int64_t jc = 0; jc < n && row0 < row1; jc += kr.nc) {
+    for (std::int64_t jc = 0; jc < n; jc += kr.nc) {
       const std::int64_t nc = std::min(kr.nc, n - jc);
       for (std::int64_t pc = 0; pc < k; pc += kr.kc) {
         const std::int64_t kc = std::min(kr.kc, k - pc);
         T first = pc == 0 ? beta : T(1);
+#pragma omp for schedule(static)
         for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b + jr * kc);
+        // (the loop's closing barrier: the whole panel is packed)
         for (std::int64_t ic = row0; ic < row1; ic += kr.mc) {
           const std::int64_t mc = std::min(kr.mc, row1 - ic);
           for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
@@ -115,6 +118,7 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
             }
           }
         }
+#pragma omp barrier  // every thread is done with the panel before the next one is packed
       }
     }
   }
