@@ -55,12 +55,14 @@ TEST_CASE("the conformance harness catches a wrong algorithm") {
 }
 
 TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
+  // backward_filter "winograd": the Winograd-domain gradient on every geometry (auto hands the
+  // few-channel ones to i2c).
   int compared = 0;
   for (std::int64_t tile : {2, 4})
     for (DType dtype : {DType::float32, DType::float64})
       for (Layout layout : {Layout::nhwc, Layout::nchw})
         for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout)) {
-          const Params p(nlohmann::json{{"tile", tile}}, "test");
+          const Params p(nlohmann::json{{"tile", tile}, {"backward_filter", "winograd"}}, "test");
           for (const auto& c : testing::check_conv_algorithm(test::plugins(), "winograd", g, p)) {
             if (!c.supported) continue;
             CAPTURE(tile);
@@ -72,4 +74,30 @@ TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
           }
         }
   CHECK(compared >= 2 * 2 * 2 * 3 * 9);
+}
+
+TEST_CASE("winograd hands backward-filter to the algorithm it names, and says so") {
+  ConvGeometry g;
+  g.n = 2, g.h = 6, g.w = 5, g.c = 3, g.k = 4, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  auto named = [&](const std::string& by, std::int64_t c) {
+    g.c = c;
+    auto algo = test::plugins().create_as<ConvAlgorithm>(
+        "conv", "winograd", Params(nlohmann::json{{"backward_filter", by}}, "test"));
+    algo->prepare(g);
+    return algo->name();
+  };
+  CHECK(named("auto", 3) == "winograd(backward-filter: i2c)");
+  CHECK(named("auto", 16) == "winograd");
+  CHECK(named("gemm", 16) == "winograd(backward-filter: gemm)");
+  CHECK(named("winograd", 3) == "winograd");
+  for (const auto& c : testing::check_conv_algorithm(
+           test::plugins(), "winograd", g,
+           Params(nlohmann::json{{"backward_filter", "direct"}}, "test"))) {
+    CAPTURE(c.pass);
+    CHECK(c.error < testing::conv_tolerance(DType::float32));
+  }
+  CHECK(test::error_of([] {
+          test::plugins().create_as<ConvAlgorithm>(
+              "conv", "winograd", Params(nlohmann::json{{"backward_filter", "fft"}}, "test"));
+        }).find("parameter 'backward_filter' is \"fft\"") != std::string::npos);
 }

@@ -16,6 +16,7 @@
 #include "dtnn/error.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/registry.hpp"
 #include "transforms.hpp"
 
 namespace {
@@ -45,16 +46,22 @@ struct Image {
 
 class Winograd final : public ConvAlgorithm {
  public:
-  explicit Winograd(const Params& p)
-      : wanted_tile_(p.get_int("tile")), block_bytes_(p.get_int("block_bytes")) {
+  Winograd(const Params& p, const Registry* registry)
+      : wanted_tile_(p.get_int("tile")),
+        block_bytes_(p.get_int("block_bytes")),
+        filter_choice_(p.get_string("backward_filter")),
+        registry_(registry) {
     if (wanted_tile_ != 0 && wanted_tile_ != 2 && wanted_tile_ != 4)
       throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
                   "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work)");
     if (block_bytes_ < 1)
       throw Error("conv 'winograd': parameter 'block_bytes' must be positive");
+    if (filter_choice_ != "auto" && filter_choice_ != "winograd" &&
+        (!registry_ || !registry_->find("conv", filter_choice_) || filter_choice_ == "best_of"))
+      throw Error("conv 'winograd': parameter 'backward_filter' is \"" + filter_choice_ +
+                  "\"; expected \"auto\", \"winograd\" or an installed conv algorithm");
   }
 
-  std::string name() const override { return "winograd"; }
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
     if (g.kh != 3 || g.kw != 3) {
@@ -74,6 +81,20 @@ class Winograd final : public ConvAlgorithm {
 
   void prepare(const ConvGeometry& g) override {
     g_ = g;
+    // Backward-filter: in the Winograd domain, or (where that loses) by another algorithm. Auto:
+    // i2c below 16 input channels, where the transforms cost more than the products they save
+    // (bench/conv_bench: twice i2c's time on 3-channel layers), winograd from 16 on.
+    std::string by = filter_choice_ == "auto" ? (g.c < 16 ? "i2c" : "winograd") : filter_choice_;
+    filter_by_.reset();
+    if (by != "winograd") {
+      filter_by_ = registry_->create_as<ConvAlgorithm>("conv", by, Params());
+      std::string why;
+      if (!filter_by_->supports(g, ConvPass::backward_filter, why))
+        throw Error("conv 'winograd': backward_filter '" + by + "' cannot compute " + g.str() +
+                    ": " + why);
+      filter_by_->set_workspace(&workspace());
+      filter_by_->prepare(g);
+    }
     // Auto: the tile size with fewer Winograd-domain products, points x tiles (F(2x2) on 2x2
     // outputs: 16 x 1 against 36 x 1; F(4x4) from 4x4 up: 36 x 1 against 16 x 4).
     auto work = [&](std::int64_t m) {
@@ -96,7 +117,12 @@ class Winograd final : public ConvAlgorithm {
     workspace().reserve(workspace_bytes_);
   }
 
-  std::size_t workspace_bytes() const override { return workspace_bytes_; }
+  std::size_t workspace_bytes() const override {
+    return std::max(workspace_bytes_, filter_by_ ? filter_by_->workspace_bytes() : 0);
+  }
+  std::string name() const override {
+    return filter_by_ ? "winograd(backward-filter: " + filter_by_->name() + ")" : "winograd";
+  }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
     memory_ = claim_workspace();
@@ -119,6 +145,7 @@ class Winograd final : public ConvAlgorithm {
   }
 
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    if (filter_by_) return filter_by_->backward_filter(x, dy, dw);
     memory_ = claim_workspace();
     dispatch([&]<class T, int M>() { filter_gradient<T, M>(image<T>(x), image<T>(dy), dw.data<T>()); });
   }
@@ -332,13 +359,16 @@ class Winograd final : public ConvAlgorithm {
     return slice<T>(memory_, at);
   }
   std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, workspace_bytes_ = 0;
+  std::string filter_choice_;                  // the backward_filter parameter
+  const Registry* registry_;
+  std::shared_ptr<ConvAlgorithm> filter_by_;  // backward-filter's algorithm, when not winograd
   std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 
-Plugin* create(const Params& p, const PluginContext&) { return new Winograd(p); }
+Plugin* create(const Params& p, const PluginContext& ctx) { return new Winograd(p, ctx.registry); }
 
 }  // namespace
 
 DTNN_PLUGIN("conv", "winograd",
             "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 layers, all passes",
-            R"({"tile": 0, "block_bytes": 131072})", create)
+            R"({"tile": 0, "block_bytes": 131072, "backward_filter": "auto"})", create)
