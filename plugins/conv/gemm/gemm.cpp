@@ -7,11 +7,12 @@
 //   backward-data    dx[q = (n,iy,ix), c] = sum_(t,k)  dy(n, oy, ox, k) w(t, c, k)
 //                    where oy*sh = iy + ph - ky*dh (the taps with no such oy contribute zero)
 //   backward-filter  dw[(t, c), k]       += sum_p      x(n, oy*sh - ph + ky*dh, ..., c) dy(p, k)
-// Backward-data is gathered, never scattered (no col2im, no races between threads); with stride
-// s, (s*s - 1)/(s*s) of its inner products are zeros that the packing writes and the kernel
-// multiplies.
+// Backward-data is gathered, never scattered (no col2im, no races between threads), one stride
+// phase of dx at a time with only the taps that reach that phase (no products of zeros).
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/error.hpp"
@@ -31,6 +32,13 @@ struct Image {
   std::int64_t h, w;
 };
 
+// The pixels one implicit GEMM computes: point (a, b) of an h x w grid per sample is pixel
+// (y0 + a*sy, x0 + b*sx) of the image. Forward and stride-1 backward-data: the whole image, steps
+// of 1; strided backward-data: one stride phase of dx at a time.
+struct PixelGrid {
+  std::int64_t h, w, y0 = 0, x0 = 0, sy = 1, sx = 1;
+};
+
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
 template <class T>
 inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std::int64_t count) {
@@ -46,6 +54,20 @@ class GemmConv final : public ConvAlgorithm {
 
   void prepare(const ConvGeometry& g) override {
     g_ = g;
+    // Every tap, and for backward-data the taps that reach each stride phase (ry, rx) of dx:
+    // those with (ry + pad - ky*dil) divisible by the stride (likewise in x).
+    all_taps_.resize(static_cast<std::size_t>(g.kh * g.kw));
+    for (std::int64_t t = 0; t < g.kh * g.kw; ++t) all_taps_[static_cast<std::size_t>(t)] = t;
+    phase_taps_.assign(static_cast<std::size_t>(g.stride_h * g.stride_w), {});
+    for (std::int64_t ry = 0; ry < g.stride_h; ++ry)
+      for (std::int64_t rx = 0; rx < g.stride_w; ++rx)
+        for (std::int64_t t = 0; t < g.kh * g.kw; ++t) {
+          const std::int64_t ty = ry + g.pad_h - t / g.kw * g.dilation_h;
+          const std::int64_t tx = rx + g.pad_w - t % g.kw * g.dilation_w;
+          auto divides = [](std::int64_t v, std::int64_t s) { return ((v % s) + s) % s == 0; };
+          if (divides(ty, g.stride_h) && divides(tx, g.stride_w))
+            phase_taps_[static_cast<std::size_t>(ry * g.stride_w + rx)].push_back(t);
+        }
     dispatch_dtype(g.dtype, [&](auto z) {
       using T = decltype(z);
       const auto kr = ig::Kernel<T>::query();
@@ -104,41 +126,44 @@ class GemmConv final : public ConvAlgorithm {
     return dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x;
   }
 
-  // An MR-tall panel whose rows are pixels of an h x w grid and whose columns [p0, p0 + kc) are
-  // (tap, channel) pairs with `channels` channels per tap; source(n, y, x, tap) gives the pixel's
-  // channel run (stride cs) for that tap.
+  // An MR-tall panel whose rows are the pixels of a grid and whose columns [p0, p0 + kc) are
+  // (tap, channel) pairs with `channels` channels per tap of the list `taps`; source(n, y, x, tap)
+  // gives the channel run (stride cs) image pixel (y, x) reads through that tap.
   template <class T, class Source>
-  static void pack_pixel_rows(std::int64_t i, std::int64_t m, std::int64_t mr, std::int64_t h,
-                              std::int64_t w, std::int64_t channels, std::int64_t cs,
-                              std::int64_t p0, std::int64_t kc, T* panel, Source&& source) {
+  static void pack_pixel_rows(std::int64_t i, std::int64_t m, std::int64_t mr, const PixelGrid& grid,
+                              std::span<const std::int64_t> taps, std::int64_t channels,
+                              std::int64_t cs, std::int64_t p0, std::int64_t kc, T* panel,
+                              Source&& source) {
     for (std::int64_t r = 0; r < mr; ++r) {
       const std::int64_t p = i + r;
       if (p >= m) {
         for (std::int64_t q = 0; q < kc; ++q) panel[q * mr + r] = T(0);
         continue;
       }
-      const std::int64_t n = p / (h * w), y = p / w % h, x = p % w;
+      const Pixel o = Pixel::at(p, grid.h, grid.w);
+      const std::int64_t y = grid.y0 + o.y * grid.sy, x = grid.x0 + o.x * grid.sx;
       for (std::int64_t j = p0; j < p0 + kc;) {
-        const std::int64_t tap = j / channels, c0 = j % channels;
+        const std::int64_t tap = taps[static_cast<std::size_t>(j / channels)], c0 = j % channels;
         const std::int64_t run = std::min(channels - c0, p0 + kc - j);
-        const T* src = source(n, y, x, tap);
+        const T* src = source(o.n, y, x, tap);
         copy_run(src ? src + c0 * cs : nullptr, cs, panel + (j - p0) * mr + r, mr, run);
         j += run;
       }
     }
   }
 
-  // An NR-wide panel of a filter matrix: rows [p0, p0 + kc) are (tap, inner channel), columns
-  // [j, j + NR) the outer channel; element (tap, inner, outer) at w[tap offset + inner*is +
+  // An NR-wide panel of a filter matrix: rows [p0, p0 + kc) are (tap of the list, inner channel),
+  // columns [j, j + NR) the outer channel; element (tap, inner, outer) at w[tap offset + inner*is +
   // outer*os].
   template <class T>
-  void pack_filter(const T* w, std::int64_t inner, std::int64_t is, std::int64_t outer,
-                   std::int64_t os, std::int64_t j, std::int64_t nr, std::int64_t p0,
-                   std::int64_t kc, T* panel) const {
+  void pack_filter(const T* w, std::span<const std::int64_t> taps, std::int64_t inner,
+                   std::int64_t is, std::int64_t outer, std::int64_t os, std::int64_t j,
+                   std::int64_t nr, std::int64_t p0, std::int64_t kc, T* panel) const {
     const FilterStrides fs = filter_strides(g_);
     const std::int64_t cols = std::min(nr, outer - j);
     for (std::int64_t q = 0; q < kc; ++q) {
-      const std::int64_t row = p0 + q, tap = row / inner, ch = row % inner;
+      const std::int64_t row = p0 + q, ch = row % inner;
+      const std::int64_t tap = taps[static_cast<std::size_t>(row / inner)];
       const T* src = w + tap / g_.kw * fs.y + tap % g_.kw * fs.x + ch * is + j * os;
       T* dst = panel + q * nr;
       copy_run(src, os, dst, 1, cols);
@@ -146,49 +171,73 @@ class GemmConv final : public ConvAlgorithm {
     }
   }
 
-  // out[(n, y, x), o] = sum_(tap, i) source(n, y, x, tap)[i * source_cs] w(tap, i, o) over the
-  // pixels of an h x w grid: forward (inner channels C read from x, outer K, grid Ho x Wo) and
-  // backward-data (inner K read from dy, outer C, grid H x W). The filter element (tap, i, o) is
-  // at w[tap offset + i * inner_stride + o * outer_stride].
+  // out[(n, y, x), o] = sum over the listed taps and i of source(n, y, x, tap)[i * source_cs]
+  // w(tap, i, o), for the pixels (y, x) of a grid over an image of height img_h and width img_w:
+  // forward (inner channels C read from x, outer K, the whole Ho x Wo output) and backward-data
+  // (inner K read from dy, outer C, dx or one stride phase of it). The filter element
+  // (tap, i, o) is at w[tap offset + i * inner_stride + o * outer_stride].
   template <class T, class Source>
-  void pixel_product(const Tensor& wt, std::int64_t inner, std::int64_t inner_stride,
-                     std::int64_t outer, std::int64_t outer_stride, std::int64_t source_cs,
-                     std::int64_t batch, std::int64_t h, std::int64_t w, Tensor& out,
-                     Source&& source) {
+  void pixel_product(const Tensor& wt, std::span<const std::int64_t> taps, std::int64_t inner,
+                     std::int64_t inner_stride, std::int64_t outer, std::int64_t outer_stride,
+                     std::int64_t source_cs, std::int64_t batch, const PixelGrid& grid,
+                     std::int64_t img_h, std::int64_t img_w, Tensor& out, Source&& source) {
     const auto kr = ig::Kernel<T>::query();
-    const std::int64_t pixels = h * w, m = batch * pixels;
+    const std::int64_t m = batch * grid.h * grid.w;
     const T* filter = wt.data<T>();
+    const ActivationStrides os = activation_strides(g_.layout, img_h, img_w, outer);
+    if (taps.empty()) {  // no tap reaches these pixels: their outputs are zero
+      T* base = out.data<T>();
+      Pixel o = Pixel::at(0, grid.h, grid.w);
+      for (std::int64_t p = 0; p < m; ++p, o.next(grid.h, grid.w))
+        for (std::int64_t c = 0; c < outer; ++c)
+          base[o.n * os.n + (grid.y0 + o.y * grid.sy) * os.y + (grid.x0 + o.x * grid.sx) * os.x +
+               c * os.c] = T(0);
+      return;
+    }
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
-      pack_pixel_rows(i, m, kr.mr, h, w, inner, source_cs, p0, kc, panel, source);
+      pack_pixel_rows(i, m, kr.mr, grid, taps, inner, source_cs, p0, kc, panel, source);
     };
     auto pack_b = [&](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
-      pack_filter(filter, inner, inner_stride, outer, outer_stride, j, kr.nr, p0, kc, panel);
+      pack_filter(filter, taps, inner, inner_stride, outer, outer_stride, j, kr.nr, p0, kc, panel);
     };
-    const bool nhwc = g_.layout == Layout::nhwc;
-    auto row = [&](std::int64_t p) { return p / pixels * outer * pixels + p % pixels; };  // NCHW
-    const ig::Output<T, decltype(row)> c{out.data<T>(), row, nhwc ? 1 : pixels, nhwc ? outer : 0};
-    ig::run<T>(kr, m, outer, g_.kh * g_.kw * inner, pack_a, pack_b, c, T(0), panels<T>(a_at_),
-               panels<T>(b_at_));
+    auto row = [&](std::int64_t p) {
+      const Pixel o = Pixel::at(p, grid.h, grid.w);
+      return o.n * os.n + (grid.y0 + o.y * grid.sy) * os.y + (grid.x0 + o.x * grid.sx) * os.x;
+    };
+    // The whole image in NHWC is plain row-major: the micro-kernel writes it in place.
+    const bool plain = g_.layout == Layout::nhwc && grid.h == img_h && grid.w == img_w;
+    const ig::Output<T, decltype(row)> c{out.data<T>(), row, os.c, plain ? outer : 0};
+    ig::run<T>(kr, m, outer, static_cast<std::int64_t>(taps.size()) * inner, pack_a, pack_b, c,
+               T(0), panels<T>(a_at_), panels<T>(b_at_));
   }
 
   template <class T>
   void forward_t(const Tensor& xt, const Tensor& wt, Tensor& yt) {
     const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
     const FilterStrides fs = filter_strides(g_);
-    pixel_product<T>(wt, g_.c, fs.c, g_.k, fs.k, x.s.c, xt.dim(0), g_.ho(), g_.wo(), yt,
+    pixel_product<T>(wt, all_taps_, g_.c, fs.c, g_.k, fs.k, x.s.c, xt.dim(0),
+                     PixelGrid{g_.ho(), g_.wo()}, g_.ho(), g_.wo(), yt,
                      [&](std::int64_t n, std::int64_t oy, std::int64_t ox, std::int64_t tap) {
                        return x_at(x, n, oy, ox, tap);
                      });
   }
 
+  // dx, one stride phase (ry, rx) at a time: only the taps that reach the phase enter its GEMM,
+  // so a strided layer multiplies no zeros (stride 1: one phase, every tap).
   template <class T>
   void data_t(const Tensor& dyt, const Tensor& wt, Tensor& dxt) {
     const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
     const FilterStrides fs = filter_strides(g_);
-    pixel_product<T>(wt, g_.k, fs.k, g_.c, fs.c, dy.s.c, dyt.dim(0), g_.h, g_.w, dxt,
-                     [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
-                       return dy_at(dy, n, iy, ix, tap);
-                     });
+    const std::int64_t sh = g_.stride_h, sw = g_.stride_w;
+    for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
+      for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx) {
+        const PixelGrid grid{(g_.h - ry + sh - 1) / sh, (g_.w - rx + sw - 1) / sw, ry, rx, sh, sw};
+        pixel_product<T>(wt, phase_taps_[static_cast<std::size_t>(ry * sw + rx)], g_.k, fs.k, g_.c,
+                         fs.c, dy.s.c, dyt.dim(0), grid, g_.h, g_.w, dxt,
+                         [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
+                           return dy_at(dy, n, iy, ix, tap);
+                         });
+      }
   }
 
   template <class T>
@@ -241,6 +290,8 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   ConvGeometry g_;
+  std::vector<std::int64_t> all_taps_;                 // 0 .. KH*KW-1
+  std::vector<std::vector<std::int64_t>> phase_taps_;  // [ry * stride_w + rx]: taps reaching it
   // Per-thread packing buffers: slices of the workspace.
   template <class T>
   T* panels(std::size_t at) {
