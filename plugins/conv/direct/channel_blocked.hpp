@@ -197,6 +197,19 @@ struct WorkSplit {
                                                         (channels + grain - 1) / grain);
     return {chunks, parts, ((channels + parts - 1) / parts + grain - 1) / grain * grain};
   }
+  // item(p0, p_end, begin, end) for every chunk [p0, p_end) of the pixels and part [begin, end)
+  // of the channels, shared among the threads.
+  template <class F>
+  void for_each(std::int64_t pixels, std::int64_t channels, F&& item) const {
+    const std::int64_t chunk = kPixels * kChunkBlocks;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::int64_t ch = 0; ch < chunks; ++ch)
+      for (std::int64_t p = 0; p < parts; ++p) {
+        const std::int64_t begin = p * part;
+        if (begin >= channels) continue;
+        item(ch * chunk, std::min(pixels, ch * chunk + chunk), begin, std::min(channels, begin + part));
+      }
+  }
 };
 
 class ChannelBlocked {
@@ -290,13 +303,9 @@ void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
   constexpr int M = kPixels;
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
   const std::int64_t chunk = M * kChunkBlocks;
-  const WorkSplit split = WorkSplit::of(pixels, K, kVectors * simd::kLanes<T>);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (std::int64_t ch = 0; ch < split.chunks; ++ch)
-    for (std::int64_t part = 0; part < split.parts; ++part) {
-      const std::int64_t k_begin = part * split.part, k_end = std::min(K, k_begin + split.part);
-      if (k_begin >= K) continue;
-      const std::int64_t p0 = ch * chunk, p_end = std::min(pixels, p0 + chunk);
+  WorkSplit::of(pixels, K, kVectors * simd::kLanes<T>)
+      .for_each(pixels, K, [&](std::int64_t p0, std::int64_t p_end, std::int64_t k_begin,
+                               std::int64_t k_end) {
       // rows[b][t][m]: the input row of tap t for pixel m of block b (the zero row past the end).
       const T** rows = this->rows<T>(omp_get_thread_num());
       Pixel o = Pixel::at(p0, ho_, wo_);
@@ -319,7 +328,7 @@ void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
                                         std::min(C, c0 + kChannelSlice), w + k0, K, out, c0 > 0);
           }
       });
-    }
+      });
 }
 
 template <class T>
@@ -327,13 +336,8 @@ void ChannelBlocked::backward_data(const T* dy, const T* w, T* dx, std::int64_t 
   constexpr int M = kPixels, NC = kVectors;
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * g_.h * g_.w;
   const std::int64_t chunk = M * kChunkBlocks;
-  const WorkSplit split = WorkSplit::of(pixels, C, NC);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (std::int64_t ch = 0; ch < split.chunks; ++ch)
-    for (std::int64_t part = 0; part < split.parts; ++part) {
-      const std::int64_t c_begin = part * split.part, c_end = std::min(C, c_begin + split.part);
-      if (c_begin >= C) continue;
-      const std::int64_t p0 = ch * chunk, p_end = std::min(pixels, p0 + chunk);
+  WorkSplit::of(pixels, C, NC).for_each(pixels, C, [&](std::int64_t p0, std::int64_t p_end,
+                                                       std::int64_t c_begin, std::int64_t c_end) {
       // The chunk's input pixels q, in stride-phase order within each sample (so the pixels of a
       // block mostly share the taps that reach them); past the end, repeats of the last one.
       Pixel at[kChunkBlocks * M];
@@ -373,7 +377,7 @@ void ChannelBlocked::backward_data(const T* dy, const T* w, T* dx, std::int64_t 
       };
       while (c0 + NC <= c_end) channels.template operator()<NC>();
       with_count<NC>(static_cast<int>(c_end - c0), channels);
-    }
+      });
 }
 
 template <class T>
