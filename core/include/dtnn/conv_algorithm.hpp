@@ -33,6 +33,25 @@ struct DTNN_CORE_EXPORT ConvGeometry {
 
   std::int64_t ho() const { return (h + 2 * pad_h - dilation_h * (kh - 1) - 1) / stride_h + 1; }
   std::int64_t wo() const { return (w + 2 * pad_w - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+  // The output pixel (oy, ox) whose tap (ky, kx) reads input pixel (iy, ix); false when no
+  // output pixel does (backward-data gathers dx from these). out_h, out_w: ho() and wo(), which
+  // callers in packing loops keep rather than recompute.
+  bool output_reading(std::int64_t iy, std::int64_t ix, std::int64_t ky, std::int64_t kx,
+                      std::int64_t out_h, std::int64_t out_w, std::int64_t& oy,
+                      std::int64_t& ox) const {
+    oy = iy + pad_h - ky * dilation_h;
+    ox = ix + pad_w - kx * dilation_w;
+    if (oy < 0 || ox < 0) return false;
+    if (stride_h > 1) {  // (no division for the common stride 1)
+      if (oy % stride_h != 0) return false;
+      oy /= stride_h;
+    }
+    if (stride_w > 1) {
+      if (ox % stride_w != 0) return false;
+      ox /= stride_w;
+    }
+    return oy < out_h && ox < out_w;
+  }
   Shape x_shape(std::int64_t batch) const;
   Shape w_shape() const;
   Shape y_shape(std::int64_t batch) const;

@@ -21,8 +21,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
-#include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/simd.hpp"
@@ -256,19 +254,9 @@ class ChannelBlocked {
   // The dy row that reaches input pixel q through tap (ky, kx), or null.
   template <class T>
   const T* output_row(const T* dy, const Pixel& q, std::int64_t ky, std::int64_t kx) const {
-    std::int64_t ty = q.y + g_.pad_h - ky * g_.dilation_h;
-    std::int64_t tx = q.x + g_.pad_w - kx * g_.dilation_w;
-    if (ty < 0 || tx < 0) return nullptr;
-    if (g_.stride_h > 1) {
-      if (ty % g_.stride_h != 0) return nullptr;
-      ty /= g_.stride_h;
-    }
-    if (g_.stride_w > 1) {
-      if (tx % g_.stride_w != 0) return nullptr;
-      tx /= g_.stride_w;
-    }
-    if (ty >= ho_ || tx >= wo_) return nullptr;
-    return dy + ((q.n * ho_ + ty) * wo_ + tx) * g_.k;
+    std::int64_t oy, ox;
+    if (!g_.output_reading(q.y, q.x, ky, kx, ho_, wo_, oy, ox)) return nullptr;
+    return dy + ((q.n * ho_ + oy) * wo_ + ox) * g_.k;
   }
   template <class T>
   const T* zero_row() const {

@@ -118,11 +118,9 @@ class GemmConv final : public ConvAlgorithm {
   template <class T>
   const T* dy_at(const Image<T>& dy, std::int64_t n, std::int64_t iy, std::int64_t ix,
                  std::int64_t tap) const {
-    const std::int64_t ty = iy + g_.pad_h - tap / g_.kw * g_.dilation_h;
-    const std::int64_t tx = ix + g_.pad_w - tap % g_.kw * g_.dilation_w;
-    if (ty < 0 || tx < 0 || ty % g_.stride_h != 0 || tx % g_.stride_w != 0) return nullptr;
-    const std::int64_t oy = ty / g_.stride_h, ox = tx / g_.stride_w;
-    if (oy >= dy.h || ox >= dy.w) return nullptr;
+    std::int64_t oy, ox;
+    if (!g_.output_reading(iy, ix, tap / g_.kw, tap % g_.kw, dy.h, dy.w, oy, ox))
+      return nullptr;
     return dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x;
   }
 
@@ -185,13 +183,15 @@ class GemmConv final : public ConvAlgorithm {
     const std::int64_t m = batch * grid.h * grid.w;
     const T* filter = wt.data<T>();
     const ActivationStrides os = activation_strides(g_.layout, img_h, img_w, outer);
+    // Where grid pixel o's output channels start in out.
+    auto offset = [&](const Pixel& o) {
+      return o.n * os.n + (grid.y0 + o.y * grid.sy) * os.y + (grid.x0 + o.x * grid.sx) * os.x;
+    };
     if (taps.empty()) {  // no tap reaches these pixels: their outputs are zero
       T* base = out.data<T>();
       Pixel o = Pixel::at(0, grid.h, grid.w);
       for (std::int64_t p = 0; p < m; ++p, o.next(grid.h, grid.w))
-        for (std::int64_t c = 0; c < outer; ++c)
-          base[o.n * os.n + (grid.y0 + o.y * grid.sy) * os.y + (grid.x0 + o.x * grid.sx) * os.x +
-               c * os.c] = T(0);
+        for (std::int64_t c = 0; c < outer; ++c) base[offset(o) + c * os.c] = T(0);
       return;
     }
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
@@ -200,10 +200,7 @@ class GemmConv final : public ConvAlgorithm {
     auto pack_b = [&](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
       pack_filter(filter, taps, inner, inner_stride, outer, outer_stride, j, kr.nr, p0, kc, panel);
     };
-    auto row = [&](std::int64_t p) {
-      const Pixel o = Pixel::at(p, grid.h, grid.w);
-      return o.n * os.n + (grid.y0 + o.y * grid.sy) * os.y + (grid.x0 + o.x * grid.sx) * os.x;
-    };
+    auto row = [&](std::int64_t p) { return offset(Pixel::at(p, grid.h, grid.w)); };
     // The whole image in NHWC is plain row-major: the micro-kernel writes it in place.
     const bool plain = g_.layout == Layout::nhwc && grid.h == img_h && grid.w == img_w;
     const ig::Output<T, decltype(row)> c{out.data<T>(), row, os.c, plain ? outer : 0};
