@@ -9,6 +9,8 @@
 //   backward-filter  dw[(t, c), k]       += sum_p      x(n, oy*sh - ph + ky*dh, ..., c) dy(p, k)
 // Backward-data is gathered, never scattered (no col2im, no races between threads), one stride
 // phase of dx at a time with only the taps that reach that phase (no products of zeros).
+// A 1x1, stride 1, unpadded NHWC layer has nothing to transform: its three products are plain
+// GEMMs on the tensors themselves, handed to BLIS whole (no workspace at all).
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -16,6 +18,8 @@
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/gemm.hpp"
+#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "implicit_gemm.hpp"
 
@@ -54,10 +58,19 @@ class GemmConv final : public ConvAlgorithm {
 
   void prepare(const ConvGeometry& g) override {
     g_ = g;
+    pointwise_ = g.layout == Layout::nhwc && g.kh == 1 && g.kw == 1 && g.stride_h == 1 &&
+                 g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0;
+    workspace_bytes_ = 0;
+    if (pointwise_) return;
     // Every tap, and for backward-data the taps that reach each stride phase (ry, rx) of dx:
     // those with (ry + pad - ky*dil) divisible by the stride (likewise in x).
     all_taps_.resize(static_cast<std::size_t>(g.kh * g.kw));
-    for (std::int64_t t = 0; t < g.kh * g.kw; ++t) all_taps_[static_cast<std::size_t>(t)] = t;
+    tap_reach_.resize(all_taps_.size());
+    for (std::int64_t t = 0; t < g.kh * g.kw; ++t) {
+      all_taps_[static_cast<std::size_t>(t)] = t;
+      tap_reach_[static_cast<std::size_t>(t)] = {t / g.kw * g.dilation_h - g.pad_h,
+                                                 t % g.kw * g.dilation_w - g.pad_w};
+    }
     phase_taps_.assign(static_cast<std::size_t>(g.stride_h * g.stride_w), {});
     for (std::int64_t ry = 0; ry < g.stride_h; ++ry)
       for (std::int64_t rx = 0; rx < g.stride_w; ++rx)
@@ -71,9 +84,11 @@ class GemmConv final : public ConvAlgorithm {
     dispatch_dtype(g.dtype, [&](auto z) {
       using T = decltype(z);
       const auto kr = ig::Kernel<T>::query();
-      if (kr.mr * kr.nr > 16 * 32)
+      if (!kr.fits())
         throw Error("conv 'gemm': BLIS micro-kernel " + std::to_string(kr.mr) + "x" +
-                    std::to_string(kr.nr) + " is larger than the 16x32 this plugin handles");
+                    std::to_string(kr.nr) + " with MC " + std::to_string(kr.mc) +
+                    " is larger than the 16x32 and MC " + std::to_string(ig::kMaxMc) +
+                    " this plugin handles");
       const std::int64_t threads = std::max(1, omp_get_max_threads());
       WorkspaceSlices slices;
       a_at_ = slices.add<T>(threads * kr.a_buffer());
@@ -85,20 +100,42 @@ class GemmConv final : public ConvAlgorithm {
 
   std::size_t workspace_bytes() const override { return workspace_bytes_; }
 
+  // Pointwise (1x1 stride 1 NHWC) layers, with M = N*H*W pixels:
+  //   y[M, K] = x[M, C] w[C, K]     dx[M, C] = dy[M, K] w^T     dw[C, K] += x^T dy
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
-    memory_ = claim_workspace();
-    dispatch_dtype(g_.dtype, [&](auto z) { forward_t<decltype(z)>(x, w, y); });
+    dispatch_dtype(g_.dtype, [&](auto z) {
+      using T = decltype(z);
+      if (pointwise_)
+        return gemm(false, false, pixels(x), g_.k, g_.c, T(1), x.data<T>(), g_.c, w.data<T>(),
+                    g_.k, T(0), y.data<T>(), g_.k);
+      memory_ = claim_workspace();
+      forward_t<T>(x, w, y);
+    });
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    memory_ = claim_workspace();
-    dispatch_dtype(g_.dtype, [&](auto z) { data_t<decltype(z)>(dy, w, dx); });
+    dispatch_dtype(g_.dtype, [&](auto z) {
+      using T = decltype(z);
+      if (pointwise_)
+        return gemm(false, true, pixels(dy), g_.c, g_.k, T(1), dy.data<T>(), g_.k, w.data<T>(),
+                    g_.k, T(0), dx.data<T>(), g_.c);
+      memory_ = claim_workspace();
+      data_t<T>(dy, w, dx);
+    });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
-    memory_ = claim_workspace();
-    dispatch_dtype(g_.dtype, [&](auto z) { filter_t<decltype(z)>(x, dy, dw); });
+    dispatch_dtype(g_.dtype, [&](auto z) {
+      using T = decltype(z);
+      if (pointwise_)
+        return gemm(true, false, g_.c, g_.k, pixels(x), T(1), x.data<T>(), g_.c, dy.data<T>(),
+                    g_.k, T(1), dw.data<T>(), g_.k);
+      memory_ = claim_workspace();
+      filter_t<T>(x, dy, dw);
+    });
   }
 
  private:
+  std::int64_t pixels(const Tensor& t) const { return t.dim(0) * g_.h * g_.w; }
+
   template <class T>
   Image<T> image(const Tensor& t, std::int64_t h, std::int64_t w, std::int64_t c) const {
     return {t.data<T>(), activation_strides(g_.layout, h, w, c), h, w};
@@ -108,8 +145,8 @@ class GemmConv final : public ConvAlgorithm {
   template <class T>
   const T* x_at(const Image<T>& x, std::int64_t n, std::int64_t oy, std::int64_t ox,
                 std::int64_t tap) const {
-    const std::int64_t iy = oy * g_.stride_h - g_.pad_h + tap / g_.kw * g_.dilation_h;
-    const std::int64_t ix = ox * g_.stride_w - g_.pad_w + tap % g_.kw * g_.dilation_w;
+    const TapReach& t = tap_reach_[static_cast<std::size_t>(tap)];
+    const std::int64_t iy = oy * g_.stride_h + t.y, ix = ox * g_.stride_w + t.x;
     if (iy < 0 || iy >= x.h || ix < 0 || ix >= x.w) return nullptr;
     return x.data + n * x.s.n + iy * x.s.y + ix * x.s.x;
   }
@@ -141,9 +178,16 @@ class GemmConv final : public ConvAlgorithm {
       const Pixel o = Pixel::at(p, grid.h, grid.w);
       const std::int64_t y = grid.y0 + o.y * grid.sy, x = grid.x0 + o.x * grid.sx;
       for (std::int64_t j = p0; j < p0 + kc;) {
-        const std::int64_t tap = taps[static_cast<std::size_t>(j / channels)], c0 = j % channels;
-        const std::int64_t run = std::min(channels - c0, p0 + kc - j);
-        const T* src = source(o.n, y, x, tap);
+        std::size_t ti = static_cast<std::size_t>(j / channels);
+        const std::int64_t c0 = j % channels;
+        std::int64_t run = std::min(channels - c0, p0 + kc - j);
+        const T* src = source(o.n, y, x, taps[ti]);
+        // Taps whose channel runs follow on in memory (NHWC neighbours along a filter row) join
+        // this run: one copy instead of one per tap.
+        if (src && cs == 1)
+          while (j + run < p0 + kc && ++ti < taps.size() &&
+                 source(o.n, y, x, taps[ti]) == src + c0 + run)
+            run += std::min(channels, p0 + kc - j - run);
         copy_run(src ? src + c0 * cs : nullptr, cs, panel + (j - p0) * mr + r, mr, run);
         j += run;
       }
@@ -189,9 +233,10 @@ class GemmConv final : public ConvAlgorithm {
     };
     if (taps.empty()) {  // no tap reaches these pixels: their outputs are zero
       T* base = out.data<T>();
-      Pixel o = Pixel::at(0, grid.h, grid.w);
-      for (std::int64_t p = 0; p < m; ++p, o.next(grid.h, grid.w))
-        for (std::int64_t c = 0; c < outer; ++c) base[offset(o) + c * os.c] = T(0);
+      parallel_for(batch * grid.h, 64, [&](std::int64_t row) {  // row = (n, a) of the grid
+        for (Pixel o{row / grid.h, row % grid.h, 0}; o.x < grid.w; ++o.x)
+          copy_run<T>(nullptr, 0, base + offset(o), os.c, outer);
+      });
       return;
     }
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
@@ -287,7 +332,13 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   ConvGeometry g_;
+  bool pointwise_ = false;  // 1x1 stride 1 unpadded NHWC: plain BLIS GEMMs
   std::vector<std::int64_t> all_taps_;                 // 0 .. KH*KW-1
+  // Where tap t = (ky, kx) reads, relative to output pixel (oy*sh, ox*sw): (ky*dh - ph, kx*dw - pw).
+  struct TapReach {
+    std::int64_t y, x;
+  };
+  std::vector<TapReach> tap_reach_;
   std::vector<std::vector<std::int64_t>> phase_taps_;  // [ry * stride_w + rx]: taps reaching it
   // Per-thread packing buffers: slices of the workspace.
   template <class T>

@@ -41,6 +41,9 @@ struct Kernel {
     return k;
   }
 
+  // Whether run() can use these blocking parameters (its per-thread row table holds MC rows).
+  bool fits() const;
+
   // Per-thread packing buffers (elements) for products at most n_max wide.
   std::int64_t a_buffer() const { return mc * kc; }
   std::int64_t b_buffer(std::int64_t n_max) const {
@@ -48,8 +51,17 @@ struct Kernel {
   }
 };
 
-// Where C lives: element (i, j) at base[row(i) + j * col_stride]. Plain row-major C (row(i) =
-// i * ld, col_stride 1) is written by the micro-kernel itself; anything else goes through a tile.
+// The largest MC block run() handles (BLIS's are a few hundred rows at most).
+inline constexpr std::int64_t kMaxMc = 1024;
+
+template <class T>
+bool Kernel<T>::fits() const {
+  return mr * nr <= 16 * 32 && mc <= kMaxMc;
+}
+
+// Where C lives: element (i, j) at base[row(i) + j * col_stride]. The micro-kernel writes C in
+// place where an MR-row panel's rows are evenly spaced (always, for plain row-major C with
+// row(i) = i * ld and col_stride 1); other panels go through a tile.
 template <class T, class RowOffset>
 struct Output {
   T* base;
@@ -79,6 +91,7 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
     T* b = b_buf;
     T one = 1;
     alignas(64) T tile[16 * 32];  // MR x NR of a C that is not plain row-major
+    std::int64_t row_at[kMaxMc];  // where the rows of the current MC block start in such a C
     auxinfo_t aux{};
     for (std::int64_t jc = 0; jc < n; jc += kr.nc) {
       const std::int64_t nc = std::min(kr.nc, n - jc);
@@ -91,6 +104,8 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
         for (std::int64_t ic = row0; ic < row1; ic += kr.mc) {
           const std::int64_t mc = std::min(kr.mc, row1 - ic);
           for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
+          if (c.ld <= 0)
+            for (std::int64_t r = 0; r < mc; ++r) row_at[r] = c.row(ic + r);
           for (std::int64_t jr = 0; jr < nc; jr += kr.nr) {
             const std::int64_t nr = std::min(kr.nr, nc - jr);
             T* bp = b + jr * kc;
@@ -105,10 +120,21 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
                        kr.cntx);
                 continue;
               }
+              // Rows at one stride from each other (a panel within one row of an image, say):
+              // the micro-kernel writes them in place.
+              const std::int64_t* rows = row_at + ir;
+              const std::int64_t step = mr > 1 ? rows[1] - rows[0] : 1;
+              bool even = true;
+              for (std::int64_t r = 2; r < mr; ++r) even = even && rows[r] - rows[r - 1] == step;
+              if (even) {
+                kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + rows[0] + j * c.col_stride, step,
+                       c.col_stride, &aux, kr.cntx);
+                continue;
+              }
               T zero = 0;
               kr.ukr(mr, nr, kc, &one, ap, bp, &zero, tile, kr.nr, 1, &aux, kr.cntx);
               for (std::int64_t r = 0; r < mr; ++r) {
-                T* dst = c.base + c.row(i + r) + j * c.col_stride;
+                T* dst = c.base + row_at[ir + r] + j * c.col_stride;
                 const T* src = tile + r * kr.nr;
                 if (first == T(0))
                   for (std::int64_t q = 0; q < nr; ++q) dst[q * c.col_stride] = src[q];
