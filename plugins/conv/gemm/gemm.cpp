@@ -288,9 +288,10 @@ class GemmConv final : public ConvAlgorithm {
     const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
     const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
     const std::int64_t ho = g_.ho(), wo = g_.wo(), rows = g_.kh * g_.kw * g_.c;
+    const std::int64_t sh = g_.stride_h, sw = g_.stride_w;
     // A[(tap, c), p] = x read by pixel p through tap: for each pixel, MR consecutive (tap, c).
     // The panel's rows are runs of channels of at most a few taps: each run is copied for every
-    // pixel, pixels stepped through without dividing.
+    // pixel, a stretch of pixels along an output row at a time (one bounds test per stretch).
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
       for (std::int64_t r = 0; r < kr.mr;) {
         const std::int64_t j = i + r;
@@ -301,10 +302,24 @@ class GemmConv final : public ConvAlgorithm {
         }
         const std::int64_t tap = j / g_.c, c0 = j % g_.c;
         const std::int64_t run = std::min(g_.c - c0, kr.mr - r);
+        const TapReach& t = tap_reach_[static_cast<std::size_t>(tap)];
+        // The output columns whose tap reads inside the image: ix = ox*sw + t.x in [0, W).
+        const std::int64_t lo = t.x >= 0 ? 0 : (-t.x + sw - 1) / sw;
+        const std::int64_t hi = g_.w - 1 - t.x < 0 ? 0 : (g_.w - 1 - t.x) / sw + 1;
         Pixel o = Pixel::at(p0, ho, wo);
-        for (std::int64_t q = 0; q < kc; ++q, o.next(ho, wo)) {
-          const T* src = x_at(x, o.n, o.y, o.x, tap);
-          copy_run(src ? src + c0 * x.s.c : nullptr, x.s.c, panel + q * kr.mr + r, 1, run);
+        for (std::int64_t q = 0; q < kc;) {
+          const std::int64_t len = std::min(wo - o.x, kc - q);
+          const std::int64_t iy = o.y * sh + t.y;
+          T* dst = panel + q * kr.mr + r;
+          const bool row_inside = iy >= 0 && iy < g_.h;
+          const T* src = x.data + o.n * x.s.n + iy * x.s.y + c0 * x.s.c;
+          for (std::int64_t ox = o.x; ox < o.x + len; ++ox, dst += kr.mr) {
+            const bool inside = row_inside && ox >= lo && ox < hi;
+            copy_run(inside ? src + (ox * sw + t.x) * x.s.x : nullptr, x.s.c, dst, 1, run);
+          }
+          q += len;
+          o.x += len - 1;
+          o.next(ho, wo);
         }
         r += run;
       }
