@@ -291,7 +291,15 @@ class GemmConv final : public ConvAlgorithm {
     const std::int64_t sh = g_.stride_h, sw = g_.stride_w;
     // A[(tap, c), p] = x read by pixel p through tap: for each pixel, MR consecutive (tap, c).
     // The panel's rows are runs of channels of at most a few taps: each run is copied for every
-    // pixel, a stretch of pixels along an output row at a time (one bounds test per stretch).
+    // pixel, a stretch of pixels along an output row at a time (one bounds test per stretch). In
+    // NHWC without dilation, the next taps of a filter row read the next pixels of x, so a run
+    // carries on across them (the whole panel from one place where the image has every one).
+    const bool join_taps = g_.layout == Layout::nhwc && g_.dilation_w == 1;
+    // The output columns whose tap reads inside the image: ix = ox*sw + t.x in [lo, hi).
+    auto first_inside = [&](const TapReach& t) { return t.x >= 0 ? 0 : (-t.x + sw - 1) / sw; };
+    auto end_inside = [&](const TapReach& t) {
+      return g_.w - 1 - t.x < 0 ? 0 : (g_.w - 1 - t.x) / sw + 1;
+    };
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
       for (std::int64_t r = 0; r < kr.mr;) {
         const std::int64_t j = i + r;
@@ -301,11 +309,15 @@ class GemmConv final : public ConvAlgorithm {
           continue;
         }
         const std::int64_t tap = j / g_.c, c0 = j % g_.c;
-        const std::int64_t run = std::min(g_.c - c0, kr.mr - r);
+        std::int64_t run = std::min(g_.c - c0, kr.mr - r), last = tap;  // taps tap .. last
+        if (join_taps)
+          while (r + run < kr.mr && (last + 1) % g_.kw != 0 && (last + 1) * g_.c < rows) {
+            ++last;
+            run += std::min(g_.c, kr.mr - r - run);
+          }
         const TapReach& t = tap_reach_[static_cast<std::size_t>(tap)];
-        // The output columns whose tap reads inside the image: ix = ox*sw + t.x in [0, W).
-        const std::int64_t lo = t.x >= 0 ? 0 : (-t.x + sw - 1) / sw;
-        const std::int64_t hi = g_.w - 1 - t.x < 0 ? 0 : (g_.w - 1 - t.x) / sw + 1;
+        const std::int64_t lo = first_inside(t);
+        const std::int64_t hi = end_inside(tap_reach_[static_cast<std::size_t>(last)]);
         Pixel o = Pixel::at(p0, ho, wo);
         for (std::int64_t q = 0; q < kc;) {
           const std::int64_t len = std::min(wo - o.x, kc - q);
@@ -314,8 +326,15 @@ class GemmConv final : public ConvAlgorithm {
           const bool row_inside = iy >= 0 && iy < g_.h;
           const T* src = x.data + o.n * x.s.n + iy * x.s.y + c0 * x.s.c;
           for (std::int64_t ox = o.x; ox < o.x + len; ++ox, dst += kr.mr) {
-            const bool inside = row_inside && ox >= lo && ox < hi;
-            copy_run(inside ? src + (ox * sw + t.x) * x.s.x : nullptr, x.s.c, dst, 1, run);
+            if (!row_inside || (ox >= lo && ox < hi) || last == tap) {
+              const bool inside = row_inside && ox >= lo && ox < hi;
+              copy_run(inside ? src + (ox * sw + t.x) * x.s.x : nullptr, x.s.c, dst, 1, run);
+              continue;
+            }
+            for (std::int64_t e = 0; e < run; ++e) {  // joined taps, some outside the image
+              const std::int64_t ix = ox * sw + t.x + (c0 + e) / g_.c;
+              dst[e] = ix >= 0 && ix < g_.w ? src[ix * x.s.x + e - (c0 + e) / g_.c * g_.c] : T(0);
+            }
           }
           q += len;
           o.x += len - 1;
