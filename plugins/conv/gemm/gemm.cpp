@@ -93,6 +93,13 @@ class GemmConv final : public ConvAlgorithm {
       WorkspaceSlices slices;
       a_at_ = slices.add<T>(threads * kr.a_buffer());
       b_at_ = slices.add<T>(kr.b_buffer(std::max(g.c, g.k)));  // shared by the threads
+      // Backward-filter splits the pixels between the threads when each can hold a dw of its own.
+      const std::int64_t dw_size = g.kh * g.kw * g.c * g.k;
+      split_filter_ = threads > 1 && threads * dw_size <= kSplitLimit;
+      if (split_filter_) {
+        split_b_at_ = slices.add<T>(threads * kr.b_buffer(g.k));
+        split_c_at_ = slices.add<T>(threads * dw_size);
+      }
       workspace_bytes_ = slices.bytes();
     });
     workspace().reserve(workspace_bytes_);
@@ -361,8 +368,12 @@ class GemmConv final : public ConvAlgorithm {
       return tap / g_.kw * fs.y + tap % g_.kw * fs.x + j % g_.c * fs.c;
     };
     const ig::Output<T, decltype(row)> out{dwt.data<T>(), row, fs.k, nhwc ? g_.k : 0};
-    ig::run<T>(kr, rows, g_.k, xt.dim(0) * ho * wo, pack_a, pack_b, out, T(1), panels<T>(a_at_),
-               panels<T>(b_at_));
+    if (split_filter_)
+      ig::run_split_k<T>(kr, rows, g_.k, xt.dim(0) * ho * wo, pack_a, pack_b, out, T(1),
+                         panels<T>(a_at_), panels<T>(split_b_at_), panels<T>(split_c_at_));
+    else
+      ig::run<T>(kr, rows, g_.k, xt.dim(0) * ho * wo, pack_a, pack_b, out, T(1), panels<T>(a_at_),
+                 panels<T>(b_at_));
   }
 
   ConvGeometry g_;
@@ -380,6 +391,10 @@ class GemmConv final : public ConvAlgorithm {
     return slice<T>(memory_, at);
   }
   std::size_t a_at_ = 0, b_at_ = 0, workspace_bytes_ = 0;
+  // Backward-filter with the pixels split between the threads: each its own B and dw.
+  static constexpr std::int64_t kSplitLimit = std::int64_t(1) << 21;  // elements of all the dws
+  bool split_filter_ = false;
+  std::size_t split_b_at_ = 0, split_c_at_ = 0;
   std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 

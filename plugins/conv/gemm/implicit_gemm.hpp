@@ -150,4 +150,57 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
   }
 }
 
+// C (+)= A B with k split between the threads: each multiplies its own range of k into a private
+// m x n buffer, packing its own A and B (no barriers, nothing shared), then the buffers are added
+// into C. For products with a small C and a long k, such as a convolution's filter gradient over
+// every pixel of a batch, where run() would synchronise the threads for every KC slice of k.
+// a_buf, b_buf and c_buf hold a_buffer(), b_buffer(n) and m * n elements per thread.
+template <class T, class PackA, class PackB, class RowOffset>
+void run_split_k(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k,
+                 PackA&& pack_a, PackB&& pack_b, const Output<T, RowOffset>& c, T beta, T* a_buf,
+                 T* b_buf, T* c_buf) {
+  if (m == 0 || n == 0) return;
+#pragma omp parallel
+  {
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const std::int64_t share = (k + threads - 1) / threads;
+    const std::int64_t k0 = std::min(k, t * share), k1 = std::min(k, k0 + share);
+    T* a = a_buf + t * kr.a_buffer();
+    T* b = b_buf + t * kr.b_buffer(n);
+    T* mine = c_buf + t * m * n;
+    if (k0 == k1) std::fill(mine, mine + m * n, T(0));
+    T one = 1;
+    auxinfo_t aux{};
+    for (std::int64_t jc = 0; jc < n; jc += kr.nc) {
+      const std::int64_t nc = std::min(kr.nc, n - jc);
+      for (std::int64_t pc = k0; pc < k1; pc += kr.kc) {
+        const std::int64_t kc = std::min(kr.kc, k1 - pc);
+        T first = pc == k0 ? T(0) : T(1);
+        for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b + jr * kc);
+        for (std::int64_t ic = 0; ic < m; ic += kr.mc) {
+          const std::int64_t mc = std::min(kr.mc, m - ic);
+          for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
+          for (std::int64_t jr = 0; jr < nc; jr += kr.nr)
+            for (std::int64_t ir = 0; ir < mc; ir += kr.mr) {
+              bli_auxinfo_set_next_a(a + ir * kc, &aux);
+              bli_auxinfo_set_next_b(b + jr * kc, &aux);
+              kr.ukr(std::min(kr.mr, mc - ir), std::min(kr.nr, nc - jr), kc, &one, a + ir * kc,
+                     b + jr * kc, &first, mine + (ic + ir) * n + jc + jr, n, 1, &aux, kr.cntx);
+            }
+        }
+      }
+    }
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i) {
+      T* dst = c.base + c.row(i);
+      for (std::int64_t j = 0; j < n; ++j) {
+        T sum = beta == T(0) ? T(0) : dst[j * c.col_stride];
+        for (int u = 0; u < threads; ++u) sum += c_buf[u * m * n + i * n + j];
+        dst[j * c.col_stride] = sum;
+      }
+    }
+  }
+}
+
 }  // namespace dtnn::implicit_gemm
