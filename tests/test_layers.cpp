@@ -85,6 +85,109 @@ TEST_CASE("gradient check: avgpool2d") {
   gradient_check("avgpool2d", {{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{5, 5, 2});
 }
 
+TEST_CASE("gradient check: leaky_relu") {
+  gradient_check("leaky_relu", {{"negative_slope", 0.2}}, Shape{3, 4, 2});
+}
+TEST_CASE("gradient check: global average pooling (pool 0)") {
+  gradient_check("avgpool2d", {{"pool", 0}}, Shape{3, 4, 5});
+}
+TEST_CASE("gradient check: batchnorm (training statistics), images and flat inputs") {
+  gradient_check("batchnorm", {{"gamma", 1.5}, {"beta", 0.25}}, Shape{3, 2, 4}, 3);
+  gradient_check("batchnorm", json::object(), Shape{5}, 4);
+}
+TEST_CASE("gradient check: add block (residual: conv path beside the identity)") {
+  const json conv = {{"type", "conv2d"}, {"filters", 2}, {"kernel", 3}, {"padding", 1}};
+  gradient_check("add", {{"paths", {{conv, {{"type", "relu"}}, conv}, json::array()}}},
+                 Shape{4, 3, 2});
+}
+TEST_CASE("gradient check: concat block (three paths of different widths)") {
+  const json conv1 = {{"type", "conv2d"}, {"filters", 3}, {"kernel", 1}};
+  const json conv3 = {{"type", "conv2d"}, {"filters", 2}, {"kernel", 3}, {"padding", 1}};
+  gradient_check("concat",
+                 {{"paths", {{conv1}, {conv3, {{"type", "batchnorm"}}}, json::array()}}},
+                 Shape{4, 3, 2});
+}
+
+TEST_CASE("batchnorm: training normalises each channel; eval uses the running statistics") {
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    CAPTURE(to_string(layout));
+    // 4 samples of 1x2 pixels with 2 channels; channel 0 holds 1..8, channel 1 holds 10 * that.
+    const Shape input = layout == Layout::nhwc ? Shape{1, 2, 2} : Shape{2, 1, 2};
+    auto layer = make("batchnorm", {{"momentum", 0.5}, {"epsilon", 1e-12}}, input, layout, 4);
+    Tensor x = Tensor::empty(input.with_batch(4), DType::float64, layout);
+    Tensor y = Tensor::empty(input.with_batch(4), DType::float64, layout);
+    auto at = [&](std::int64_t n, std::int64_t p, std::int64_t c) {
+      return layout == Layout::nhwc ? (n * 2 + p) * 2 + c : (n * 2 + c) * 2 + p;
+    };
+    for (std::int64_t n = 0; n < 4; ++n)
+      for (std::int64_t p = 0; p < 2; ++p)
+        for (std::int64_t c = 0; c < 2; ++c)
+          x.data<double>()[at(n, p, c)] = double(n * 2 + p + 1) * (c ? 10.0 : 1.0);
+    layer->forward(x, y, Mode::train);
+    // Values 1..8: mean 4.5, biased variance 5.25.
+    for (std::int64_t n = 0; n < 4; ++n)
+      for (std::int64_t p = 0; p < 2; ++p)
+        for (std::int64_t c = 0; c < 2; ++c)
+          CHECK(y.data<double>()[at(n, p, c)] ==
+                doctest::Approx((double(n * 2 + p + 1) - 4.5) / std::sqrt(5.25)).epsilon(1e-9));
+    // Running statistics moved half way from (0, 1): mean 2.25 (22.5), variance 3.125 (263).
+    const auto state = layer->state();
+    REQUIRE(state.size() == 2);
+    CHECK(state[0].data<double>()[0] == doctest::Approx(2.25));
+    CHECK(state[0].data<double>()[1] == doctest::Approx(22.5));
+    CHECK(state[1].data<double>()[0] == doctest::Approx(3.125));
+    CHECK(state[1].data<double>()[1] == doctest::Approx(263.0));
+    layer->forward(x, y, Mode::eval);
+    CHECK(y.data<double>()[at(3, 1, 0)] == doctest::Approx((8.0 - 2.25) / std::sqrt(3.125)));
+    CHECK(y.data<double>()[at(0, 0, 1)] == doctest::Approx((10.0 - 22.5) / std::sqrt(263.0)));
+  }
+}
+
+TEST_CASE("add and concat blocks: forward by hand, and their parameters are the paths'") {
+  const Shape input{1, 2, 2};  // NHWC: 2 pixels, 2 channels
+  Tensor x = Tensor::empty(input.with_batch(1), DType::float64);
+  for (int i = 0; i < 4; ++i) x.data<double>()[i] = i - 1.5;  // -1.5 -0.5 0.5 1.5
+  // add: relu(x) + x
+  auto add = make("add", {{"paths", {{{{"type", "relu"}}}, json::array()}}}, input, Layout::nhwc, 1);
+  CHECK(add->output_shape() == input);
+  Tensor y = Tensor::empty(input.with_batch(1), DType::float64);
+  add->forward(x, y, Mode::train);
+  CHECK(y.data<double>()[0] == -1.5);
+  CHECK(y.data<double>()[3] == 3.0);
+  // concat: [x, relu(x)] along channels: each pixel's 2 channels, then their relu.
+  auto concat =
+      make("concat", {{"paths", {json::array(), {{{"type", "relu"}}}}}}, input, Layout::nhwc, 1);
+  REQUIRE(concat->output_shape() == Shape{1, 2, 4});
+  Tensor z = Tensor::empty(Shape{1, 1, 2, 4}, DType::float64);
+  concat->forward(x, z, Mode::train);
+  const std::vector<double> expected{-1.5, -0.5, 0, 0, 0.5, 1.5, 0.5, 1.5};
+  for (int i = 0; i < 8; ++i) CHECK(z.data<double>()[i] == expected[static_cast<std::size_t>(i)]);
+  // Parameters of layers inside paths are the block's, named by path and position.
+  auto res = make("add",
+                  {{"paths",
+                    {{{{"type", "conv2d"}, {"filters", 2}, {"kernel", 1}}, {{"type", "batchnorm"}}},
+                     json::array()}}},
+                  input, Layout::nhwc, 1);
+  std::vector<std::string> names;
+  for (const auto& p : res->parameters()) names.push_back(p.name);
+  CHECK(names == std::vector<std::string>{"path0.1.conv2d.weights", "path0.1.conv2d.biases",
+                                          "path0.2.batchnorm.gamma", "path0.2.batchnorm.beta"});
+  CHECK(res->state().size() == 2);  // the batchnorm's running statistics
+}
+
+TEST_CASE("blocks refuse paths that cannot be merged, naming them") {
+  const json conv = {{"type", "conv2d"}, {"filters", 3}, {"kernel", 1}};
+  CHECK_THROWS_WITH(make("add", {{"paths", {{conv}, json::array()}}}, Shape{2, 2, 2},
+                         Layout::nhwc, 1),
+                    doctest::Contains("path 1 gives (2, 2, 2) but path 0 gives (2, 2, 3)"));
+  const json pool = {{"type", "maxpool2d"}, {"pool", 2}};
+  CHECK_THROWS_WITH(make("concat", {{"paths", {{pool}, json::array()}}}, Shape{2, 2, 2},
+                         Layout::nhwc, 1),
+                    doctest::Contains("all but channels must agree"));
+  CHECK_THROWS_WITH(make("add", {{"paths", json::array()}}, Shape{2, 2, 2}, Layout::nhwc, 1),
+                    doctest::Contains("paths"));
+}
+
 TEST_CASE("forward by hand: relu, sigmoid, tanh, softmax, maxpool2d") {
   Tensor x = Tensor::empty(Shape{1, 4}, DType::float64),
          y = Tensor::empty(Shape{1, 4}, DType::float64);

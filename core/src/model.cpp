@@ -47,6 +47,12 @@ void parse_layers(const json& layers, const std::string& where, std::vector<Laye
 
 }  // namespace
 
+std::vector<LayerSpec> parse_layer_list(const json& layers, const std::string& where) {
+  std::vector<LayerSpec> out;
+  parse_layers(layers, where, out);
+  return out;
+}
+
 ModelSpec parse_model_spec(const json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where + ": expected a model object with \"layers\"");
   static const std::vector<std::string> kKeys = {"name", "input_shape", "layers", "description"};

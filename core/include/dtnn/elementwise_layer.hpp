@@ -1,8 +1,8 @@
 // ElementwiseLayer<Op>: the whole of an activation layer but its arithmetic.
 // Op provides:  static constexpr const char* kType;
-//               template <class T> static T forward(T x);
-//               template <class T> static T gradient(T x, T y);   // dy/dx at x, with y =
-//               forward(x)
+//               template <class T> T forward(T x) const;
+//               template <class T> T gradient(T x, T y) const;   // dy/dx at x, y = forward(x)
+// (static members do as well); an Op with parameters (leaky_relu's slope) is passed in built.
 #pragma once
 #include <string>
 
@@ -14,6 +14,7 @@ namespace dtnn {
 template <class Op>
 class ElementwiseLayer final : public Layer {
  public:
+  explicit ElementwiseLayer(Op op = Op()) : op_(op) {}
   std::string type() const override { return Op::kType; }
   void build(const LayerBuildContext& ctx) override { shape_ = ctx.input_shape; }
   Shape output_shape() const override { return shape_; }
@@ -23,7 +24,7 @@ class ElementwiseLayer final : public Layer {
       using T = decltype(z);
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
-      parallel_for(x.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = Op::forward(xp[i]); });
+      parallel_for(x.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = op_.forward(xp[i]); });
     });
   }
 
@@ -35,11 +36,12 @@ class ElementwiseLayer final : public Layer {
       const T *xp = x.data<T>(), *yp = y.data<T>(), *dyp = dy.data<T>();
       T* dxp = dx->data<T>();
       parallel_for(x.numel(), kParallelGrain,
-                   [&](std::int64_t i) { dxp[i] = dyp[i] * Op::gradient(xp[i], yp[i]); });
+                   [&](std::int64_t i) { dxp[i] = dyp[i] * op_.gradient(xp[i], yp[i]); });
     });
   }
 
  private:
+  Op op_;
   Shape shape_;
 };
 

@@ -38,6 +38,9 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;
 };
 
+// A list of layer entries (repeat blocks expanded); where names it in errors.
+DTNN_CORE_EXPORT std::vector<LayerSpec> parse_layer_list(const nlohmann::json& layers,
+                                                         const std::string& where);
 DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where);
 DTNN_CORE_EXPORT ModelSpec load_model_spec(const std::filesystem::path& file);
 

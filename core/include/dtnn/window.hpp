@@ -36,8 +36,8 @@ struct Window2d {
            "," + std::to_string(pad_w) + ")";
   }
 
-  // From {"pool": 2 | [2, 2], "stride": 0 (= pool) | [..], "padding": 0 | [..]} and the input
-  // shape.
+  // From {"pool": 2 | [2, 2] (0: the whole dimension), "stride": 0 (= pool) | [..], "padding":
+  // 0 | [..]} and the input shape.
   static Window2d from(const Params& p, const Shape& input, Layout layout) {
     if (input.rank() != 3) throw Error("expects image input (H, W, C), got " + input.str());
     Window2d g;
@@ -52,7 +52,9 @@ struct Window2d {
       a = v[0];
       b = v.back();
     };
-    pair("pool", g.ph, g.pw, 1);
+    pair("pool", g.ph, g.pw, 0);
+    if (g.ph == 0) g.ph = g.h;  // 0: the whole dimension (global pooling)
+    if (g.pw == 0) g.pw = g.w;
     pair("stride", g.sh, g.sw, 0);
     pair("padding", g.pad_h, g.pad_w, 0);
     if (g.sh == 0) g.sh = g.ph;

@@ -1,0 +1,56 @@
+// BlockLayer: parallel paths of layers applied to one input, their outputs merged into one (the
+// add and concat layers, PyDTNN's AdditionBlock and ConcatenationBlock). In a model file:
+//   {"type": "add", "paths": [[{"type": "conv2d", ...}, ...], []]}
+// An empty path is the identity (a residual shortcut). Backward sends each path its share of dy
+// and sums the paths' input gradients.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/layer_chain.hpp"
+
+namespace dtnn {
+
+class DTNN_CORE_EXPORT BlockLayer : public Layer {
+ public:
+  explicit BlockLayer(const Params& params);
+  ~BlockLayer() override;
+
+  void build(const LayerBuildContext& ctx) override;
+  Shape output_shape() const override { return output_shape_; }
+  void forward(const Tensor& x, Tensor& y, Mode mode) override;
+  void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override;
+
+  std::vector<Parameter> parameters() override;  // "path<p>.<i>.<type>.<name>"
+  std::vector<Tensor> state() override;
+  std::string attributes() const override;
+  std::size_t workspace_bytes() const override;
+  std::string report() const override;
+
+ protected:
+  // The merged per-sample shape, from the paths' output shapes (in memory order of layout()).
+  virtual Shape merged_shape(const std::vector<Shape>& paths) const = 0;
+  // y = the merge of the paths' outputs.
+  virtual void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const = 0;
+  // Path p's share of dy: dy itself (add), or a copy of its channels into buffer (concat).
+  virtual const Tensor& share(const Tensor& dy, std::size_t p, Tensor& buffer) const = 0;
+  // Whether share() writes into its buffer (then build allocates one per path).
+  virtual bool shares_need_buffers() const = 0;
+
+  const std::vector<Shape>& path_shapes() const { return path_shapes_; }
+  Layout layout() const { return layout_; }
+
+ private:
+  Params params_;
+  std::vector<LayerChain> paths_;
+  std::vector<Shape> path_shapes_;
+  std::vector<Tensor> share_buffers_;  // [max_batch, path p's output] when shares need them
+  Tensor dx_scratch_;                  // a path's dx before it is added to the others'
+  Shape output_shape_;
+  Layout layout_ = Layout::nhwc;
+  std::vector<const Tensor*> outputs_;
+};
+
+}  // namespace dtnn

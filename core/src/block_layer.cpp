@@ -1,0 +1,117 @@
+#include "dtnn/block_layer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "dtnn/error.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/rng.hpp"
+
+namespace dtnn {
+
+namespace {
+
+// a += b, element by element.
+void add_into(Tensor& a, const Tensor& b) {
+  dispatch_dtype(a.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* __restrict ap = a.data<T>();
+    const T* __restrict bp = b.data<T>();
+    parallel_for(a.numel(), kParallelGrain, [&](std::int64_t i) { ap[i] += bp[i]; });
+  });
+}
+
+}  // namespace
+
+BlockLayer::BlockLayer(const Params& params) : params_(params) {}
+BlockLayer::~BlockLayer() = default;
+
+void BlockLayer::build(const LayerBuildContext& ctx) {
+  const nlohmann::json& j = params_.json();
+  const auto it = j.find("paths");
+  if (it == j.end() || !it->is_array() || it->empty())
+    params_.fail("paths", "a non-empty list of paths, each a list of layers ([] for identity)");
+  layout_ = ctx.layout;
+  paths_.resize(it->size());
+  for (std::size_t p = 0; p < it->size(); ++p) {
+    const std::string where = params_.key_path("paths") + "[" + std::to_string(p) + "]";
+    const std::vector<LayerSpec> specs = parse_layer_list((*it)[p], where);
+    LayerBuildContext c = ctx;
+    c.seed = Rng::derive(ctx.seed, 1000 + p);
+    paths_[p].build(specs, c);
+    path_shapes_.push_back(paths_[p].output_shape());
+  }
+  output_shape_ = merged_shape(path_shapes_);
+  if (shares_need_buffers())
+    for (const Shape& s : path_shapes_)
+      share_buffers_.push_back(Tensor::empty(s.with_batch(ctx.max_batch), ctx.dtype, ctx.layout));
+  if (ctx.needs_input_gradient && paths_.size() > 1)
+    dx_scratch_ = Tensor::empty(ctx.input_shape.with_batch(ctx.max_batch), ctx.dtype, ctx.layout);
+  outputs_.resize(paths_.size());
+}
+
+void BlockLayer::forward(const Tensor& x, Tensor& y, Mode mode) {
+  for (std::size_t p = 0; p < paths_.size(); ++p) outputs_[p] = &paths_[p].forward(x, mode);
+  merge(outputs_, y);
+}
+
+void BlockLayer::backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) {
+  const std::int64_t batch = dy.dim(0);
+  for (std::size_t p = 0; p < paths_.size(); ++p) {
+    Tensor buffer = shares_need_buffers() ? share_buffers_[p].slice_batch(0, batch) : Tensor();
+    const Tensor& dy_p = share(dy, p, buffer);
+    if (!dx) {
+      if (!paths_[p].empty()) paths_[p].backward(dy_p, nullptr);
+      continue;
+    }
+    // The first path writes dx; the others write the scratch, added to it.
+    Tensor target = p == 0 ? *dx : dx_scratch_.slice_batch(0, batch);
+    if (paths_[p].empty())
+      target.copy_from(dy_p);
+    else
+      paths_[p].backward(dy_p, &target);
+    if (p > 0) add_into(*dx, target);
+  }
+}
+
+std::vector<Parameter> BlockLayer::parameters() {
+  std::vector<Parameter> all;
+  for (std::size_t p = 0; p < paths_.size(); ++p)
+    for (auto& param : paths_[p].parameters()) {
+      param.name = "path" + std::to_string(p) + "." + param.name;
+      all.push_back(std::move(param));
+    }
+  return all;
+}
+
+std::vector<Tensor> BlockLayer::state() {
+  std::vector<Tensor> all;
+  for (auto& path : paths_)
+    for (auto& t : path.state()) all.push_back(std::move(t));
+  return all;
+}
+
+std::string BlockLayer::attributes() const {
+  std::string s = "paths=(";
+  for (std::size_t p = 0; p < paths_.size(); ++p)
+    s += (p ? "," : "") + (paths_[p].empty() ? std::string("identity")
+                                             : std::to_string(paths_[p].size()) + " layers");
+  return s + ")";
+}
+
+std::size_t BlockLayer::workspace_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto& path : paths_) bytes = std::max(bytes, path.workspace_bytes());
+  return bytes;
+}
+
+std::string BlockLayer::report() const {
+  std::string all;
+  for (const auto& path : paths_) {
+    const std::string r = path.report();
+    if (!r.empty()) all += (all.empty() ? "" : "\n") + r;
+  }
+  return all;
+}
+
+}  // namespace dtnn

@@ -1,0 +1,111 @@
+#include "dtnn/layer_chain.hpp"
+
+#include <algorithm>
+
+#include "dtnn/error.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/registry.hpp"
+#include "dtnn/rng.hpp"
+
+namespace dtnn {
+
+void LayerChain::build(const std::vector<LayerSpec>& specs, const LayerBuildContext& ctx) {
+  DTNN_CHECK(ctx.registry, "LayerChain::build needs the registry in its context");
+  Shape current = ctx.input_shape;
+  std::int64_t largest = current.numel();
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const LayerSpec& ls = specs[i];
+    auto layer = ctx.registry->create_as<Layer>("layer", ls.type, ls.params);
+    LayerBuildContext c = ctx;
+    c.input_shape = current;
+    c.seed = Rng::derive(ctx.seed, i + 1);
+    c.needs_input_gradient = i > 0 || ctx.needs_input_gradient;
+    try {
+      layer->build(c);
+    } catch (const Error& e) {
+      throw Error(ls.params.where() + " (" + ls.type + " on input " + current.str() +
+                  "): " + e.what());
+    }
+    current = layer->output_shape();
+    largest = std::max(largest, current.numel());
+    outputs_.push_back(layer->is_reshape() ? Tensor()
+                                           : Tensor::empty(current.with_batch(ctx.max_batch),
+                                                           ctx.dtype, ctx.layout));
+    layers_.push_back(std::move(layer));
+    types_.push_back(ls.type);
+  }
+  output_shape_ = current;
+  views_.resize(layers_.size());
+  if (layers_.size() > 1) {
+    const Shape flat{ctx.max_batch * largest};
+    grad_a_ = Tensor::empty(flat, ctx.dtype, ctx.layout);
+    grad_b_ = Tensor::empty(flat, ctx.dtype, ctx.layout);
+  }
+}
+
+const Tensor& LayerChain::forward(const Tensor& x, Mode mode) {
+  input_ = x;
+  const Tensor* in = &input_;
+  const std::int64_t batch = x.dim(0);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i]->is_reshape()) {
+      views_[i] = in->view(layers_[i]->output_shape().with_batch(batch));
+    } else {
+      views_[i] = outputs_[i].slice_batch(0, batch);
+      layers_[i]->forward(*in, views_[i], mode);
+    }
+    in = &views_[i];
+  }
+  return *in;
+}
+
+void LayerChain::backward(const Tensor& dy_in, Tensor* dx) {
+  Tensor dy = dy_in;
+  Tensor* next_buffer = &grad_a_;
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    const Tensor& x = i ? views_[i - 1] : input_;
+    if (layers_[i]->is_reshape()) {
+      dy = dy.view(x.shape());
+      if (i == 0 && dx) dx->copy_from(dy);
+      continue;
+    }
+    Tensor out = i ? next_buffer->view(x.shape()) : (dx ? *dx : Tensor());
+    layers_[i]->backward(x, views_[i], dy, i || dx ? &out : nullptr);
+    dy = out;
+    next_buffer = next_buffer == &grad_a_ ? &grad_b_ : &grad_a_;
+  }
+}
+
+std::vector<Parameter> LayerChain::parameters() {
+  std::vector<Parameter> all;
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    for (auto& p : layers_[i]->parameters()) {
+      p.name = std::to_string(i + 1) + "." + types_[i] + "." + p.name;
+      all.push_back(std::move(p));
+    }
+  return all;
+}
+
+std::vector<Tensor> LayerChain::state() {
+  std::vector<Tensor> all;
+  for (auto& layer : layers_)
+    for (auto& t : layer->state()) all.push_back(std::move(t));
+  return all;
+}
+
+std::size_t LayerChain::workspace_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto& layer : layers_) bytes = std::max(bytes, layer->workspace_bytes());
+  return bytes;
+}
+
+std::string LayerChain::report() const {
+  std::string all;
+  for (const auto& layer : layers_) {
+    const std::string r = layer->report();
+    if (!r.empty()) all += (all.empty() ? "" : "\n") + r;
+  }
+  return all;
+}
+
+}  // namespace dtnn

@@ -1,0 +1,50 @@
+// add: the sum of parallel paths' outputs (PyDTNN's AdditionBlock; a ResNet block is a path of
+// layers beside an empty path, the identity shortcut). Every path must give the same shape.
+#include "dtnn/block_layer.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class Add final : public BlockLayer {
+ public:
+  using BlockLayer::BlockLayer;
+  std::string type() const override { return "add"; }
+
+ protected:
+  Shape merged_shape(const std::vector<Shape>& paths) const override {
+    for (std::size_t p = 1; p < paths.size(); ++p)
+      if (!(paths[p] == paths[0]))
+        throw Error("add: path " + std::to_string(p) + " gives " + paths[p].str() +
+                    " but path 0 gives " + paths[0].str() + " (paths must agree to be added)");
+    return paths[0];
+  }
+
+  void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {
+    dispatch_dtype(y.dtype(), [&](auto z) {
+      using T = decltype(z);
+      T* __restrict yp = y.data<T>();
+      const T* __restrict first = outputs[0]->data<T>();
+      parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = first[i]; });
+      for (std::size_t p = 1; p < outputs.size(); ++p) {
+        const T* __restrict op = outputs[p]->data<T>();
+        parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] += op[i]; });
+      }
+    });
+  }
+
+  // d(sum)/d(output of path p) = 1: every path gets dy itself.
+  const Tensor& share(const Tensor& dy, std::size_t, Tensor&) const override { return dy; }
+  bool shares_need_buffers() const override { return false; }
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new Add(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("layer", "add",
+            "sum of parallel paths of layers (an empty path is the identity shortcut)",
+            R"({"paths": [[], []]})", create)

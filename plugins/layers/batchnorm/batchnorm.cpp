@@ -1,0 +1,240 @@
+// batchnorm: batch normalisation per channel (Ioffe & Szegedy; PyDTNN's BatchNormalization).
+//   train:  y = gamma * (x - mean_B) / sqrt(var_B + epsilon) + beta, with mean_B and the biased
+//           var_B over the batch and every pixel of a channel; then
+//           running = momentum * running + (1 - momentum) * batch statistic (PyDTNN's and
+//           Keras's convention: momentum 0.9 keeps 90% of the old value)
+//   eval:   the same with the running statistics.
+//   backward (train), with xhat = (x - mean_B) / sqrt(var_B + epsilon) over the M values of a
+//   channel:  dgamma += sum dy*xhat,  dbeta += sum dy,
+//             dx = gamma / sqrt(var_B + epsilon) * (dy - sum(dy)/M - xhat * sum(dy*xhat)/M)
+// sync_stats: the batch statistics (and the two sums of backward) are taken over every rank's
+// samples, as one large batch, at the cost of two small allreduces per pass.
+//
+// The input is seen as [outer, C, inner]: NHWC outer = samples*pixels, inner = 1; NCHW outer =
+// samples, inner = pixels. Sums are accumulated per thread in double, then added.
+#include <omp.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dtnn/communicator.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class BatchNorm final : public Layer {
+ public:
+  explicit BatchNorm(const Params& p)
+      : momentum_(p.get_double("momentum")),
+        epsilon_(p.get_double("epsilon")),
+        gamma_init_(p.get_double("gamma")),
+        beta_init_(p.get_double("beta")),
+        sync_stats_(p.get_bool("sync_stats")) {
+    if (!(momentum_ >= 0.0 && momentum_ < 1.0)) p.fail("momentum", "a number in [0, 1)");
+    if (!(epsilon_ > 0.0)) p.fail("epsilon", "a positive number");
+  }
+
+  std::string type() const override { return "batchnorm"; }
+  Shape output_shape() const override { return shape_; }
+  std::string weights_shape() const override { return "(" + std::to_string(c_) + ")"; }
+  std::string attributes() const override {
+    return "momentum=" + format(momentum_) + " epsilon=" + format(epsilon_) +
+           (sync_stats_ ? " sync_stats" : "");
+  }
+
+  void build(const LayerBuildContext& ctx) override {
+    shape_ = ctx.input_shape;
+    const bool nhwc = ctx.layout == Layout::nhwc;
+    c_ = nhwc ? shape_[shape_.rank() - 1] : shape_[0];
+    inner_ = nhwc ? 1 : shape_.numel() / c_;
+    rows_per_sample_ = nhwc ? shape_.numel() / c_ : 1;
+    const Shape per_channel{c_};
+    gamma_ = {"gamma", Tensor::empty(per_channel, ctx.dtype), Tensor::zeros(per_channel, ctx.dtype)};
+    beta_ = {"beta", Tensor::empty(per_channel, ctx.dtype), Tensor::zeros(per_channel, ctx.dtype)};
+    running_mean_ = Tensor::zeros(per_channel, ctx.dtype);
+    running_var_ = Tensor::empty(per_channel, ctx.dtype);
+    dispatch_dtype(ctx.dtype, [&](auto z) {
+      using T = decltype(z);
+      for (std::int64_t c = 0; c < c_; ++c) {
+        gamma_.value.data<T>()[c] = static_cast<T>(gamma_init_);
+        beta_.value.data<T>()[c] = static_cast<T>(beta_init_);
+        running_var_.data<T>()[c] = T(1);
+      }
+    });
+    threads_ = std::max(1, omp_get_max_threads());
+    partial_.assign(static_cast<std::size_t>(threads_ * 2 * c_), 0.0);
+    local_.assign(static_cast<std::size_t>(2 * c_ + 1), 0.0);
+    total_ = local_;
+    coef_ = Tensor::empty(Shape{3 * c_}, ctx.dtype);
+    mean_.assign(static_cast<std::size_t>(c_), 0.0);
+    inv_std_.assign(static_cast<std::size_t>(c_), 0.0);
+    communicator_ = sync_stats_ ? ctx.communicator : nullptr;
+  }
+
+  std::vector<Parameter> parameters() override { return {gamma_, beta_}; }
+  std::vector<Tensor> state() override { return {running_mean_, running_var_}; }
+
+  void forward(const Tensor& x, Tensor& y, Mode mode) override {
+    dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, y, mode); });
+  }
+  void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    dispatch_dtype(x.dtype(), [&](auto z) { backward_t<decltype(z)>(x, dy, dx); });
+  }
+
+ private:
+  static std::string format(double v) {
+    std::string s = std::to_string(v);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    return s;
+  }
+
+  // Per channel c: local_[c] = sum of a(i, c) and local_[C + c] = sum of b(i, c) over the
+  // channel's values (index i of the tensor), local_[2C] = how many values per channel; total_ =
+  // the same over every rank (with sync_stats; else a copy).
+  template <class A, class B>
+  void channel_sums(std::int64_t batch, A&& a, B&& b) {
+    const std::int64_t outer = batch * rows_per_sample_;
+    std::fill(partial_.begin(), partial_.end(), 0.0);
+#pragma omp parallel
+    {
+      double* mine = partial_.data() + omp_get_thread_num() * 2 * c_;
+#pragma omp for schedule(static)
+      for (std::int64_t r = 0; r < outer; ++r)
+        for (std::int64_t c = 0; c < c_; ++c) {
+          const std::int64_t base = (r * c_ + c) * inner_;
+          double sa = 0, sb = 0;
+          for (std::int64_t i = base; i < base + inner_; ++i) {
+            sa += a(i, c);
+            sb += b(i, c);
+          }
+          mine[c] += sa;
+          mine[c_ + c] += sb;
+        }
+    }
+    for (std::int64_t k = 0; k < 2 * c_; ++k) {
+      double s = 0;
+      for (int t = 0; t < threads_; ++t) s += partial_[static_cast<std::size_t>(t * 2 * c_ + k)];
+      local_[static_cast<std::size_t>(k)] = s;
+    }
+    local_[static_cast<std::size_t>(2 * c_)] = static_cast<double>(outer * inner_);
+    total_ = local_;  // same size: no allocation
+    if (communicator_)
+      communicator_->allreduce_sum(total_.data(), total_.size(), DType::float64,
+                                   "batchnorm statistics");
+  }
+
+  // out[i] = a[c] * u[i] + b[c] * v[i] + d[c] for every value i of every channel c (coefficients
+  // from the coef_ rows a, b, d).
+  template <class T>
+  void combine(std::int64_t batch, const T* u, const T* v, T* out) const {
+    const T* a = coef_.data<T>();
+    const T* b = a + c_;
+    const T* d = b + c_;
+    parallel_for(batch * rows_per_sample_, 16, [&](std::int64_t r) {
+      for (std::int64_t c = 0; c < c_; ++c) {
+        const std::int64_t base = (r * c_ + c) * inner_;
+        for (std::int64_t i = base; i < base + inner_; ++i) out[i] = a[c] * u[i] + b[c] * v[i] + d[c];
+      }
+    });
+  }
+
+  template <class T>
+  void forward_t(const Tensor& x, Tensor& y, Mode mode) {
+    const T* xp = x.data<T>();
+    T* rm = running_mean_.data<T>();
+    T* rv = running_var_.data<T>();
+    if (mode == Mode::train) {
+      channel_sums(
+          x.dim(0), [&](std::int64_t i, std::int64_t) { return double(xp[i]); },
+          [&](std::int64_t i, std::int64_t) { return double(xp[i]) * double(xp[i]); });
+      const double m = total_[static_cast<std::size_t>(2 * c_)];
+      for (std::int64_t c = 0; c < c_; ++c) {
+        const auto k = static_cast<std::size_t>(c);
+        const double mean = total_[k] / m;
+        const double var =
+            std::max(0.0, total_[k + static_cast<std::size_t>(c_)] / m - mean * mean);
+        mean_[k] = mean;
+        inv_std_[k] = 1.0 / std::sqrt(var + epsilon_);
+        rm[c] = static_cast<T>(momentum_ * rm[c] + (1 - momentum_) * mean);
+        rv[c] = static_cast<T>(momentum_ * rv[c] + (1 - momentum_) * var);
+      }
+    } else {
+      for (std::int64_t c = 0; c < c_; ++c) {
+        mean_[static_cast<std::size_t>(c)] = rm[c];
+        inv_std_[static_cast<std::size_t>(c)] = 1.0 / std::sqrt(double(rv[c]) + epsilon_);
+      }
+    }
+    // y = gamma * inv_std * x + (beta - gamma * inv_std * mean)
+    const T* gamma = gamma_.value.data<T>();
+    const T* beta = beta_.value.data<T>();
+    T* a = coef_.data<T>();
+    for (std::int64_t c = 0; c < c_; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      const double scale = gamma[c] * inv_std_[k];
+      a[c] = static_cast<T>(scale);
+      a[c_ + c] = T(0);
+      a[2 * c_ + c] = static_cast<T>(beta[c] - mean_[k] * scale);
+    }
+    combine<T>(x.dim(0), xp, xp, y.data<T>());
+  }
+
+  template <class T>
+  void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
+    const T* xp = x.data<T>();
+    const T* dyp = dy.data<T>();
+    channel_sums(
+        x.dim(0), [&](std::int64_t i, std::int64_t) { return double(dyp[i]); },
+        [&](std::int64_t i, std::int64_t c) {
+          const auto k = static_cast<std::size_t>(c);
+          return double(dyp[i]) * (double(xp[i]) - mean_[k]) * inv_std_[k];
+        });
+    // The parameters' gradients are this rank's own (the gradient exchange adds the ranks').
+    T* dgamma = gamma_.grad.data<T>();
+    T* dbeta = beta_.grad.data<T>();
+    for (std::int64_t c = 0; c < c_; ++c) {
+      dbeta[c] += static_cast<T>(local_[static_cast<std::size_t>(c)]);
+      dgamma[c] += static_cast<T>(local_[static_cast<std::size_t>(c_ + c)]);
+    }
+    if (!dx) return;
+    // dx = a * dy + b * x + d, with a = gamma*inv_std, b = -a*inv_std*sum(dy*xhat)/M and
+    // d = -a*sum(dy)/M - b*mean (sums over the statistics' whole batch).
+    const T* gamma = gamma_.value.data<T>();
+    const double m = total_[static_cast<std::size_t>(2 * c_)];
+    T* a = coef_.data<T>();
+    for (std::int64_t c = 0; c < c_; ++c) {
+      const auto k = static_cast<std::size_t>(c);
+      const double ad = gamma[c] * inv_std_[k];
+      const double bd = -ad * inv_std_[k] * total_[k + static_cast<std::size_t>(c_)] / m;
+      a[c] = static_cast<T>(ad);
+      a[c_ + c] = static_cast<T>(bd);
+      a[2 * c_ + c] = static_cast<T>(-ad * total_[k] / m - bd * mean_[k]);
+    }
+    combine<T>(x.dim(0), dyp, xp, dx->data<T>());
+  }
+
+  double momentum_, epsilon_, gamma_init_, beta_init_;
+  bool sync_stats_;
+  Shape shape_;
+  std::int64_t c_ = 0, inner_ = 1, rows_per_sample_ = 1;
+  Parameter gamma_, beta_;
+  Tensor running_mean_, running_var_;
+  Communicator* communicator_ = nullptr;
+  int threads_ = 1;
+  std::vector<double> partial_;         // [thread][2C] partial sums
+  std::vector<double> local_, total_;   // [2C + 1] this rank's sums, every rank's sums
+  std::vector<double> mean_, inv_std_;  // [C] the statistics of the last forward
+  Tensor coef_;                         // [3C] per-channel coefficients of combine()
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new BatchNorm(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("layer", "batchnorm", "batch normalisation per channel, with running statistics",
+            R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0, "sync_stats": false})",
+            create)
