@@ -184,7 +184,11 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
   } else {
     if (!vm.count("model"))
       throw UsageError("give an experiment file, or at least --model (see dtnn run --help)");
-    config = dtnn::make_experiment(json::object({{"model", ""}}), overrides, "command line");
+    // The model flag is the base experiment (validated as such); the other flags override it.
+    std::string model;
+    for (std::size_t i = 0; i < std::size(kFlags); ++i)
+      if (std::string_view(kFlags[i].flag) == "model") model = flag_values[i];
+    config = dtnn::make_experiment(json::object({{"model", model}}), overrides, "command line");
   }
   dtnn::Registry registry = common.registry();
   dtnn::Experiment experiment(config, registry);

@@ -1,0 +1,82 @@
+// Every model of configs/models: it builds, its parameter count is the one docs/models.md states,
+// and one SGD step on a synthetic batch lowers the loss on that batch.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "dtnn/config.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/model.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+
+namespace {
+
+const std::filesystem::path kSource = DTNN_TEST_SOURCE_DIR;
+
+// docs/models.md's table: "| `name` | 15,245,130 | ..." -> {name: count}.
+std::map<std::string, std::int64_t> documented_counts() {
+  std::ifstream in(kSource / "docs" / "models.md");
+  REQUIRE(in.good());
+  std::map<std::string, std::int64_t> counts;
+  const std::regex row(R"(^\| `([a-z0-9_]+)` \| ([0-9,]+) \|)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, row)) continue;
+    std::string digits = m[2];
+    std::erase(digits, ',');
+    counts[m[1]] = std::stoll(digits);
+  }
+  return counts;
+}
+
+double loss_of(Model& model, Loss& loss, const Tensor& x, const Tensor& y) {
+  return loss.forward(model.forward(x, Mode::train), y);
+}
+
+}  // namespace
+
+TEST_CASE("model zoo: every model builds, has its documented parameter count, and trains") {
+  const auto counts = documented_counts();
+  REQUIRE(counts.size() >= 10);
+  auto loss = test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
+  int models = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kSource / "configs" / "models")) {
+    if (entry.path().extension() != ".json") continue;
+    const ModelSpec spec = load_model_spec(entry.path());
+    CAPTURE(spec.name);
+    REQUIRE_MESSAGE(counts.count(spec.name), "docs/models.md has no row for " << spec.name);
+    REQUIRE(spec.input_shape);
+    ModelOptions options;
+    options.max_batch = 2;
+    options.conv_algorithm = "i2c";
+    Model model(spec, options, *spec.input_shape, test::plugins());
+    CHECK(model.parameter_count() == counts.at(spec.name));
+
+    const std::int64_t classes = model.output_shape().numel();
+    Tensor x = Tensor::empty(spec.input_shape->with_batch(2), DType::float32);
+    Tensor y = Tensor::zeros(Shape{2, classes}, DType::float32);
+    for (std::int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = float((i * 7919) % 1000) / 500.0f - 1.0f;
+    y.data<float>()[1] = y.data<float>()[classes + 3] = 1;
+    const double before = loss_of(model, *loss, x, y);
+    model.zero_grad();
+    model.backward(*loss, y);
+    for (const auto& p : model.parameters()) {
+      std::int64_t finite = 0;
+      for (std::int64_t i = 0; i < p.value.numel(); ++i) {
+        finite += std::isfinite(p.grad.data<float>()[i]);
+        p.value.data<float>()[i] -= 1e-3f * p.grad.data<float>()[i];
+      }
+      CHECK_MESSAGE(finite == p.value.numel(), p.name);
+    }
+    const double after = loss_of(model, *loss, x, y);
+    CHECK(std::isfinite(before));
+    CHECK(after < before);
+    ++models;
+  }
+  CHECK(models == static_cast<int>(counts.size()));
+}
