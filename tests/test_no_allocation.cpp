@@ -1,7 +1,7 @@
 // The steady-state training step allocates no memory. This binary replaces malloc and its kin
 // (operator new calls malloc) with counting versions, warms the step up, then counts the heap
-// allocations of 20 more steps, full and partial batches, for simplecnn in both layouts with every
-// shipped convolution algorithm that supports them.
+// allocations of 20 more steps, full and partial batches, in both layouts: simplecnn with each
+// GEMM-based and direct convolution algorithm, and ResNet-20 (batchnorm, add blocks) with i2c.
 #include <malloc.h>
 
 #include <atomic>
@@ -63,13 +63,23 @@ void free(void* p) { __libc_free(p); }
 int main() {
   dtnn::Registry registry({DTNN_TEST_PLUGIN_DIR});
   int failures = 0, runs = 0;
+  struct Case {
+    const char* model;
+    std::vector<int> input;
+    const char* algorithm;
+  };
+  const std::vector<Case> cases = {{"simplecnn", {28, 28, 1}, "i2c"},
+                                   {"simplecnn", {28, 28, 1}, "gemm"},
+                                   {"simplecnn", {28, 28, 1}, "direct"},
+                                   {"resnet20_cifar10", {32, 32, 3}, "i2c"}};
   for (const char* layout : {"NHWC", "NCHW"})
-    for (const char* algorithm : {"i2c", "gemm", "direct"}) {
+    for (const Case& c : cases) {
+      const char* algorithm = c.algorithm;
       ++runs;
       nlohmann::json cfg = {
-          {"model", "simplecnn"},
+          {"model", c.model},
           {"dataset",
-           {{"name", "synthetic"}, {"input_shape", {28, 28, 1}}, {"train_samples", 512}}},
+           {{"name", "synthetic"}, {"input_shape", c.input}, {"train_samples", 512}}},
           {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
           {"optimizer", {{"name", "adam"}}},
           {"conv", {{"algorithm", algorithm}}},
@@ -90,8 +100,8 @@ int main() {
       }
       g_counting = false;
       const long n = g_allocations.load();
-      std::printf("%s %s: %ld heap allocations in 20 steady-state training steps\n", layout,
-                  algorithm, n);
+      std::printf("%s %s %s: %ld heap allocations in 20 steady-state training steps\n", c.model,
+                  layout, algorithm, n);
       if (n != 0) ++failures;
     }
   std::printf("%d passed, %d failed\n", runs - failures, failures);

@@ -227,6 +227,7 @@ class ChannelBlocked {
   }
   // What the passes need of the workspace memory each is given.
   std::size_t workspace_bytes() const { return workspace_bytes_; }
+  const ConvGeometry& geometry() const { return g_; }
 
   // Each pass takes its workspace memory first.
   template <class T>

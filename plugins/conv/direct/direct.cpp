@@ -5,9 +5,17 @@
 //                              beyond a zero row and row pointers.
 //   NCHW  planar.hpp           planes innermost: vectors along image rows over zero-padded per-
 //                              sample tiles; stride 1, no dilation.
+// NHWC backward-data of a stride-1, undilated layer is itself a forward convolution: of dy, with
+// the filter turned by 180 degrees and its C and K swapped, padded by KH-1-pad (likewise in x).
+// It runs on a second channel-blocked engine for that geometry, whose outer-product kernel
+// vectorises along C; the gathering inner-product kernel, along K, is left to strided layers and
+// few input channels. Measured (2 threads, ms): ResNet-20 16->16@32 2.2 against 4.2, VGG 64->64@32
+// 22.9 against 33.6, ResNet-50 256->64@56 1x1 22.2 against 50.4.
+#include <algorithm>
 #include <memory>
 
 #include "channel_blocked.hpp"
+#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "planar.hpp"
 
@@ -27,6 +35,24 @@ class Direct final : public ConvAlgorithm {
     nhwc_ = g.layout == Layout::nhwc;
     if (nhwc_) {
       blocked_.prepare(g);
+      turned_ = g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
+                g.pad_h < g.kh && g.pad_w < g.kw && g.c >= kTurnedMinChannels;
+      std::size_t engine_bytes = blocked_.workspace_bytes();
+      if (turned_) {
+        ConvGeometry t = g;
+        t.h = g.ho();
+        t.w = g.wo();
+        std::swap(t.c, t.k);
+        t.pad_h = g.kh - 1 - g.pad_h;
+        t.pad_w = g.kw - 1 - g.pad_w;
+        transposed_.prepare(t);
+        engine_bytes = std::max(engine_bytes, transposed_.workspace_bytes());
+      }
+      // The engines' scratch, then the turned filter.
+      WorkspaceSlices slices;
+      slices.add<std::byte>(engine_bytes);
+      turned_at_ = slices.add<std::byte>(turned_ ? g.kh * g.kw * g.c * g.k * dtype_size(g.dtype) : 0);
+      workspace_bytes_ = slices.bytes();
     } else {
       planar_ = std::make_unique<direct::Planar>();
       planar_->prepare(g);
@@ -35,7 +61,7 @@ class Direct final : public ConvAlgorithm {
   }
 
   std::size_t workspace_bytes() const override {
-    return nhwc_ ? blocked_.workspace_bytes() : planar_->workspace_bytes();
+    return nhwc_ ? workspace_bytes_ : planar_->workspace_bytes();
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
@@ -50,8 +76,15 @@ class Direct final : public ConvAlgorithm {
     if (!nhwc_) return planar_->backward_data(dy, w, dx, claim_workspace());
     dispatch_dtype(dy.dtype(), [&](auto z) {
       using T = decltype(z);
-      blocked_.use<T>(claim_workspace());
-      blocked_.backward_data(dy.data<T>(), w.data<T>(), dx.data<T>(), dy.dim(0));
+      std::byte* memory = claim_workspace();
+      if (!turned_) {
+        blocked_.use<T>(memory);
+        return blocked_.backward_data(dy.data<T>(), w.data<T>(), dx.data<T>(), dy.dim(0));
+      }
+      T* turned = slice<T>(memory, turned_at_);
+      turn_filter(w.data<T>(), turned);
+      transposed_.use<T>(memory);
+      transposed_.forward(dy.data<T>(), turned, dx.data<T>(), dy.dim(0));
     });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
@@ -64,8 +97,28 @@ class Direct final : public ConvAlgorithm {
   }
 
  private:
+  // turned[ky][kx][k][c] = w[KH-1-ky][KW-1-kx][c][k] (NHWC filters are [KH, KW, C, K]).
+  template <class T>
+  void turn_filter(const T* w, T* turned) const {
+    const ConvGeometry& g = blocked_.geometry();
+    const std::int64_t taps = g.kh * g.kw, C = g.c, K = g.k;
+    parallel_for(taps * K, 64, [&](std::int64_t row) {  // row = (tap, k) of turned
+      const std::int64_t t = row / K, k = row % K;
+      const T* src = w + (taps - 1 - t) * C * K + k;
+      T* dst = turned + row * C;
+      for (std::int64_t c = 0; c < C; ++c) dst[c] = src[c * K];
+    });
+  }
+
+  // The turned forward vectorises along C: below this many (a network's first layer, whose dx
+  // training never asks for) the gathering kernel wins (3->64: 3.2 against 16.7 ms).
+  static constexpr std::int64_t kTurnedMinChannels = 16;
+
   bool nhwc_ = true;
   direct::ChannelBlocked blocked_;
+  bool turned_ = false;                 // backward-data as a forward convolution (see the top)
+  direct::ChannelBlocked transposed_;  // that forward's engine
+  std::size_t turned_at_ = 0, workspace_bytes_ = 0;
   std::unique_ptr<direct::Planar> planar_;
 };
 

@@ -104,8 +104,15 @@ class BatchNorm final : public Layer {
     {
       double* mine = partial_.data() + omp_get_thread_num() * 2 * c_;
 #pragma omp for schedule(static)
-      for (std::int64_t r = 0; r < outer; ++r)
-        for (std::int64_t c = 0; c < c_; ++c) {
+      for (std::int64_t r = 0; r < outer; ++r) {
+        if (inner_ == 1) {  // NHWC: a row holds one value of every channel
+          for (std::int64_t c = 0; c < c_; ++c) {
+            mine[c] += a(r * c_ + c, c);
+            mine[c_ + c] += b(r * c_ + c, c);
+          }
+          continue;
+        }
+        for (std::int64_t c = 0; c < c_; ++c) {  // NCHW: a plane per channel
           const std::int64_t base = (r * c_ + c) * inner_;
           double sa = 0, sb = 0;
           for (std::int64_t i = base; i < base + inner_; ++i) {
@@ -115,6 +122,7 @@ class BatchNorm final : public Layer {
           mine[c] += sa;
           mine[c_ + c] += sb;
         }
+      }
     }
     for (std::int64_t k = 0; k < 2 * c_; ++k) {
       double s = 0;
@@ -136,6 +144,13 @@ class BatchNorm final : public Layer {
     const T* b = a + c_;
     const T* d = b + c_;
     parallel_for(batch * rows_per_sample_, 16, [&](std::int64_t r) {
+      if (inner_ == 1) {  // NHWC: one row, every channel
+        const T* __restrict ur = u + r * c_;
+        const T* __restrict vr = v + r * c_;
+        T* __restrict o = out + r * c_;
+        for (std::int64_t c = 0; c < c_; ++c) o[c] = a[c] * ur[c] + b[c] * vr[c] + d[c];
+        return;
+      }
       for (std::int64_t c = 0; c < c_; ++c) {
         const std::int64_t base = (r * c_ + c) * inner_;
         for (std::int64_t i = base; i < base + inner_; ++i) out[i] = a[c] * u[i] + b[c] * v[i] + d[c];
