@@ -71,6 +71,7 @@ class BatchNorm final : public Layer {
     local_.assign(static_cast<std::size_t>(2 * c_ + 1), 0.0);
     total_ = local_;
     coef_ = Tensor::empty(Shape{3 * c_}, ctx.dtype);
+    run_sums_ = Tensor::empty(Shape{threads_ * 2 * c_}, ctx.dtype);
     mean_.assign(static_cast<std::size_t>(c_), 0.0);
     inv_std_.assign(static_cast<std::size_t>(c_), 0.0);
     communicator_ = sync_stats_ ? ctx.communicator : nullptr;
@@ -93,41 +94,59 @@ class BatchNorm final : public Layer {
     return s;
   }
 
-  // Per channel c: local_[c] = sum of a(i, c) and local_[C + c] = sum of b(i, c) over the
-  // channel's values (index i of the tensor), local_[2C] = how many values per channel; total_ =
-  // the same over every rank (with sync_stats; else a copy).
-  template <class A, class B>
-  void channel_sums(std::int64_t batch, A&& a, B&& b) {
+  // Per channel c, over the channel's values i: local_[c] = sum u[i] and local_[C + c] =
+  // sum u[i] * (v[i] - shift[c]); local_[2C] = how many values per channel. total_ = the same
+  // over every rank (with sync_stats; else a copy). Runs of kRun rows (NHWC) or kRun^2 pixels
+  // of a plane (NCHW) are summed in T, vectorised along channels or pixels, then added in double.
+  template <class T>
+  void channel_sums(std::int64_t batch, const T* u, const T* v, const T* shift) {
+    constexpr std::int64_t kRun = 16;
     const std::int64_t outer = batch * rows_per_sample_;
     std::fill(partial_.begin(), partial_.end(), 0.0);
 #pragma omp parallel
     {
-      double* mine = partial_.data() + omp_get_thread_num() * 2 * c_;
+      const int t = omp_get_thread_num();
+      double* mine = partial_.data() + t * 2 * c_;
+      T* run = run_sums_.data<T>() + t * 2 * c_;  // [2C] sums of the current run
+      if (inner_ == 1) {  // NHWC: a row holds one value of every channel
 #pragma omp for schedule(static)
-      for (std::int64_t r = 0; r < outer; ++r) {
-        if (inner_ == 1) {  // NHWC: a row holds one value of every channel
+        for (std::int64_t r0 = 0; r0 < outer; r0 += kRun) {
+          std::fill(run, run + 2 * c_, T(0));
+          for (std::int64_t r = r0; r < std::min(outer, r0 + kRun); ++r) {
+            const T* __restrict ur = u + r * c_;
+            const T* __restrict vr = v + r * c_;
+            T* __restrict s1 = run;
+            T* __restrict s2 = run + c_;
+            for (std::int64_t c = 0; c < c_; ++c) {
+              s1[c] += ur[c];
+              s2[c] += ur[c] * (vr[c] - shift[c]);
+            }
+          }
+          for (std::int64_t k = 0; k < 2 * c_; ++k) mine[k] += run[k];
+        }
+      } else {  // NCHW: a plane per channel
+#pragma omp for schedule(static)
+        for (std::int64_t r = 0; r < outer; ++r)
           for (std::int64_t c = 0; c < c_; ++c) {
-            mine[c] += a(r * c_ + c, c);
-            mine[c_ + c] += b(r * c_ + c, c);
+            const T* __restrict up = u + (r * c_ + c) * inner_;
+            const T* __restrict vp = v + (r * c_ + c) * inner_;
+            const T m = shift[c];
+            for (std::int64_t i0 = 0; i0 < inner_; i0 += kRun * kRun) {
+              T s1 = 0, s2 = 0;
+              for (std::int64_t i = i0; i < std::min(inner_, i0 + kRun * kRun); ++i) {
+                s1 += up[i];
+                s2 += up[i] * (vp[i] - m);
+              }
+              mine[c] += s1;
+              mine[c_ + c] += s2;
+            }
           }
-          continue;
-        }
-        for (std::int64_t c = 0; c < c_; ++c) {  // NCHW: a plane per channel
-          const std::int64_t base = (r * c_ + c) * inner_;
-          double sa = 0, sb = 0;
-          for (std::int64_t i = base; i < base + inner_; ++i) {
-            sa += a(i, c);
-            sb += b(i, c);
-          }
-          mine[c] += sa;
-          mine[c_ + c] += sb;
-        }
       }
     }
     for (std::int64_t k = 0; k < 2 * c_; ++k) {
-      double s = 0;
-      for (int t = 0; t < threads_; ++t) s += partial_[static_cast<std::size_t>(t * 2 * c_ + k)];
-      local_[static_cast<std::size_t>(k)] = s;
+      double sum = 0;
+      for (int t = 0; t < threads_; ++t) sum += partial_[static_cast<std::size_t>(t * 2 * c_ + k)];
+      local_[static_cast<std::size_t>(k)] = sum;
     }
     local_[static_cast<std::size_t>(2 * c_)] = static_cast<double>(outer * inner_);
     total_ = local_;  // same size: no allocation
@@ -164,15 +183,18 @@ class BatchNorm final : public Layer {
     T* rm = running_mean_.data<T>();
     T* rv = running_var_.data<T>();
     if (mode == Mode::train) {
-      channel_sums(
-          x.dim(0), [&](std::int64_t i, std::int64_t) { return double(xp[i]); },
-          [&](std::int64_t i, std::int64_t) { return double(xp[i]) * double(xp[i]); });
+      // sum x and sum x (x - s) with s the running mean, near the batch's mean: then
+      // var = sum x (x - s) / M - mean (mean - s) is not the small difference of two large
+      // numbers, as E[x^2] - mean^2 would be.
+      T* shift = coef_.data<T>();
+      for (std::int64_t c = 0; c < c_; ++c) shift[c] = rm[c];
+      channel_sums<T>(x.dim(0), xp, xp, shift);
       const double m = total_[static_cast<std::size_t>(2 * c_)];
       for (std::int64_t c = 0; c < c_; ++c) {
         const auto k = static_cast<std::size_t>(c);
         const double mean = total_[k] / m;
-        const double var =
-            std::max(0.0, total_[k + static_cast<std::size_t>(c_)] / m - mean * mean);
+        const double var = std::max(
+            0.0, total_[k + static_cast<std::size_t>(c_)] / m - mean * (mean - double(shift[c])));
         mean_[k] = mean;
         inv_std_[k] = 1.0 / std::sqrt(var + epsilon_);
         rm[c] = static_cast<T>(momentum_ * rm[c] + (1 - momentum_) * mean);
@@ -202,12 +224,15 @@ class BatchNorm final : public Layer {
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
     const T* xp = x.data<T>();
     const T* dyp = dy.data<T>();
-    channel_sums(
-        x.dim(0), [&](std::int64_t i, std::int64_t) { return double(dyp[i]); },
-        [&](std::int64_t i, std::int64_t c) {
-          const auto k = static_cast<std::size_t>(c);
-          return double(dyp[i]) * (double(xp[i]) - mean_[k]) * inv_std_[k];
-        });
+    // sum dy and sum dy (x - mean); the latter times inv_std is sum dy * xhat.
+    T* shift = coef_.data<T>();
+    for (std::int64_t c = 0; c < c_; ++c)
+      shift[c] = static_cast<T>(mean_[static_cast<std::size_t>(c)]);
+    channel_sums<T>(x.dim(0), dyp, xp, shift);
+    for (std::int64_t c = 0; c < c_; ++c) {
+      local_[static_cast<std::size_t>(c_ + c)] *= inv_std_[static_cast<std::size_t>(c)];
+      total_[static_cast<std::size_t>(c_ + c)] *= inv_std_[static_cast<std::size_t>(c)];
+    }
     // The parameters' gradients are this rank's own (the gradient exchange adds the ranks').
     T* dgamma = gamma_.grad.data<T>();
     T* dbeta = beta_.grad.data<T>();
@@ -243,7 +268,8 @@ class BatchNorm final : public Layer {
   std::vector<double> partial_;         // [thread][2C] partial sums
   std::vector<double> local_, total_;   // [2C + 1] this rank's sums, every rank's sums
   std::vector<double> mean_, inv_std_;  // [C] the statistics of the last forward
-  Tensor coef_;                         // [3C] per-channel coefficients of combine()
+  Tensor coef_;      // [3C] per-channel coefficients of combine(), or channel_sums' shift
+  Tensor run_sums_;  // [thread][2C] channel_sums' sums of a run of rows
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new BatchNorm(p); }
