@@ -1,9 +1,14 @@
-// The mnist loader on small IDX files the test writes (raw and gzip'd), and its clear errors for
-// truncated, wrong-magic and wrong-count files; the synthetic dataset's determinism.
+// The mnist and cifar10 loaders on small files the test writes (raw, gzip'd, a tar.gz archive),
+// and their clear errors for truncated, malformed and missing files; the synthetic dataset's
+// determinism.
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <array>
+#include <cstring>
 #include <fstream>
+#include <map>
+#include <numeric>
 
 #include "dtnn/dataset.hpp"
 #include "test_support.hpp"
@@ -130,4 +135,141 @@ TEST_CASE("synthetic samples are a function of their index") {
   ds->read(Split::train, ib, b, yb);
   for (int i = 0; i < 32; ++i) CHECK(a.data<double>()[32 + i] == b.data<double>()[i]);
   for (int c = 0; c < 3; ++c) CHECK(ya.data<double>()[3 + c] == yb.data<double>()[c]);
+}
+
+namespace {
+
+// CIFAR-10 binary records: record r of a file gets label (r + seed) % 10 and pixel (c, p) =
+// (r * 7 + c * 50 + p + seed) % 256.
+std::vector<std::uint8_t> cifar_records(int count, int seed) {
+  std::vector<std::uint8_t> b;
+  for (int r = 0; r < count; ++r) {
+    b.push_back(static_cast<std::uint8_t>((r + seed) % 10));
+    for (int c = 0; c < 3; ++c)
+      for (int p = 0; p < 1024; ++p) b.push_back(static_cast<std::uint8_t>((r * 7 + c * 50 + p + seed) % 256));
+  }
+  return b;
+}
+
+// The six files of a small CIFAR-10: five training files of 3 records, a test file of 2.
+std::map<std::string, std::vector<std::uint8_t>> cifar_files() {
+  std::map<std::string, std::vector<std::uint8_t>> files;
+  for (int i = 1; i <= 5; ++i) files["data_batch_" + std::to_string(i) + ".bin"] = cifar_records(3, i);
+  files["test_batch.bin"] = cifar_records(2, 9);
+  return files;
+}
+
+// A ustar archive of files under prefix/.
+std::vector<std::uint8_t> tar(const std::map<std::string, std::vector<std::uint8_t>>& files,
+                              const std::string& prefix) {
+  std::vector<std::uint8_t> out;
+  for (const auto& [name, bytes] : files) {
+    std::array<char, 512> h{};
+    std::snprintf(h.data(), 100, "%s/%s", prefix.c_str(), name.c_str());
+    std::snprintf(h.data() + 100, 8, "%07o", 0644);
+    std::snprintf(h.data() + 108, 8, "%07o", 0);
+    std::snprintf(h.data() + 116, 8, "%07o", 0);
+    std::snprintf(h.data() + 124, 12, "%011o", static_cast<unsigned>(bytes.size()));
+    std::snprintf(h.data() + 136, 12, "%011o", 0);
+    h[156] = '0';
+    std::memcpy(h.data() + 257, "ustar", 6);
+    std::memcpy(h.data() + 263, "00", 2);
+    std::memset(h.data() + 148, ' ', 8);
+    unsigned sum = 0;
+    for (char ch : h) sum += static_cast<unsigned char>(ch);
+    std::snprintf(h.data() + 148, 8, "%06o", sum);
+    out.insert(out.end(), h.begin(), h.end());
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    out.resize((out.size() + 511) / 512 * 512, 0);
+  }
+  out.resize(out.size() + 1024, 0);
+  return out;
+}
+
+std::shared_ptr<Dataset> open_cifar(const fs::path& path, bool standardize) {
+  return test::plugins().create_as<Dataset>(
+      "dataset", "cifar10",
+      Params(nlohmann::json{{"path", path.string()}, {"standardize", standardize}},
+             "exp.json: dataset"));
+}
+
+}  // namespace
+
+TEST_CASE("cifar10 reads the binary files from a folder and from the .tar.gz in place") {
+  const fs::path d = test::temp_dir("cifar-folder");
+  for (const auto& [name, bytes] : cifar_files()) write(d / name, bytes, false);
+  const fs::path archive = test::temp_dir("cifar-archive") / "cifar-10-binary.tar.gz";
+  write(archive, tar(cifar_files(), "cifar-10-batches-bin"), true);
+  for (const fs::path& path : {d, archive}) {
+    CAPTURE(path);
+    auto ds = open_cifar(path, false);
+    CHECK(ds->size(Split::train) == 15);
+    CHECK(ds->size(Split::test) == 2);
+    CHECK(ds->num_classes() == 10);
+    for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+      Tensor x = Tensor::empty(ds->sample_shape(layout).with_batch(2), DType::float32, layout);
+      Tensor y = Tensor::empty(Shape{2, 10}, DType::float32);
+      const std::vector<std::int64_t> ids{4, 1};  // record 1 of data_batch_2; record 1 of _1
+      ds->read(Split::train, ids, x, y);
+      auto at = [&](int n, int c, int p) {
+        return x.data<float>()[n * 3072 + (layout == Layout::nhwc ? p * 3 + c : c * 1024 + p)];
+      };
+      CHECK(at(0, 0, 0) == doctest::Approx((1 * 7 + 0 + 0 + 2) / 255.0));
+      CHECK(at(0, 2, 5) == doctest::Approx((1 * 7 + 100 + 5 + 2) / 255.0));
+      CHECK(at(1, 1, 1023) == doctest::Approx(((1 * 7 + 50 + 1023 + 1) % 256) / 255.0));
+      CHECK(y.data<float>()[3] == 1.0f);       // label (1 + 2) % 10
+      CHECK(y.data<float>()[10 + 2] == 1.0f);  // label (1 + 1) % 10
+    }
+  }
+}
+
+TEST_CASE("cifar10 standardises each channel with the training split's statistics") {
+  const fs::path d = test::temp_dir("cifar-std");
+  for (const auto& [name, bytes] : cifar_files()) write(d / name, bytes, false);
+  auto ds = open_cifar(d, true);
+  Tensor x = Tensor::empty(Shape{15, 32, 32, 3}, DType::float64);
+  Tensor y = Tensor::empty(Shape{15, 10}, DType::float64);
+  std::vector<std::int64_t> all(15);
+  std::iota(all.begin(), all.end(), 0);
+  ds->read(Split::train, all, x, y);
+  for (int c = 0; c < 3; ++c) {
+    double sum = 0, sum2 = 0;
+    for (std::int64_t i = c; i < x.numel(); i += 3) {
+      sum += x.data<double>()[i];
+      sum2 += x.data<double>()[i] * x.data<double>()[i];
+    }
+    const double n = double(x.numel() / 3);
+    CHECK(sum / n == doctest::Approx(0.0).epsilon(1e-9).scale(1.0));
+    CHECK(sum2 / n == doctest::Approx(1.0).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("cifar10 refuses truncated files, bad labels and corrupt archives, naming them") {
+  auto files = cifar_files();
+  const fs::path d = test::temp_dir("cifar-bad");
+  for (const auto& [name, bytes] : files) write(d / name, bytes, false);
+  auto truncated = files["data_batch_3.bin"];
+  truncated.resize(truncated.size() - 10);
+  write(d / "data_batch_3.bin", truncated, false);
+  CHECK(test::error_of([&] { open_cifar(d, true); }).find("data_batch_3.bin: truncated at byte 6146") !=
+        std::string::npos);
+  auto bad_label = files["data_batch_3.bin"];
+  bad_label[3073] = 12;
+  write(d / "data_batch_3.bin", bad_label, false);
+  CHECK(test::error_of([&] { open_cifar(d, true); })
+            .find("data_batch_3.bin: label 12 at byte 3073: expected a class in 0..9") !=
+        std::string::npos);
+  write(d / "data_batch_3.bin", files["data_batch_3.bin"], false);
+  fs::remove(d / "test_batch.bin");
+  CHECK(test::error_of([&] { open_cifar(d, true); }).find("test_batch.bin: missing") !=
+        std::string::npos);
+  auto archive_bytes = tar(files, "cifar-10-batches-bin");
+  // The second member's header, after the first header and the first file's padded 9219 bytes.
+  archive_bytes[512 + 9728 + 3] ^= 0x5a;
+  const fs::path archive = test::temp_dir("cifar-bad-archive") / "cifar-10-binary.tar.gz";
+  write(archive, archive_bytes, true);
+  CHECK(test::error_of([&] { open_cifar(archive, true); }).find("bad header checksum") !=
+        std::string::npos);
+  CHECK(test::error_of([&] { open_cifar(d / "nope", true); }).find("neither a folder nor") !=
+        std::string::npos);
 }

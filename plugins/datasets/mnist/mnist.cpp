@@ -5,8 +5,6 @@
 // big-endian uint32 sizes, then the data. Pixels are scaled to [0, 1]; samples are 28x28x1.
 // Every file is checked whole at start-up: a bad one is refused with its name, the byte offset
 // and what was expected.
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +14,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "../common/read_file.hpp"
 
 namespace {
 
@@ -33,26 +32,8 @@ std::string hex(std::uint32_t v) {
   return b;
 }
 
-// Reads the whole file, decompressing when it is gzip (zlib reads plain files unchanged).
-std::vector<std::uint8_t> read_all(const fs::path& file) {
-  gzFile f = gzopen(file.c_str(), "rb");
-  if (!f) throw Error(file.string() + ": cannot open");
-  std::vector<std::uint8_t> out;
-  std::uint8_t buf[1 << 16];
-  int got;
-  while ((got = gzread(f, buf, sizeof buf)) > 0) out.insert(out.end(), buf, buf + got);
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  std::string why = got < 0 ? std::string(msg ? msg : "read error") : "";
-  gzclose(f);
-  if (got < 0)
-    throw Error(file.string() + ": corrupt or truncated gzip data after " +
-                std::to_string(out.size()) + " decompressed bytes (" + why + ")");
-  return out;
-}
-
 IdxFile read_idx(const fs::path& file, std::uint32_t expected_dims) {
-  std::vector<std::uint8_t> bytes = read_all(file);
+  std::vector<std::uint8_t> bytes = datasets::read_file(file);
   auto be32 = [&](std::size_t at) {
     return (std::uint32_t(bytes[at]) << 24) | (std::uint32_t(bytes[at + 1]) << 16) |
            (std::uint32_t(bytes[at + 2]) << 8) | std::uint32_t(bytes[at + 3]);
