@@ -8,15 +8,19 @@ Needs Debian's PyTorch: scripts/install-deps.sh --bench.
 
   bench/compare_torch.py --model simplecnn --threads 2 --epochs 1 --repeats 3
   bench/compare_torch.py --model vgg_small --repeats 3     (dtnn with conv.algorithm best_of)
+  bench/compare_torch.py --model resnet20 --steps 40 --repeats 3   (the peer's resnet_small)
 """
 import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CONFIGS = {"simplecnn": "configs/fashion_mnist_simplecnn.json", "simplemlp": "configs/fashion_mnist_simplemlp.json",
-           "vgg_small": "configs/synthetic_vgg_small.json"}
+           "vgg_small": "configs/synthetic_vgg_small.json", "resnet20": "configs/synthetic_resnet20.json"}
+# The peer's name where it differs (its resnet_small is ResNet-20 with projection shortcuts).
+PEER_MODELS = {"resnet20": "resnet_small"}
 # The peer's dataset for each model (vgg_small: random 32x32x3 tensors, as dtnn's synthetic dataset).
 DATASETS = {"simplecnn": ["fashion-mnist"], "simplemlp": ["fashion-mnist"],
-            "vgg_small": ["synthetic", "--synthetic-samples", "8192"]}
+            "vgg_small": ["synthetic", "--synthetic-samples", "8192"],
+            "resnet20": ["synthetic", "--synthetic-samples", "8192"]}
 
 
 def find_peer(explicit):
@@ -38,7 +42,7 @@ def run_dtnn(a, env):
 
 
 def run_torch(a, peer, env):
-    cmd = ["/usr/bin/python3", str(peer), "--model", a.model, "--dataset", *DATASETS[a.model], "--threads", str(a.threads),
+    cmd = ["/usr/bin/python3", str(peer), "--model", PEER_MODELS.get(a.model, a.model), "--dataset", *DATASETS[a.model], "--threads", str(a.threads),
            "--epochs", str(a.epochs), "--batch-size", str(a.batch_size), "--optimizer", "adam", "--lr", "1e-3"]
     if a.steps:
         cmd += ["--steps", str(a.steps * a.epochs)]
