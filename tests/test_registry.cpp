@@ -22,7 +22,8 @@ TEST_CASE("every shipped plugin loads") {
   const Registry& r = test::plugins();
   CHECK(r.warnings().empty());
   for (const char* layer : {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten",
-                            "dropout", "maxpool2d", "avgpool2d"})
+                            "dropout", "maxpool2d", "avgpool2d", "batchnorm", "leaky_relu", "add",
+                            "concat"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
   CHECK(r.available("conv") == std::vector<std::string>{"best_of", "direct", "gemm", "i2c", "reference", "winograd"});
   CHECK(r.available("optimizer") ==
@@ -30,7 +31,7 @@ TEST_CASE("every shipped plugin loads") {
   CHECK(r.available("scheduler") ==
         std::vector<std::string>{"early_stopping", "model_checkpoint", "reduce_lr_every_nepochs",
                                  "reduce_lr_on_plateau", "stop_at_loss", "warm_up"});
-  CHECK(r.available("dataset") == std::vector<std::string>{"mnist", "synthetic"});
+  CHECK(r.available("dataset") == std::vector<std::string>{"cifar10", "mnist", "synthetic"});
   CHECK(r.available("loss") ==
         std::vector<std::string>{"binary_cross_entropy", "categorical_cross_entropy"});
   CHECK(r.available("metric") ==
