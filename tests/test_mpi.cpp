@@ -223,6 +223,63 @@ TEST_CASE("best_of: every rank takes the choice the ranks' medians make together
   CHECK(algo->name() == "best_of(test_medium)");
 }
 
+TEST_CASE("batchnorm sync_stats: every rank normalises with the statistics of all ranks' samples") {
+  // Rank r holds samples 2r and 2r+1 of one batch of 2P; the one-process reference (each rank
+  // computes it) sees the whole batch. Outputs, dx and (summed over ranks) dgamma/dbeta agree.
+  auto comm = world();
+  const int ranks = comm->size(), rank = comm->rank();
+  const Shape sample{3, 2, 4};
+  auto build = [&](Communicator* c, std::int64_t batch) {
+    auto layer = test::plugins().create_as<Layer>(
+        "layer", "batchnorm", Params(json{{"sync_stats", true}}, "test"));
+    LayerBuildContext ctx;
+    ctx.input_shape = sample;
+    ctx.dtype = DType::float64;
+    ctx.max_batch = batch;
+    ctx.communicator = c;
+    ctx.registry = &test::plugins();
+    layer->build(ctx);
+    return layer;
+  };
+  const std::int64_t n = sample.numel();
+  Tensor x_all = Tensor::empty(sample.with_batch(2 * ranks), DType::float64);
+  Tensor dy_all = Tensor::empty(x_all.shape(), DType::float64);
+  for (std::int64_t i = 0; i < x_all.numel(); ++i) {
+    x_all.data<double>()[i] = std::sin(0.37 * double(i)) * (1 + i % 5) + double(i % 4);
+    dy_all.data<double>()[i] = std::cos(0.11 * double(i));
+  }
+  auto reference = build(nullptr, 2 * ranks);
+  Tensor y_ref = Tensor::empty(x_all.shape(), DType::float64), dx_ref = y_ref;
+  dx_ref = Tensor::empty(x_all.shape(), DType::float64);
+  reference->forward(x_all, y_ref, Mode::train);
+  reference->backward(x_all, y_ref, dy_all, &dx_ref);
+
+  auto mine = build(comm.get(), 2);
+  const Tensor x = x_all.slice_batch(2 * rank, 2 * rank + 2);
+  const Tensor dy = dy_all.slice_batch(2 * rank, 2 * rank + 2);
+  Tensor y = Tensor::empty(x.shape(), DType::float64), dx = Tensor::empty(x.shape(), DType::float64);
+  mine->forward(x, y, Mode::train);
+  mine->backward(x, y, dy, &dx);
+  double worst = 0;
+  for (std::int64_t i = 0; i < 2 * n; ++i) {
+    worst = std::max(worst, std::abs(y.data<double>()[i] - y_ref.data<double>()[2 * rank * n + i]));
+    worst = std::max(worst, std::abs(dx.data<double>()[i] - dx_ref.data<double>()[2 * rank * n + i]));
+  }
+  CHECK(worst < 1e-12);
+  for (std::size_t p = 0; p < 2; ++p) {  // gamma, beta: each rank's share, summed
+    Tensor g = mine->parameters()[p].grad;
+    comm->allreduce_sum(g.raw(), static_cast<std::size_t>(g.numel()), DType::float64, "test grads");
+    for (std::int64_t c = 0; c < g.numel(); ++c)
+      CHECK(g.data<double>()[c] ==
+            doctest::Approx(reference->parameters()[p].grad.data<double>()[c]).epsilon(1e-12));
+  }
+  // Running statistics are those of the whole batch on every rank.
+  for (std::size_t s = 0; s < 2; ++s)
+    for (std::int64_t c = 0; c < 4; ++c)
+      CHECK(mine->state()[s].data<double>()[c] ==
+            doctest::Approx(reference->state()[s].data<double>()[c]).epsilon(1e-12));
+}
+
 int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
   const int failures = context.run();
