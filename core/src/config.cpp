@@ -51,6 +51,8 @@ json experiment_defaults() {
     "metrics": ["categorical_accuracy"],
     "schedulers": [],
     "conv": {"algorithm": "i2c", "workspace": "shared"},
+    "fusion": {"conv_relu": false, "conv_batchnorm": false, "conv_batchnorm_relu": false,
+               "batchnorm_relu": false},
     "parallel": {"mode": "auto", "communicator": "auto", "bucket_size_mb": 4.0, "blocking": false,
                  "model_sync_freq": 0, "model_sync_alg": "wavg", "model_sync_participation": "all",
                  "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true,

@@ -120,6 +120,9 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
   mo.conv_params = Params(j["conv"], where + ": conv");
   mo.shared_workspace = j["conv"]["workspace"] == "shared";
+  const json& fusion = j["fusion"];
+  mo.fusions = {fusion["conv_relu"].get<bool>(), fusion["conv_batchnorm"].get<bool>(),
+                fusion["conv_batchnorm_relu"].get<bool>(), fusion["batchnorm_relu"].get<bool>()};
   if (comm_->size() > 1) mo.communicator = comm_.get();
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
   if (model_->output_shape().numel() != dataset_->num_classes())

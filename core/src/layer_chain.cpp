@@ -9,8 +9,9 @@
 
 namespace dtnn {
 
-void LayerChain::build(const std::vector<LayerSpec>& specs, const LayerBuildContext& ctx) {
+void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx) {
   DTNN_CHECK(ctx.registry, "LayerChain::build needs the registry in its context");
+  fuse_layers(specs, ctx.fusions);
   Shape current = ctx.input_shape;
   std::int64_t largest = current.numel();
   for (std::size_t i = 0; i < specs.size(); ++i) {

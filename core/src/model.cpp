@@ -47,6 +47,42 @@ void parse_layers(const json& layers, const std::string& where, std::vector<Laye
 
 }  // namespace
 
+namespace {
+
+bool is(const std::vector<LayerSpec>& specs, std::size_t i, const char* type) {
+  if (i >= specs.size() || specs[i].type != type) return false;
+  const json& p = specs[i].params.json();
+  return !p.contains("activation") && !p.contains("batchnorm");  // not fused already
+}
+
+}  // namespace
+
+void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& f) {
+  std::vector<LayerSpec> out;
+  for (std::size_t i = 0; i < specs.size();) {
+    const bool conv = is(specs, i, "conv2d"), bn_next = is(specs, i + 1, "batchnorm");
+    json fused = specs[i].params.json();
+    std::size_t used = 1;
+    if (conv && bn_next && is(specs, i + 2, "relu") && f.conv_batchnorm_relu) {
+      fused["batchnorm"] = specs[i + 1].params.json();
+      fused["activation"] = "relu";
+      used = 3;
+    } else if (conv && bn_next && f.conv_batchnorm) {
+      fused["batchnorm"] = specs[i + 1].params.json();
+      used = 2;
+    } else if (conv && is(specs, i + 1, "relu") && f.conv_relu) {
+      fused["activation"] = "relu";
+      used = 2;
+    } else if (is(specs, i, "batchnorm") && is(specs, i + 1, "relu") && f.batchnorm_relu) {
+      fused["activation"] = "relu";
+      used = 2;
+    }
+    out.push_back(used == 1 ? specs[i] : LayerSpec{specs[i].type, Params(fused, specs[i].params.where())});
+    i += used;
+  }
+  specs = std::move(out);
+}
+
 std::vector<LayerSpec> parse_layer_list(const json& layers, const std::string& where) {
   std::vector<LayerSpec> out;
   parse_layers(layers, where, out);
@@ -103,12 +139,14 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
                   " does not match the dataset's samples " + input_shape.str());
   }
   if (options.shared_workspace) workspace_ = std::make_unique<Workspace>();
+  std::vector<LayerSpec> layers = spec.layers;
+  fuse_layers(layers, options.fusions);
   Shape current = input_shape;
   std::int64_t largest = input_shape.numel();
   bool trainable_before =
       false;  // a layer needs dLoss/dx only if some layer before it has parameters
-  for (std::size_t i = 0; i < spec.layers.size(); ++i) {
-    const LayerSpec& ls = spec.layers[i];
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const LayerSpec& ls = layers[i];
     auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
     LayerBuildContext ctx;
     ctx.input_shape = current;
@@ -122,6 +160,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     ctx.communicator = options.communicator;
     ctx.workspace = workspace_.get();
     ctx.needs_input_gradient = trainable_before;
+    ctx.fusions = options.fusions;
     try {
       layer->build(ctx);
     } catch (const Error& e) {

@@ -21,6 +21,15 @@ class Workspace;
 
 enum class Mode : std::uint8_t { train = 0, eval = 1 };
 
+// Which runs of layers a model fuses into one (PyDTNN's fusion options): conv2d then relu,
+// conv2d then batchnorm (then relu), batchnorm then relu. See fuse_layers in model.hpp.
+struct Fusions {
+  bool conv_relu = false;
+  bool conv_batchnorm = false;
+  bool conv_batchnorm_relu = false;
+  bool batchnorm_relu = false;
+};
+
 struct LayerBuildContext {
   Shape input_shape;  // per sample, memory order of layout
   DType dtype = DType::float32;
@@ -33,6 +42,7 @@ struct LayerBuildContext {
   Communicator* communicator = nullptr;  // the run's, when it has more than one process
   Workspace* workspace = nullptr;  // scratch memory the model's layers share (null: each its own)
   bool needs_input_gradient = true;    // false when no layer before has parameters: dx == nullptr
+  Fusions fusions;                     // what blocks apply to the layers of their paths
 };
 
 // A trainable tensor and its gradient (same shape and dtype).

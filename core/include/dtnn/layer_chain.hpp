@@ -16,9 +16,10 @@ struct LayerSpec;
 
 class DTNN_CORE_EXPORT LayerChain {
  public:
-  // Builds specs one after another on ctx.input_shape. Each layer gets ctx with its own seed
-  // (derived from ctx.seed and its position); only the first may be told it needs no dx.
-  void build(const std::vector<LayerSpec>& specs, const LayerBuildContext& ctx);
+  // Builds specs one after another on ctx.input_shape, after fusing them as ctx.fusions says.
+  // Each layer gets ctx with its own seed (derived from ctx.seed and its position); only the
+  // first may be told it needs no dx.
+  void build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx);
 
   bool empty() const { return layers_.empty(); }
   std::size_t size() const { return layers_.size(); }

@@ -41,6 +41,13 @@ struct ModelSpec {
 // A list of layer entries (repeat blocks expanded); where names it in errors.
 DTNN_CORE_EXPORT std::vector<LayerSpec> parse_layer_list(const nlohmann::json& layers,
                                                          const std::string& where);
+// Rewrites runs of layers into fused ones, left to right (the longest run first):
+//   conv2d, batchnorm, relu  ->  conv2d {"batchnorm": {its parameters}, "activation": "relu"}
+//   conv2d, batchnorm        ->  conv2d {"batchnorm": {...}}
+//   conv2d, relu             ->  conv2d {"activation": "relu"}
+//   batchnorm, relu          ->  batchnorm {"activation": "relu"}
+// as far as `fusions` allows. Layers that already carry an activation are left alone.
+DTNN_CORE_EXPORT void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions);
 DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where);
 DTNN_CORE_EXPORT ModelSpec load_model_spec(const std::filesystem::path& file);
 
@@ -55,6 +62,7 @@ struct ModelOptions {
   // One workspace shared by all layers (its size the largest layer's need), or one per layer
   // (the sum; i2c's backward-filter then always finds forward's columns).
   bool shared_workspace = true;
+  Fusions fusions;  // layer runs to fuse (none by default)
 };
 
 // Told by Model::backward when gradients become final: parameters [first, first + count) of

@@ -9,6 +9,8 @@
 //             dx = gamma / sqrt(var_B + epsilon) * (dy - sum(dy)/M - xhat * sum(dy*xhat)/M)
 // sync_stats: the batch statistics (and the two sums of backward) are taken over every rank's
 // samples, as one large batch, at the cost of two small allreduces per pass.
+// activation "relu": batchnorm+relu fused (PyDTNN's fusion): y = max(0, ...) in the same pass, and
+// backward masks dy with y > 0 before its own work; exact, in training and inference.
 //
 // The input is seen as [outer, C, inner]: NHWC outer = samples*pixels, inner = 1; NCHW outer =
 // samples, inner = pixels. Sums are accumulated per thread in double, then added.
@@ -34,7 +36,10 @@ class BatchNorm final : public Layer {
         epsilon_(p.get_double("epsilon")),
         gamma_init_(p.get_double("gamma")),
         beta_init_(p.get_double("beta")),
-        sync_stats_(p.get_bool("sync_stats")) {
+        sync_stats_(p.get_bool("sync_stats")),
+        relu_(p.get_string("activation") == "relu") {
+    if (!relu_ && !p.get_string("activation").empty())
+      p.fail("activation", "\"\" or \"relu\" (batchnorm+relu fused)");
     if (!(momentum_ >= 0.0 && momentum_ < 1.0)) p.fail("momentum", "a number in [0, 1)");
     if (!(epsilon_ > 0.0)) p.fail("epsilon", "a positive number");
   }
@@ -44,7 +49,7 @@ class BatchNorm final : public Layer {
   std::string weights_shape() const override { return "(" + std::to_string(c_) + ")"; }
   std::string attributes() const override {
     return "momentum=" + format(momentum_) + " epsilon=" + format(epsilon_) +
-           (sync_stats_ ? " sync_stats" : "");
+           (sync_stats_ ? " sync_stats" : "") + (relu_ ? " +relu" : "");
   }
 
   void build(const LayerBuildContext& ctx) override {
@@ -75,6 +80,7 @@ class BatchNorm final : public Layer {
     mean_.assign(static_cast<std::size_t>(c_), 0.0);
     inv_std_.assign(static_cast<std::size_t>(c_), 0.0);
     communicator_ = sync_stats_ ? ctx.communicator : nullptr;
+    if (relu_) masked_dy_ = Tensor::empty(shape_.with_batch(ctx.max_batch), ctx.dtype, ctx.layout);
   }
 
   std::vector<Parameter> parameters() override { return {gamma_, beta_}; }
@@ -83,8 +89,19 @@ class BatchNorm final : public Layer {
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, y, mode); });
   }
-  void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    dispatch_dtype(x.dtype(), [&](auto z) { backward_t<decltype(z)>(x, dy, dx); });
+  void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      if (!relu_) return backward_t<T>(x, dy, dx);
+      // Through the fused relu first: dy where y > 0, else 0.
+      Tensor masked = masked_dy_.slice_batch(0, dy.dim(0));
+      const T* yp = y.data<T>();
+      const T* dyp = dy.data<T>();
+      T* mp = masked.data<T>();
+      parallel_for(dy.numel(), kParallelGrain,
+                   [&](std::int64_t i) { mp[i] = yp[i] > T(0) ? dyp[i] : T(0); });
+      backward_t<T>(x, masked, dx);
+    });
   }
 
  private:
@@ -156,9 +173,10 @@ class BatchNorm final : public Layer {
   }
 
   // out[i] = a[c] * u[i] + b[c] * v[i] + d[c] for every value i of every channel c (coefficients
-  // from the coef_ rows a, b, d).
-  template <class T>
+  // from the coef_ rows a, b, d), then max(out[i], 0) with Relu.
+  template <class T, bool Relu = false>
   void combine(std::int64_t batch, const T* u, const T* v, T* out) const {
+    auto act = [](T value) { return Relu ? std::max(value, T(0)) : value; };
     const T* a = coef_.data<T>();
     const T* b = a + c_;
     const T* d = b + c_;
@@ -167,12 +185,13 @@ class BatchNorm final : public Layer {
         const T* __restrict ur = u + r * c_;
         const T* __restrict vr = v + r * c_;
         T* __restrict o = out + r * c_;
-        for (std::int64_t c = 0; c < c_; ++c) o[c] = a[c] * ur[c] + b[c] * vr[c] + d[c];
+        for (std::int64_t c = 0; c < c_; ++c) o[c] = act(a[c] * ur[c] + b[c] * vr[c] + d[c]);
         return;
       }
       for (std::int64_t c = 0; c < c_; ++c) {
         const std::int64_t base = (r * c_ + c) * inner_;
-        for (std::int64_t i = base; i < base + inner_; ++i) out[i] = a[c] * u[i] + b[c] * v[i] + d[c];
+        for (std::int64_t i = base; i < base + inner_; ++i)
+          out[i] = act(a[c] * u[i] + b[c] * v[i] + d[c]);
       }
     });
   }
@@ -217,7 +236,10 @@ class BatchNorm final : public Layer {
       a[c_ + c] = T(0);
       a[2 * c_ + c] = static_cast<T>(beta[c] - mean_[k] * scale);
     }
-    combine<T>(x.dim(0), xp, xp, y.data<T>());
+    if (relu_)
+      combine<T, true>(x.dim(0), xp, xp, y.data<T>());
+    else
+      combine<T>(x.dim(0), xp, xp, y.data<T>());
   }
 
   template <class T>
@@ -259,6 +281,8 @@ class BatchNorm final : public Layer {
 
   double momentum_, epsilon_, gamma_init_, beta_init_;
   bool sync_stats_;
+  bool relu_;          // batchnorm+relu fused: y = max(0, batchnorm(x))
+  Tensor masked_dy_;   // [max_batch, shape] dy through the fused relu
   Shape shape_;
   std::int64_t c_ = 0, inner_ = 1, rows_per_sample_ = 1;
   Parameter gamma_, beta_;
@@ -277,5 +301,6 @@ Plugin* create(const Params& p, const PluginContext&) { return new BatchNorm(p);
 }  // namespace
 
 DTNN_PLUGIN("layer", "batchnorm", "batch normalisation per channel, with running statistics",
-            R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0, "sync_stats": false})",
+            R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0, "sync_stats": false,
+                "activation": ""})",
             create)

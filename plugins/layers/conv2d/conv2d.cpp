@@ -2,8 +2,17 @@
 // that the experiment's conv.algorithm (or this layer's "algorithm") names.
 //   y = conv(x, w) + b;  db += sum over (n, oy, ox) of dy;  dw += conv_filter_grad(x, dy);
 //   dx = conv_data_grad(dy, w)
+// Fused forms (PyDTNN's fusions; the model writes them from conv2d, batchnorm, relu runs):
+//   "activation": "relu"   y = max(0, conv(x, w) + b); backward masks dy with y > 0 first.
+//   "batchnorm": {...}     y = batchnorm(conv(x, w) + b) (then relu), the batchnorm a layer this
+//                          one owns. Training runs the two in turn through an internal buffer
+//                          (exact). Evaluation folds the batchnorm into the filter and bias:
+//                          y = conv(x, w * a) + (b * a + d) with a, d its per-channel affine map
+//                          from the running statistics: one pass instead of two, equal to the
+//                          unfused result up to rounding.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +47,15 @@ class Conv2d final : public Layer {
     std::tie(g_.pad_h, g_.pad_w) = pair_of(p, "padding", 0);
     std::tie(g_.dilation_h, g_.dilation_w) = pair_of(p, "dilation", 1);
     use_bias_ = p.get_bool("use_bias");
+    const std::string activation = p.get_string("activation");
+    relu_ = activation == "relu";
+    if (!relu_ && !activation.empty()) p.fail("activation", "\"\" or \"relu\" (conv+relu fused)");
+    if (!p.is_null("batchnorm")) {
+      bn_params_ = p.get_object("batchnorm");
+      if (bn_params_->has("activation") && !bn_params_->get_string("activation").empty())
+        p.fail("batchnorm", "the batchnorm's parameters without an activation (a fused relu is "
+                            "the conv2d's \"activation\")");
+    }
     check_initializer(p.get_string("weights_initializer"), p.key_path("weights_initializer"));
     check_initializer(p.get_string("biases_initializer"), p.key_path("biases_initializer"));
   }
@@ -51,7 +69,7 @@ class Conv2d final : public Layer {
     auto s = [](std::int64_t v) { return std::to_string(v); };
     return "padding=(" + s(g_.pad_h) + "," + s(g_.pad_w) + ") stride=(" + s(g_.stride_h) + "," +
            s(g_.stride_w) + ") dilation=(" + s(g_.dilation_h) + "," + s(g_.dilation_w) + ") " +
-           algorithm_->name();
+           algorithm_->name() + (bn_ ? " +batchnorm" : "") + (relu_ ? " +relu" : "");
   }
 
   void build(const LayerBuildContext& ctx) override {
@@ -122,31 +140,118 @@ class Conv2d final : public Layer {
     algorithm_->set_communicator(ctx.communicator);
     algorithm_->set_workspace(ctx.workspace);
     algorithm_->prepare(g_);
+
+    const Shape out = output_shape().with_batch(ctx.max_batch);
+    if (relu_ || bn_params_) grad_ = Tensor::empty(out, ctx.dtype, ctx.layout);
+    if (bn_params_) {
+      bn_ = ctx.registry->create_as<Layer>("layer", "batchnorm", *bn_params_);
+      LayerBuildContext c = ctx;
+      c.input_shape = output_shape();
+      c.seed = ctx.seed + 2;
+      bn_->build(c);
+      z_ = Tensor::empty(out, ctx.dtype, ctx.layout);
+      relu_grad_ = relu_ ? Tensor::empty(out, ctx.dtype, ctx.layout) : Tensor();
+      probe_in_ = Tensor::empty(output_shape().with_batch(2), ctx.dtype, ctx.layout);
+      probe_out_ = Tensor::empty(probe_in_.shape(), ctx.dtype, ctx.layout);
+      w_fold_ = Tensor::empty(w_.shape(), ctx.dtype, ctx.layout);
+      b_fold_ = Tensor::empty(Shape{g_.k}, ctx.dtype);
+      if (ctx.layout == Layout::nhwc && !bias_pattern_.defined()) {
+        pattern_ = std::lcm<std::int64_t>(g_.k, 16);
+        if (pattern_ > kMaxPattern) pattern_ = 0;
+        bias_pattern_ = Tensor::empty(Shape{std::max<std::int64_t>(pattern_, 1)}, ctx.dtype);
+      }
+    }
   }
 
   std::vector<Parameter> parameters() override {
     std::vector<Parameter> p{{"weights", w_, dw_}};
     if (use_bias_) p.push_back({"biases", b_, db_});
+    if (bn_)
+      for (auto& q : bn_->parameters()) p.push_back({"batchnorm." + q.name, q.value, q.grad});
     return p;
   }
+  std::vector<Tensor> state() override { return bn_ ? bn_->state() : std::vector<Tensor>{}; }
 
-  void forward(const Tensor& x, Tensor& y, Mode) override {
-    algorithm_->forward(x, w_, y);
-    if (use_bias_) dispatch_dtype(x.dtype(), [&](auto z) { add_bias<decltype(z)>(y); });
+  void forward(const Tensor& x, Tensor& y, Mode mode) override {
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      if (bn_ && mode == Mode::train) {
+        Tensor pre = z_.slice_batch(0, x.dim(0));
+        algorithm_->forward(x, w_, pre);
+        if (use_bias_) add_bias<T>(pre, b_);
+        bn_->forward(pre, y, mode);
+      } else if (bn_) {
+        fold<T>();
+        algorithm_->forward(x, w_fold_, y);
+        add_bias<T>(y, b_fold_);
+      } else {
+        algorithm_->forward(x, w_, y);
+        if (use_bias_) add_bias<T>(y, b_);
+      }
+      if (relu_) {
+        T* yp = y.data<T>();
+        parallel_for(y.numel(), kParallelGrain,
+                     [&](std::int64_t i) { yp[i] = std::max(yp[i], T(0)); });
+      }
+    });
   }
 
-  void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    if (use_bias_) dispatch_dtype(x.dtype(), [&](auto z) { bias_gradient<decltype(z)>(dy); });
-    algorithm_->backward_filter(x, dy, dw_);
-    if (dx) algorithm_->backward_data(dy, w_, *dx);
+  void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const std::int64_t n = x.dim(0);
+      Tensor g = dy;  // dLoss/d(conv output + bias), built up through the fused layers
+      if (relu_) {    // through the relu: dy where y > 0
+        Tensor masked = (bn_ ? relu_grad_ : grad_).slice_batch(0, n);
+        const T* yp = y.data<T>();
+        const T* dyp = dy.data<T>();
+        T* mp = masked.data<T>();
+        parallel_for(dy.numel(), kParallelGrain,
+                     [&](std::int64_t i) { mp[i] = yp[i] > T(0) ? dyp[i] : T(0); });
+        g = masked;
+      }
+      if (bn_) {  // through the batchnorm, whose input was the internal buffer
+        Tensor dpre = grad_.slice_batch(0, n);
+        bn_->backward(z_.slice_batch(0, n), y, g, &dpre);
+        g = dpre;
+      }
+      if (use_bias_) bias_gradient<T>(g);
+      algorithm_->backward_filter(x, g, dw_);
+      if (dx) algorithm_->backward_data(g, w_, *dx);
+    });
   }
 
  private:
+  // w_fold = w * a[k], b_fold = b * a + d, where batchnorm (in evaluation) maps channel k's value
+  // v to a[k] * v + d[k]: read off by passing it all-zero and all-one samples.
+  template <class T>
+  void fold() {
+    T* probe = probe_in_.data<T>();
+    const std::int64_t half = probe_in_.numel() / 2;
+    std::fill(probe, probe + half, T(0));
+    std::fill(probe + half, probe + 2 * half, T(1));
+    bn_->forward(probe_in_, probe_out_, Mode::eval);
+    const T* out = probe_out_.data<T>();
+    const bool nhwc = g_.layout == Layout::nhwc;
+    auto at = [&](std::int64_t sample, std::int64_t k) {  // channel k's first value in a sample
+      return out[sample * half + (nhwc ? k : k * g_.ho() * g_.wo())];
+    };
+    auto a = [&](std::int64_t k) { return at(1, k) - at(0, k); };
+    T* bf = b_fold_.data<T>();
+    for (std::int64_t k = 0; k < g_.k; ++k)
+      bf[k] = (use_bias_ ? b_.data<T>()[k] * a(k) : T(0)) + at(0, k);
+    // The filter's output channel: innermost in NHWC [KH, KW, C, K], outermost in NCHW.
+    const T* w = w_.data<T>();
+    T* wf = w_fold_.data<T>();
+    const std::int64_t per_k = w_.numel() / g_.k;
+    for (std::int64_t i = 0; i < w_.numel(); ++i) wf[i] = w[i] * a(nhwc ? i % g_.k : i / per_k);
+  }
+
   // NHWC: y[., k] += b[k] along memory, chunk by chunk of the repeating pattern.
   // NCHW: one bias value per (n, k) plane.
   template <class T>
-  void add_bias(Tensor& y) {
-    const T* b = b_.data<T>();
+  void add_bias(Tensor& y, const Tensor& bias) {
+    const T* b = bias.data<T>();
     T* yp = y.data<T>();
     const std::int64_t n = y.dim(0), pixels = g_.ho() * g_.wo(), k = g_.k;
     if (g_.layout == Layout::nhwc && pattern_ == 0) {
@@ -216,6 +321,14 @@ class Conv2d final : public Layer {
   Params params_;
   ConvGeometry g_;
   bool use_bias_ = true, needs_dx_ = true;
+  bool relu_ = false;                 // fused relu
+  std::optional<Params> bn_params_;   // fused batchnorm's parameters
+  std::shared_ptr<Layer> bn_;         // the fused batchnorm
+  Tensor z_;                          // [max_batch, output] conv + bias before the batchnorm
+  Tensor grad_, relu_grad_;           // [max_batch, output] gradients through the fused layers
+  Tensor probe_in_, probe_out_;       // [2, output] fold()'s probes of the batchnorm
+  Tensor w_fold_, b_fold_;            // the folded filter and bias (evaluation)
+  
   Tensor w_, dw_, b_, db_, bias_pattern_, bias_sums_;
   std::int64_t pattern_ = 0;
   std::shared_ptr<ConvAlgorithm> algorithm_;
@@ -229,5 +342,6 @@ DTNN_PLUGIN(
     "layer", "conv2d",
     "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
     R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "use_bias": true,
-                "algorithm": "", "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})",
+                "algorithm": "", "weights_initializer": "glorot_uniform", "biases_initializer": "zeros",
+                "activation": "", "batchnorm": null})",
     create)

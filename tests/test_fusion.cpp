@@ -1,0 +1,106 @@
+// Fused layers (conv+relu, conv+batchnorm, conv+batchnorm+relu, batchnorm+relu) against the same
+// model unfused: the same weights give the same training steps and the same evaluation outputs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "dtnn/loss.hpp"
+#include "dtnn/model.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+
+// conv, batchnorm, relu; conv, relu; batchnorm, relu inside a residual block; global pooling.
+const char* kModel = R"({"layers": [
+  {"type": "conv2d", "filters": 6, "kernel": 3, "padding": 1},
+  {"type": "batchnorm", "momentum": 0.5},
+  {"type": "relu"},
+  {"type": "add", "paths": [[{"type": "conv2d", "filters": 6, "kernel": 3, "padding": 1, "use_bias": false},
+                             {"type": "batchnorm"},
+                             {"type": "conv2d", "filters": 6, "kernel": 1},
+                             {"type": "relu"}],
+                            [{"type": "batchnorm"}, {"type": "relu"}]]},
+  {"type": "conv2d", "filters": 4, "kernel": 3, "stride": 2},
+  {"type": "relu"},
+  {"type": "avgpool2d", "pool": 0},
+  {"type": "flatten"},
+  {"type": "fc", "units": 3},
+  {"type": "softmax"}]})";
+
+Model build(const Fusions& fusions, Layout layout) {
+  ModelOptions o;
+  o.dtype = DType::float64;
+  o.layout = layout;
+  o.max_batch = 5;
+  o.conv_algorithm = "i2c";
+  o.fusions = fusions;
+  const Shape input = layout == Layout::nhwc ? Shape{7, 6, 2} : Shape{2, 7, 6};
+  return Model(parse_model_spec(json::parse(kModel), "test"), o, input, test::plugins());
+}
+
+double max_difference(const Tensor& a, const Tensor& b) {
+  double worst = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::abs(a.data<double>()[i] - b.data<double>()[i]));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("fused and unfused layers train and evaluate alike") {
+  Fusions all;
+  all.conv_relu = all.conv_batchnorm = all.conv_batchnorm_relu = all.batchnorm_relu = true;
+  Fusions conv_bn_only;
+  conv_bn_only.conv_batchnorm = true;
+  for (Layout layout : {Layout::nhwc, Layout::nchw})
+    for (const Fusions& fusions : {all, conv_bn_only}) {
+      CAPTURE(to_string(layout));
+      CAPTURE(fusions.conv_relu);
+      Model plain = build(Fusions{}, layout), fused = build(fusions, layout);
+      CHECK(fused.num_layers() < plain.num_layers());
+      REQUIRE(fused.parameters().size() == plain.parameters().size());
+      for (std::size_t i = 0; i < plain.parameters().size(); ++i) {
+        CAPTURE(plain.parameters()[i].name);
+        Tensor target = fused.parameters()[i].value;
+        target.copy_from(plain.parameters()[i].value);
+      }
+      auto loss = test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
+      Tensor x = Tensor::empty(plain.input_shape().with_batch(5), DType::float64, layout);
+      Tensor y = Tensor::zeros(Shape{5, 3}, DType::float64);
+      for (std::int64_t i = 0; i < x.numel(); ++i) x.data<double>()[i] = std::sin(0.7 * double(i));
+      for (int n = 0; n < 5; ++n) y.data<double>()[n * 3 + n % 3] = 1;
+      for (int step = 0; step < 3; ++step) {  // SGD steps, lr 0.1, in both
+        const Tensor& a = plain.forward(x, Mode::train);
+        const Tensor& b = fused.forward(x, Mode::train);
+        CHECK(max_difference(a, b) < 1e-12);
+        for (Model* m : {&plain, &fused}) {
+          m->zero_grad();
+          m->backward(*loss, y);
+          for (const auto& p : m->parameters())
+            for (std::int64_t i = 0; i < p.value.numel(); ++i)
+              p.value.data<double>()[i] -= 0.1 * p.grad.data<double>()[i];
+        }
+        for (std::size_t i = 0; i < plain.parameters().size(); ++i)
+          CHECK(max_difference(plain.parameters()[i].grad, fused.parameters()[i].grad) < 1e-10);
+      }
+      // Evaluation: running statistics (folded into the filters where conv+batchnorm is fused).
+      CHECK(max_difference(plain.forward(x, Mode::eval), fused.forward(x, Mode::eval)) < 1e-12);
+    }
+}
+
+TEST_CASE("fuse_layers rewrites the runs it is allowed to and leaves the rest") {
+  auto specs = parse_layer_list(json::parse(R"([
+    {"type": "conv2d", "filters": 2}, {"type": "batchnorm"}, {"type": "relu"},
+    {"type": "conv2d", "filters": 2}, {"type": "relu"},
+    {"type": "batchnorm"}, {"type": "relu"}, {"type": "relu"}])"), "test");
+  Fusions f;
+  f.conv_relu = f.batchnorm_relu = true;  // not conv+batchnorm
+  fuse_layers(specs, f);
+  std::vector<std::string> types;
+  for (const auto& s : specs) types.push_back(s.type + (s.params.has("activation") ? "+relu" : ""));
+  CHECK(types == std::vector<std::string>{"conv2d", "batchnorm+relu", "conv2d+relu",
+                                          "batchnorm+relu", "relu"});
+}
