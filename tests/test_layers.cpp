@@ -2,6 +2,7 @@
 // tiny inputs where the answer is easy to write down.
 #include <doctest/doctest.h>
 
+#include "dtnn/model.hpp"
 #include "dtnn/testing/gradient_check.hpp"
 #include "dtnn/testing/guarded.hpp"
 #include "test_support.hpp"
@@ -83,6 +84,59 @@ TEST_CASE("gradient check: maxpool2d") {
 TEST_CASE("gradient check: avgpool2d") {
   gradient_check("avgpool2d", {{"pool", 2}}, Shape{4, 6, 3});
   gradient_check("avgpool2d", {{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{5, 5, 2});
+}
+
+TEST_CASE("gradient check: depthwise_conv2d (padding, stride, dilation, no bias)") {
+  gradient_check("depthwise_conv2d", {{"kernel", 3}, {"padding", 1}}, Shape{5, 4, 3});
+  gradient_check("depthwise_conv2d", {{"kernel", {3, 2}}, {"padding", 1}, {"stride", 2}},
+                 Shape{6, 5, 2});
+  gradient_check("depthwise_conv2d", {{"kernel", 2}, {"dilation", 2}, {"use_bias", false}},
+                 Shape{5, 5, 4});
+}
+
+TEST_CASE("depthwise_conv2d: each channel with its own filter, by hand") {
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    // 2 channels of 3x3 input, 2x2 kernel: channel c holds 1..9 times (c + 1); w = 1 for
+    // channel 0, [1, 0; 0, -1] for channel 1; biases 0.
+    const Shape input = layout == Layout::nhwc ? Shape{3, 3, 2} : Shape{2, 3, 3};
+    auto layer = make("depthwise_conv2d", {{"kernel", 2}, {"biases_initializer", "zeros"}}, input,
+                      layout, 1);
+    Tensor w = layer->parameters()[0].value;
+    auto widx = [&](int ky, int kx, int c) {
+      return layout == Layout::nhwc ? (ky * 2 + kx) * 2 + c : (c * 2 + ky) * 2 + kx;
+    };
+    for (int ky = 0; ky < 2; ++ky)
+      for (int kx = 0; kx < 2; ++kx) {
+        w.data<double>()[widx(ky, kx, 0)] = 1;
+        w.data<double>()[widx(ky, kx, 1)] = ky == kx ? (ky ? -1 : 1) : 0;
+      }
+    Tensor x = Tensor::empty(input.with_batch(1), DType::float64, layout);
+    auto xidx = [&](int y, int xx, int c, int side) {
+      return layout == Layout::nhwc ? (y * side + xx) * 2 + c : (c * side + y) * side + xx;
+    };
+    for (int y = 0; y < 3; ++y)
+      for (int xx = 0; xx < 3; ++xx)
+        for (int c = 0; c < 2; ++c) x.data<double>()[xidx(y, xx, c, 3)] = (y * 3 + xx + 1) * (c + 1);
+    Tensor out = Tensor::empty(layer->output_shape().with_batch(1), DType::float64, layout);
+    layer->forward(x, out, Mode::train);
+    // Channel 0: sums of 2x2 windows of 1..9: 12 16 / 24 28. Channel 1: 2 * (a - d) = -8.
+    CHECK(out.data<double>()[xidx(0, 0, 0, 2)] == 12);
+    CHECK(out.data<double>()[xidx(1, 1, 0, 2)] == 28);
+    CHECK(out.data<double>()[xidx(0, 1, 1, 2)] == -8);
+    CHECK(out.data<double>()[xidx(1, 0, 1, 2)] == -8);
+  }
+}
+
+TEST_CASE("pointwise_conv2d is a 1x1 convolution; its kernel cannot be set") {
+  auto specs = parse_layer_list(json::parse(R"([{"type": "pointwise_conv2d", "filters": 8}])"),
+                                "m.json: layers");
+  REQUIRE(specs.size() == 1);
+  CHECK(specs[0].type == "conv2d");
+  CHECK(specs[0].params.get_ints("kernel") == std::vector<std::int64_t>{1});
+  CHECK(test::error_of([] {
+          parse_layer_list(json::parse(R"([{"type": "pointwise_conv2d", "filters": 8, "kernel": 3}])"),
+                           "m.json: layers");
+        }).find("m.json: layers[0]: pointwise_conv2d: 'kernel' is fixed") != std::string::npos);
 }
 
 TEST_CASE("gradient check: leaky_relu") {

@@ -41,7 +41,15 @@ void parse_layers(const json& layers, const std::string& where, std::vector<Laye
       throw Error(at + ": expected a \"type\" string naming the layer (e.g. \"conv2d\")");
     json params = e;
     params.erase("type");
-    out.push_back({e["type"].get<std::string>(), Params(params, at)});
+    std::string type = e["type"].get<std::string>();
+    if (type == "pointwise_conv2d") {  // PyDTNN's PointwiseConv2D: a 1x1 convolution
+      for (const char* key : {"kernel", "stride", "padding", "dilation"})
+        if (params.contains(key))
+          throw Error(at + ": pointwise_conv2d: '" + key + "' is fixed (a 1x1, stride 1 conv2d)");
+      params["kernel"] = 1;
+      type = "conv2d";
+    }
+    out.push_back({type, Params(params, at)});
   }
 }
 

@@ -4,6 +4,7 @@
 // Model file:  {"name": "simplecnn", "input_shape": [28, 28, 1],            (optional, HWC)
 //               "layers": [{"type": "conv2d", "filters": 4, "kernel": 3}, {"type": "relu"}, ...]}
 // A layer entry may be {"repeat": N, "layers": [...]}, expanded in place N times.
+// {"type": "pointwise_conv2d", ...} (PyDTNN's PointwiseConv2D) is read as a conv2d with kernel 1.
 #pragma once
 #include <cstdint>
 #include <filesystem>
