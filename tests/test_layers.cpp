@@ -378,3 +378,58 @@ TEST_CASE("bad layer parameters are named") {
           make("dropout", {{"rate", 1.0}}, Shape{5}, Layout::nhwc, 1);
         }) == "test: dropout.rate: expected a number in [0, 1), got 1.0");
 }
+
+TEST_CASE("initialisers: each draws from its distribution with the layer's fan-in and fan-out") {
+  // conv2d 8 -> 16 channels, 3x3: fan_in = 8 * 9 = 72, fan_out = 16 * 9 = 144 in either layout
+  // (Keras's and PyDTNN's convention); fc 40 -> 30: fan_in 40, fan_out 30.
+  struct Case {
+    const char* name;
+    bool normal;
+    double scale;  // uniform: the limit; normal: the standard deviation
+  };
+  auto cases = [](double fi, double fo) {
+    return std::vector<Case>{{"glorot_uniform", false, std::sqrt(6 / (fi + fo))},
+                             {"glorot_normal", true, std::sqrt(2 / (fi + fo))},
+                             {"he_uniform", false, std::sqrt(6 / fi)},
+                             {"he_normal", true, std::sqrt(2 / fi)},
+                             {"lecun_uniform", false, std::sqrt(3 / fi)},
+                             {"lecun_normal", true, std::sqrt(1 / fi)}};
+  };
+  auto check = [](const Tensor& w, const Case& c) {
+    CAPTURE(c.name);
+    double sum = 0, sum2 = 0, biggest = 0;
+    for (std::int64_t i = 0; i < w.numel(); ++i) {
+      const double v = w.data<double>()[i];
+      sum += v;
+      sum2 += v * v;
+      biggest = std::max(biggest, std::abs(v));
+    }
+    const double n = double(w.numel()), std = std::sqrt(sum2 / n - (sum / n) * (sum / n));
+    CHECK(std::abs(sum / n) < 0.1 * c.scale);
+    if (c.normal) {
+      CHECK(std == doctest::Approx(c.scale).epsilon(0.1));
+    } else {
+      CHECK(biggest <= c.scale);
+      CHECK(biggest > 0.95 * c.scale);
+      CHECK(std == doctest::Approx(c.scale / std::sqrt(3.0)).epsilon(0.1));
+    }
+  };
+  for (Layout layout : {Layout::nhwc, Layout::nchw})
+    for (const Case& c : cases(72, 144)) {
+      CAPTURE(to_string(layout));
+      auto conv = make("conv2d", {{"filters", 16}, {"kernel", 3}, {"weights_initializer", c.name}},
+                       layout == Layout::nhwc ? Shape{5, 5, 8} : Shape{8, 5, 5}, layout, 1);
+      check(conv->parameters()[0].value, c);
+    }
+  for (const Case& c : cases(40, 30)) {
+    auto fc = make("fc", {{"units", 30}, {"weights_initializer", c.name}}, Shape{40}, Layout::nhwc, 1);
+    check(fc->parameters()[0].value, c);
+  }
+  auto ones = make("fc", {{"units", 3}, {"weights_initializer", "zeros"}, {"biases_initializer", "ones"}},
+                   Shape{4}, Layout::nhwc, 1);
+  for (int i = 0; i < 12; ++i) CHECK(ones->parameters()[0].value.data<double>()[i] == 0.0);
+  for (int i = 0; i < 3; ++i) CHECK(ones->parameters()[1].value.data<double>()[i] == 1.0);
+  CHECK(test::error_of([] {
+          make("fc", {{"units", 3}, {"weights_initializer", "glorot"}}, Shape{4}, Layout::nhwc, 1);
+        }).find("glorot_uniform") != std::string::npos);
+}
