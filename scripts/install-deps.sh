@@ -11,11 +11,12 @@ packages=(
   libopenmpi-dev openmpi-bin
   libblis-openmp-dev
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
+  python3-numpy
   dataset-fashion-mnist
 )
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-torch python3-numpy) ;;
+    --bench) packages+=(python3-torch) ;;
     -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg' (expected --bench or --help)" >&2; exit 2 ;;
   esac

@@ -24,6 +24,8 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override;
 
   std::vector<Parameter> parameters() override;  // "path<p>.<i>.<type>.<name>"
+  std::size_t num_paths() const { return paths_.size(); }
+  LayerChain& path(std::size_t p) { return paths_[p]; }
   std::vector<Tensor> state() override;
   std::string attributes() const override;
   std::size_t workspace_bytes() const override;

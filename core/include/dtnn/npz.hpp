@@ -1,0 +1,38 @@
+// NumPy .npy arrays and .npz archives (a zip of .npy files), read and written without Python.
+// The zip handling is dtnn's own: stored entries on writing (np.load reads them as np.savez's),
+// stored or deflated entries on reading (np.savez_compressed's, inflated with zlib, already a
+// dependency), CRC-32 checked; no zip64 (archives under 4 GiB). Debian's libzip would do the same
+// for one more build and run dependency.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+// One array: little-endian float32 or float64, C order.
+struct DTNN_CORE_EXPORT NpyArray {
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::byte> data;
+
+  std::int64_t numel() const;
+  std::string shape_str() const;  // "(3, 3, 1, 4)"
+};
+
+// The arrays of an .npz file by name (the member name without ".npy"), in archive order. Errors
+// name the file, the member and the byte offset.
+DTNN_CORE_EXPORT std::vector<std::pair<std::string, NpyArray>> read_npz(
+    const std::filesystem::path& file);
+// Writes an .npz atomically (a temporary file, then rename): an existing file is replaced only
+// by a complete one.
+DTNN_CORE_EXPORT void write_npz(const std::filesystem::path& file,
+                                const std::vector<std::pair<std::string, NpyArray>>& arrays);
+
+}  // namespace dtnn

@@ -1,0 +1,212 @@
+#include "dtnn/npz.hpp"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "dtnn/error.hpp"
+
+namespace dtnn {
+
+namespace fs = std::filesystem;
+
+std::int64_t NpyArray::numel() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string NpyArray::shape_str() const {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+namespace {
+
+constexpr std::uint32_t kLocalHeader = 0x04034b50, kCentralHeader = 0x02014b50,
+                        kEndOfCentral = 0x06054b50;
+
+std::uint32_t le(const std::uint8_t* p, int bytes) {
+  std::uint32_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+void put(std::string& out, std::uint32_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+// .npy: magic "\x93NUMPY", version, header length, a Python dict literal, the data.
+NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& where) {
+  if (size < 10 || std::memcmp(p, "\x93NUMPY", 6) != 0)
+    throw Error(where + ": not a .npy array (no \\x93NUMPY magic at byte 0)");
+  const int major = p[6];
+  const std::size_t header_len = major == 1 ? le(p + 8, 2) : le(p + 8, 4);
+  const std::size_t start = major == 1 ? 10 : 12;
+  if (start + header_len > size) throw Error(where + ": truncated .npy header");
+  const std::string header(reinterpret_cast<const char*>(p + start), header_len);
+  std::smatch m;
+  NpyArray a;
+  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([<>|=]?)([fiu])(\d+)')")))
+    throw Error(where + ": .npy header without 'descr': " + header);
+  const std::string kind = m[2].str() + m[3].str();
+  if (m[1] == ">") throw Error(where + ": big-endian arrays are not supported");
+  if (kind == "f4")
+    a.dtype = DType::float32;
+  else if (kind == "f8")
+    a.dtype = DType::float64;
+  else
+    throw Error(where + ": array of '" + m[0].str() + "': expected float32 or float64");
+  if (std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*True)")))
+    throw Error(where + ": Fortran-order arrays are not supported");
+  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
+    throw Error(where + ": .npy header without 'shape': " + header);
+  std::stringstream dims(m[1].str());
+  for (std::string d; std::getline(dims, d, ',');)
+    if (d.find_first_not_of(" ") != std::string::npos) a.shape.push_back(std::stoll(d));
+  const std::size_t bytes = static_cast<std::size_t>(a.numel()) * dtype_size(a.dtype);
+  if (size - start - header_len != bytes)
+    throw Error(where + ": shape " + a.shape_str() + " needs " + std::to_string(bytes) +
+                " data bytes, the array holds " + std::to_string(size - start - header_len));
+  const auto* data = reinterpret_cast<const std::byte*>(p + start + header_len);
+  a.data.assign(data, data + bytes);
+  return a;
+}
+
+std::string npy_bytes(const NpyArray& a) {
+  std::string dict = std::string("{'descr': '") + (a.dtype == DType::float32 ? "<f4" : "<f8") +
+                     "', 'fortran_order': False, 'shape': " + a.shape_str() + ", }";
+  // Pad with spaces so that the data starts on a 64-byte boundary, ending with a newline.
+  const std::size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - 10 - dict.size() - 1, ' ');
+  dict.push_back('\n');
+  std::string out("\x93NUMPY\x01\x00", 8);
+  put(out, static_cast<std::uint32_t>(dict.size()), 2);
+  out += dict;
+  out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size());
+  return out;
+}
+
+std::string inflate_raw(const std::uint8_t* p, std::size_t size, std::size_t expected,
+                        const std::string& where) {
+  std::string out(expected, '\0');
+  z_stream s{};
+  if (inflateInit2(&s, -MAX_WBITS) != Z_OK) throw Error(where + ": zlib initialisation failed");
+  s.next_in = const_cast<Bytef*>(p);
+  s.avail_in = static_cast<uInt>(size);
+  s.next_out = reinterpret_cast<Bytef*>(out.data());
+  s.avail_out = static_cast<uInt>(expected);
+  const int rc = inflate(&s, Z_FINISH);
+  inflateEnd(&s);
+  if (rc != Z_STREAM_END || s.total_out != expected)
+    throw Error(where + ": corrupt deflate data (" + std::to_string(s.total_out) + " of " +
+                std::to_string(expected) + " bytes inflated)");
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, NpyArray>> read_npz(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file.string() + ": cannot open");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto* b = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  const std::size_t size = bytes.size();
+  // The end-of-central-directory record: the last 22 bytes, or before a trailing comment.
+  std::size_t eocd = std::string::npos;
+  for (std::size_t at = size >= 22 ? size - 22 : 0; size >= 22; --at) {
+    if (le(b + at, 4) == kEndOfCentral) {
+      eocd = at;
+      break;
+    }
+    if (at == 0 || size - at > 22 + 65535) break;
+  }
+  if (eocd == std::string::npos)
+    throw Error(file.string() + ": not a zip (.npz) archive: no end-of-central-directory record " +
+                "(truncated, or not an .npz)");
+  const std::size_t entries = le(b + eocd + 10, 2);
+  std::size_t at = le(b + eocd + 16, 4);
+  std::vector<std::pair<std::string, NpyArray>> arrays;
+  for (std::size_t e = 0; e < entries; ++e) {
+    if (at + 46 > size || le(b + at, 4) != kCentralHeader)
+      throw Error(file.string() + ": bad central directory entry at byte " + std::to_string(at));
+    const std::uint32_t method = le(b + at + 10, 2), crc = le(b + at + 16, 4);
+    const std::size_t packed = le(b + at + 20, 4), unpacked = le(b + at + 24, 4);
+    const std::size_t name_len = le(b + at + 28, 2), extra_len = le(b + at + 30, 2),
+                      comment_len = le(b + at + 32, 2), local = le(b + at + 42, 4);
+    const std::string name(bytes.data() + at + 46, name_len);
+    at += 46 + name_len + extra_len + comment_len;
+    const std::string where = file.string() + ": " + name;
+    if (local + 30 > size || le(b + local, 4) != kLocalHeader)
+      throw Error(where + ": bad local header at byte " + std::to_string(local));
+    const std::size_t data_at = local + 30 + le(b + local + 26, 2) + le(b + local + 28, 2);
+    if (data_at + packed > size)
+      throw Error(where + ": truncated: " + std::to_string(packed) + " bytes from byte " +
+                  std::to_string(data_at) + ", the file holds " + std::to_string(size));
+    std::string content;
+    if (method == 0)
+      content.assign(bytes.data() + data_at, packed);
+    else if (method == 8)
+      content = inflate_raw(b + data_at, packed, unpacked, where);
+    else
+      throw Error(where + ": compression method " + std::to_string(method) +
+                  " (expected stored or deflate)");
+    if (crc32(0, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size())) !=
+        crc)
+      throw Error(where + ": CRC-32 mismatch (corrupt archive)");
+    std::string key = name.size() > 4 && name.ends_with(".npy") ? name.substr(0, name.size() - 4) : name;
+    arrays.emplace_back(key, parse_npy(reinterpret_cast<const std::uint8_t*>(content.data()),
+                                       content.size(), where));
+  }
+  return arrays;
+}
+
+void write_npz(const fs::path& file, const std::vector<std::pair<std::string, NpyArray>>& arrays) {
+  std::string out, central;
+  for (const auto& [key, array] : arrays) {
+    const std::string name = key + ".npy", data = npy_bytes(array);
+    const auto crc = static_cast<std::uint32_t>(
+        crc32(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
+    const auto offset = static_cast<std::uint32_t>(out.size());
+    // Local header: version 2.0, no flags, stored, no date.
+    put(out, kLocalHeader, 4);
+    put(out, 20, 2), put(out, 0, 2), put(out, 0, 2), put(out, 0, 2), put(out, 0x21, 2);
+    put(out, crc, 4), put(out, static_cast<std::uint32_t>(data.size()), 4);
+    put(out, static_cast<std::uint32_t>(data.size()), 4);
+    put(out, static_cast<std::uint32_t>(name.size()), 2), put(out, 0, 2);
+    out += name;
+    out += data;
+    put(central, kCentralHeader, 4);
+    put(central, 20, 2), put(central, 20, 2), put(central, 0, 2), put(central, 0, 2);
+    put(central, 0, 2), put(central, 0x21, 2);
+    put(central, crc, 4), put(central, static_cast<std::uint32_t>(data.size()), 4);
+    put(central, static_cast<std::uint32_t>(data.size()), 4);
+    put(central, static_cast<std::uint32_t>(name.size()), 2);
+    put(central, 0, 2), put(central, 0, 2), put(central, 0, 2), put(central, 0, 2);
+    put(central, 0, 4), put(central, offset, 4);
+    central += name;
+    if (out.size() > 0xffffffffu) throw Error(file.string() + ": over 4 GiB (zip64 is not supported)");
+  }
+  const auto central_at = static_cast<std::uint32_t>(out.size());
+  out += central;
+  put(out, kEndOfCentral, 4);
+  put(out, 0, 2), put(out, 0, 2);
+  put(out, static_cast<std::uint32_t>(arrays.size()), 2);
+  put(out, static_cast<std::uint32_t>(arrays.size()), 2);
+  put(out, static_cast<std::uint32_t>(central.size()), 4), put(out, central_at, 4), put(out, 0, 2);
+  const fs::path temporary = file.string() + ".tmp";
+  {
+    std::ofstream f(temporary, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error(temporary.string() + ": cannot write");
+    f.write(out.data(), static_cast<std::streamsize>(out.size()));
+    f.flush();
+    if (!f) throw Error(temporary.string() + ": write failed (disk full?)");
+  }
+  fs::rename(temporary, file);
+}
+
+}  // namespace dtnn
