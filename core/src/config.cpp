@@ -57,7 +57,8 @@ json experiment_defaults() {
                  "model_sync_freq": 0, "model_sync_alg": "wavg", "model_sync_participation": "all",
                  "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true,
                  "timeout_s": 600},
-    "output": {"history": "", "progress": "auto", "checkpoint_dir": "", "checkpoint_keep": 3}
+    "output": {"history": "", "progress": "auto", "checkpoint_dir": "", "checkpoint_keep": 3,
+               "weights_npz": ""}
   })");
 }
 

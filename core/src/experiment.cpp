@@ -1,4 +1,5 @@
 #include "dtnn/experiment.hpp"
+#include "dtnn/pydtnn_weights.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -140,7 +141,12 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   const std::string optimizer_name = j["optimizer"]["name"].get<std::string>();
   // Weights for evaluation or fine-tuning, then a checkpoint to resume (which wins).
   const std::string weights_file = t["weights_and_bias_filename"].get<std::string>();
-  if (!weights_file.empty()) load_checkpoint(weights_file, *model_);
+  if (!weights_file.empty()) {
+    if (std::filesystem::path(weights_file).extension() == ".npz")
+      load_pydtnn_weights(*model_, weights_file);  // PyDTNN's format
+    else
+      load_checkpoint(weights_file, *model_);
+  }
   std::optional<CheckpointInfo> resumed;
   if (const std::string resume = t["resume"].get<std::string>(); !resume.empty()) {
     const std::filesystem::path from = resume;  // relative to the working folder, as --history
@@ -232,6 +238,8 @@ History Experiment::run() {
   }
   const std::string history_file = config_.json["output"]["history"].get<std::string>();
   if (!history_file.empty() && comm_->rank() == 0) write_file_atomically(history_file, h.to_json());
+  const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();
+  if (!weights.empty() && comm_->rank() == 0) save_pydtnn_weights(*model_, weights);
   return h;
 }
 
