@@ -9,31 +9,35 @@
 
 namespace dtnn {
 
+std::shared_ptr<Layer> build_layer(const LayerSpec& ls, const LayerBuildContext& ctx) {
+  auto layer = ctx.registry->create_as<Layer>("layer", ls.type, ls.params);
+  try {
+    layer->build(ctx);
+  } catch (const Error& e) {
+    throw Error(ls.params.where() + " (" + ls.type + " on input " + ctx.input_shape.str() +
+                "): " + e.what());
+  }
+  return layer;
+}
+
 void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx) {
   DTNN_CHECK(ctx.registry, "LayerChain::build needs the registry in its context");
   fuse_layers(specs, ctx.fusions);
   Shape current = ctx.input_shape;
   std::int64_t largest = current.numel();
   for (std::size_t i = 0; i < specs.size(); ++i) {
-    const LayerSpec& ls = specs[i];
-    auto layer = ctx.registry->create_as<Layer>("layer", ls.type, ls.params);
     LayerBuildContext c = ctx;
     c.input_shape = current;
     c.seed = Rng::derive(ctx.seed, i + 1);
     c.needs_input_gradient = i > 0 || ctx.needs_input_gradient;
-    try {
-      layer->build(c);
-    } catch (const Error& e) {
-      throw Error(ls.params.where() + " (" + ls.type + " on input " + current.str() +
-                  "): " + e.what());
-    }
+    auto layer = build_layer(specs[i], c);
     current = layer->output_shape();
     largest = std::max(largest, current.numel());
     outputs_.push_back(layer->is_reshape() ? Tensor()
                                            : Tensor::empty(current.with_batch(ctx.max_batch),
                                                            ctx.dtype, ctx.layout));
     layers_.push_back(std::move(layer));
-    types_.push_back(ls.type);
+    types_.push_back(specs[i].type);
   }
   output_shape_ = current;
   views_.resize(layers_.size());

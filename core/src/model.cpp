@@ -7,6 +7,7 @@
 
 #include "dtnn/config.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/layer_chain.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/rng.hpp"
@@ -155,7 +156,6 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
       false;  // a layer needs dLoss/dx only if some layer before it has parameters
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const LayerSpec& ls = layers[i];
-    auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
     LayerBuildContext ctx;
     ctx.input_shape = current;
     ctx.dtype = options.dtype;
@@ -169,12 +169,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     ctx.workspace = workspace_.get();
     ctx.needs_input_gradient = trainable_before;
     ctx.fusions = options.fusions;
-    try {
-      layer->build(ctx);
-    } catch (const Error& e) {
-      throw Error(ls.params.where() + " (" + ls.type + " on input " + current.str() +
-                  "): " + e.what());
-    }
+    auto layer = build_layer(ls, ctx);
     current = layer->output_shape();
     largest = std::max(largest, current.numel());
     outputs_.push_back(layer->is_reshape() ? Tensor()

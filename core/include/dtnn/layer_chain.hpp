@@ -14,6 +14,11 @@ namespace dtnn {
 
 struct LayerSpec;
 
+// The layer spec describes, created from ctx.registry and built on ctx (errors name the spec's
+// place in its file and the input shape).
+DTNN_CORE_EXPORT std::shared_ptr<Layer> build_layer(const LayerSpec& spec,
+                                                    const LayerBuildContext& ctx);
+
 class DTNN_CORE_EXPORT LayerChain {
  public:
   // Builds specs one after another on ctx.input_shape, after fusing them as ctx.fusions says.
