@@ -92,6 +92,14 @@ std::vector<std::int64_t> Params::get_ints(std::string_view key) const {
   return out;
 }
 
+std::pair<std::int64_t, std::int64_t> Params::get_pair(std::string_view key,
+                                                       std::int64_t min) const {
+  const std::vector<std::int64_t> v = get_ints(key);
+  if (v.empty() || v.size() > 2 || v[0] < min || v.back() < min)
+    fail(key, "one or two integers >= " + std::to_string(min));
+  return {v[0], v.back()};
+}
+
 std::vector<std::string> Params::get_strings(std::string_view key) const {
   const Json& v = get(*this, key, *json_);
   std::vector<std::string> out;

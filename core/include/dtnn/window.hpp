@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dtnn/error.hpp"
@@ -45,18 +46,11 @@ struct Window2d {
     g.h = layout == Layout::nhwc ? input[0] : input[1];
     g.w = layout == Layout::nhwc ? input[1] : input[2];
     g.c = layout == Layout::nhwc ? input[2] : input[0];
-    auto pair = [&](const char* key, std::int64_t& a, std::int64_t& b, std::int64_t min) {
-      std::vector<std::int64_t> v = p.get_ints(key);
-      if (v.empty() || v.size() > 2 || v[0] < min || v.back() < min)
-        p.fail(key, "one or two integers >= " + std::to_string(min));
-      a = v[0];
-      b = v.back();
-    };
-    pair("pool", g.ph, g.pw, 0);
+    std::tie(g.ph, g.pw) = p.get_pair("pool", 0);
     if (g.ph == 0) g.ph = g.h;  // 0: the whole dimension (global pooling)
     if (g.pw == 0) g.pw = g.w;
-    pair("stride", g.sh, g.sw, 0);
-    pair("padding", g.pad_h, g.pad_w, 0);
+    std::tie(g.sh, g.sw) = p.get_pair("stride", 0);
+    std::tie(g.pad_h, g.pad_w) = p.get_pair("padding", 0);
     if (g.sh == 0) g.sh = g.ph;
     if (g.sw == 0) g.sw = g.pw;
     if (g.pad_h >= g.ph || g.pad_w >= g.pw) p.fail("padding", "padding smaller than the pool size");

@@ -21,20 +21,14 @@ namespace {
 
 using namespace dtnn;
 
-std::pair<std::int64_t, std::int64_t> pair_of(const Params& p, const char* key, std::int64_t min) {
-  std::vector<std::int64_t> v = p.get_ints(key);
-  if (v.empty() || v.size() > 2 || v[0] < min || v.back() < min)
-    p.fail(key, "one or two integers >= " + std::to_string(min));
-  return {v[0], v.back()};
-}
 
 class DepthwiseConv2d final : public Layer {
  public:
   explicit DepthwiseConv2d(const Params& p) : params_(p) {
-    std::tie(g_.kh, g_.kw) = pair_of(p, "kernel", 1);
-    std::tie(g_.stride_h, g_.stride_w) = pair_of(p, "stride", 1);
-    std::tie(g_.pad_h, g_.pad_w) = pair_of(p, "padding", 0);
-    std::tie(g_.dilation_h, g_.dilation_w) = pair_of(p, "dilation", 1);
+    std::tie(g_.kh, g_.kw) = p.get_pair("kernel", 1);
+    std::tie(g_.stride_h, g_.stride_w) = p.get_pair("stride", 1);
+    std::tie(g_.pad_h, g_.pad_w) = p.get_pair("padding", 0);
+    std::tie(g_.dilation_h, g_.dilation_w) = p.get_pair("dilation", 1);
     use_bias_ = p.get_bool("use_bias");
     check_initializer(p.get_string("weights_initializer"), p.key_path("weights_initializer"));
     check_initializer(p.get_string("biases_initializer"), p.key_path("biases_initializer"));
