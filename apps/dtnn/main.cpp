@@ -76,6 +76,20 @@ const FlagKey kFlags[] = {
     {"learning-rate-scaling", "optimizer.learning_rate_scaling", 'b',
      "divide the learning rate by the number of ranks (PyDTNN)"},
     {"threads", "training.threads", 'i', "threads (0: OMP_NUM_THREADS or all cores)"},
+    {"random-seed", "training.seed", 'i', "random seed (PyDTNN's newer name)"},
+    {"model-state-filename", "training.weights_and_bias_filename", 's',
+     "start from these weights (PyDTNN's newer name for --weights-and-bias-filename)"},
+    {"history-file", "output.history", 's', "write the training history (JSON) here"},
+    {"fused-conv-relu", "fusion.conv_relu", 'b', "fuse conv2d and relu"},
+    {"fused-conv-bn", "fusion.conv_batchnorm", 'b', "fuse conv2d and batchnorm"},
+    {"fused-conv-bn-relu", "fusion.conv_batchnorm_relu", 'b', "fuse conv2d, batchnorm and relu"},
+    {"fused-bn-relu", "fusion.batchnorm_relu", 'b', "fuse batchnorm and relu"},
+    {"optimizer-momentum", "optimizer.momentum", 'f', "momentum (sgd)"},
+    {"optimizer-nesterov", "optimizer.nesterov", 'b', "Nesterov momentum (sgd)"},
+    {"optimizer-decay", "optimizer.decay", 'f', "weight decay"},
+    {"optimizer-beta1", "optimizer.beta1", 'f', "beta1 (adam, nadam)"},
+    {"optimizer-beta2", "optimizer.beta2", 'f', "beta2 (adam, nadam)"},
+    {"optimizer-epsilon", "optimizer.epsilon", 'f', "epsilon (rmsprop, adam, nadam)"},
 };
 
 std::string assignment(const FlagKey& f, const std::string& raw) {
