@@ -41,7 +41,10 @@ json read_json_file(const fs::path& file) {
 json experiment_defaults() {
   return json::parse(R"({
     "model": "",
-    "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0},
+    "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0,
+                "test_as_validation": false, "percentage": 0.0, "augment_horizontal_flip": 0.0,
+                "augment_random_crop": 0.0, "augment_crop_padding": 4, "normalize_scale": 1.0,
+                "normalize_offset": 0.0},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
@@ -204,6 +207,15 @@ void validate_experiment(json& config, const std::string& where) {
           "an integer >= 0", d["train_limit"]);
   require(d["test_limit"].get<std::int64_t>() >= 0, where, "dataset.test_limit", "an integer >= 0",
           d["test_limit"]);
+  require(d["percentage"].get<double>() >= 0.0, where, "dataset.percentage",
+          "a number >= 0 (0: off; below 1: undersampling; above 1: oversampling)", d["percentage"]);
+  for (const char* key : {"augment_horizontal_flip", "augment_random_crop"}) {
+    const double p = d[key].get<double>();
+    require(p >= 0.0 && p <= 1.0, where, std::string("dataset.") + key, "a probability in [0, 1]",
+            d[key]);
+  }
+  require(d["augment_crop_padding"].get<std::int64_t>() >= 0, where,
+          "dataset.augment_crop_padding", "an integer >= 0", d["augment_crop_padding"]);
   require(config["optimizer"]["name"].is_string(), where, "optimizer.name", "a string",
           config["optimizer"]["name"]);
   require(config["conv"]["algorithm"].is_string(), where, "conv.algorithm", "a string",

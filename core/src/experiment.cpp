@@ -89,8 +89,10 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
 
-  static const std::vector<std::string> kDatasetCoreKeys = {"name", "validation_split",
-                                                            "train_limit", "test_limit"};
+  static const std::vector<std::string> kDatasetCoreKeys = {
+      "name",         "validation_split",        "train_limit",         "test_limit",
+      "test_as_validation", "percentage",        "augment_horizontal_flip",
+      "augment_random_crop", "augment_crop_padding", "normalize_scale", "normalize_offset"};
   dataset_ =
       registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
                                   Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
@@ -177,6 +179,14 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.validation_split = j["dataset"]["validation_split"].get<double>();
   to.train_limit = j["dataset"]["train_limit"].get<std::int64_t>();
   to.test_limit = j["dataset"]["test_limit"].get<std::int64_t>();
+  const json& d = j["dataset"];
+  to.test_as_validation = d["test_as_validation"].get<bool>();
+  to.dataset_percentage = d["percentage"].get<double>();
+  to.augment.horizontal_flip = d["augment_horizontal_flip"].get<double>();
+  to.augment.random_crop = d["augment_random_crop"].get<double>();
+  to.augment.crop_padding = d["augment_crop_padding"].get<std::int64_t>();
+  to.augment.normalize_scale = d["normalize_scale"].get<double>();
+  to.augment.normalize_offset = d["normalize_offset"].get<double>();
   to.seed = mo.seed;
   to.shuffle = t["shuffle"].get<bool>();
   to.evaluate = t["evaluate"].get<bool>();

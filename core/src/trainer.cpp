@@ -1,5 +1,6 @@
 #include "dtnn/trainer.hpp"
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,11 +79,20 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   if (options_.test_limit > 0) test_end_ = std::min(test_end_, options_.test_limit);
   if (train_end_ <= 0 && options_.epochs > 0 && !options_.evaluate_only)
     throw Error("dataset: no training samples left after the validation split");
+  epoch_samples_ = options_.dataset_percentage > 0
+                       ? std::max<std::int64_t>(1, std::llround(double(train_end_) *
+                                                               options_.dataset_percentage))
+                       : train_end_;
 
   const Layout layout = model_.options().layout;
   const DType dtype = model_.options().dtype;
   x_ = Tensor::empty(dataset_.sample_shape(layout).with_batch(max_batch), dtype, layout);
   y_ = Tensor::empty(Shape{max_batch, dataset_.num_classes()}, dtype, layout);
+  if (options_.augment.augments()) {
+    if (x_.shape().rank() != 4) throw Error("dataset: augmentation needs image samples");
+    augment_scratch_ = Tensor::empty(
+        Shape{std::max(1, omp_get_max_threads()) * dataset_.sample_shape(layout).numel()}, dtype);
+  }
   for (const auto& m : metrics_) {
     metric_offsets_.push_back(metric_totals_.size());
     metric_totals_.resize(metric_totals_.size() + m->num_totals(), 0.0);
@@ -104,7 +114,7 @@ std::int64_t Trainer::global_batch() const {
 
 std::int64_t Trainer::steps_per_epoch() const {
   const std::int64_t g = global_batch();
-  std::int64_t steps = (train_end_ + g - 1) / g;
+  std::int64_t steps = (epoch_samples_ + g - 1) / g;
   if (options_.steps_per_epoch > 0) steps = std::min(steps, options_.steps_per_epoch);
   return steps;
 }
@@ -139,6 +149,8 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
   Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
   if (n > 0) {
     dataset_.read(Split::train, indices, x, y);
+    augment(x, indices, options_.augment, augment_seed_, augment_scratch_);
+    normalize(x, options_.augment);
     const Tensor& prediction = model_.forward(x, Mode::train);
     batch_loss = loss_.forward(prediction, y);
     accumulate_metrics(prediction, y, metric_totals_);
@@ -192,6 +204,7 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
     Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
     dataset_.read(split, std::span<const std::int64_t>(idx.data(), static_cast<std::size_t>(n)), x,
                   y);
+    normalize(x, options_.augment);
     const Tensor& prediction = model_.forward(x, Mode::eval);
     totals[totals.size() - 2] += loss_.forward(prediction, y) * static_cast<double>(n);
     totals[totals.size() - 1] += static_cast<double>(n);
@@ -296,7 +309,8 @@ History Trainer::fit() {
     comm_.allreduce_sum(global.data(), global.size(), DType::float64, "training totals");
   };
 
-  std::vector<std::int64_t> order(static_cast<std::size_t>(train_end_));
+  std::vector<std::int64_t> shuffled(static_cast<std::size_t>(train_end_));
+  std::vector<std::int64_t> order(static_cast<std::size_t>(epoch_samples_));
   const std::int64_t batch = global_batch();
   const std::int64_t steps = steps_per_epoch();
   std::int64_t global_step = options_.start.global_step, steady_samples = 0;
@@ -306,10 +320,13 @@ History Trainer::fit() {
 
   for (std::int64_t epoch = options_.start.epoch; epoch < options_.epochs && !state.stop_training;
        ++epoch) {
-    std::iota(order.begin(), order.end(), 0);
+    std::iota(shuffled.begin(), shuffled.end(), 0);
     if (options_.shuffle)
       Rng(Rng::derive(shuffle_seed, 1000 + static_cast<std::uint64_t>(epoch)))
-          .shuffle(std::span(order));
+          .shuffle(std::span(shuffled));
+    // The epoch's samples: the shuffled split, cut short or gone through again (percentage).
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = shuffled[k % shuffled.size()];
+    augment_seed_ = Rng::derive(shuffle_seed, 2000 + static_cast<std::uint64_t>(epoch));
     std::fill(metric_totals_.begin(), metric_totals_.end(), 0.0);
     state.epoch = epoch;
     for (auto& s : schedulers_) s->on_epoch_begin(state);
@@ -320,7 +337,7 @@ History Trainer::fit() {
     for (std::int64_t s = first_step; s < steps; ++s) {
       state.batch = s;
       for (auto& sc : schedulers_) sc->on_batch_begin(state);
-      const std::int64_t b0 = s * batch, global_n = std::min(batch, train_end_ - b0);
+      const std::int64_t b0 = s * batch, global_n = std::min(batch, epoch_samples_ - b0);
       for (int r = 0; r < ranks; ++r)
         counts[static_cast<std::size_t>(r)] = global_n * (r + 1) / ranks - global_n * r / ranks;
       const std::int64_t lo = b0 + global_n * me / ranks, n = counts[static_cast<std::size_t>(me)];
@@ -369,7 +386,7 @@ History Trainer::fit() {
             std::string(head) + std::string(static_cast<std::size_t>(done), '=') +
             std::string(static_cast<std::size_t>(width - done), ' ') + "] " +
             std::to_string(static_cast<std::int64_t>(bar_samples)) + "/" +
-            std::to_string(std::min(train_end_, steps * batch)) + "  " +
+            std::to_string(std::min(epoch_samples_, steps * batch)) + "  " +
             fmt_rate(bar_samples / train_seconds) + " samples/s  " +
             fmt_metrics("", bar_samples > 0 ? bar_loss / bar_samples : 0.0, metric_values(global)) +
             "\033[K");
@@ -386,6 +403,8 @@ History Trainer::fit() {
         train_seconds > 0 ? static_cast<double>(rec.samples) / train_seconds : 0.0;
     if (validation_end_ > train_end_)
       rec.validation = evaluate(Split::train, train_end_, validation_end_);
+    else if (options_.test_as_validation)
+      rec.validation = evaluate(Split::test, 0, test_end_);
     state.logs.clear();
     state.logs["loss"] = state.logs[loss_.name()] = rec.loss;
     for (const auto& [k, v] : rec.metrics) state.logs[k] = v;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dtnn/augmentation.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/dataset.hpp"
@@ -33,6 +34,12 @@ struct TrainerOptions {
   std::int64_t epochs = 1;
   std::int64_t steps_per_epoch = 0;  // 0: the whole training split
   double validation_split = 0.0;     // last fraction of the training split
+  bool test_as_validation = false;   // validate on the test split after every epoch
+  // Samples per epoch as a fraction of the training split (PyDTNN's dataset percentage): 0 off,
+  // below 1 a different random part every epoch (undersampling), above 1 the split and more
+  // (oversampling, every sample at least floor(fraction) times).
+  double dataset_percentage = 0.0;
+  AugmentOptions augment;            // training augmentation; normalisation of every split
   std::int64_t train_limit = 0;      // 0: all; else the first N training samples
   std::int64_t test_limit = 0;
   std::uint64_t seed = 1;
@@ -121,6 +128,9 @@ class DTNN_CORE_EXPORT Trainer {
   Communicator& comm_;
   TrainerOptions options_;
   std::int64_t train_end_ = 0, validation_end_ = 0, test_end_ = 0;
+  std::int64_t epoch_samples_ = 0;  // training samples an epoch goes through
+  std::uint64_t augment_seed_ = 0;  // this epoch's: a function of the shuffle seed and epoch
+  Tensor augment_scratch_;          // one sample per thread
   Tensor x_, y_;                       // [max_batch, ...] batch buffers
   std::unique_ptr<GradientExchange> exchange_;  // with more than one rank
   std::vector<double> metric_totals_;  // concatenated totals of every metric
