@@ -1,7 +1,8 @@
 // The steady-state training step allocates no memory. This binary replaces malloc and its kin
 // (operator new calls malloc) with counting versions, warms the step up, then counts the heap
 // allocations of 20 more steps, full and partial batches, in both layouts: simplecnn with each
-// GEMM-based and direct convolution algorithm, and ResNet-20 (batchnorm, add blocks) with i2c.
+// GEMM-based and direct convolution algorithm, and ResNet-20 (batchnorm, add blocks) with i2c;
+// with data augmentation on.
 #include <malloc.h>
 
 #include <atomic>
@@ -79,7 +80,8 @@ int main() {
       nlohmann::json cfg = {
           {"model", c.model},
           {"dataset",
-           {{"name", "synthetic"}, {"input_shape", c.input}, {"train_samples", 512}}},
+           {{"name", "synthetic"}, {"input_shape", c.input}, {"train_samples", 512},
+            {"augment_horizontal_flip", 0.5}, {"augment_random_crop", 0.5}}},
           {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
           {"optimizer", {{"name", "adam"}}},
           {"conv", {{"algorithm", algorithm}}},
