@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "dtnn/dataset.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/npz.hpp"
@@ -21,6 +22,7 @@ namespace {
 NpyArray array_of(DType dtype, std::vector<std::int64_t> shape, double base) {
   NpyArray a;
   a.dtype = dtype;
+  a.item_size = static_cast<int>(dtype_size(dtype));
   a.shape = std::move(shape);
   a.data.resize(static_cast<std::size_t>(a.numel()) * dtype_size(dtype));
   for (std::int64_t i = 0; i < a.numel(); ++i) {
@@ -168,4 +170,48 @@ TEST_CASE("PyDTNN weights: a missing array or a wrong shape is refused and chang
   CHECK(test::error_of([&] { load_pydtnn_weights(m, dir / "missing.npz"); })
             .find("missing.npz: no array '2_FC_biases'") != std::string::npos);
   CHECK(w.data<float>()[0] == before);
+}
+
+TEST_CASE("npz dataset: NumPy's uint8 images and int64 labels, in both file layouts") {
+  const fs::path dir = test::temp_dir("npz-dataset");
+  // 6 training and 2 test images of 2x3 pixels with 4 channels; value (n, y, x, c) =
+  // n * 24 + (y * 3 + x) * 4 + c; labels n % 3.
+  REQUIRE(python("import numpy as np\n"
+                 "def imgs(n): return np.arange(n * 24, dtype=np.uint8).reshape(n, 2, 3, 4)\n"
+                 "d = '" + dir.string() + "'\n"
+                 "for name, t in (('nhwc', lambda a: a), ('nchw', lambda a: a.transpose(0, 3, 1, 2))):\n"
+                 "    np.savez_compressed(d + '/' + name + '.npz', x_train=t(imgs(6)),\n"
+                 "        y_train=np.arange(6) % 3, x_test=t(imgs(2)), y_test=np.array([2, 0]))\n"
+                 "np.savez(d + '/bad_label.npz', x_train=imgs(6), y_train=np.array([0, 1, 2, 7, 0, 1]),\n"
+                 "    x_test=imgs(2), y_test=np.array([0, 1]))\n"
+                 "np.savez(d + '/no_test.npz', x_train=imgs(6), y_train=np.arange(6) % 3)\n") == 0);
+  auto open_npz = [&](const std::string& file, const std::string& layout, int classes = 0) {
+    return test::plugins().create_as<Dataset>(
+        "dataset", "npz",
+        Params(json{{"path", (dir / file).string()}, {"layout", layout}, {"classes", classes}},
+               "exp.json: dataset"));
+  };
+  for (const auto& [file, layout] : {std::pair{"nhwc.npz", "NHWC"}, std::pair{"nchw.npz", "NCHW"}}) {
+    CAPTURE(file);
+    auto ds = open_npz(file, layout);
+    CHECK(ds->size(Split::train) == 6);
+    CHECK(ds->size(Split::test) == 2);
+    CHECK(ds->num_classes() == 3);
+    CHECK(ds->sample_shape(Layout::nhwc) == Shape{2, 3, 4});
+    for (Layout l : {Layout::nhwc, Layout::nchw}) {
+      Tensor x = Tensor::empty(ds->sample_shape(l).with_batch(1), DType::float32, l);
+      Tensor y = Tensor::empty(Shape{1, 3}, DType::float32);
+      const std::vector<std::int64_t> id{4};
+      ds->read(Split::train, id, x, y);
+      // Pixel (1, 2), channel 3 of image 4: 4 * 24 + (1 * 3 + 2) * 4 + 3 = 119.
+      const std::int64_t at = l == Layout::nhwc ? (1 * 3 + 2) * 4 + 3 : 3 * 6 + 1 * 3 + 2;
+      CHECK(x.data<float>()[at] == doctest::Approx(119.0 / 255.0));
+      CHECK(y.data<float>()[1] == 1.0f);  // 4 % 3
+    }
+  }
+  CHECK(test::error_of([&] { open_npz("bad_label.npz", "NHWC", 3); })
+            .find("bad_label.npz: y_train[3] = 7.000000: expected a class index in 0..2") !=
+        std::string::npos);
+  CHECK(test::error_of([&] { open_npz("no_test.npz", "NHWC"); })
+            .find("no_test.npz: no array 'x_test'") != std::string::npos);
 }

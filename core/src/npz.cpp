@@ -19,6 +19,20 @@ std::int64_t NpyArray::numel() const {
   return n;
 }
 
+double NpyArray::value(std::int64_t i) const {
+  const std::byte* p = data.data() + i * item_size;
+  auto read = [&](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return static_cast<double>(v);
+  };
+  if (kind == 'f') return item_size == 4 ? read(float()) : read(double());
+  if (kind == 'u')
+    return item_size == 1 ? read(std::uint8_t()) : item_size == 2 ? read(std::uint16_t())
+         : item_size == 4 ? read(std::uint32_t()) : read(std::uint64_t());
+  return item_size == 1 ? read(std::int8_t()) : item_size == 2 ? read(std::int16_t())
+       : item_size == 4 ? read(std::int32_t()) : read(std::int64_t());
+}
+
 std::string NpyArray::shape_str() const {
   std::string s = "(";
   for (std::size_t i = 0; i < shape.size(); ++i)
@@ -55,12 +69,16 @@ NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& w
     throw Error(where + ": .npy header without 'descr': " + header);
   const std::string kind = m[2].str() + m[3].str();
   if (m[1] == ">") throw Error(where + ": big-endian arrays are not supported");
+  a.kind = m[2].str()[0];
+  a.item_size = std::stoi(m[3].str());
   if (kind == "f4")
     a.dtype = DType::float32;
   else if (kind == "f8")
     a.dtype = DType::float64;
-  else
-    throw Error(where + ": array of '" + m[0].str() + "': expected float32 or float64");
+  else if ((a.kind != 'i' && a.kind != 'u') ||
+           (a.item_size != 1 && a.item_size != 2 && a.item_size != 4 && a.item_size != 8))
+    throw Error(where + ": array of " + m[0].str() +
+                ": expected float32, float64, or integers of 1 to 8 bytes");
   if (std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*True)")))
     throw Error(where + ": Fortran-order arrays are not supported");
   if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
@@ -68,7 +86,7 @@ NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& w
   std::stringstream dims(m[1].str());
   for (std::string d; std::getline(dims, d, ',');)
     if (d.find_first_not_of(" ") != std::string::npos) a.shape.push_back(std::stoll(d));
-  const std::size_t bytes = static_cast<std::size_t>(a.numel()) * dtype_size(a.dtype);
+  const std::size_t bytes = static_cast<std::size_t>(a.numel()) * static_cast<std::size_t>(a.item_size);
   if (size - start - header_len != bytes)
     throw Error(where + ": shape " + a.shape_str() + " needs " + std::to_string(bytes) +
                 " data bytes, the array holds " + std::to_string(size - start - header_len));

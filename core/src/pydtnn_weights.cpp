@@ -173,6 +173,7 @@ void save_pydtnn_weights(Model& model, const std::filesystem::path& file) {
   for (const Entry& e : entries_of(model)) {
     NpyArray a;
     a.dtype = e.tensor.dtype();
+    a.item_size = static_cast<int>(dtype_size(a.dtype));
     a.shape = e.file_shape();
     a.data.resize(e.tensor.bytes());
     dispatch_dtype(a.dtype, [&](auto z) {
@@ -194,6 +195,8 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
     if (it == by_key.end())
       throw Error(file.string() + ": no array '" + e.key + "' (the model needs one of shape " +
                   NpyArray{e.tensor.dtype(), e.file_shape(), {}}.shape_str() + ")");
+    if (it->second->kind != 'f')
+      throw Error(file.string() + ": " + e.key + " holds integers: expected float32 or float64");
     if (it->second->shape != e.file_shape())
       throw Error(file.string() + ": " + e.key + " has shape " + it->second->shape_str() +
                   ", the model needs " + NpyArray{e.tensor.dtype(), e.file_shape(), {}}.shape_str());

@@ -16,14 +16,18 @@
 
 namespace dtnn {
 
-// One array: little-endian float32 or float64, C order.
+// One array, little-endian, C order: float32 or float64 (dtype), or, read from others' files,
+// signed or unsigned integers of 1 to 8 bytes (dataset images and labels).
 struct DTNN_CORE_EXPORT NpyArray {
-  DType dtype = DType::float32;
+  DType dtype = DType::float32;  // for kind 'f'
   std::vector<std::int64_t> shape;
   std::vector<std::byte> data;
+  char kind = 'f';     // 'f' float, 'i' signed integer, 'u' unsigned integer
+  int item_size = 4;   // bytes per element
 
   std::int64_t numel() const;
   std::string shape_str() const;  // "(3, 3, 1, 4)"
+  double value(std::int64_t i) const;  // element i, whatever its type
 };
 
 // The arrays of an .npz file by name (the member name without ".npy"), in archive order. Errors

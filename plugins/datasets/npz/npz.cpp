@@ -1,0 +1,149 @@
+// npz: a dataset in one NumPy archive with x_train, y_train, x_test, y_test (PyDTNN's and Keras's
+// way of shipping small datasets).
+//   x: (N, H, W, C) images (layout "NHWC", the default) or (N, C, H, W) ("NCHW"); (N, H, W)
+//      grey images; or (N, F) feature vectors. Any float or integer type; integers are scaled
+//      by 1/255 unless scale says otherwise (scale 0: that default; floats: 1).
+//   y: (N,) class indices (classes: the given count, or the largest index + 1) or (N, classes)
+//      one-hot rows.
+// Checked whole at start-up: errors name the file, the array and what was expected.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dtnn/dataset.hpp"
+#include "dtnn/npz.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class NpzDataset final : public Dataset {
+ public:
+  explicit NpzDataset(const Params& p) {
+    const std::string path = p.get_string("path");
+    if (path.empty()) p.fail("path", "an .npz file with x_train, y_train, x_test, y_test");
+    const std::string layout = p.get_string("layout");
+    if (layout != "NHWC" && layout != "NCHW") p.fail("layout", "\"NHWC\" or \"NCHW\"");
+    std::int64_t classes = p.get_int("classes");
+    if (classes < 0) p.fail("classes", "a class count >= 0 (0: from the labels)");
+    std::map<std::string, NpyArray> arrays;
+    for (auto& [key, array] : read_npz(path)) arrays[key] = std::move(array);
+    auto take = [&](const char* key) -> NpyArray& {
+      auto it = arrays.find(key);
+      if (it == arrays.end()) throw Error(path + ": no array '" + key + "' (x_train, y_train, x_test and y_test expected)");
+      return it->second;
+    };
+    NpyArray &xtr = take("x_train"), &ytr = take("y_train"), &xte = take("x_test"), &yte = take("y_test");
+    // Per-sample shape, HWC.
+    const auto& d = xtr.shape;
+    if (d.size() == 4)
+      shape_ = layout == "NHWC" ? Shape{d[1], d[2], d[3]} : Shape{d[2], d[3], d[1]};
+    else if (d.size() == 3)
+      shape_ = Shape{d[1], d[2], 1};
+    else if (d.size() == 2)
+      shape_ = Shape{d[1]};
+    else
+      throw Error(path + ": x_train has shape " + xtr.shape_str() +
+                  ": expected (N, H, W, C), (N, C, H, W), (N, H, W) or (N, F)");
+    if (classes == 0) classes = std::max(infer_classes(ytr), infer_classes(yte));
+    classes_ = classes;
+    double scale = p.get_double("scale");
+    if (scale == 0) scale = xtr.kind == 'f' ? 1.0 : 1.0 / 255.0;
+    load(path, "train", xtr, ytr, layout == "NCHW" && d.size() == 4, scale, split_[0]);
+    load(path, "test", xte, yte, layout == "NCHW" && d.size() == 4, scale, split_[1]);
+  }
+
+  Shape sample_shape(Layout layout) const override {
+    if (shape_.rank() != 3 || layout == Layout::nhwc) return shape_;
+    return Shape{shape_[2], shape_[0], shape_[1]};
+  }
+  std::int64_t num_classes() const override { return classes_; }
+  std::int64_t size(Split s) const override { return split_[static_cast<int>(s)].count; }
+
+  void read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const override {
+    const Part& part = split_[static_cast<int>(s)];
+    const std::int64_t size = shape_.numel();
+    const bool planes = shape_.rank() == 3 && x.layout() == Layout::nchw;
+    const std::int64_t hw = shape_.rank() == 3 ? shape_[0] * shape_[1] : size, c = size / hw;
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
+        const std::int64_t id = indices[static_cast<std::size_t>(i)];
+        const float* src = part.x.data() + id * size;  // HWC
+        T* dst = x.data<T>() + i * size;
+        for (std::int64_t p = 0; p < hw; ++p)
+          for (std::int64_t ch = 0; ch < c; ++ch)
+            dst[planes ? ch * hw + p : p * c + ch] = static_cast<T>(src[p * c + ch]);
+        T* label = y.data<T>() + i * classes_;
+        const float* l = part.y.data() + id * classes_;
+        for (std::int64_t k = 0; k < classes_; ++k) label[k] = static_cast<T>(l[k]);
+      });
+    });
+  }
+
+ private:
+  struct Part {
+    std::vector<float> x, y;  // [N][H][W][C] (or [N][F]), [N][classes]
+    std::int64_t count = 0;
+  };
+
+  static std::int64_t infer_classes(const NpyArray& y) {
+    if (y.shape.size() == 2) return y.shape[1];
+    double top = 0;
+    for (std::int64_t i = 0; i < y.numel(); ++i) top = std::max(top, y.value(i));
+    return static_cast<std::int64_t>(top) + 1;
+  }
+
+  void load(const std::string& path, const std::string& split, const NpyArray& x, const NpyArray& y,
+            bool planes, double scale, Part& part) const {
+    const std::string xs = "x_" + split, ys = "y_" + split;
+    const std::int64_t n = x.shape.empty() ? 0 : x.shape[0], size = shape_.numel();
+    if (x.numel() != n * size)
+      throw Error(path + ": " + xs + " has shape " + x.shape_str() + ", x_train's samples are " +
+                  shape_.str());
+    if (y.shape.empty() || y.shape[0] != n)
+      throw Error(path + ": " + ys + " has shape " + y.shape_str() + ": expected " +
+                  std::to_string(n) + " labels, one per sample of " + xs);
+    if (y.shape.size() == 2 && y.shape[1] != classes_)
+      throw Error(path + ": " + ys + " has " + std::to_string(y.shape[1]) + " columns, expected " +
+                  std::to_string(classes_) + " (one per class)");
+    if (y.shape.size() > 2) throw Error(path + ": " + ys + ": expected (N,) or (N, classes)");
+    part.count = n;
+    part.x.resize(static_cast<std::size_t>(n * size));
+    const std::int64_t hw = shape_.rank() == 3 ? shape_[0] * shape_[1] : size, c = size / hw;
+    for (std::int64_t s = 0; s < n; ++s)
+      for (std::int64_t p = 0; p < hw; ++p)
+        for (std::int64_t ch = 0; ch < c; ++ch)  // into HWC
+          part.x[static_cast<std::size_t>(s * size + p * c + ch)] = static_cast<float>(
+              x.value(s * size + (planes ? ch * hw + p : p * c + ch)) * scale);
+    part.y.assign(static_cast<std::size_t>(n * classes_), 0.0f);
+    for (std::int64_t s = 0; s < n; ++s) {
+      if (y.shape.size() == 2) {
+        for (std::int64_t k = 0; k < classes_; ++k)
+          part.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(y.value(s * classes_ + k));
+        continue;
+      }
+      const double label = y.value(s);
+      if (label < 0 || label >= double(classes_) || label != std::floor(label))
+        throw Error(path + ": " + ys + "[" + std::to_string(s) + "] = " + std::to_string(label) +
+                    ": expected a class index in 0.." + std::to_string(classes_ - 1));
+      part.y[static_cast<std::size_t>(s * classes_ + static_cast<std::int64_t>(label))] = 1.0f;
+    }
+  }
+
+  Shape shape_;
+  std::int64_t classes_ = 0;
+  Part split_[2];
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new NpzDataset(p); }
+
+}  // namespace
+
+DTNN_PLUGIN("dataset", "npz",
+            "one .npz archive with x_train, y_train, x_test, y_test (images or feature vectors)",
+            R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0})", create)
