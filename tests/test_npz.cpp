@@ -2,6 +2,7 @@
 // ours read by NumPy, and PyDTNN-named model weights moved between layouts and fusions.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -203,9 +204,11 @@ TEST_CASE("npz dataset: NumPy's uint8 images and int64 labels, in both file layo
       Tensor y = Tensor::empty(Shape{1, 3}, DType::float32);
       const std::vector<std::int64_t> id{4};
       ds->read(Split::train, id, x, y);
-      // Pixel (1, 2), channel 3 of image 4: 4 * 24 + (1 * 3 + 2) * 4 + 3 = 119.
-      const std::int64_t at = l == Layout::nhwc ? (1 * 3 + 2) * 4 + 3 : 3 * 6 + 1 * 3 + 2;
-      CHECK(x.data<float>()[at] == doctest::Approx(119.0 / 255.0));
+      // Pixel (y, x), channel c of image 4: 4 * 24 + (y * 3 + x) * 4 + c.
+      for (const auto [py, px, c] : {std::array{1, 2, 3}, std::array{0, 1, 2}, std::array{1, 0, 0}}) {
+        const std::int64_t at = l == Layout::nhwc ? (py * 3 + px) * 4 + c : c * 6 + py * 3 + px;
+        CHECK(x.data<float>()[at] == doctest::Approx((96.0 + (py * 3 + px) * 4 + c) / 255.0));
+      }
       CHECK(y.data<float>()[1] == 1.0f);  // 4 % 3
     }
   }
