@@ -345,6 +345,14 @@ History Trainer::fit() {
           ranks > 1 && sync.frequency == 0 && available(counts) >= sync.min_available;
       const double weight =
           sync_gradients ? rank_weight(sync.algorithm, sync.participation, counts, me) : 1.0;
+      if (s + 1 < steps) {  // the next step's share of this rank, for datasets that decode
+        const std::int64_t nb0 = (s + 1) * batch, next_n = std::min(batch, epoch_samples_ - nb0);
+        const std::int64_t next_lo = nb0 + next_n * me / ranks;
+        const std::int64_t next_count = next_n * (me + 1) / ranks - next_n * me / ranks;
+        dataset_.prefetch(Split::train, std::span<const std::int64_t>(order).subspan(
+                                            static_cast<std::size_t>(next_lo),
+                                            static_cast<std::size_t>(next_count)));
+      }
       auto t0 = Clock::now();
       const double l = train_step(std::span<const std::int64_t>(order).subspan(
                                       static_cast<std::size_t>(lo), static_cast<std::size_t>(n)),
