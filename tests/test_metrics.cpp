@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "dtnn/experiment.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
 #include "test_support.hpp"
@@ -98,4 +99,47 @@ TEST_CASE("binary_cross_entropy: value by hand, gradient by finite differences")
   // Saturated predictions stay finite.
   Tensor sure = matrix(1, 2, {1.0, 0.0}), wrong = matrix(1, 2, {0, 1});
   CHECK(std::isfinite(loss->forward(sure, wrong)));
+}
+
+TEST_CASE("confusion matrices: counts by hand, summed over batches, in the history") {
+  auto multi = test::plugins().create_as<Metric>("metric", "multiclass_confusion_matrix",
+                                                 Params(json::object(), "test"));
+  multi->set_classes(3);
+  REQUIRE(multi->num_totals() == 9);
+  std::vector<double> totals(9, 0.0);
+  // kPred's argmaxes 0, 1, 0 for targets 0, 1, 2; a second batch of the same adds as much.
+  multi->accumulate(matrix(3, 3, kPred), matrix(3, 3, kTarg), totals);
+  multi->accumulate(matrix(3, 3, kPred, DType::float32), matrix(3, 3, kTarg, DType::float32), totals);
+  CHECK(multi->matrix(totals) ==
+        std::vector<std::vector<double>>{{2, 0, 0}, {0, 2, 0}, {2, 0, 0}});
+  CHECK(multi->value(totals) == doctest::Approx(4.0 / 6.0));
+
+  auto binary = test::plugins().create_as<Metric>("metric", "binary_confusion_matrix",
+                                                  Params(json{{"positive_class", 0}}, "test"));
+  std::vector<double> b(binary->num_totals(), 0.0);
+  binary->accumulate(matrix(3, 3, kPred), matrix(3, 3, kTarg), b);
+  // Class 0 predicted for rows 0 and 2; actual only for row 0: TN 1, FP 1, FN 0, TP 1.
+  CHECK(binary->matrix(b) == std::vector<std::vector<double>>{{1, 1}, {0, 1}});
+  CHECK(binary->value(b) == doctest::Approx(2.0 / 3.0));
+
+  // In a run: the test set's matrix is in the history and counts every test sample once.
+  json config = json::parse(R"({
+    "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 4}, {"type": "softmax"}]},
+    "dataset": {"name": "synthetic", "input_shape": [3], "classes": 4, "train_samples": 40,
+                "test_samples": 25},
+    "metrics": ["categorical_accuracy", "multiclass_confusion_matrix"],
+    "training": {"batch_size": 10, "epochs": 1}, "output": {"progress": "none"}})");
+  Experiment e(make_experiment(config, {}, "test"), test::plugins());
+  const History h = e.run();
+  REQUIRE(h.test);
+  const auto& rows = h.test->matrices.at("multiclass_confusion_matrix");
+  double sum = 0, trace = 0;
+  for (std::size_t t = 0; t < 4; ++t)
+    for (std::size_t p = 0; p < 4; ++p) {
+      sum += rows[t][p];
+      trace += t == p ? rows[t][p] : 0;
+    }
+  CHECK(sum == 25);
+  CHECK(trace / 25 == doctest::Approx(h.test->metrics.at("categorical_accuracy")));
+  CHECK(h.to_json().find("\"multiclass_confusion_matrix_matrix\"") != std::string::npos);
 }

@@ -223,6 +223,26 @@ TEST_CASE("best_of: every rank takes the choice the ranks' medians make together
   CHECK(algo->name() == "best_of(test_medium)");
 }
 
+TEST_CASE("confusion matrices are summed over ranks: the one-process matrix, every sample once") {
+  json config = conv_experiment();
+  config["training"]["evaluate"] = true;
+  config["metrics"] = {"multiclass_confusion_matrix"};
+  json one = config;  // the one-process model: batch N*B (as tested above)
+  one["training"]["batch_size"] = 4 * world()->size();
+  const Trained parallel = train(config), single = train(one, true);
+  REQUIRE(parallel.history.test);
+  REQUIRE(single.history.test);
+  const auto& mine = parallel.history.test->matrices.at("multiclass_confusion_matrix");
+  const auto& alone = single.history.test->matrices.at("multiclass_confusion_matrix");
+  double sum = 0;
+  for (std::size_t t = 0; t < 3; ++t)
+    for (std::size_t p = 0; p < 3; ++p) {
+      sum += mine[t][p];
+      CHECK(mine[t][p] == alone[t][p]);  // the same model (as tested above), the same counts
+    }
+  CHECK(sum == 20);  // the test samples, each counted once over the ranks
+}
+
 TEST_CASE("batchnorm sync_stats: every rank normalises with the statistics of all ranks' samples") {
   // Rank r holds samples 2r and 2r+1 of one batch of 2P; the one-process reference (each rank
   // computes it) sees the whole batch. Outputs, dx and (summed over ranks) dgamma/dbeta agree.

@@ -35,8 +35,9 @@ TEST_CASE("every shipped plugin loads") {
   CHECK(r.available("loss") ==
         std::vector<std::string>{"binary_cross_entropy", "categorical_cross_entropy"});
   CHECK(r.available("metric") ==
-        std::vector<std::string>{"categorical_accuracy", "categorical_hinge", "categorical_mae",
-                                 "categorical_mse", "f1_score", "precision", "recall",
+        std::vector<std::string>{"binary_confusion_matrix", "categorical_accuracy",
+                                 "categorical_hinge", "categorical_mae", "categorical_mse",
+                                 "f1_score", "multiclass_confusion_matrix", "precision", "recall",
                                  "regression_mae", "regression_mse"});
   CHECK(r.available("communicator") == std::vector<std::string>{"mpi"});
 }

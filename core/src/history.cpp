@@ -8,6 +8,7 @@ namespace {
 nlohmann::json eval_json(const EvalResult& r) {
   nlohmann::json j = {{"loss", r.loss}, {"samples", r.samples}, {"seconds", r.seconds}};
   for (const auto& [k, v] : r.metrics) j[k] = v;
+  for (const auto& [k, rows] : r.matrices) j[k + "_matrix"] = rows;
   return j;
 }
 }  // namespace
@@ -22,6 +23,7 @@ std::string History::to_json() const {
                         {"seconds", e.seconds},
                         {"samples_per_second", e.samples_per_second}};
     for (const auto& [k, v] : e.metrics) r[k] = v;
+    for (const auto& [k, rows] : e.matrices) r[k + "_matrix"] = rows;
     if (e.validation) {
       r["val_loss"] = e.validation->loss;
       for (const auto& [k, v] : e.validation->metrics) r["val_" + k] = v;

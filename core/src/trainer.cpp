@@ -94,6 +94,7 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
         Shape{std::max(1, omp_get_max_threads()) * dataset_.sample_shape(layout).numel()}, dtype);
   }
   for (const auto& m : metrics_) {
+    m->set_classes(dataset_.num_classes());
     metric_offsets_.push_back(metric_totals_.size());
     metric_totals_.resize(metric_totals_.size() + m->num_totals(), 0.0);
   }
@@ -181,6 +182,16 @@ void Trainer::accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
                             totals.subspan(metric_offsets_[m], metrics_[m]->num_totals()));
 }
 
+std::map<std::string, std::vector<std::vector<double>>> Trainer::metric_matrices(
+    std::span<const double> totals) const {
+  std::map<std::string, std::vector<std::vector<double>>> matrices;
+  for (std::size_t m = 0; m < metrics_.size(); ++m) {
+    auto rows = metrics_[m]->matrix(totals.subspan(metric_offsets_[m], metrics_[m]->num_totals()));
+    if (!rows.empty()) matrices[metrics_[m]->name()] = std::move(rows);
+  }
+  return matrices;
+}
+
 std::map<std::string, double> Trainer::metric_values(std::span<const double> totals) const {
   std::map<std::string, double> values;
   for (std::size_t m = 0; m < metrics_.size(); ++m)
@@ -215,6 +226,7 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
   r.samples = static_cast<std::int64_t>(totals.back());
   r.loss = r.samples ? totals[totals.size() - 2] / static_cast<double>(r.samples) : 0.0;
   r.metrics = metric_values(totals);
+  r.matrices = metric_matrices(totals);
   r.seconds = seconds_since(t0);
   return r;
 }
@@ -406,6 +418,7 @@ History Trainer::fit() {
     rec.samples = static_cast<std::int64_t>(global.back());
     rec.loss = rec.samples ? global[global.size() - 2] / static_cast<double>(rec.samples) : 0.0;
     rec.metrics = metric_values(global);
+    rec.matrices = metric_matrices(global);
     rec.seconds = train_seconds;
     rec.samples_per_second =
         train_seconds > 0 ? static_cast<double>(rec.samples) / train_seconds : 0.0;

@@ -20,6 +20,14 @@ class DTNN_CORE_EXPORT Metric : public Plugin {
   virtual void accumulate(const Tensor& y_pred, const Tensor& y_true,
                           std::span<double> totals) const = 0;
   virtual double value(std::span<const double> totals) const = 0;
+  // Told the dataset's class count before num_totals() is asked (metrics sized by it).
+  virtual void set_classes(std::int64_t classes) { (void)classes; }
+  // A metric that is a matrix (a confusion matrix) gives its rows here, value() being its
+  // summary; the history records both. Empty for the others.
+  virtual std::vector<std::vector<double>> matrix(std::span<const double> totals) const {
+    (void)totals;
+    return {};
+  }
 };
 
 // For metrics that are a mean over rows: adds f(p_row, t_row, m) for each of the n rows of

@@ -60,6 +60,7 @@ struct TrainerOptions {
 struct EvalResult {
   double loss = 0;
   std::map<std::string, double> metrics;
+  std::map<std::string, std::vector<std::vector<double>>> matrices;  // matrix metrics' rows
   std::int64_t samples = 0;
   double seconds = 0;
 };
@@ -68,13 +69,14 @@ struct EpochRecord {
   std::int64_t epoch = 0;  // 1-based, as printed
   double loss = 0;
   std::map<std::string, double> metrics;
+  std::map<std::string, std::vector<std::vector<double>>> matrices;  // matrix metrics' rows
   std::optional<EvalResult> validation;
   std::int64_t samples = 0;
   double seconds = 0;  // training time of the epoch (validation excluded)
   double samples_per_second = 0;
 };
 
-struct History {
+struct DTNN_CORE_EXPORT History {
   std::vector<EpochRecord> epochs;
   std::optional<EvalResult> test_before, test;
   double train_samples_per_second = 0;  // steady state: the first 5 batches of the run excluded
@@ -118,6 +120,8 @@ class DTNN_CORE_EXPORT Trainer {
   void accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
                           std::span<double> totals) const;
   std::map<std::string, double> metric_values(std::span<const double> totals) const;
+  std::map<std::string, std::vector<std::vector<double>>> metric_matrices(
+      std::span<const double> totals) const;
 
   Model& model_;
   const Dataset& dataset_;
