@@ -252,6 +252,36 @@ class ChannelBlocked {
     if (iy < 0 || iy >= g_.h || ix < 0 || ix >= g_.w) return nullptr;
     return x + ((o.n * g_.h + iy) * g_.w + ix) * g_.c;
   }
+  // rows[b][t][m] for the chunk of pixels [p0, p0 + count): the input row tap t of pixel m of
+  // block b reads, the zero row where that is padding or past p_end. Taps are stepped through
+  // row by row (no division per tap: this runs once per pixel and tap, as often as a kernel's
+  // inner loop on layers of few channels).
+  template <class T>
+  void set_input_rows(const T* x, std::int64_t p0, std::int64_t p_end, std::int64_t count,
+                      const T** rows) const {
+    constexpr int M = kPixels;
+    const std::int64_t taps = g_.kh * g_.kw;
+    const T* zero = zero_row<T>();
+    Pixel o = Pixel::at(p0, ho_, wo_);
+    for (std::int64_t j = 0; j < count; ++j, o.next(ho_, wo_)) {
+      const T** slot = rows + j / M * taps * M + j % M;  // slot[t * M]: tap t
+      if (p0 + j >= p_end) {
+        for (std::int64_t t = 0; t < taps; ++t) slot[t * M] = zero;
+        continue;
+      }
+      const T* sample = x + o.n * g_.h * g_.w * g_.c;
+      const std::int64_t iy0 = o.y * g_.stride_h - g_.pad_h, ix0 = o.x * g_.stride_w - g_.pad_w;
+      std::int64_t t = 0;
+      for (std::int64_t ky = 0; ky < g_.kh; ++ky) {
+        const std::int64_t iy = iy0 + ky * g_.dilation_h;
+        const bool row_inside = iy >= 0 && iy < g_.h;
+        for (std::int64_t kx = 0; kx < g_.kw; ++kx, ++t) {
+          const std::int64_t ix = ix0 + kx * g_.dilation_w;
+          slot[t * M] = row_inside && ix >= 0 && ix < g_.w ? sample + (iy * g_.w + ix) * g_.c : zero;
+        }
+      }
+    }
+  }
   // The dy row that reaches input pixel q through tap (ky, kx), or null.
   template <class T>
   const T* output_row(const T* dy, const Pixel& q, std::int64_t ky, std::int64_t kx) const {
@@ -297,12 +327,7 @@ void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
                                std::int64_t k_end) {
       // rows[b][t][m]: the input row of tap t for pixel m of block b (the zero row past the end).
       const T** rows = this->rows<T>(omp_get_thread_num());
-      Pixel o = Pixel::at(p0, ho_, wo_);
-      for (std::int64_t p = p0; p < p0 + chunk; ++p, o.next(ho_, wo_))
-        for (std::int64_t t = 0; t < taps; ++t) {
-          const T* r = p < p_end ? input_row(x, o, t / g_.kw, t % g_.kw) : nullptr;
-          rows[((p - p0) / M * taps + t) * M + (p - p0) % M] = r ? r : zero_row<T>();
-        }
+      set_input_rows(x, p0, p_end, chunk, rows);
       // Pixels of a short last block write to a spare row.
       T spare[M][kVectors * simd::kLanes<T>];
       for_channel_blocks<T>(k_end - k_begin, [&]<class V, int NV>(std::int64_t k0) {
