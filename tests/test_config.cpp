@@ -87,3 +87,13 @@ TEST_CASE("closest_match") {
   CHECK(closest_match("lerning_rate", {"learning_rate", "momentum"}) == "learning_rate");
   CHECK(closest_match("zzzzzz", {"learning_rate", "momentum"}).empty());
 }
+
+TEST_CASE("metrics are names or objects with parameters; a bad entry or parameter is named") {
+  auto ok = write("metrics.json", R"({"model": "simplecnn",
+      "metrics": ["categorical_accuracy", {"name": "recall", "positive_class": 3}]})");
+  CHECK(load_experiment(ok, {}).json["metrics"][1]["positive_class"] == 3);
+  auto bad = write("metrics_bad.json", R"({"model": "simplecnn", "metrics": [{"positive_class": 3}]})");
+  CHECK(test::error_of([&] { load_experiment(bad, {}); })
+            .find("metrics[0]: expected a metric name, or {\"name\": ..., parameters...}") !=
+        std::string::npos);
+}

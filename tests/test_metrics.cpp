@@ -143,3 +143,20 @@ TEST_CASE("confusion matrices: counts by hand, summed over batches, in the histo
   CHECK(trace / 25 == doctest::Approx(h.test->metrics.at("categorical_accuracy")));
   CHECK(h.to_json().find("\"multiclass_confusion_matrix_matrix\"") != std::string::npos);
 }
+
+TEST_CASE("a metric's parameters come from its entry in the experiment") {
+  json config = json::parse(R"({
+    "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]},
+    "dataset": {"name": "synthetic", "input_shape": [4], "classes": 3, "train_samples": 30,
+                "test_samples": 30},
+    "metrics": [{"name": "recall", "positive_class": 0}, {"name": "precision", "positive_class": 2}],
+    "training": {"batch_size": 10, "epochs": 0}, "output": {"progress": "none"}})");
+  Experiment e(make_experiment(config, {}, "test"), test::plugins());
+  CHECK(e.run().test->metrics.count("recall") == 1);
+  config["metrics"][1]["positive_clas"] = 2;
+  const std::string error =
+      test::error_of([&] { Experiment bad(make_experiment(config, {}, "test"), test::plugins()); });
+  CAPTURE(error);
+  CHECK(error.find("metrics[1].positive_clas: unknown parameter of metric 'precision'") !=
+        std::string::npos);
+}

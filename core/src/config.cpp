@@ -223,9 +223,12 @@ void validate_experiment(json& config, const std::string& where) {
   const json& ws = config["conv"]["workspace"];
   require(ws == "shared" || ws == "per_layer", where, "conv.workspace",
           "\"shared\" (one buffer for all layers) or \"per_layer\"", ws);
-  for (std::size_t i = 0; i < config["metrics"].size(); ++i)
-    require(config["metrics"][i].is_string(), where, "metrics[" + std::to_string(i) + "]",
-            "a metric name", config["metrics"][i]);
+  for (std::size_t i = 0; i < config["metrics"].size(); ++i) {
+    const json& m = config["metrics"][i];
+    require(m.is_string() || (m.is_object() && m.contains("name") && m["name"].is_string()), where,
+            "metrics[" + std::to_string(i) + "]",
+            "a metric name, or {\"name\": ..., parameters...}", m);
+  }
   for (std::size_t i = 0; i < config["schedulers"].size(); ++i) {
     const json& s = config["schedulers"][i];
     require(s.is_object() && s.contains("name") && s["name"].is_string(), where,

@@ -160,10 +160,16 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   }
   loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
                                    Params(json::object(), where + ": loss"));
-  for (std::size_t i = 0; i < j["metrics"].size(); ++i)
-    metrics_.push_back(registry.create_as<Metric>(
-        "metric", j["metrics"][i].get<std::string>(),
-        Params(json::object(), where + ": metrics[" + std::to_string(i) + "]")));
+  for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
+    const json& m = j["metrics"][i];
+    const std::string at = where + ": metrics[" + std::to_string(i) + "]";
+    if (m.is_string())
+      metrics_.push_back(registry.create_as<Metric>("metric", m.get<std::string>(),
+                                                    Params(json::object(), at)));
+    else
+      metrics_.push_back(registry.create_as<Metric>("metric", m["name"].get<std::string>(),
+                                                    Params(m, at), {"name"}));
+  }
   for (std::size_t i = 0; i < j["schedulers"].size(); ++i) {
     const json& s = j["schedulers"][i];
     schedulers_.push_back(registry.create_as<Scheduler>(
