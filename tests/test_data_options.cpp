@@ -140,3 +140,32 @@ TEST_CASE("dataset percentage, test as validation and normalisation in a run") {
   CHECK(test::error_of([&] { run(bad); }).find("dataset.augment_horizontal_flip: expected a probability") !=
         std::string::npos);
 }
+
+TEST_CASE("normalize: offset and scale, then per-channel mean and deviation, in both layouts") {
+  AugmentOptions o;
+  o.normalize_scale = 2.0;
+  o.normalize_offset = -1.0;
+  o.channel_mean = {1.0, 201.0};
+  o.channel_std = {2.0, 4.0};
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    CAPTURE(to_string(layout));
+    Tensor x = image(layout);
+    normalize(x, o);
+    for (int y = 0; y < 3; ++y)
+      for (int xx = 0; xx < 4; ++xx)
+        for (int c = 0; c < 2; ++c) {
+          const double v = (100 * c + 10 * y + xx + 1) * 2.0 - 1.0;
+          CHECK(value(x, 0, y, xx, c) == doctest::Approx((v - o.channel_mean[c]) / o.channel_std[c]));
+        }
+  }
+  json bad = json::parse(R"({
+    "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]},
+    "dataset": {"name": "synthetic", "input_shape": [4, 4, 2], "classes": 3, "normalize_mean": [0, 0],
+                "normalize_std": [1]}})");
+  CHECK(test::error_of([&] { run(bad); }).find("dataset.normalize_std: expected as many positive numbers") !=
+        std::string::npos);
+  bad["dataset"]["normalize_mean"] = {0, 0, 0};
+  bad["dataset"]["normalize_std"] = {1, 1, 1};
+  CHECK(test::error_of([&] { run(bad); }).find("dataset.normalize_mean: 3 values, but the samples (4, 4, 2) have 2 channels") !=
+        std::string::npos);
+}

@@ -50,11 +50,27 @@ void augment(Tensor& x, std::span<const std::int64_t> ids, const AugmentOptions&
 
 void normalize(Tensor& x, const AugmentOptions& o) {
   if (!o.normalizes()) return;
+  const auto channels = static_cast<std::int64_t>(o.channel_mean.size());
+  const bool nhwc = x.layout() == Layout::nhwc || x.shape().rank() < 4;
+  const std::int64_t sample = x.numel() / std::max<std::int64_t>(x.dim(0), 1);
+  if (channels > 0) {
+    const std::int64_t c = nhwc ? x.dim(x.shape().rank() - 1) : x.dim(1);
+    DTNN_CHECK(c == channels, "dataset: normalize_mean has " + std::to_string(channels) +
+                                  " values, the samples have " + std::to_string(c) + " channels");
+  }
   dispatch_dtype(x.dtype(), [&](auto z) {
     using T = decltype(z);
     T* p = x.data<T>();
     const T scale = static_cast<T>(o.normalize_scale), offset = static_cast<T>(o.normalize_offset);
-    parallel_for(x.numel(), kParallelGrain, [&](std::int64_t i) { p[i] = p[i] * scale + offset; });
+    parallel_for(x.numel(), kParallelGrain, [&](std::int64_t i) {
+      T v = p[i] * scale + offset;
+      if (channels > 0) {
+        const std::int64_t ch = nhwc ? i % channels : i % sample / (sample / channels);
+        v = (v - static_cast<T>(o.channel_mean[static_cast<std::size_t>(ch)])) /
+            static_cast<T>(o.channel_std[static_cast<std::size_t>(ch)]);
+      }
+      p[i] = v;
+    });
   });
 }
 

@@ -44,7 +44,7 @@ json experiment_defaults() {
     "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0,
                 "test_as_validation": false, "percentage": 0.0, "augment_horizontal_flip": 0.0,
                 "augment_random_crop": 0.0, "augment_crop_padding": 4, "normalize_scale": 1.0,
-                "normalize_offset": 0.0},
+                "normalize_offset": 0.0, "normalize_mean": [], "normalize_std": []},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
@@ -214,6 +214,15 @@ void validate_experiment(json& config, const std::string& where) {
     require(p >= 0.0 && p <= 1.0, where, std::string("dataset.") + key, "a probability in [0, 1]",
             d[key]);
   }
+  const json &mean = d["normalize_mean"], &stdv = d["normalize_std"];
+  const bool numbers = std::all_of(mean.begin(), mean.end(), [](const json& v) { return v.is_number(); }) &&
+                       std::all_of(stdv.begin(), stdv.end(), [](const json& v) {
+                         return v.is_number() && v.get<double>() > 0;
+                       });
+  require(numbers && mean.size() == stdv.size(), where, "dataset.normalize_std",
+          "as many positive numbers as dataset.normalize_mean has numbers (per-channel mean and "
+          "standard deviation)",
+          stdv);
   require(d["augment_crop_padding"].get<std::int64_t>() >= 0, where,
           "dataset.augment_crop_padding", "an integer >= 0", d["augment_crop_padding"]);
   require(config["optimizer"]["name"].is_string(), where, "optimizer.name", "a string",

@@ -92,7 +92,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   static const std::vector<std::string> kDatasetCoreKeys = {
       "name",         "validation_split",        "train_limit",         "test_limit",
       "test_as_validation", "percentage",        "augment_horizontal_flip",
-      "augment_random_crop", "augment_crop_padding", "normalize_scale", "normalize_offset"};
+      "augment_random_crop", "augment_crop_padding", "normalize_scale", "normalize_offset",
+      "normalize_mean", "normalize_std"};
   dataset_ =
       registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
                                   Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
@@ -193,6 +194,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.augment.crop_padding = d["augment_crop_padding"].get<std::int64_t>();
   to.augment.normalize_scale = d["normalize_scale"].get<double>();
   to.augment.normalize_offset = d["normalize_offset"].get<double>();
+  to.augment.channel_mean = d["normalize_mean"].get<std::vector<double>>();
+  to.augment.channel_std = d["normalize_std"].get<std::vector<double>>();
   to.seed = mo.seed;
   to.shuffle = t["shuffle"].get<bool>();
   to.evaluate = t["evaluate"].get<bool>();

@@ -88,6 +88,13 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   const DType dtype = model_.options().dtype;
   x_ = Tensor::empty(dataset_.sample_shape(layout).with_batch(max_batch), dtype, layout);
   y_ = Tensor::empty(Shape{max_batch, dataset_.num_classes()}, dtype, layout);
+  if (const auto means = static_cast<std::int64_t>(options_.augment.channel_mean.size()); means > 0) {
+    const Shape sample = dataset_.sample_shape(layout);
+    const std::int64_t channels = sample.rank() == 3 ? sample[layout == Layout::nhwc ? 2 : 0] : sample[sample.rank() - 1];
+    if (channels != means)
+      throw Error("dataset.normalize_mean: " + std::to_string(means) + " values, but the samples " +
+                  sample.str() + " have " + std::to_string(channels) + " channels");
+  }
   if (options_.augment.augments()) {
     if (x_.shape().rank() != 4) throw Error("dataset: augmentation needs image samples");
     augment_scratch_ = Tensor::empty(
