@@ -337,6 +337,19 @@ History Trainer::fit() {
   double steady_seconds = 0;
   auto run_start = Clock::now();
 
+  // Rank r's part of step s's global batch, {first position in order, count}: the batch cut
+  // into contiguous parts that differ by at most one sample.
+  auto part = [&](std::int64_t step, int r) {
+    const std::int64_t b0 = step * batch, global_n = std::min(batch, epoch_samples_ - b0);
+    return std::pair{b0 + global_n * r / ranks,
+                     global_n * (r + 1) / ranks - global_n * r / ranks};
+  };
+  auto my_indices = [&](std::int64_t step) {
+    const auto [lo, n] = part(step, me);
+    return std::span<const std::int64_t>(order).subspan(static_cast<std::size_t>(lo),
+                                                        static_cast<std::size_t>(n));
+  };
+
   for (std::int64_t epoch = options_.start.epoch; epoch < options_.epochs && !state.stop_training;
        ++epoch) {
     std::iota(shuffled.begin(), shuffled.end(), 0);
@@ -356,26 +369,16 @@ History Trainer::fit() {
     for (std::int64_t s = first_step; s < steps; ++s) {
       state.batch = s;
       for (auto& sc : schedulers_) sc->on_batch_begin(state);
-      const std::int64_t b0 = s * batch, global_n = std::min(batch, epoch_samples_ - b0);
-      for (int r = 0; r < ranks; ++r)
-        counts[static_cast<std::size_t>(r)] = global_n * (r + 1) / ranks - global_n * r / ranks;
-      const std::int64_t lo = b0 + global_n * me / ranks, n = counts[static_cast<std::size_t>(me)];
+      for (int r = 0; r < ranks; ++r) counts[static_cast<std::size_t>(r)] = part(s, r).second;
+      const std::int64_t n = counts[static_cast<std::size_t>(me)];
       const bool sync_gradients =
           ranks > 1 && sync.frequency == 0 && available(counts) >= sync.min_available;
       const double weight =
           sync_gradients ? rank_weight(sync.algorithm, sync.participation, counts, me) : 1.0;
-      if (s + 1 < steps) {  // the next step's share of this rank, for datasets that decode
-        const std::int64_t nb0 = (s + 1) * batch, next_n = std::min(batch, epoch_samples_ - nb0);
-        const std::int64_t next_lo = nb0 + next_n * me / ranks;
-        const std::int64_t next_count = next_n * (me + 1) / ranks - next_n * me / ranks;
-        dataset_.prefetch(Split::train, std::span<const std::int64_t>(order).subspan(
-                                            static_cast<std::size_t>(next_lo),
-                                            static_cast<std::size_t>(next_count)));
-      }
+      // The next step's part, for datasets that decode ahead.
+      if (s + 1 < steps) dataset_.prefetch(Split::train, my_indices(s + 1));
       auto t0 = Clock::now();
-      const double l = train_step(std::span<const std::int64_t>(order).subspan(
-                                      static_cast<std::size_t>(lo), static_cast<std::size_t>(n)),
-                                  weight, sync_gradients);
+      const double l = train_step(my_indices(s), weight, sync_gradients);
       for (int r = 0; r < ranks; ++r) {
         since_sync[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];
         trained[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];
