@@ -89,11 +89,15 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
 
-  static const std::vector<std::string> kDatasetCoreKeys = {
-      "name",         "validation_split",        "train_limit",         "test_limit",
-      "test_as_validation", "percentage",        "augment_horizontal_flip",
-      "augment_random_crop", "augment_crop_padding", "normalize_scale", "normalize_offset",
-      "normalize_mean", "normalize_std"};
+  // The experiment's own dataset keys (every key of the defaults' dataset object) are not the
+  // plugin's parameters.
+  static const std::vector<std::string> kDatasetCoreKeys = [] {
+    const json defaults = experiment_defaults();
+    std::vector<std::string> keys;
+    for (auto it = defaults["dataset"].begin(); it != defaults["dataset"].end(); ++it)
+      keys.push_back(it.key());
+    return keys;
+  }();
   dataset_ =
       registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
                                   Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
