@@ -87,7 +87,9 @@ class Walker {
       add(base + "weights", w, {w.dim(0), w.dim(1), w.dim(2), w.dim(3)},
           nhwc_ ? std::vector<int>{3, 2, 0, 1} : std::vector<int>{0, 1, 2, 3});
       if (const Tensor* b = param("biases")) add(base + "biases", *b, {b->dim(0)}, {0});
-      if (param("batchnorm.gamma")) batchnorm(layer, params, "batchnorm.");
+      if (param("batchnorm.gamma"))  // a fused batchnorm: the next id, as the layer it was
+        batchnorm(layer, params, "batchnorm.",
+                  std::to_string(next_id_++) + "_BatchNormalization_");
     } else if (type == "depthwise_conv2d") {
       const Tensor& w = *param("weights");
       add(base + "weights", w, {w.dim(0), w.dim(1), w.dim(2)},
@@ -102,17 +104,16 @@ class Walker {
         add(base + "weights", w, {w.dim(0), w.dim(1)}, {0, 1});
       if (const Tensor* b = param("biases")) add(base + "biases", *b, {b->dim(0)}, {0});
     } else if (type == "batchnorm") {
-      --next_id_;  // batchnorm() numbers it
-      batchnorm(layer, params, "");
+      batchnorm(layer, params, "", base);
     }
     if (type == "flatten") flattened_ = input;
     if (relu_fused) ++next_id_;  // the fused relu's id
   }
 
   // A batchnorm's gamma, beta (parameters named prefix + ...) and running statistics (the
-  // layer's state, in that order).
-  void batchnorm(Layer& layer, const std::vector<Parameter>& params, const std::string& prefix) {
-    const std::string base = std::to_string(next_id_++) + "_BatchNormalization_";
+  // layer's state, in that order), under keys base + attribute.
+  void batchnorm(Layer& layer, const std::vector<Parameter>& params, const std::string& prefix,
+                 const std::string& base) {
     for (const auto& p : params)
       if (p.name == prefix + "gamma" || p.name == prefix + "beta")
         add(base + p.name.substr(prefix.size()), p.value, {p.value.dim(0)}, {0});
