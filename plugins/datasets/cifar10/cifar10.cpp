@@ -22,6 +22,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "../common/one_hot.hpp"
 
 namespace {
 
@@ -119,7 +120,6 @@ class Cifar10 final : public Dataset {
       const Part& part = split_[static_cast<int>(s)];
       const bool nhwc = x.layout() == Layout::nhwc;
       T* xp = x.data<T>();
-      T* yp = y.data<T>();
       parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
         const std::int64_t id = indices[static_cast<std::size_t>(i)];
         const std::uint8_t* planes = part.pixels.data() + id * 3 * kPixels;
@@ -129,9 +129,7 @@ class Cifar10 final : public Dataset {
           for (std::int64_t p = 0; p < kPixels; ++p)
             dst[nhwc ? p * 3 + c : c * kPixels + p] = T(planes[c * kPixels + p]) * scale + offset;
         }
-        T* label = yp + i * 10;
-        for (int c = 0; c < 10; ++c) label[c] = T(0);
-        label[part.labels[static_cast<std::size_t>(id)]] = T(1);
+        datasets::write_one_hot<T>(y, i, part.labels[static_cast<std::size_t>(id)]);
       });
     });
   }

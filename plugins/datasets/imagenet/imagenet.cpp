@@ -18,6 +18,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "../common/one_hot.hpp"
 #include "image_io.hpp"
 
 namespace {
@@ -117,7 +118,7 @@ class ImageFolder final : public Dataset {
     const float* pixels = prefetched ? pending_.pixels.data() : local.data();
     const Part& part = split_[static_cast<int>(s)];
     const bool nhwc = x.layout() == Layout::nhwc;
-    const std::int64_t hw = size_ * size_, k = num_classes();
+    const std::int64_t hw = size_ * size_;
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
@@ -125,9 +126,8 @@ class ImageFolder final : public Dataset {
         T* dst = x.data<T>() + i * sample;
         for (std::int64_t p = 0; p < hw; ++p)
           for (int c = 0; c < 3; ++c) dst[nhwc ? p * 3 + c : c * hw + p] = static_cast<T>(src[p * 3 + c]);
-        T* label = y.data<T>() + i * k;
-        std::fill(label, label + k, T(0));
-        label[part.labels[static_cast<std::size_t>(indices[static_cast<std::size_t>(i)])]] = T(1);
+        datasets::write_one_hot<T>(
+            y, i, part.labels[static_cast<std::size_t>(indices[static_cast<std::size_t>(i)])]);
       });
     });
   }

@@ -14,6 +14,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "../common/one_hot.hpp"
 #include "../common/read_file.hpp"
 
 namespace {
@@ -106,16 +107,13 @@ class Mnist final : public Dataset {
       const Part& part = split_[static_cast<int>(s)];
       const std::int64_t pixels = rows_ * cols_;
       T* xp = x.data<T>();
-      T* yp = y.data<T>();
       const T scale = T(1) / T(255);
       parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
         const std::int64_t id = indices[static_cast<std::size_t>(i)];
         const std::uint8_t* src = part.images.data() + id * pixels;
         T* dst = xp + i * pixels;
         for (std::int64_t j = 0; j < pixels; ++j) dst[j] = T(src[j]) * scale;
-        T* label = yp + i * 10;
-        for (int c = 0; c < 10; ++c) label[c] = T(0);
-        label[part.labels[static_cast<std::size_t>(id)]] = T(1);
+        datasets::write_one_hot<T>(y, i, part.labels[static_cast<std::size_t>(id)]);
       });
     });
   }

@@ -7,6 +7,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "../common/one_hot.hpp"
 #include "dtnn/rng.hpp"
 
 namespace {
@@ -39,14 +40,14 @@ class Synthetic final : public Dataset {
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       const std::int64_t m = hwc_.numel();
-      T *xp = x.data<T>(), *yp = y.data<T>();
+      T* xp = x.data<T>();
       parallel_for(static_cast<std::int64_t>(indices.size()), 4, [&](std::int64_t i) {
         Rng rng(Rng::derive(seed_ * 2 + static_cast<std::uint64_t>(s),
                             static_cast<std::uint64_t>(indices[static_cast<std::size_t>(i)])));
         for (std::int64_t j = 0; j < m; ++j) xp[i * m + j] = static_cast<T>(rng.uniform());
         const std::int64_t label =
             static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(classes_)));
-        for (std::int64_t c = 0; c < classes_; ++c) yp[i * classes_ + c] = T(c == label ? 1 : 0);
+        datasets::write_one_hot<T>(y, i, label);
       });
     });
   }
