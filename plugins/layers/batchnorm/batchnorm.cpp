@@ -21,6 +21,7 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/fused_relu.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -95,11 +96,7 @@ class BatchNorm final : public Layer {
       if (!relu_) return backward_t<T>(x, dy, dx);
       // Through the fused relu first: dy where y > 0, else 0.
       Tensor masked = masked_dy_.slice_batch(0, dy.dim(0));
-      const T* yp = y.data<T>();
-      const T* dyp = dy.data<T>();
-      T* mp = masked.data<T>();
-      parallel_for(dy.numel(), kParallelGrain,
-                   [&](std::int64_t i) { mp[i] = yp[i] > T(0) ? dyp[i] : T(0); });
+      relu_gradient<T>(y, dy, masked);
       backward_t<T>(x, masked, dx);
     });
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/log.hpp"
@@ -182,11 +183,7 @@ class Conv2d final : public Layer {
         algorithm_->forward(x, w_, y);
         if (use_bias_) add_bias<T>(y, b_);
       }
-      if (relu_) {
-        T* yp = y.data<T>();
-        parallel_for(y.numel(), kParallelGrain,
-                     [&](std::int64_t i) { yp[i] = std::max(yp[i], T(0)); });
-      }
+      if (relu_) relu_in_place<T>(y);
     });
   }
 
@@ -197,11 +194,7 @@ class Conv2d final : public Layer {
       Tensor g = dy;  // dLoss/d(conv output + bias), built up through the fused layers
       if (relu_) {    // through the relu: dy where y > 0
         Tensor masked = (bn_ ? relu_grad_ : grad_).slice_batch(0, n);
-        const T* yp = y.data<T>();
-        const T* dyp = dy.data<T>();
-        T* mp = masked.data<T>();
-        parallel_for(dy.numel(), kParallelGrain,
-                     [&](std::int64_t i) { mp[i] = yp[i] > T(0) ? dyp[i] : T(0); });
+        relu_gradient<T>(y, dy, masked);
         g = masked;
       }
       if (bn_) {  // through the batchnorm, whose input was the internal buffer
