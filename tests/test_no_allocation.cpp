@@ -90,16 +90,15 @@ int main() {
       std::vector<std::int64_t> ids(64);
       std::iota(ids.begin(), ids.end(), 0);
       const std::span<const std::int64_t> full(ids), partial(ids.data(), 37);
-      for (int i = 0; i < 3; ++i) {
-        e.trainer().train_step(full);
-        e.trainer().train_step(partial);
-      }
+      // Each step names the next, whose batch the loader makes in its thread meanwhile.
+      auto two_steps = [&] {
+        e.trainer().train_step(full, 1.0, false, partial);
+        e.trainer().train_step(partial, 1.0, false, full);
+      };
+      for (int i = 0; i < 3; ++i) two_steps();
       g_allocations = 0;
       g_counting = true;
-      for (int i = 0; i < 10; ++i) {
-        e.trainer().train_step(full);
-        e.trainer().train_step(partial);
-      }
+      for (int i = 0; i < 10; ++i) two_steps();
       g_counting = false;
       const long n = g_allocations.load();
       std::printf("%s %s %s: %ld heap allocations in 20 steady-state training steps\n", c.model,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
 
 #include "dtnn/experiment.hpp"
 #include "test_support.hpp"
@@ -163,4 +164,50 @@ TEST_CASE("ResNet-20 trains on CIFAR-10-format files: the loss falls and the cla
                        << h.test->metrics.at("categorical_accuracy"));
   CHECK(h.test->loss < 0.5 * h.test_before->loss);
   CHECK(h.test->metrics.at("categorical_accuracy") >= 0.8);  // measured 0.914 (chance: 0.1)
+}
+
+TEST_CASE("--history-file: PyDTNN's text columns, or dtnn's JSON for a .json name") {
+  const auto dir = test::temp_dir("history");
+  json config = synthetic_experiment("float32", "NHWC");
+  config["training"]["epochs"] = 3;
+  config["dataset"]["validation_split"] = 0.25;
+  config["metrics"] = {"categorical_accuracy", "categorical_mse"};
+  config["output"] = {{"progress", "none"}, {"history", (dir / "history.txt").string()}};
+  History h;
+  {
+    Experiment e(make_experiment(config, {}, "test"), test::plugins());
+    h = e.run();
+  }
+  config["output"]["history"] = (dir / "history.json").string();
+  Experiment(make_experiment(config, {}, "test"), test::plugins()).run();
+
+  // A line per epoch: the epoch from 0, then loss, accuracy, mse, and the same on validation.
+  std::ifstream text(dir / "history.txt");
+  std::string line;
+  int epoch = 0;
+  while (std::getline(text, line)) {
+    CAPTURE(line);
+    REQUIRE(epoch < 3);
+    const EpochRecord& r = h.epochs[static_cast<std::size_t>(epoch)];
+    std::istringstream fields(line);
+    int index = -1;
+    std::vector<double> v(6, -1);
+    fields >> index >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5];
+    CHECK(index == epoch);
+    CHECK(line.size() == 3 + 6 * 21);  // "%3d" and six " %20.4f"
+    const std::vector<double> expected = {
+        r.loss, r.metrics.at("categorical_accuracy"), r.metrics.at("categorical_mse"),
+        r.validation->loss, r.validation->metrics.at("categorical_accuracy"),
+        r.validation->metrics.at("categorical_mse")};
+    for (std::size_t k = 0; k < 6; ++k) CHECK(v[k] == doctest::Approx(expected[k]).epsilon(1e-3));
+    ++epoch;
+  }
+  CHECK(epoch == 3);
+  std::ifstream js(dir / "history.json");
+  CHECK(json::parse(js)["epochs"].size() == 3);
+
+  config["output"]["history_format"] = "csv";
+  CHECK_THROWS_WITH_AS(make_experiment(config, {}, "test"),
+                       doctest::Contains("output.history_format"), Error);
+  std::filesystem::remove_all(dir);
 }

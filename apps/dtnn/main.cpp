@@ -79,7 +79,14 @@ const FlagKey kFlags[] = {
     {"random-seed", "training.seed", 'i', "random seed (PyDTNN's newer name)"},
     {"model-state-filename", "training.weights_and_bias_filename", 's',
      "start from these weights (PyDTNN's newer name for --weights-and-bias-filename)"},
-    {"history-file", "output.history", 's', "write the training history (JSON) here"},
+    {"history-file", "output.history", 's',
+     "write the training history here: PyDTNN's text columns, or JSON for a .json name"},
+    {"history-format", "output.history_format", 's', "auto (by the file name), json or pydtnn"},
+    {"transform-crop-perc", "dataset.transform_central_crop", 'f',
+     "central crop: the fraction of image height and width kept (1: off)"},
+    {"transform-resize-size", "dataset.transform_resize", 'i',
+     "resize images to this side, after the crop (0: off)"},
+    {"prefetch", "dataset.prefetch", 'b', "make the next training batch while the current trains"},
     {"fused-conv-relu", "fusion.conv_relu", 'b', "fuse conv2d and relu"},
     {"fused-conv-bn", "fusion.conv_batchnorm", 'b', "fuse conv2d and batchnorm"},
     {"fused-conv-bn-relu", "fusion.conv_batchnorm_relu", 'b', "fuse conv2d, batchnorm and relu"},
@@ -171,7 +178,8 @@ po::options_description experiment_options(std::vector<std::string>& sets, std::
   po::options_description desc("experiment options");
   desc.add_options()("set,s", po::value(&sets)->composing(),
                      "override a config key: --set training.epochs=2 (repeatable)")(
-      "history", po::value(&history), "write the training history (JSON) to this file");
+      "history", po::value(&history),
+      "write the training history to this file (JSON for a .json name, else PyDTNN's columns)");
   flag_values.resize(std::size(kFlags));
   po::options_description pydtnn("PyDTNN launcher flags (also spelled with underscores)");
   for (std::size_t i = 0; i < std::size(kFlags); ++i)

@@ -44,7 +44,8 @@ json experiment_defaults() {
     "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0,
                 "test_as_validation": false, "percentage": 0.0, "augment_horizontal_flip": 0.0,
                 "augment_random_crop": 0.0, "augment_crop_padding": 4, "normalize_scale": 1.0,
-                "normalize_offset": 0.0, "normalize_mean": [], "normalize_std": []},
+                "normalize_offset": 0.0, "normalize_mean": [], "normalize_std": [],
+                "transform_central_crop": 1.0, "transform_resize": 0, "prefetch": true},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
@@ -61,7 +62,7 @@ json experiment_defaults() {
                  "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true,
                  "timeout_s": 600},
     "output": {"history": "", "progress": "auto", "checkpoint_dir": "", "checkpoint_keep": 3,
-               "weights_npz": ""}
+               "weights_npz": "", "history_format": "auto"}
   })");
 }
 
@@ -223,6 +224,14 @@ void validate_experiment(json& config, const std::string& where) {
           "as many positive numbers as dataset.normalize_mean has numbers (per-channel mean and "
           "standard deviation)",
           stdv);
+  const double crop = d["transform_central_crop"].get<double>();
+  require(crop > 0.0 && crop <= 1.0, where, "dataset.transform_central_crop",
+          "the fraction of height and width kept, in (0, 1] (1: off)", d["transform_central_crop"]);
+  require(d["transform_resize"].get<std::int64_t>() >= 0, where, "dataset.transform_resize",
+          "an integer >= 0 (the side of the resized image; 0: off)", d["transform_resize"]);
+  const json& history_format = config["output"]["history_format"];
+  require(history_format == "auto" || history_format == "json" || history_format == "pydtnn",
+          where, "output.history_format", "\"auto\", \"json\" or \"pydtnn\"", history_format);
   require(d["augment_crop_padding"].get<std::int64_t>() >= 0, where,
           "dataset.augment_crop_padding", "an integer >= 0", d["augment_crop_padding"]);
   require(config["optimizer"]["name"].is_string(), where, "optimizer.name", "a string",

@@ -15,6 +15,7 @@
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/dataset.hpp"
+#include "dtnn/image_transform.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
@@ -101,6 +102,18 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   dataset_ =
       registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
                                   Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
+  // A rank's batch: training.batch_size, or its share of training.global_batch_size.
+  const std::int64_t global_batch = t["global_batch_size"].get<std::int64_t>();
+  const std::int64_t rank_batch = global_batch > 0
+                                      ? (global_batch + comm_->size() - 1) / comm_->size()
+                                      : t["batch_size"].get<std::int64_t>();
+  const std::int64_t max_batch = std::max({rank_batch, t["batch_size"].get<std::int64_t>(),
+                                           t["eval_batch_size"].get<std::int64_t>()});
+  TransformOptions transform;
+  transform.central_crop = j["dataset"]["transform_central_crop"].get<double>();
+  transform.resize_height = transform.resize_width = j["dataset"]["transform_resize"].get<std::int64_t>();
+  if (transform.transforms())
+    dataset_ = std::make_shared<TransformedDataset>(dataset_, transform, max_batch, dtype, layout);
 
   ModelSpec spec =
       j["model"].is_object()
@@ -117,13 +130,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
                 std::to_string(comm_->size()) +
                 " processes were started: use \"data\" or \"auto\" (--parallel data), or run "
                 "one process");
-  // A rank's batch: training.batch_size, or its share of training.global_batch_size.
-  const std::int64_t global_batch = t["global_batch_size"].get<std::int64_t>();
-  const std::int64_t rank_batch = global_batch > 0
-                                      ? (global_batch + comm_->size() - 1) / comm_->size()
-                                      : t["batch_size"].get<std::int64_t>();
-  mo.max_batch = std::max({rank_batch, t["batch_size"].get<std::int64_t>(),
-                           t["eval_batch_size"].get<std::int64_t>()});
+  mo.max_batch = max_batch;
   mo.seed = t["seed"].get<std::uint64_t>();
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
   mo.conv_params = Params(j["conv"], where + ": conv");
@@ -200,6 +207,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.augment.normalize_offset = d["normalize_offset"].get<double>();
   to.augment.channel_mean = d["normalize_mean"].get<std::vector<double>>();
   to.augment.channel_std = d["normalize_std"].get<std::vector<double>>();
+  to.prefetch = d["prefetch"].get<bool>();
   to.seed = mo.seed;
   to.shuffle = t["shuffle"].get<bool>();
   to.evaluate = t["evaluate"].get<bool>();
@@ -260,7 +268,12 @@ History Experiment::run() {
     if (!reports.empty()) std::fputs(reports.c_str(), stdout);
   }
   const std::string history_file = config_.json["output"]["history"].get<std::string>();
-  if (!history_file.empty() && comm_->rank() == 0) write_file_atomically(history_file, h.to_json());
+  if (!history_file.empty() && comm_->rank() == 0) {
+    std::string format = config_.json["output"]["history_format"].get<std::string>();
+    if (format == "auto")
+      format = std::filesystem::path(history_file).extension() == ".json" ? "json" : "pydtnn";
+    write_file_atomically(history_file, format == "json" ? h.to_json() : h.to_pydtnn_text());
+  }
   const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();
   if (!weights.empty() && comm_->rank() == 0) save_pydtnn_weights(*model_, weights);
   return h;

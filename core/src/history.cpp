@@ -1,3 +1,5 @@
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "dtnn/trainer.hpp"
@@ -41,6 +43,25 @@ std::string History::to_json() const {
     j["buckets"] = buckets;
   }
   return j.dump(2) + "\n";
+}
+
+std::string History::to_pydtnn_text() const {
+  std::string text;
+  char field[64];
+  auto put = [&](double v) {
+    std::snprintf(field, sizeof field, " %20.4f", v);
+    text += field;
+  };
+  for (const auto& e : epochs) {
+    std::snprintf(field, sizeof field, "%3lld", static_cast<long long>(e.epoch - 1));
+    text += field;
+    put(e.loss);
+    for (const auto& m : metric_names) put(e.metrics.at(m));
+    put(e.validation ? e.validation->loss : 0.0);
+    for (const auto& m : metric_names) put(e.validation ? e.validation->metrics.at(m) : 0.0);
+    text += "\n";
+  }
+  return text;
 }
 
 }  // namespace dtnn

@@ -95,11 +95,8 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
       throw Error("dataset.normalize_mean: " + std::to_string(means) + " values, but the samples " +
                   sample.str() + " have " + std::to_string(channels) + " channels");
   }
-  if (options_.augment.augments()) {
-    if (x_.shape().rank() != 4) throw Error("dataset: augmentation needs image samples");
-    augment_scratch_ = Tensor::empty(
-        Shape{std::max(1, omp_get_max_threads()) * dataset_.sample_shape(layout).numel()}, dtype);
-  }
+  loader_ = std::make_unique<BatchLoader>(dataset_, options_.augment, max_batch, dtype, layout,
+                                          options_.prefetch);
   for (const auto& m : metrics_) {
     m->set_classes(dataset_.num_classes());
     metric_offsets_.push_back(metric_totals_.size());
@@ -151,14 +148,12 @@ class UpdateWhenReady final : public GradientListener {
 }  // namespace
 
 double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
-                           bool sync_gradients) {
+                           bool sync_gradients, std::span<const std::int64_t> next) {
   const auto n = static_cast<std::int64_t>(indices.size());
   double batch_loss = 0;
-  Tensor x = x_.slice_batch(0, n), y = y_.slice_batch(0, n);
+  auto [x, y] = loader_->take(indices, augment_seed_);
+  if (!next.empty()) loader_->request(next, augment_seed_);
   if (n > 0) {
-    dataset_.read(Split::train, indices, x, y);
-    augment(x, indices, options_.augment, augment_seed_, augment_scratch_);
-    normalize(x, options_.augment);
     const Tensor& prediction = model_.forward(x, Mode::train);
     batch_loss = loss_.forward(prediction, y);
     accumulate_metrics(prediction, y, metric_totals_);
@@ -210,6 +205,7 @@ std::map<std::string, double> Trainer::metric_values(std::span<const double> tot
 EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) {
   auto t0 = Clock::now();
   EvalResult r;
+  loader_->settle();  // its thread reads the dataset too
   std::vector<double> totals(metric_totals_.size() + 2, 0.0);  // metrics..., loss sum, samples
   std::vector<std::int64_t> idx(static_cast<std::size_t>(options_.eval_batch_size));
   // Each rank evaluates its own contiguous share; the sums are reduced.
@@ -252,6 +248,8 @@ void Trainer::restore_scheduler_states() {
 
 History Trainer::fit() {
   History history;
+  history.loss_name = loss_.name();
+  for (const auto& m : metrics_) history.metric_names.push_back(m->name());
   // Rank 0's choice for every rank: with several ranks the bar takes a collective, so ranks whose
   // stdout differs (a terminal on one, a pipe on another) must still decide alike.
   double bar_on_rank0 = options_.progress == ProgressStyle::automatic
@@ -375,10 +373,9 @@ History Trainer::fit() {
           ranks > 1 && sync.frequency == 0 && available(counts) >= sync.min_available;
       const double weight =
           sync_gradients ? rank_weight(sync.algorithm, sync.participation, counts, me) : 1.0;
-      // The next step's part, for datasets that decode ahead.
-      if (s + 1 < steps) dataset_.prefetch(Split::train, my_indices(s + 1));
       auto t0 = Clock::now();
-      const double l = train_step(my_indices(s), weight, sync_gradients);
+      const double l = train_step(my_indices(s), weight, sync_gradients,
+                                  s + 1 < steps ? my_indices(s + 1) : std::span<const std::int64_t>{});
       for (int r = 0; r < ranks; ++r) {
         since_sync[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];
         trained[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dtnn/augmentation.hpp"
+#include "dtnn/batch_loader.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/dataset.hpp"
@@ -40,6 +41,7 @@ struct TrainerOptions {
   // (oversampling, every sample at least floor(fraction) times).
   double dataset_percentage = 0.0;
   AugmentOptions augment;            // training augmentation; normalisation of every split
+  bool prefetch = true;              // make the next training batch while the current trains
   std::int64_t train_limit = 0;      // 0: all; else the first N training samples
   std::int64_t test_limit = 0;
   std::uint64_t seed = 1;
@@ -87,7 +89,13 @@ struct DTNN_CORE_EXPORT History {
   // blocking exchange, the allreduces themselves) and the number of buckets.
   double comm_wait_ms_per_step = 0;
   std::size_t buckets = 0;
+  // The column names of PyDTNN's history: the loss, then the metrics in configured order.
+  std::string loss_name;
+  std::vector<std::string> metric_names;
   std::string to_json() const;
+  // PyDTNN's --history-file text: a line per epoch, the epoch from 0 ("%3d"), then "%20.4f" of
+  // the loss and each metric, then of the same on the validation split (0 without validation).
+  std::string to_pydtnn_text() const;
 };
 
 class DTNN_CORE_EXPORT Trainer {
@@ -102,9 +110,10 @@ class DTNN_CORE_EXPORT Trainer {
   // One training step of this rank on these samples of the training split; returns the batch
   // loss and adds to the metric totals. Allocation-free once the first step has run. With more
   // than one rank and gradient synchronisation, `weight` is this rank's share (rank_weight) and
-  // every rank must call it, one without samples with empty indices.
+  // every rank must call it, one without samples with empty indices. `next`, when given, are the
+  // samples of the next step: their batch is made in the background while this step trains.
   double train_step(std::span<const std::int64_t> indices, double weight = 1.0,
-                    bool sync_gradients = false);
+                    bool sync_gradients = false, std::span<const std::int64_t> next = {});
   // The global batch of a step and this rank's contiguous part of it (sizes differ by <= 1).
   std::int64_t global_batch() const;
   std::int64_t steps_per_epoch() const;
@@ -134,8 +143,8 @@ class DTNN_CORE_EXPORT Trainer {
   std::int64_t train_end_ = 0, validation_end_ = 0, test_end_ = 0;
   std::int64_t epoch_samples_ = 0;  // training samples an epoch goes through
   std::uint64_t augment_seed_ = 0;  // this epoch's: a function of the shuffle seed and epoch
-  Tensor augment_scratch_;          // one sample per thread
-  Tensor x_, y_;                       // [max_batch, ...] batch buffers
+  std::unique_ptr<BatchLoader> loader_;  // training batches
+  Tensor x_, y_;                          // [max_batch, ...] evaluation batch buffers
   std::unique_ptr<GradientExchange> exchange_;  // with more than one rank
   std::vector<double> metric_totals_;  // concatenated totals of every metric
   std::vector<std::size_t> metric_offsets_;
