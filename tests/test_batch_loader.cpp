@@ -33,6 +33,7 @@ class Ramps final : public Dataset {
     {
       std::lock_guard lock(mutex_);
       readers_.insert(std::this_thread::get_id());
+      ++reads_;
     }
     const bool nhwc = x.layout() == Layout::nhwc;
     for (std::size_t k = 0; k < indices.size(); ++k) {
@@ -51,12 +52,17 @@ class Ramps final : public Dataset {
     std::lock_guard lock(mutex_);
     return readers_;
   }
+  int reads() const {
+    std::lock_guard lock(mutex_);
+    return reads_;
+  }
   std::int64_t poison = -1;
 
  private:
   std::int64_t h_, w_, c_;
   mutable std::mutex mutex_;
   mutable std::set<std::thread::id> readers_;
+  mutable int reads_ = 0;
 };
 
 std::vector<double> values(const Tensor& t) {
@@ -73,9 +79,9 @@ TEST_CASE("batch loader: a prefetched batch is the batch made in place, made on 
   augment.normalize_scale = 0.5;
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     CAPTURE(to_string(layout));
-    Ramps data(5, 6, 2);
+    Ramps data(5, 6, 2), same(5, 6, 2);
     BatchLoader ahead(data, augment, 8, DType::float64, layout, true);
-    BatchLoader in_place(data, augment, 8, DType::float64, layout, false);
+    BatchLoader in_place(same, augment, 8, DType::float64, layout, false);
     CHECK(ahead.prefetching());
     CHECK_FALSE(in_place.prefetching());
     const std::vector<std::vector<std::int64_t>> steps = {{3, 1, 4, 1, 5, 9, 2, 6}, {5, 3, 5}, {8, 9, 7, 9, 3, 2, 3, 8}};
@@ -87,7 +93,8 @@ TEST_CASE("batch loader: a prefetched batch is the batch made in place, made on 
       CHECK(values(x) == values(x0));
       CHECK(values(y) == values(y0));
     }
-    // Steps 2 and 3 were read by the loader's thread, not this one.
+    // Steps 2 and 3 were read by the loader's thread, not this one, and only there.
+    CHECK(data.reads() == 3);
     const auto readers = data.readers();
     CHECK(readers.size() == 2);
     CHECK(readers.count(std::this_thread::get_id()) == 1);
