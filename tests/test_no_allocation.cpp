@@ -81,7 +81,7 @@ int main() {
           {"model", c.model},
           {"dataset",
            {{"name", "synthetic"}, {"input_shape", c.input}, {"train_samples", 512},
-            {"augment_horizontal_flip", 0.5}, {"augment_random_crop", 0.5}}},
+            {"augment_horizontal_flip", 0.5}, {"augment_random_crop", 0.5}, {"prefetch", true}}},
           {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
           {"optimizer", {{"name", "adam"}}},
           {"conv", {{"algorithm", algorithm}}},

@@ -45,7 +45,7 @@ json experiment_defaults() {
                 "test_as_validation": false, "percentage": 0.0, "augment_horizontal_flip": 0.0,
                 "augment_random_crop": 0.0, "augment_crop_padding": 4, "normalize_scale": 1.0,
                 "normalize_offset": 0.0, "normalize_mean": [], "normalize_std": [],
-                "transform_central_crop": 1.0, "transform_resize": 0, "prefetch": true},
+                "transform_central_crop": 1.0, "transform_resize": 0, "prefetch": false},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <new>
 
+#include "dtnn/error.hpp"
+#include "dtnn/memory.hpp"
+
 namespace dtnn {
 
 std::size_t dtype_size(DType t) { return t == DType::float64 ? 8 : 4; }
@@ -69,22 +72,19 @@ bool Shape::operator==(const Shape& o) const {
   return rank_ == o.rank_ && std::equal(begin(), end(), o.begin());
 }
 
-namespace {
-constexpr std::size_t kAlignment = 64;
-}
-
 Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout) {
   Tensor t;
   t.shape_ = shape;
   t.dtype_ = dtype;
   t.layout_ = layout;
-  std::size_t bytes = t.bytes();
-  std::size_t rounded =
-      (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (!p) throw Error("out of memory allocating a tensor of " + std::to_string(bytes) + " bytes");
-  t.storage_ =
-      std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  const std::size_t bytes = t.bytes();
+  std::byte* p = nullptr;
+  try {
+    p = allocate_aligned(bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error("out of memory allocating a tensor of " + std::to_string(bytes) + " bytes");
+  }
+  t.storage_ = std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
   t.data_ = t.storage_.get();
   return t;
 }

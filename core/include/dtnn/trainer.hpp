@@ -41,7 +41,7 @@ struct TrainerOptions {
   // (oversampling, every sample at least floor(fraction) times).
   double dataset_percentage = 0.0;
   AugmentOptions augment;            // training augmentation; normalisation of every split
-  bool prefetch = true;              // make the next training batch while the current trains
+  bool prefetch = false;             // make the next training batch while the current trains
   std::int64_t train_limit = 0;      // 0: all; else the first N training samples
   std::int64_t test_limit = 0;
   std::uint64_t seed = 1;
