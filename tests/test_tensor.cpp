@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dtnn/rng.hpp"
+#include "dtnn/memory.hpp"
 #include "dtnn/tensor.hpp"
 
 using namespace dtnn;
@@ -44,4 +45,19 @@ TEST_CASE("rng is deterministic and shuffles into a permutation") {
   std::sort(sorted.begin(), sorted.end());
   for (int i = 0; i < 100; ++i) CHECK(sorted[static_cast<std::size_t>(i)] == i);
   CHECK(v != sorted);
+}
+
+TEST_CASE("tensor memory: 64-byte aligned; 2 MiB blocks and up aligned to 2 MiB for huge pages") {
+  for (std::size_t bytes : {std::size_t{1}, std::size_t{100}, std::size_t{1} << 20}) {
+    std::byte* p = allocate_aligned(bytes);
+    CHECK(reinterpret_cast<std::uintptr_t>(p) % 64 == 0);
+    std::free(p);
+  }
+  std::byte* big = allocate_aligned((std::size_t{2} << 20) + 1);
+  CHECK(reinterpret_cast<std::uintptr_t>(big) % (std::size_t{2} << 20) == 0);
+  big[(std::size_t{2} << 20)] = std::byte{1};  // the whole block is usable
+  std::free(big);
+  Tensor t = Tensor::zeros(Shape{3, 1024, 1024}, DType::float32);
+  CHECK(reinterpret_cast<std::uintptr_t>(t.data<float>()) % (std::size_t{2} << 20) == 0);
+  CHECK(t.data<float>()[3 * 1024 * 1024 - 1] == 0.0f);
 }
