@@ -109,6 +109,190 @@ TEST_CASE("augment: each sample's draws depend on the seed and its index, at the
   CHECK(differ > 100);
 }
 
+namespace {
+// n samples of an h x w x c image in float64, value f(y, x, ch) (never 0 unless f is).
+template <class F>
+Tensor picture(Layout layout, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, F f) {
+  const Shape s = layout == Layout::nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
+  Tensor t = Tensor::empty(s, DType::float64, layout);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t y = 0; y < h; ++y)
+      for (std::int64_t x = 0; x < w; ++x)
+        for (std::int64_t ch = 0; ch < c; ++ch)
+          t.data<double>()[i * h * w * c + (layout == Layout::nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)] =
+              f(y, x, ch);
+  return t;
+}
+double at(const Tensor& t, std::int64_t i, std::int64_t y, std::int64_t x, std::int64_t ch) {
+  const bool nhwc = t.layout() == Layout::nhwc;
+  const std::int64_t h = nhwc ? t.dim(1) : t.dim(2), w = nhwc ? t.dim(2) : t.dim(3),
+                     c = nhwc ? t.dim(3) : t.dim(1);
+  return t.data<double>()[i * h * w * c + (nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)];
+}
+Tensor copy_of(const Tensor& t) {
+  Tensor c = Tensor::empty(t.shape(), t.dtype(), t.layout());
+  c.copy_from(t);
+  return c;
+}
+std::vector<std::int64_t> first_ids(std::int64_t n) {
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+  std::iota(ids.begin(), ids.end(), 0);
+  return ids;
+}
+}  // namespace
+
+TEST_CASE("augment: vertical flip, brightness, contrast and saturation, exactly as documented") {
+  const auto threads = std::max(1, omp_get_max_threads());
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    CAPTURE(to_string(layout));
+    auto f = [](std::int64_t y, std::int64_t x, std::int64_t ch) { return double(100 * ch + 10 * y + x + 1); };
+    const Tensor in = picture(layout, 40, 5, 4, 3, f);
+    Tensor scratch = Tensor::empty(Shape{60 * threads}, DType::float64);
+    const auto ids = first_ids(40);
+    AugmentOptions v;
+    v.vertical_flip = 1.0;
+    Tensor flipped = copy_of(in);
+    augment(flipped, ids, v, 3, scratch);
+    for (std::int64_t y = 0; y < 5; ++y)
+      for (std::int64_t x = 0; x < 4; ++x)
+        for (std::int64_t ch = 0; ch < 3; ++ch) CHECK(at(flipped, 7, y, x, ch) == f(4 - y, x, ch));
+
+    // brightness: x * b, one b in [0, 2) per sample; over 40 samples they spread.
+    AugmentOptions b;
+    b.brightness = 1.0;
+    b.brightness_factor = 2.0;
+    Tensor bright = copy_of(in);
+    augment(bright, ids, b, 3, scratch);
+    double lo = 2, hi = 0;
+    for (std::int64_t i = 0; i < 40; ++i) {
+      const double factor = at(bright, i, 0, 0, 0) / at(in, i, 0, 0, 0);
+      CHECK(factor >= 0.0);
+      CHECK(factor < 2.0);
+      lo = std::min(lo, factor);
+      hi = std::max(hi, factor);
+      CHECK(at(bright, i, 4, 3, 2) == doctest::Approx(factor * at(in, i, 4, 3, 2)));
+    }
+    CHECK(hi - lo > 1.0);
+
+    // contrast: each channel keeps its mean; deviations from it scale by one factor.
+    AugmentOptions c;
+    c.contrast = 1.0;
+    Tensor contrasted = copy_of(in);
+    augment(contrasted, ids, c, 3, scratch);
+    for (std::int64_t ch = 0; ch < 3; ++ch) {
+      double mean_in = 0, mean_out = 0;
+      for (std::int64_t y = 0; y < 5; ++y)
+        for (std::int64_t x = 0; x < 4; ++x) {
+          mean_in += at(in, 5, y, x, ch) / 20;
+          mean_out += at(contrasted, 5, y, x, ch) / 20;
+        }
+      CHECK(mean_out == doctest::Approx(mean_in));
+      const double factor = (at(contrasted, 5, 0, 0, ch) - mean_in) / (at(in, 5, 0, 0, ch) - mean_in);
+      CHECK(factor >= 0.0);
+      CHECK(factor < 1.0);
+      CHECK(at(contrasted, 5, 3, 2, ch) - mean_in == doctest::Approx(factor * (at(in, 5, 3, 2, ch) - mean_in)));
+    }
+
+    // saturation: every pixel keeps its luma; the channels move towards it by one factor.
+    AugmentOptions s;
+    s.saturation = 1.0;
+    Tensor saturated = copy_of(in);
+    augment(saturated, ids, s, 3, scratch);
+    auto luma = [](const Tensor& t, std::int64_t i, std::int64_t y, std::int64_t x) {
+      return 0.299 * at(t, i, y, x, 0) + 0.587 * at(t, i, y, x, 1) + 0.114 * at(t, i, y, x, 2);
+    };
+    const double g = luma(in, 9, 2, 1);
+    const double factor = (at(saturated, 9, 2, 1, 0) - g) / (at(in, 9, 2, 1, 0) - g);
+    CHECK(factor >= 0.0);
+    CHECK(factor < 1.0);
+    for (std::int64_t y = 0; y < 5; ++y)
+      for (std::int64_t x = 0; x < 4; ++x) {
+        CHECK(luma(saturated, 9, y, x) == doctest::Approx(luma(in, 9, y, x)));
+        CHECK(at(saturated, 9, y, x, 2) - luma(in, 9, y, x) ==
+              doctest::Approx(factor * (at(in, 9, y, x, 2) - luma(in, 9, y, x))));
+      }
+  }
+}
+
+TEST_CASE("augment: blur, cutout mask and rotation") {
+  const auto threads = std::max(1, omp_get_max_threads());
+  Tensor scratch = Tensor::empty(Shape{15 * 15 * 2 * threads}, DType::float64);
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    CAPTURE(to_string(layout));
+    // Blur, sigma 1 (radius 4): an impulse becomes the outer product of the normalised Gaussian;
+    // a constant image stays constant (mirrored borders).
+    AugmentOptions b;
+    b.blur = 1.0;
+    b.blur_size = 1.0;
+    Tensor impulse = picture(layout, 1, 15, 15, 2, [](auto y, auto x, auto) { return y == 7 && x == 7 ? 1.0 : 0.0; });
+    Tensor flat = picture(layout, 1, 15, 15, 2, [](auto, auto, auto ch) { return 3.0 + double(ch); });
+    augment(impulse, first_ids(1), b, 1, scratch);
+    augment(flat, first_ids(1), b, 1, scratch);
+    double norm = 0;
+    for (int k = -4; k <= 4; ++k) norm += std::exp(-0.5 * k * k);
+    auto g = [&](int k) { return std::abs(k) <= 4 ? std::exp(-0.5 * k * k) / norm : 0.0; };
+    for (int y = 0; y < 15; ++y)
+      for (int x = 0; x < 15; ++x) {
+        CHECK(at(impulse, 0, y, x, 1) == doctest::Approx(g(y - 7) * g(x - 7)));
+        CHECK(at(flat, 0, y, x, 1) == doctest::Approx(4.0));
+      }
+
+    // Mask: one 2x2 square of zeros per sample, the rest untouched; over samples it moves.
+    AugmentOptions m;
+    m.mask = 1.0;
+    m.mask_size = 2;
+    auto f = [](std::int64_t y, std::int64_t x, std::int64_t ch) { return double(100 * ch + 10 * y + x + 1); };
+    Tensor masked = picture(layout, 30, 4, 5, 2, f);
+    augment(masked, first_ids(30), m, 1, scratch);
+    std::set<std::pair<std::int64_t, std::int64_t>> corners;
+    for (std::int64_t i = 0; i < 30; ++i) {
+      std::int64_t zeros = 0, top = 9, left = 9;
+      for (std::int64_t y = 0; y < 4; ++y)
+        for (std::int64_t x = 0; x < 5; ++x) {
+          const bool zero = at(masked, i, y, x, 0) == 0;
+          CHECK(at(masked, i, y, x, 1) == (zero ? 0.0 : f(y, x, 1)));
+          if (zero) {
+            ++zeros;
+            top = std::min(top, y);
+            left = std::min(left, x);
+          }
+        }
+      CHECK(zeros == 4);
+      for (std::int64_t y = top; y < top + 2; ++y)
+        for (std::int64_t x = left; x < left + 2; ++x) CHECK(at(masked, i, y, x, 0) == 0);
+      corners.insert({top, left});
+    }
+    CHECK(corners.size() > 4);
+
+    // Rotation: 0 degrees is the identity; any angle keeps a radially symmetric image (up to
+    // interpolation) in the disc that stays inside; and a lopsided image does change.
+    AugmentOptions r;
+    r.rotate = 1.0;
+    r.rotate_degrees = 0.0;
+    Tensor same = picture(layout, 2, 4, 5, 2, f);
+    augment(same, first_ids(2), r, 1, scratch);
+    CHECK(at(same, 1, 2, 3, 1) == f(2, 3, 1));
+    r.rotate_degrees = 90.0;
+    auto radial = [](std::int64_t y, std::int64_t x, std::int64_t) {
+      return double((y - 7) * (y - 7) + (x - 7) * (x - 7));
+    };
+    Tensor disc = picture(layout, 8, 15, 15, 1, radial);
+    Tensor lopsided = picture(layout, 8, 15, 15, 1, [](auto y, auto x, auto) { return double(x + 100 * y); });
+    Tensor scratch1 = Tensor::empty(Shape{15 * 15 * threads}, DType::float64);
+    augment(disc, first_ids(8), r, 1, scratch1);
+    augment(lopsided, first_ids(8), r, 1, scratch1);
+    int changed = 0;
+    for (std::int64_t i = 0; i < 8; ++i) {
+      for (std::int64_t y = 3; y <= 11; ++y)
+        for (std::int64_t x = 3; x <= 11; ++x)
+          if (radial(y, x, 0) <= 16) CHECK(std::abs(at(disc, i, y, x, 0) - radial(y, x, 0)) <= 0.5);
+      changed += std::abs(at(lopsided, i, 3, 7, 0) - double(7 + 100 * 3)) > 5;
+      CHECK(at(lopsided, i, 7, 7, 0) == doctest::Approx(7.0 + 700.0));  // the centre stays
+    }
+    CHECK(changed >= 6);
+  }
+}
+
 TEST_CASE("dataset percentage, test as validation and normalisation in a run") {
   const json base = json::parse(R"({
     "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]},

@@ -3,12 +3,173 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "dtnn/error.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/rng.hpp"
 
 namespace dtnn {
+
+namespace {
+
+// One image sample, h x w x c, in either layout.
+template <class T>
+struct Image {
+  T* p;
+  std::int64_t h, w, c;
+  bool nhwc;
+  T& at(std::int64_t y, std::int64_t x, std::int64_t ch) const {
+    return p[nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x];
+  }
+  std::int64_t size() const { return h * w * c; }
+};
+
+// What one sample draws. The flip and crop draws come first, from the sample's stream, as they
+// always have; every other augmentation draws from a stream of its own, so that switching one on
+// leaves the others' draws alone.
+struct Draws {
+  bool hflip = false, vflip = false;
+  std::int64_t dy = 0, dx = 0;
+  std::optional<double> angle, brightness, contrast, saturation, blur;
+  std::optional<std::pair<std::int64_t, std::int64_t>> mask;  // top-left corner
+};
+
+Draws draw(const AugmentOptions& o, std::uint64_t seed, std::int64_t id, std::int64_t h,
+           std::int64_t w) {
+  Draws d;
+  const std::uint64_t sample = Rng::derive(seed, static_cast<std::uint64_t>(id));
+  Rng rng(sample);
+  d.hflip = rng.uniform() < o.horizontal_flip;
+  const bool crop = rng.uniform() < o.random_crop;
+  const std::int64_t pad = o.crop_padding;
+  if (crop) {
+    d.dy = static_cast<std::int64_t>(rng.uniform() * double(2 * pad + 1)) - pad;
+    d.dx = static_cast<std::int64_t>(rng.uniform() * double(2 * pad + 1)) - pad;
+  }
+  // Stream k decides whether augmentation k happens and, if so, its strength.
+  auto maybe = [&](std::uint64_t k, double probability) -> std::optional<Rng> {
+    Rng r(Rng::derive(sample, k));
+    if (probability > 0 && r.uniform() < probability) return r;
+    return std::nullopt;
+  };
+  d.vflip = maybe(1, o.vertical_flip).has_value();
+  if (auto r = maybe(2, o.rotate)) d.angle = r->uniform(-o.rotate_degrees, o.rotate_degrees);
+  if (auto r = maybe(3, o.brightness)) d.brightness = r->uniform() * o.brightness_factor;
+  if (auto r = maybe(4, o.contrast)) d.contrast = r->uniform() * o.contrast_factor;
+  if (auto r = maybe(5, o.saturation)) d.saturation = r->uniform() * o.saturation_factor;
+  if (maybe(6, o.blur)) d.blur = o.blur_size;
+  if (auto r = maybe(7, o.mask)) {
+    const std::int64_t m = std::min({o.mask_size, h, w});
+    d.mask = {static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(h - m + 1))),
+              static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(w - m + 1)))};
+  }
+  return d;
+}
+
+// out(y, x) = in(vflip ? h-1-(y+dy) : y+dy, hflip ? w-1-(x+dx) : x+dx), zero outside.
+template <class T>
+void shift_and_flip(const Image<T>& img, const Image<T>& in, const Draws& d) {
+  for (std::int64_t y = 0; y < img.h; ++y)
+    for (std::int64_t x = 0; x < img.w; ++x) {
+      const std::int64_t sy0 = y + d.dy, sx0 = x + d.dx;
+      const bool inside = sy0 >= 0 && sy0 < img.h && sx0 >= 0 && sx0 < img.w;
+      const std::int64_t sy = d.vflip ? img.h - 1 - sy0 : sy0;
+      const std::int64_t sx = d.hflip ? img.w - 1 - sx0 : sx0;
+      for (std::int64_t ch = 0; ch < img.c; ++ch)
+        img.at(y, x, ch) = inside ? in.at(sy, sx, ch) : T(0);
+    }
+}
+
+// Counter-clockwise by `degrees` about the centre, bilinear, zero outside.
+template <class T>
+void rotate(const Image<T>& img, const Image<T>& in, double degrees) {
+  const double a = degrees * 3.14159265358979323846 / 180.0, cs = std::cos(a), sn = std::sin(a);
+  const double cy = double(img.h - 1) / 2, cx = double(img.w - 1) / 2;
+  auto value = [&](std::int64_t y, std::int64_t x, std::int64_t ch) {
+    return y >= 0 && y < img.h && x >= 0 && x < img.w ? double(in.at(y, x, ch)) : 0.0;
+  };
+  for (std::int64_t y = 0; y < img.h; ++y)
+    for (std::int64_t x = 0; x < img.w; ++x) {
+      const double sx = cx + cs * (double(x) - cx) - sn * (double(y) - cy);
+      const double sy = cy + sn * (double(x) - cx) + cs * (double(y) - cy);
+      const double fy = std::floor(sy), fx = std::floor(sx), wy = sy - fy, wx = sx - fx;
+      const auto y0 = static_cast<std::int64_t>(fy), x0 = static_cast<std::int64_t>(fx);
+      for (std::int64_t ch = 0; ch < img.c; ++ch)
+        img.at(y, x, ch) = static_cast<T>(
+            (1 - wy) * ((1 - wx) * value(y0, x0, ch) + wx * value(y0, x0 + 1, ch)) +
+            wy * ((1 - wx) * value(y0 + 1, x0, ch) + wx * value(y0 + 1, x0 + 1, ch)));
+    }
+}
+
+// m + f * (x - m), m each channel's mean.
+template <class T>
+void contrast(const Image<T>& img, double f) {
+  for (std::int64_t ch = 0; ch < img.c; ++ch) {
+    double mean = 0;
+    for (std::int64_t y = 0; y < img.h; ++y)
+      for (std::int64_t x = 0; x < img.w; ++x) mean += double(img.at(y, x, ch));
+    mean /= double(img.h * img.w);
+    for (std::int64_t y = 0; y < img.h; ++y)
+      for (std::int64_t x = 0; x < img.w; ++x)
+        img.at(y, x, ch) = static_cast<T>(mean + f * (double(img.at(y, x, ch)) - mean));
+  }
+}
+
+// g + f * (x - g), g the pixel's grey level.
+template <class T>
+void saturate(const Image<T>& img, double f) {
+  static constexpr double kLuma[3] = {0.299, 0.587, 0.114};
+  for (std::int64_t y = 0; y < img.h; ++y)
+    for (std::int64_t x = 0; x < img.w; ++x) {
+      double grey = 0;
+      for (std::int64_t ch = 0; ch < img.c; ++ch)
+        grey += (img.c == 3 ? kLuma[ch] : 1.0 / double(img.c)) * double(img.at(y, x, ch));
+      for (std::int64_t ch = 0; ch < img.c; ++ch)
+        img.at(y, x, ch) = static_cast<T>(grey + f * (double(img.at(y, x, ch)) - grey));
+    }
+}
+
+// Index i of a row of n, mirrored at the ends as scipy's "reflect" (d c b a | a b c d | d c b a).
+std::int64_t reflect(std::int64_t i, std::int64_t n) {
+  const std::int64_t period = 2 * n;
+  i %= period;
+  if (i < 0) i += period;
+  return i < n ? i : period - 1 - i;
+}
+
+// Gaussian blur over height and width: along rows into `tmp`, then along columns back.
+template <class T>
+void blur(const Image<T>& img, const Image<T>& tmp, double sigma) {
+  const auto radius = static_cast<std::int64_t>(std::lround(4.0 * sigma));
+  thread_local std::vector<double> weights;  // grows once; a steady state does not allocate
+  weights.resize(static_cast<std::size_t>(2 * radius + 1));
+  double total = 0;
+  for (std::int64_t k = -radius; k <= radius; ++k)
+    total += weights[static_cast<std::size_t>(k + radius)] =
+        sigma > 0 ? std::exp(-0.5 * double(k * k) / (sigma * sigma)) : double(k == 0);
+  for (double& v : weights) v /= total;
+  auto pass = [&](const Image<T>& from, const Image<T>& to, bool along_x) {
+    for (std::int64_t y = 0; y < img.h; ++y)
+      for (std::int64_t x = 0; x < img.w; ++x)
+        for (std::int64_t ch = 0; ch < img.c; ++ch) {
+          double sum = 0;
+          for (std::int64_t k = -radius; k <= radius; ++k) {
+            const double wk = weights[static_cast<std::size_t>(k + radius)];
+            sum += wk * double(along_x ? from.at(y, reflect(x + k, img.w), ch)
+                                       : from.at(reflect(y + k, img.h), x, ch));
+          }
+          to.at(y, x, ch) = static_cast<T>(sum);
+        }
+  };
+  pass(img, tmp, true);
+  pass(tmp, img, false);
+}
+
+}  // namespace
 
 void augment(Tensor& x, std::span<const std::int64_t> ids, const AugmentOptions& o,
              std::uint64_t seed, Tensor& scratch) {
@@ -18,32 +179,31 @@ void augment(Tensor& x, std::span<const std::int64_t> ids, const AugmentOptions&
   const std::int64_t h = nhwc ? x.dim(1) : x.dim(2), w = nhwc ? x.dim(2) : x.dim(3);
   const std::int64_t c = nhwc ? x.dim(3) : x.dim(1), size = h * w * c;
   DTNN_CHECK(scratch.numel() >= size * omp_get_max_threads(), "augmentation scratch too small");
-  // Element (y, x, channel) of a sample.
-  auto at = [&](std::int64_t yy, std::int64_t xx, std::int64_t ch) {
-    return nhwc ? (yy * w + xx) * c + ch : (ch * h + yy) * w + xx;
-  };
   dispatch_dtype(x.dtype(), [&](auto z) {
     using T = decltype(z);
     parallel_for(static_cast<std::int64_t>(ids.size()), 1, [&](std::int64_t i) {
-      Rng rng(Rng::derive(seed, static_cast<std::uint64_t>(ids[static_cast<std::size_t>(i)])));
-      const bool flip = rng.uniform() < o.horizontal_flip;
-      const bool crop = rng.uniform() < o.random_crop;
-      const std::int64_t pad = o.crop_padding;
-      const std::int64_t dy = crop ? static_cast<std::int64_t>(rng.uniform() * double(2 * pad + 1)) - pad : 0;
-      const std::int64_t dx = crop ? static_cast<std::int64_t>(rng.uniform() * double(2 * pad + 1)) - pad : 0;
-      if (!flip && dy == 0 && dx == 0) return;
-      T* sample = x.data<T>() + i * size;
-      T* copy = scratch.data<T>() + omp_get_thread_num() * size;
-      std::copy(sample, sample + size, copy);
-      // out(y, x) = in(y + dy, flip ? w - 1 - (x + dx) : x + dx), zero outside.
-      for (std::int64_t yy = 0; yy < h; ++yy)
-        for (std::int64_t xx = 0; xx < w; ++xx) {
-          const std::int64_t sy = yy + dy, sx0 = xx + dx;
-          const std::int64_t sx = flip ? w - 1 - sx0 : sx0;
-          const bool inside = sy >= 0 && sy < h && sx0 >= 0 && sx0 < w;
-          for (std::int64_t ch = 0; ch < c; ++ch)
-            sample[at(yy, xx, ch)] = inside ? copy[at(sy, sx, ch)] : T(0);
-        }
+      const Draws d = draw(o, seed, ids[static_cast<std::size_t>(i)], h, w);
+      const Image<T> img{x.data<T>() + i * size, h, w, c, nhwc};
+      const Image<T> copy{scratch.data<T>() + omp_get_thread_num() * size, h, w, c, nhwc};
+      if (d.hflip || d.vflip || d.dy != 0 || d.dx != 0) {
+        std::copy(img.p, img.p + size, copy.p);
+        shift_and_flip(img, copy, d);
+      }
+      if (d.angle) {
+        std::copy(img.p, img.p + size, copy.p);
+        rotate(img, copy, *d.angle);
+      }
+      if (d.brightness)
+        for (std::int64_t k = 0; k < size; ++k) img.p[k] = static_cast<T>(img.p[k] * *d.brightness);
+      if (d.contrast) contrast(img, *d.contrast);
+      if (d.saturation) saturate(img, *d.saturation);
+      if (d.blur) blur(img, copy, *d.blur);
+      if (d.mask) {
+        const std::int64_t m = std::min({o.mask_size, h, w});
+        for (std::int64_t y = d.mask->first; y < d.mask->first + m; ++y)
+          for (std::int64_t xx = d.mask->second; xx < d.mask->second + m; ++xx)
+            for (std::int64_t ch = 0; ch < c; ++ch) img.at(y, xx, ch) = T(0);
+      }
     });
   });
 }

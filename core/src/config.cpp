@@ -45,7 +45,12 @@ json experiment_defaults() {
                 "test_as_validation": false, "percentage": 0.0, "augment_horizontal_flip": 0.0,
                 "augment_random_crop": 0.0, "augment_crop_padding": 4, "normalize_scale": 1.0,
                 "normalize_offset": 0.0, "normalize_mean": [], "normalize_std": [],
-                "transform_central_crop": 1.0, "transform_resize": 0, "prefetch": false},
+                "transform_central_crop": 1.0, "transform_resize": 0, "prefetch": false,
+                "augment_vertical_flip": 0.0, "augment_rotate": 0.0, "augment_rotate_degree": 90.0,
+                "augment_brightness": 0.0, "augment_brightness_factor": 1.0, "augment_contrast": 0.0,
+                "augment_contrast_factor": 1.0, "augment_saturation": 0.0,
+                "augment_saturation_factor": 1.0, "augment_blur": 0.0, "augment_blur_size": 16.0,
+                "augment_mask": 0.0, "augment_mask_size": 16},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
@@ -210,7 +215,9 @@ void validate_experiment(json& config, const std::string& where) {
           d["test_limit"]);
   require(d["percentage"].get<double>() >= 0.0, where, "dataset.percentage",
           "a number >= 0 (0: off; below 1: undersampling; above 1: oversampling)", d["percentage"]);
-  for (const char* key : {"augment_horizontal_flip", "augment_random_crop"}) {
+  for (const char* key : {"augment_horizontal_flip", "augment_random_crop", "augment_vertical_flip",
+                          "augment_rotate", "augment_brightness", "augment_contrast",
+                          "augment_saturation", "augment_blur", "augment_mask"}) {
     const double p = d[key].get<double>();
     require(p >= 0.0 && p <= 1.0, where, std::string("dataset.") + key, "a probability in [0, 1]",
             d[key]);
@@ -224,6 +231,12 @@ void validate_experiment(json& config, const std::string& where) {
           "as many positive numbers as dataset.normalize_mean has numbers (per-channel mean and "
           "standard deviation)",
           stdv);
+  for (const char* key : {"augment_brightness_factor", "augment_contrast_factor",
+                          "augment_saturation_factor", "augment_blur_size", "augment_rotate_degree"})
+    require(d[key].get<double>() >= 0.0, where, std::string("dataset.") + key, "a number >= 0",
+            d[key]);
+  require(d["augment_mask_size"].get<std::int64_t>() >= 1, where, "dataset.augment_mask_size",
+          "an integer >= 1", d["augment_mask_size"]);
   const double crop = d["transform_central_crop"].get<double>();
   require(crop > 0.0 && crop <= 1.0, where, "dataset.transform_central_crop",
           "the fraction of height and width kept, in (0, 1] (1: off)", d["transform_central_crop"]);
