@@ -293,6 +293,59 @@ TEST_CASE("augment: blur, cutout mask and rotation") {
   }
 }
 
+TEST_CASE("augment: perspective is a projective map of the image onto a quadrilateral inside it") {
+  const double from[4][2] = {{0, 0}, {9, 0}, {0, 5}, {9, 5}};
+  const double to[4][2] = {{1, 0.5}, {8, 1}, {0.5, 4}, {8.5, 4.5}};
+  const auto h = homography(from, to);
+  auto map = [&](double x, double y) {
+    const double d = h[6] * x + h[7] * y + 1;
+    return std::pair{(h[0] * x + h[1] * y + h[2]) / d, (h[3] * x + h[4] * y + h[5]) / d};
+  };
+  for (int k = 0; k < 4; ++k) {
+    CHECK(map(from[k][0], from[k][1]).first == doctest::Approx(to[k][0]));
+    CHECK(map(from[k][0], from[k][1]).second == doctest::Approx(to[k][1]));
+  }
+  const double line[4][2] = {{0, 0}, {1, 1}, {2, 2}, {3, 0}};
+  CHECK_THROWS_WITH_AS(homography(line, to), doctest::Contains("collinear"), Error);
+
+  // Channel 0 holds x, channel 1 holds y: bilinear sampling returns the source point itself.
+  const auto threads = std::max(1, omp_get_max_threads());
+  Tensor scratch = Tensor::empty(Shape{11 * 9 * 2 * threads}, DType::float64);
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    CAPTURE(to_string(layout));
+    auto coords = [](std::int64_t y, std::int64_t x, std::int64_t ch) { return double(ch == 0 ? x : y); };
+    AugmentOptions p;
+    p.perspective = 1.0;
+    p.perspective_factor = 0.0;
+    Tensor same = picture(layout, 1, 9, 11, 2, coords);
+    augment(same, first_ids(1), p, 1, scratch);
+    CHECK(at(same, 0, 4, 7, 0) == doctest::Approx(7.0));
+    CHECK(at(same, 0, 4, 7, 1) == doctest::Approx(4.0));
+    p.perspective_factor = 0.3;
+    Tensor moved = picture(layout, 20, 9, 11, 2, coords);
+    augment(moved, first_ids(20), p, 1, scratch);
+    int distorted = 0;
+    for (std::int64_t i = 0; i < 20; ++i) {
+      auto point = [&](std::int64_t y, std::int64_t x) { return std::pair{at(moved, i, y, x, 0), at(moved, i, y, x, 1)}; };
+      // Each output corner comes from within 30% of the width and height of its own corner.
+      const auto [u0, v0] = point(0, 0);
+      const auto [u1, v1] = point(8, 10);
+      CHECK(u0 >= 0);
+      CHECK(u0 <= 3.0 + 1e-9);
+      CHECK(v0 >= 0);
+      CHECK(v0 <= 2.4 + 1e-9);
+      CHECK(u1 >= 7.0 - 1e-9);
+      CHECK(v1 >= 5.6 - 1e-9);
+      // The top row's points lie on the line between its two corners' source points.
+      const auto [ua, va] = point(0, 10);
+      const auto [um, vm] = point(0, 4);
+      CHECK((ua - u0) * (vm - v0) - (va - v0) * (um - u0) == doctest::Approx(0.0).epsilon(1e-9));
+      distorted += std::abs(u0) + std::abs(v0) > 0.2;
+    }
+    CHECK(distorted > 10);
+  }
+}
+
 TEST_CASE("dataset percentage, test as validation and normalisation in a run") {
   const json base = json::parse(R"({
     "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]},

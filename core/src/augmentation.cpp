@@ -36,6 +36,7 @@ struct Draws {
   std::int64_t dy = 0, dx = 0;
   std::optional<double> angle, brightness, contrast, saturation, blur;
   std::optional<std::pair<std::int64_t, std::int64_t>> mask;  // top-left corner
+  std::optional<std::array<double, 8>> perspective;           // output -> input pixel map
 };
 
 Draws draw(const AugmentOptions& o, std::uint64_t seed, std::int64_t id, std::int64_t h,
@@ -67,6 +68,17 @@ Draws draw(const AugmentOptions& o, std::uint64_t seed, std::int64_t id, std::in
     d.mask = {static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(h - m + 1))),
               static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(w - m + 1)))};
   }
+  if (auto r = maybe(8, o.perspective)) {
+    const double p = r->uniform() * o.perspective_factor, right = double(w - 1), bottom = double(h - 1);
+    const double corners[4][2] = {{0, 0}, {right, 0}, {0, bottom}, {right, bottom}};
+    double moved[4][2];
+    for (int k = 0; k < 4; ++k) {
+      const double ix = r->uniform(0, p) * right, iy = r->uniform(0, p) * bottom;  // inwards
+      moved[k][0] = k % 2 == 0 ? ix : right - ix;
+      moved[k][1] = k < 2 ? iy : bottom - iy;
+    }
+    d.perspective = homography(corners, moved);
+  }
   return d;
 }
 
@@ -84,18 +96,15 @@ void shift_and_flip(const Image<T>& img, const Image<T>& in, const Draws& d) {
     }
 }
 
-// Counter-clockwise by `degrees` about the centre, bilinear, zero outside.
-template <class T>
-void rotate(const Image<T>& img, const Image<T>& in, double degrees) {
-  const double a = degrees * 3.14159265358979323846 / 180.0, cs = std::cos(a), sn = std::sin(a);
-  const double cy = double(img.h - 1) / 2, cx = double(img.w - 1) / 2;
+// out(y, x) = in(source(x, y)), bilinear, zero outside; source gives (sx, sy).
+template <class T, class F>
+void remap(const Image<T>& img, const Image<T>& in, F&& source) {
   auto value = [&](std::int64_t y, std::int64_t x, std::int64_t ch) {
     return y >= 0 && y < img.h && x >= 0 && x < img.w ? double(in.at(y, x, ch)) : 0.0;
   };
   for (std::int64_t y = 0; y < img.h; ++y)
     for (std::int64_t x = 0; x < img.w; ++x) {
-      const double sx = cx + cs * (double(x) - cx) - sn * (double(y) - cy);
-      const double sy = cy + sn * (double(x) - cx) + cs * (double(y) - cy);
+      const auto [sx, sy] = source(double(x), double(y));
       const double fy = std::floor(sy), fx = std::floor(sx), wy = sy - fy, wx = sx - fx;
       const auto y0 = static_cast<std::int64_t>(fy), x0 = static_cast<std::int64_t>(fx);
       for (std::int64_t ch = 0; ch < img.c; ++ch)
@@ -103,6 +112,24 @@ void rotate(const Image<T>& img, const Image<T>& in, double degrees) {
             (1 - wy) * ((1 - wx) * value(y0, x0, ch) + wx * value(y0, x0 + 1, ch)) +
             wy * ((1 - wx) * value(y0 + 1, x0, ch) + wx * value(y0 + 1, x0 + 1, ch)));
     }
+}
+
+// Counter-clockwise by `degrees` about the centre.
+template <class T>
+void rotate(const Image<T>& img, const Image<T>& in, double degrees) {
+  const double a = degrees * 3.14159265358979323846 / 180.0, cs = std::cos(a), sn = std::sin(a);
+  const double cy = double(img.h - 1) / 2, cx = double(img.w - 1) / 2;
+  remap(img, in, [&](double x, double y) {
+    return std::pair{cx + cs * (x - cx) - sn * (y - cy), cy + sn * (x - cx) + cs * (y - cy)};
+  });
+}
+
+template <class T>
+void perspective(const Image<T>& img, const Image<T>& in, const std::array<double, 8>& m) {
+  remap(img, in, [&](double x, double y) {
+    const double d = m[6] * x + m[7] * y + 1;
+    return std::pair{(m[0] * x + m[1] * y + m[2]) / d, (m[3] * x + m[4] * y + m[5]) / d};
+  });
 }
 
 // m + f * (x - m), m each channel's mean.
@@ -171,6 +198,32 @@ void blur(const Image<T>& img, const Image<T>& tmp, double sigma) {
 
 }  // namespace
 
+std::array<double, 8> homography(const double (&from)[4][2], const double (&to)[4][2]) {
+  // Two equations per point pair, in the eight unknowns: solved by elimination with pivoting.
+  double a[8][9] = {};
+  for (int k = 0; k < 4; ++k) {
+    const double x = from[k][0], y = from[k][1], u = to[k][0], v = to[k][1];
+    const double rows[2][9] = {{x, y, 1, 0, 0, 0, -u * x, -u * y, u},
+                               {0, 0, 0, x, y, 1, -v * x, -v * y, v}};
+    for (int r = 0; r < 2; ++r) std::copy(rows[r], rows[r] + 9, a[2 * k + r]);
+  }
+  for (int col = 0; col < 8; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < 8; ++r)
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
+    DTNN_CHECK(std::abs(a[pivot][col]) > 1e-12, "homography: three of the points are collinear");
+    std::swap(a[col], a[pivot]);
+    for (int r = 0; r < 8; ++r) {
+      if (r == col) continue;
+      const double f = a[r][col] / a[col][col];
+      for (int k = col; k < 9; ++k) a[r][k] -= f * a[col][k];
+    }
+  }
+  std::array<double, 8> h{};
+  for (int i = 0; i < 8; ++i) h[static_cast<std::size_t>(i)] = a[i][8] / a[i][i];
+  return h;
+}
+
 void augment(Tensor& x, std::span<const std::int64_t> ids, const AugmentOptions& o,
              std::uint64_t seed, Tensor& scratch) {
   if (!o.augments()) return;
@@ -192,6 +245,10 @@ void augment(Tensor& x, std::span<const std::int64_t> ids, const AugmentOptions&
       if (d.angle) {
         std::copy(img.p, img.p + size, copy.p);
         rotate(img, copy, *d.angle);
+      }
+      if (d.perspective) {
+        std::copy(img.p, img.p + size, copy.p);
+        perspective(img, copy, *d.perspective);
       }
       if (d.brightness)
         for (std::int64_t k = 0; k < size; ++k) img.p[k] = static_cast<T>(img.p[k] * *d.brightness);

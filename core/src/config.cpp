@@ -50,7 +50,8 @@ json experiment_defaults() {
                 "augment_brightness": 0.0, "augment_brightness_factor": 1.0, "augment_contrast": 0.0,
                 "augment_contrast_factor": 1.0, "augment_saturation": 0.0,
                 "augment_saturation_factor": 1.0, "augment_blur": 0.0, "augment_blur_size": 16.0,
-                "augment_mask": 0.0, "augment_mask_size": 16},
+                "augment_mask": 0.0, "augment_mask_size": 16, "augment_perspective": 0.0,
+                "augment_perspective_factor": 0.25},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
@@ -217,7 +218,8 @@ void validate_experiment(json& config, const std::string& where) {
           "a number >= 0 (0: off; below 1: undersampling; above 1: oversampling)", d["percentage"]);
   for (const char* key : {"augment_horizontal_flip", "augment_random_crop", "augment_vertical_flip",
                           "augment_rotate", "augment_brightness", "augment_contrast",
-                          "augment_saturation", "augment_blur", "augment_mask"}) {
+                          "augment_saturation", "augment_blur", "augment_mask",
+                          "augment_perspective"}) {
     const double p = d[key].get<double>();
     require(p >= 0.0 && p <= 1.0, where, std::string("dataset.") + key, "a probability in [0, 1]",
             d[key]);
@@ -235,6 +237,10 @@ void validate_experiment(json& config, const std::string& where) {
                           "augment_saturation_factor", "augment_blur_size", "augment_rotate_degree"})
     require(d[key].get<double>() >= 0.0, where, std::string("dataset.") + key, "a number >= 0",
             d[key]);
+  const double perspective = d["augment_perspective_factor"].get<double>();
+  require(perspective >= 0.0 && perspective < 0.5, where, "dataset.augment_perspective_factor",
+          "a number in [0, 0.5): how far, as a fraction of the size, corners move inwards",
+          d["augment_perspective_factor"]);
   require(d["augment_mask_size"].get<std::int64_t>() >= 1, where, "dataset.augment_mask_size",
           "an integer >= 1", d["augment_mask_size"]);
   const double crop = d["transform_central_crop"].get<double>();

@@ -216,6 +216,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.augment.blur_size = d["augment_blur_size"].get<double>();
   to.augment.mask = d["augment_mask"].get<double>();
   to.augment.mask_size = d["augment_mask_size"].get<std::int64_t>();
+  to.augment.perspective = d["augment_perspective"].get<double>();
+  to.augment.perspective_factor = d["augment_perspective_factor"].get<double>();
   to.augment.normalize_scale = d["normalize_scale"].get<double>();
   to.augment.normalize_offset = d["normalize_offset"].get<double>();
   to.augment.channel_mean = d["normalize_mean"].get<std::vector<double>>();
