@@ -43,6 +43,11 @@ struct PixelGrid {
   std::int64_t h, w, y0 = 0, x0 = 0, sy = 1, sx = 1;
 };
 
+// Zeros for a channel run that reads padding.
+inline constexpr std::int64_t kZeroRunLength = 4096;
+template <class T>
+alignas(64) inline constexpr T kZeroRun[kZeroRunLength] = {};
+
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
 template <class T>
 inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std::int64_t count) {
@@ -168,6 +173,34 @@ class GemmConv final : public ConvAlgorithm {
     return dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x;
   }
 
+  // pack_pixel_rows for contiguous channel runs of at most kZeroRun channels and MR whole rows, a
+  // tap at a time with every row's run copied together: the panel is written in order (column by
+  // column, MR values each) rather than one row at a time with stride MR. Padding reads zeros.
+  static constexpr std::int64_t kMaxPanelRows = 16;
+  template <class T, class Source>
+  static void pack_interleaved(std::int64_t i, std::int64_t mr, const PixelGrid& grid,
+                               std::span<const std::int64_t> taps, std::int64_t channels,
+                               std::int64_t p0, std::int64_t kc, T* panel, Source&& source) {
+    Pixel at[kMaxPanelRows];
+    for (std::int64_t r = 0; r < mr; ++r) {
+      const Pixel o = Pixel::at(i + r, grid.h, grid.w);
+      at[r] = {o.n, grid.y0 + o.y * grid.sy, grid.x0 + o.x * grid.sx};
+    }
+    const T* src[kMaxPanelRows];
+    for (std::int64_t j = p0; j < p0 + kc;) {
+      const std::int64_t ti = j / channels, c0 = j % channels;
+      const std::int64_t run = std::min(channels - c0, p0 + kc - j);
+      for (std::int64_t r = 0; r < mr; ++r) {
+        const T* row = source(at[r].n, at[r].y, at[r].x, taps[static_cast<std::size_t>(ti)]);
+        src[r] = row ? row + c0 : kZeroRun<T>;
+      }
+      T* dst = panel + (j - p0) * mr;
+      for (std::int64_t c = 0; c < run; ++c, dst += mr)
+        for (std::int64_t r = 0; r < mr; ++r) dst[r] = src[r][c];
+      j += run;
+    }
+  }
+
   // An MR-tall panel whose rows are the pixels of a grid and whose columns [p0, p0 + kc) are
   // (tap, channel) pairs with `channels` channels per tap of the list `taps`; source(n, y, x, tap)
   // gives the channel run (stride cs) image pixel (y, x) reads through that tap.
@@ -176,6 +209,8 @@ class GemmConv final : public ConvAlgorithm {
                               std::span<const std::int64_t> taps, std::int64_t channels,
                               std::int64_t cs, std::int64_t p0, std::int64_t kc, T* panel,
                               Source&& source) {
+    if (cs == 1 && i + mr <= m && mr <= kMaxPanelRows && channels <= kZeroRunLength)
+      return pack_interleaved(i, mr, grid, taps, channels, p0, kc, panel, source);
     for (std::int64_t r = 0; r < mr; ++r) {
       const std::int64_t p = i + r;
       if (p >= m) {
