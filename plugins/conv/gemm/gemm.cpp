@@ -187,12 +187,24 @@ class GemmConv final : public ConvAlgorithm {
       at[r] = {o.n, grid.y0 + o.y * grid.sy, grid.x0 + o.x * grid.sx};
     }
     const T* src[kMaxPanelRows];
+    auto tap_of = [&](std::int64_t r, std::size_t ti) {
+      return source(at[r].n, at[r].y, at[r].x, taps[ti]);
+    };
     for (std::int64_t j = p0; j < p0 + kc;) {
-      const std::int64_t ti = j / channels, c0 = j % channels;
-      const std::int64_t run = std::min(channels - c0, p0 + kc - j);
+      auto ti = static_cast<std::size_t>(j / channels);
+      const std::int64_t c0 = j % channels;
+      std::int64_t run = std::min(channels - c0, p0 + kc - j);
+      bool inside = true;
       for (std::int64_t r = 0; r < mr; ++r) {
-        const T* row = source(at[r].n, at[r].y, at[r].x, taps[static_cast<std::size_t>(ti)]);
+        const T* row = tap_of(r, ti);
+        inside = inside && row;
         src[r] = row ? row + c0 : kZeroRun<T>;
+      }
+      // Taps whose runs follow on in memory in every row (NHWC neighbours along a filter row)
+      // join this one: few channels (a stem's 3) still make long runs.
+      while (inside && j + run < p0 + kc && ++ti < taps.size()) {
+        for (std::int64_t r = 0; r < mr && inside; ++r) inside = tap_of(r, ti) == src[r] + run;
+        if (inside) run += std::min(channels, p0 + kc - j - run);
       }
       T* dst = panel + (j - p0) * mr;
       for (std::int64_t c = 0; c < run; ++c, dst += mr)
