@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
@@ -200,26 +201,29 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   const json& d = j["dataset"];
   to.test_as_validation = d["test_as_validation"].get<bool>();
   to.dataset_percentage = d["percentage"].get<double>();
-  to.augment.horizontal_flip = d["augment_horizontal_flip"].get<double>();
-  to.augment.random_crop = d["augment_random_crop"].get<double>();
+  // The augmentation and normalisation numbers, each from its dataset key.
+  static constexpr std::pair<double AugmentOptions::*, const char*> kAugmentNumbers[] = {
+      {&AugmentOptions::horizontal_flip, "augment_horizontal_flip"},
+      {&AugmentOptions::vertical_flip, "augment_vertical_flip"},
+      {&AugmentOptions::random_crop, "augment_random_crop"},
+      {&AugmentOptions::rotate, "augment_rotate"},
+      {&AugmentOptions::rotate_degrees, "augment_rotate_degree"},
+      {&AugmentOptions::brightness, "augment_brightness"},
+      {&AugmentOptions::brightness_factor, "augment_brightness_factor"},
+      {&AugmentOptions::contrast, "augment_contrast"},
+      {&AugmentOptions::contrast_factor, "augment_contrast_factor"},
+      {&AugmentOptions::saturation, "augment_saturation"},
+      {&AugmentOptions::saturation_factor, "augment_saturation_factor"},
+      {&AugmentOptions::blur, "augment_blur"},
+      {&AugmentOptions::blur_size, "augment_blur_size"},
+      {&AugmentOptions::mask, "augment_mask"},
+      {&AugmentOptions::perspective, "augment_perspective"},
+      {&AugmentOptions::perspective_factor, "augment_perspective_factor"},
+      {&AugmentOptions::normalize_scale, "normalize_scale"},
+      {&AugmentOptions::normalize_offset, "normalize_offset"}};
+  for (const auto& [member, key] : kAugmentNumbers) to.augment.*member = d[key].get<double>();
   to.augment.crop_padding = d["augment_crop_padding"].get<std::int64_t>();
-  to.augment.vertical_flip = d["augment_vertical_flip"].get<double>();
-  to.augment.rotate = d["augment_rotate"].get<double>();
-  to.augment.rotate_degrees = d["augment_rotate_degree"].get<double>();
-  to.augment.brightness = d["augment_brightness"].get<double>();
-  to.augment.brightness_factor = d["augment_brightness_factor"].get<double>();
-  to.augment.contrast = d["augment_contrast"].get<double>();
-  to.augment.contrast_factor = d["augment_contrast_factor"].get<double>();
-  to.augment.saturation = d["augment_saturation"].get<double>();
-  to.augment.saturation_factor = d["augment_saturation_factor"].get<double>();
-  to.augment.blur = d["augment_blur"].get<double>();
-  to.augment.blur_size = d["augment_blur_size"].get<double>();
-  to.augment.mask = d["augment_mask"].get<double>();
   to.augment.mask_size = d["augment_mask_size"].get<std::int64_t>();
-  to.augment.perspective = d["augment_perspective"].get<double>();
-  to.augment.perspective_factor = d["augment_perspective_factor"].get<double>();
-  to.augment.normalize_scale = d["normalize_scale"].get<double>();
-  to.augment.normalize_offset = d["normalize_offset"].get<double>();
   to.augment.channel_mean = d["normalize_mean"].get<std::vector<double>>();
   to.augment.channel_std = d["normalize_std"].get<std::vector<double>>();
   to.prefetch = d["prefetch"].get<bool>();
