@@ -11,22 +11,12 @@
 #include "dtnn/error.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/rng.hpp"
+#include "image_view.hpp"
 
 namespace dtnn {
 
 namespace {
 
-// One image sample, h x w x c, in either layout.
-template <class T>
-struct Image {
-  T* p;
-  std::int64_t h, w, c;
-  bool nhwc;
-  T& at(std::int64_t y, std::int64_t x, std::int64_t ch) const {
-    return p[nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x];
-  }
-  std::int64_t size() const { return h * w * c; }
-};
 
 // What one sample draws. The flip and crop draws come first, from the sample's stream, as they
 // always have; every other augmentation draws from a stream of its own, so that switching one on
@@ -84,7 +74,7 @@ Draws draw(const AugmentOptions& o, std::uint64_t seed, std::int64_t id, std::in
 
 // out(y, x) = in(vflip ? h-1-(y+dy) : y+dy, hflip ? w-1-(x+dx) : x+dx), zero outside.
 template <class T>
-void shift_and_flip(const Image<T>& img, const Image<T>& in, const Draws& d) {
+void shift_and_flip(const ImageView<T>& img, const ImageView<T>& in, const Draws& d) {
   for (std::int64_t y = 0; y < img.h; ++y)
     for (std::int64_t x = 0; x < img.w; ++x) {
       const std::int64_t sy0 = y + d.dy, sx0 = x + d.dx;
@@ -98,7 +88,7 @@ void shift_and_flip(const Image<T>& img, const Image<T>& in, const Draws& d) {
 
 // out(y, x) = in(source(x, y)), bilinear, zero outside; source gives (sx, sy).
 template <class T, class F>
-void remap(const Image<T>& img, const Image<T>& in, F&& source) {
+void remap(const ImageView<T>& img, const ImageView<T>& in, F&& source) {
   auto value = [&](std::int64_t y, std::int64_t x, std::int64_t ch) {
     return y >= 0 && y < img.h && x >= 0 && x < img.w ? double(in.at(y, x, ch)) : 0.0;
   };
@@ -116,7 +106,7 @@ void remap(const Image<T>& img, const Image<T>& in, F&& source) {
 
 // Counter-clockwise by `degrees` about the centre.
 template <class T>
-void rotate(const Image<T>& img, const Image<T>& in, double degrees) {
+void rotate(const ImageView<T>& img, const ImageView<T>& in, double degrees) {
   const double a = degrees * 3.14159265358979323846 / 180.0, cs = std::cos(a), sn = std::sin(a);
   const double cy = double(img.h - 1) / 2, cx = double(img.w - 1) / 2;
   remap(img, in, [&](double x, double y) {
@@ -125,7 +115,7 @@ void rotate(const Image<T>& img, const Image<T>& in, double degrees) {
 }
 
 template <class T>
-void perspective(const Image<T>& img, const Image<T>& in, const std::array<double, 8>& m) {
+void perspective(const ImageView<T>& img, const ImageView<T>& in, const std::array<double, 8>& m) {
   remap(img, in, [&](double x, double y) {
     const double d = m[6] * x + m[7] * y + 1;
     return std::pair{(m[0] * x + m[1] * y + m[2]) / d, (m[3] * x + m[4] * y + m[5]) / d};
@@ -134,7 +124,7 @@ void perspective(const Image<T>& img, const Image<T>& in, const std::array<doubl
 
 // m + f * (x - m), m each channel's mean.
 template <class T>
-void contrast(const Image<T>& img, double f) {
+void contrast(const ImageView<T>& img, double f) {
   for (std::int64_t ch = 0; ch < img.c; ++ch) {
     double mean = 0;
     for (std::int64_t y = 0; y < img.h; ++y)
@@ -148,7 +138,7 @@ void contrast(const Image<T>& img, double f) {
 
 // g + f * (x - g), g the pixel's grey level.
 template <class T>
-void saturate(const Image<T>& img, double f) {
+void saturate(const ImageView<T>& img, double f) {
   static constexpr double kLuma[3] = {0.299, 0.587, 0.114};
   for (std::int64_t y = 0; y < img.h; ++y)
     for (std::int64_t x = 0; x < img.w; ++x) {
@@ -170,7 +160,7 @@ std::int64_t reflect(std::int64_t i, std::int64_t n) {
 
 // Gaussian blur over height and width: along rows into `tmp`, then along columns back.
 template <class T>
-void blur(const Image<T>& img, const Image<T>& tmp, double sigma) {
+void blur(const ImageView<T>& img, const ImageView<T>& tmp, double sigma) {
   const auto radius = static_cast<std::int64_t>(std::lround(4.0 * sigma));
   thread_local std::vector<double> weights;  // grows once; a steady state does not allocate
   weights.resize(static_cast<std::size_t>(2 * radius + 1));
@@ -179,7 +169,7 @@ void blur(const Image<T>& img, const Image<T>& tmp, double sigma) {
     total += weights[static_cast<std::size_t>(k + radius)] =
         sigma > 0 ? std::exp(-0.5 * double(k * k) / (sigma * sigma)) : double(k == 0);
   for (double& v : weights) v /= total;
-  auto pass = [&](const Image<T>& from, const Image<T>& to, bool along_x) {
+  auto pass = [&](const ImageView<T>& from, const ImageView<T>& to, bool along_x) {
     for (std::int64_t y = 0; y < img.h; ++y)
       for (std::int64_t x = 0; x < img.w; ++x)
         for (std::int64_t ch = 0; ch < img.c; ++ch) {
@@ -236,8 +226,8 @@ void augment(Tensor& x, std::span<const std::int64_t> ids, const AugmentOptions&
     using T = decltype(z);
     parallel_for(static_cast<std::int64_t>(ids.size()), 1, [&](std::int64_t i) {
       const Draws d = draw(o, seed, ids[static_cast<std::size_t>(i)], h, w);
-      const Image<T> img{x.data<T>() + i * size, h, w, c, nhwc};
-      const Image<T> copy{scratch.data<T>() + omp_get_thread_num() * size, h, w, c, nhwc};
+      const ImageView<T> img{x.data<T>() + i * size, h, w, c, nhwc};
+      const ImageView<T> copy{scratch.data<T>() + omp_get_thread_num() * size, h, w, c, nhwc};
       if (d.hflip || d.vflip || d.dy != 0 || d.dx != 0) {
         std::copy(img.p, img.p + size, copy.p);
         shift_and_flip(img, copy, d);

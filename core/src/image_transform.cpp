@@ -5,6 +5,7 @@
 
 #include "dtnn/error.hpp"
 #include "dtnn/parallel.hpp"
+#include "image_view.hpp"
 
 namespace dtnn {
 
@@ -64,27 +65,21 @@ void TransformedDataset::read(Split split, std::span<const std::int64_t> indices
   source_->read(split, indices, in, y);
   const bool nhwc = x.layout() == Layout::nhwc;
   const std::int64_t c = channels_, ih = rows_.in, iw = cols_.in, oh = rows_.out, ow = cols_.out;
-  // Element (row, column, channel) of a sample of h x w pixels.
-  auto at = [&](std::int64_t h, std::int64_t w, std::int64_t r, std::int64_t col, std::int64_t ch) {
-    return nhwc ? (r * w + col) * c + ch : (ch * h + r) * w + col;
-  };
   dispatch_dtype(x.dtype(), [&](auto z) {
     using T = decltype(z);
-    const T* src = in.data<T>();
-    T* dst = x.data<T>();
     parallel_for(n * oh, 1, [&](std::int64_t job) {
       const std::int64_t i = job / oh, r = job % oh;
-      const T* s = src + i * ih * iw * c;
-      T* d = dst + i * oh * ow * c;
+      const ImageView<const T> s{in.data<T>() + i * ih * iw * c, ih, iw, c, nhwc};
+      const ImageView<T> d{x.data<T>() + i * oh * ow * c, oh, ow, c, nhwc};
       const std::int64_t r0 = rows_.first[std::size_t(r)], r1 = std::min(r0 + 1, ih - 1);
       const double wr = rows_.weight[std::size_t(r)];
       for (std::int64_t col = 0; col < ow; ++col) {
         const std::int64_t c0 = cols_.first[std::size_t(col)], c1 = std::min(c0 + 1, iw - 1);
         const double wc = cols_.weight[std::size_t(col)];
         for (std::int64_t ch = 0; ch < c; ++ch) {
-          const double top = (1 - wc) * double(s[at(ih, iw, r0, c0, ch)]) + wc * double(s[at(ih, iw, r0, c1, ch)]);
-          const double bottom = (1 - wc) * double(s[at(ih, iw, r1, c0, ch)]) + wc * double(s[at(ih, iw, r1, c1, ch)]);
-          d[at(oh, ow, r, col, ch)] = static_cast<T>((1 - wr) * top + wr * bottom);
+          const double top = (1 - wc) * double(s.at(r0, c0, ch)) + wc * double(s.at(r0, c1, ch));
+          const double bottom = (1 - wc) * double(s.at(r1, c0, ch)) + wc * double(s.at(r1, c1, ch));
+          d.at(r, col, ch) = static_cast<T>((1 - wr) * top + wr * bottom);
         }
       }
     });
