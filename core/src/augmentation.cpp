@@ -25,7 +25,10 @@ struct Draws {
   bool hflip = false, vflip = false;
   std::int64_t dy = 0, dx = 0;
   std::optional<double> angle, brightness, contrast, saturation, blur;
-  std::optional<std::pair<std::int64_t, std::int64_t>> mask;  // top-left corner
+  struct Square {
+    std::int64_t top, left, size;
+  };
+  std::optional<Square> mask;
   std::optional<std::array<double, 8>> perspective;           // output -> input pixel map
 };
 
@@ -55,8 +58,9 @@ Draws draw(const AugmentOptions& o, std::uint64_t seed, std::int64_t id, std::in
   if (maybe(6, o.blur)) d.blur = o.blur_size;
   if (auto r = maybe(7, o.mask)) {
     const std::int64_t m = std::min({o.mask_size, h, w});
-    d.mask = {static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(h - m + 1))),
-              static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(w - m + 1)))};
+    d.mask = Draws::Square{static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(h - m + 1))),
+                           static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(w - m + 1))),
+                           m};
   }
   if (auto r = maybe(8, o.perspective)) {
     const double p = r->uniform() * o.perspective_factor, right = double(w - 1), bottom = double(h - 1);
@@ -246,9 +250,9 @@ void augment(Tensor& x, std::span<const std::int64_t> ids, const AugmentOptions&
       if (d.saturation) saturate(img, *d.saturation);
       if (d.blur) blur(img, copy, *d.blur);
       if (d.mask) {
-        const std::int64_t m = std::min({o.mask_size, h, w});
-        for (std::int64_t y = d.mask->first; y < d.mask->first + m; ++y)
-          for (std::int64_t xx = d.mask->second; xx < d.mask->second + m; ++xx)
+        const Draws::Square& m = *d.mask;
+        for (std::int64_t y = m.top; y < m.top + m.size; ++y)
+          for (std::int64_t xx = m.left; xx < m.left + m.size; ++xx)
             for (std::int64_t ch = 0; ch < c; ++ch) img.at(y, xx, ch) = T(0);
       }
     });
