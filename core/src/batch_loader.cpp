@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include "dtnn/error.hpp"
@@ -13,7 +14,7 @@ BatchLoader::BatchLoader(const Dataset& dataset, const AugmentOptions& augment,
                          std::int64_t max_batch, DType dtype, Layout layout, bool prefetch)
     : dataset_(dataset), augment_(augment) {
   const Shape sample = dataset_.sample_shape(layout);
-  for (Slot& s : slots_) {
+  for (Slot& s : std::span(slots_, prefetch ? 2 : 1)) {  // made in place: one buffer serves
     s.x = Tensor::empty(sample.with_batch(max_batch), dtype, layout);
     s.y = Tensor::empty(Shape{max_batch, dataset_.num_classes()}, dtype, layout);
     s.indices.resize(static_cast<std::size_t>(max_batch));
@@ -72,10 +73,14 @@ void BatchLoader::run() {
   }
 }
 
+void BatchLoader::wait_until_idle(std::unique_lock<std::mutex>& lock) {
+  changed_.wait(lock, [&] { return !requested_ || ready_; });
+}
+
 void BatchLoader::settle() {
   if (!prefetching()) return;
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !requested_ || ready_; });
+  wait_until_idle(lock);
 }
 
 void BatchLoader::request(std::span<const std::int64_t> indices, std::uint64_t augment_seed) {
@@ -83,8 +88,8 @@ void BatchLoader::request(std::span<const std::int64_t> indices, std::uint64_t a
     dataset_.prefetch(Split::train, indices);
     return;
   }
-  settle();  // an earlier request nobody took
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  wait_until_idle(lock);  // on an earlier request nobody took
   fill(slots_[next_], indices, augment_seed);
   next_ = 1 - next_;  // the request's slot is now 1 - next_
   requested_ = true;
@@ -97,7 +102,7 @@ BatchLoader::Batch BatchLoader::take(std::span<const std::int64_t> indices,
                                      std::uint64_t augment_seed) {
   if (prefetching()) {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !requested_ || ready_; });
+    wait_until_idle(lock);
     if (requested_) {
       requested_ = false;
       Slot& slot = slots_[1 - next_];
@@ -110,7 +115,7 @@ BatchLoader::Batch BatchLoader::take(std::span<const std::int64_t> indices,
     }
   }
   Slot& slot = slots_[next_];
-  next_ = 1 - next_;
+  if (prefetching()) next_ = 1 - next_;
   fill(slot, indices, augment_seed);
   make(slot);
   return {slot.x.slice_batch(0, slot.n), slot.y.slice_batch(0, slot.n)};

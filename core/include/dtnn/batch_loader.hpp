@@ -5,8 +5,9 @@
 // to the dataset (which may decode ahead) and take() makes the batch in the caller.
 //
 // The background thread runs its OpenMP regions on one thread, so that it takes no core from
-// the training step's threads for longer than one read. Two batch buffers alternate: the one
-// being filled is never the one being trained on. Nothing allocates once both have been used.
+// the training step's threads for longer than one read. With prefetching, two batch buffers
+// alternate: the one being filled is never the one being trained on; without, one serves.
+// Nothing allocates once the buffers have been used.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -53,13 +54,15 @@ class DTNN_CORE_EXPORT BatchLoader {
   };
   void make(Slot& slot);  // read, augment, normalise slot.indices into slot.x / slot.y
   void run();             // the background thread
+  // Until no request is being made (the mutex held by lock).
+  void wait_until_idle(std::unique_lock<std::mutex>& lock);
   static void fill(Slot& slot, std::span<const std::int64_t> indices, std::uint64_t seed);
 
   const Dataset& dataset_;
   AugmentOptions augment_;
   Tensor scratch_;  // augmentation: one sample per thread
-  Slot slots_[2];
-  int next_ = 0;  // the slot the next batch goes into
+  Slot slots_[2];  // the second only with prefetching
+  int next_ = 0;   // the slot the next batch goes into
 
   std::mutex mutex_;
   std::condition_variable changed_;
