@@ -16,20 +16,31 @@ using nlohmann::json;
 
 namespace {
 
-// One 3x4 image with 2 channels: value (y, x, c) = 100 c + 10 y + x + 1 (never 0).
-Tensor image(Layout layout, std::int64_t copies = 1) {
-  const Shape s = layout == Layout::nhwc ? Shape{copies, 3, 4, 2} : Shape{copies, 2, 3, 4};
+// n samples of an h x w x c image in float64, value f(y, x, ch) (never 0 unless f is).
+template <class F>
+Tensor picture(Layout layout, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, F f) {
+  const Shape s = layout == Layout::nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
   Tensor t = Tensor::empty(s, DType::float64, layout);
-  for (std::int64_t n = 0; n < copies; ++n)
-    for (int y = 0; y < 3; ++y)
-      for (int x = 0; x < 4; ++x)
-        for (int c = 0; c < 2; ++c)
-          t.data<double>()[n * 24 + (layout == Layout::nhwc ? (y * 4 + x) * 2 + c : (c * 3 + y) * 4 + x)] =
-              100 * c + 10 * y + x + 1;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t y = 0; y < h; ++y)
+      for (std::int64_t x = 0; x < w; ++x)
+        for (std::int64_t ch = 0; ch < c; ++ch)
+          t.data<double>()[i * h * w * c + (layout == Layout::nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)] =
+              f(y, x, ch);
   return t;
 }
-double value(const Tensor& t, std::int64_t n, int y, int x, int c) {
-  return t.data<double>()[n * 24 + (t.layout() == Layout::nhwc ? (y * 4 + x) * 2 + c : (c * 3 + y) * 4 + x)];
+double at(const Tensor& t, std::int64_t i, std::int64_t y, std::int64_t x, std::int64_t ch) {
+  const bool nhwc = t.layout() == Layout::nhwc;
+  const std::int64_t h = nhwc ? t.dim(1) : t.dim(2), w = nhwc ? t.dim(2) : t.dim(3),
+                     c = nhwc ? t.dim(3) : t.dim(1);
+  return t.data<double>()[i * h * w * c + (nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)];
+}
+
+// One 3x4 image with 2 channels: value (y, x, c) = 100 c + 10 y + x + 1 (never 0).
+Tensor image(Layout layout, std::int64_t copies = 1) {
+  return picture(layout, copies, 3, 4, 2, [](std::int64_t y, std::int64_t x, std::int64_t c) {
+    return double(100 * c + 10 * y + x + 1);
+  });
 }
 
 History run(json config) {
@@ -51,7 +62,7 @@ TEST_CASE("augment: a flip mirrors each row; a crop shifts the image, zeros comi
     augment(x, id, flip, 42, scratch);
     for (int y = 0; y < 3; ++y)
       for (int xx = 0; xx < 4; ++xx)
-        for (int c = 0; c < 2; ++c) CHECK(value(x, 0, y, xx, c) == 100 * c + 10 * y + (3 - xx) + 1);
+        for (int c = 0; c < 2; ++c) CHECK(at(x, 0, y, xx, c) == 100 * c + 10 * y + (3 - xx) + 1);
     // A crop: the result must be the image shifted by one (dy, dx) in [-1, 1]^2, zero outside;
     // over many samples every one of the nine shifts turns up.
     AugmentOptions crop;
@@ -73,7 +84,7 @@ TEST_CASE("augment: a flip mirrors each row; a crop shifts the image, zeros comi
                 const int sy = y + dy, sx = xx + dx;
                 const double expected =
                     sy >= 0 && sy < 3 && sx >= 0 && sx < 4 ? 100 * c + 10 * sy + sx + 1 : 0;
-                match = value(many, n, y, xx, c) == expected;
+                match = at(many, n, y, xx, c) == expected;
               }
           if (match) {
             ++found;
@@ -97,38 +108,19 @@ TEST_CASE("augment: each sample's draws depend on the seed and its index, at the
   augment(b, ids, half, 5, scratch);
   int flipped = 0;
   for (std::int64_t n = 0; n < 400; ++n) {
-    flipped += value(a, n, 0, 0, 0) != 1;
-    CHECK(value(a, n, 0, 0, 0) == value(b, n, 0, 0, 0));  // the same seed: the same draws
+    flipped += at(a, n, 0, 0, 0) != 1;
+    CHECK(at(a, n, 0, 0, 0) == at(b, n, 0, 0, 0));  // the same seed: the same draws
   }
   CHECK(flipped > 160);
   CHECK(flipped < 240);
   Tensor c = image(Layout::nhwc, 400);
   augment(c, ids, half, 6, scratch);  // another seed (epoch): other draws
   int differ = 0;
-  for (std::int64_t n = 0; n < 400; ++n) differ += value(a, n, 0, 0, 0) != value(c, n, 0, 0, 0);
+  for (std::int64_t n = 0; n < 400; ++n) differ += at(a, n, 0, 0, 0) != at(c, n, 0, 0, 0);
   CHECK(differ > 100);
 }
 
 namespace {
-// n samples of an h x w x c image in float64, value f(y, x, ch) (never 0 unless f is).
-template <class F>
-Tensor picture(Layout layout, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c, F f) {
-  const Shape s = layout == Layout::nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
-  Tensor t = Tensor::empty(s, DType::float64, layout);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t y = 0; y < h; ++y)
-      for (std::int64_t x = 0; x < w; ++x)
-        for (std::int64_t ch = 0; ch < c; ++ch)
-          t.data<double>()[i * h * w * c + (layout == Layout::nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)] =
-              f(y, x, ch);
-  return t;
-}
-double at(const Tensor& t, std::int64_t i, std::int64_t y, std::int64_t x, std::int64_t ch) {
-  const bool nhwc = t.layout() == Layout::nhwc;
-  const std::int64_t h = nhwc ? t.dim(1) : t.dim(2), w = nhwc ? t.dim(2) : t.dim(3),
-                     c = nhwc ? t.dim(3) : t.dim(1);
-  return t.data<double>()[i * h * w * c + (nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)];
-}
 Tensor copy_of(const Tensor& t) {
   Tensor c = Tensor::empty(t.shape(), t.dtype(), t.layout());
   c.copy_from(t);
@@ -392,7 +384,7 @@ TEST_CASE("normalize: offset and scale, then per-channel mean and deviation, in 
       for (int xx = 0; xx < 4; ++xx)
         for (int c = 0; c < 2; ++c) {
           const double v = (100 * c + 10 * y + xx + 1) * 2.0 - 1.0;
-          CHECK(value(x, 0, y, xx, c) == doctest::Approx((v - o.channel_mean[c]) / o.channel_std[c]));
+          CHECK(at(x, 0, y, xx, c) == doctest::Approx((v - o.channel_mean[c]) / o.channel_std[c]));
         }
   }
   json bad = json::parse(R"({
