@@ -1,6 +1,5 @@
 #include "dtnn/trainer.hpp"
 
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
