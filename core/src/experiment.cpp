@@ -1,5 +1,4 @@
 #include "dtnn/experiment.hpp"
-#include "dtnn/pydtnn_weights.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "dtnn/metric.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
+#include "dtnn/pydtnn_weights.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
 #include "dtnn/scheduler.hpp"
@@ -175,13 +175,11 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
                                    Params(json::object(), where + ": loss"));
   for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
     const json& m = j["metrics"][i];
-    const std::string at = where + ": metrics[" + std::to_string(i) + "]";
-    if (m.is_string())
-      metrics_.push_back(registry.create_as<Metric>("metric", m.get<std::string>(),
-                                                    Params(json::object(), at)));
-    else
-      metrics_.push_back(registry.create_as<Metric>("metric", m["name"].get<std::string>(),
-                                                    Params(m, at), {"name"}));
+    const bool named = m.is_string();
+    metrics_.push_back(registry.create_as<Metric>(
+        "metric", (named ? m : m["name"]).get<std::string>(),
+        Params(named ? json::object() : m, where + ": metrics[" + std::to_string(i) + "]"),
+        {"name"}));
   }
   for (std::size_t i = 0; i < j["schedulers"].size(); ++i) {
     const json& s = j["schedulers"][i];
@@ -195,10 +193,10 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.eval_batch_size = t["eval_batch_size"].get<std::int64_t>();
   to.epochs = t["epochs"].get<std::int64_t>();
   to.steps_per_epoch = t["steps_per_epoch"].get<std::int64_t>();
-  to.validation_split = j["dataset"]["validation_split"].get<double>();
-  to.train_limit = j["dataset"]["train_limit"].get<std::int64_t>();
-  to.test_limit = j["dataset"]["test_limit"].get<std::int64_t>();
   const json& d = j["dataset"];
+  to.validation_split = d["validation_split"].get<double>();
+  to.train_limit = d["train_limit"].get<std::int64_t>();
+  to.test_limit = d["test_limit"].get<std::int64_t>();
   to.test_as_validation = d["test_as_validation"].get<bool>();
   to.dataset_percentage = d["percentage"].get<double>();
   // The augmentation and normalisation numbers, each from its dataset key.
