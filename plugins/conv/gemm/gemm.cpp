@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
@@ -48,9 +49,24 @@ inline constexpr std::int64_t kZeroRunLength = 4096;
 template <class T>
 alignas(64) inline constexpr T kZeroRun[kZeroRunLength] = {};
 
+// dst[0, count) = src[0, count) for the short runs of a panel: the micro-kernels' widths are
+// copied as fixed-size moves, not a loop with its count tested.
+template <class T>
+inline void copy_short(const T* src, T* dst, std::int64_t count) {
+  auto fixed = [&](auto n) { std::memcpy(dst, src, decltype(n)::value * sizeof(T)); };
+  switch (count) {
+    case 4: return fixed(std::integral_constant<std::size_t, 4>{});
+    case 6: return fixed(std::integral_constant<std::size_t, 6>{});
+    case 8: return fixed(std::integral_constant<std::size_t, 8>{});
+    case 16: return fixed(std::integral_constant<std::size_t, 16>{});
+    default: std::copy_n(src, count, dst);
+  }
+}
+
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
 template <class T>
 inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std::int64_t count) {
+  if (src && cs == 1 && ds == 1) return copy_short(src, dst, count);
   if (src) return copy_strided(src, cs, dst, ds, count);
   for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = T(0);
 }
@@ -76,6 +92,19 @@ class GemmConv final : public ConvAlgorithm {
       tap_reach_[static_cast<std::size_t>(t)] = {t / g.kw * g.dilation_h - g.pad_h,
                                                  t % g.kw * g.dilation_w - g.pad_w};
     }
+    // The output pixels whose receptive field lies inside x, and where in x its taps are.
+    const ActivationStrides xs = activation_strides(g.layout, g.h, g.w, g.c);
+    auto first_inside = [](std::int64_t pad, std::int64_t stride) { return (pad + stride - 1) / stride; };
+    auto end_inside = [](std::int64_t size, std::int64_t pad, std::int64_t reach, std::int64_t stride) {
+      const std::int64_t last = size - 1 + pad - reach;  // the last oy*stride inside
+      return last < 0 ? std::int64_t(0) : last / stride + 1;
+    };
+    inside_ = {first_inside(g.pad_h, g.stride_h),
+               end_inside(g.h, g.pad_h, (g.kh - 1) * g.dilation_h, g.stride_h),
+               first_inside(g.pad_w, g.stride_w),
+               end_inside(g.w, g.pad_w, (g.kw - 1) * g.dilation_w, g.stride_w)};
+    tap_offsets_.clear();
+    for (const TapReach& t : tap_reach_) tap_offsets_.push_back(t.y * xs.y + t.x * xs.x);
     phase_taps_.assign(static_cast<std::size_t>(g.stride_h * g.stride_w), {});
     for (std::int64_t ry = 0; ry < g.stride_h; ++ry)
       for (std::int64_t rx = 0; rx < g.stride_w; ++rx)
@@ -102,7 +131,7 @@ class GemmConv final : public ConvAlgorithm {
       const std::int64_t dw_size = g.kh * g.kw * g.c * g.k;
       split_filter_ = threads > 1 && threads * dw_size <= kSplitLimit;
       if (split_filter_) {
-        split_b_at_ = slices.add<T>(threads * kr.b_buffer(g.k));
+        split_b_at_ = slices.add<T>(threads * kr.b_buffer(g.kh * g.kw * g.c));
         split_c_at_ = slices.add<T>(threads * dw_size);
       }
       workspace_bytes_ = slices.bytes();
@@ -173,20 +202,61 @@ class GemmConv final : public ConvAlgorithm {
     return dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x;
   }
 
+  // dst[c * mr + r] = src[r][c] for c < run, r < mr: MR rows' runs side by side, column by column.
+  // (MR known when compiled for the usual kernels: the rows' loop unrolls.)
+  template <class T>
+  static void interleave(const T* const* src, std::int64_t mr, std::int64_t run, T* dst) {
+    auto fixed = [&](auto rows) {
+      constexpr std::int64_t kRows = decltype(rows)::value;
+      for (std::int64_t c = 0; c < run; ++c, dst += kRows)
+        for (std::int64_t r = 0; r < kRows; ++r) dst[r] = src[r][c];
+    };
+    switch (mr) {
+      case 4: return fixed(std::integral_constant<std::int64_t, 4>{});
+      case 6: return fixed(std::integral_constant<std::int64_t, 6>{});
+      case 8: return fixed(std::integral_constant<std::int64_t, 8>{});
+      case 16: return fixed(std::integral_constant<std::int64_t, 16>{});
+      default:
+        for (std::int64_t c = 0; c < run; ++c, dst += mr)
+          for (std::int64_t r = 0; r < mr; ++r) dst[r] = src[r][c];
+    }
+  }
+
   // pack_pixel_rows for contiguous channel runs of at most kZeroRun channels and MR whole rows, a
   // tap at a time with every row's run copied together: the panel is written in order (column by
   // column, MR values each) rather than one row at a time with stride MR. Padding reads zeros.
+  // When field(n, y, x) gives where every row's receptive field starts (none reaches the padding),
+  // tap ti of the list is at that start + offsets[ti] in each row, with no bounds to test.
   static constexpr std::int64_t kMaxPanelRows = 16;
-  template <class T, class Source>
+  template <class T, class Source, class Field>
   static void pack_interleaved(std::int64_t i, std::int64_t mr, const PixelGrid& grid,
                                std::span<const std::int64_t> taps, std::int64_t channels,
-                               std::int64_t p0, std::int64_t kc, T* panel, Source&& source) {
+                               std::int64_t p0, std::int64_t kc, T* panel, Source&& source,
+                               Field&& field, std::span<const std::int64_t> offsets) {
     Pixel at[kMaxPanelRows];
-    for (std::int64_t r = 0; r < mr; ++r) {
-      const Pixel o = Pixel::at(i + r, grid.h, grid.w);
-      at[r] = {o.n, grid.y0 + o.y * grid.sy, grid.x0 + o.x * grid.sx};
-    }
     const T* src[kMaxPanelRows];
+    bool whole = !offsets.empty();
+    Pixel o = Pixel::at(i, grid.h, grid.w);
+    for (std::int64_t r = 0; r < mr; ++r, o.next(grid.h, grid.w)) {
+      at[r] = {o.n, grid.y0 + o.y * grid.sy, grid.x0 + o.x * grid.sx};
+      if (whole) whole = (src[r] = field(at[r].n, at[r].y, at[r].x)) != nullptr;
+    }
+    if (whole) {
+      const T* base[kMaxPanelRows];
+      std::copy(src, src + mr, base);
+      for (std::int64_t j = p0; j < p0 + kc;) {
+        auto ti = static_cast<std::size_t>(j / channels);
+        const std::int64_t c0 = j % channels, start = offsets[ti] + c0;
+        std::int64_t run = std::min(channels - c0, p0 + kc - j);
+        for (; j + run < p0 + kc && ti + 1 < taps.size() && offsets[ti + 1] == offsets[ti] + channels;
+             ++ti)
+          run += std::min(channels, p0 + kc - j - run);
+        for (std::int64_t r = 0; r < mr; ++r) src[r] = base[r] + start;
+        interleave(src, mr, run, panel + (j - p0) * mr);
+        j += run;
+      }
+      return;
+    }
     auto tap_of = [&](std::int64_t r, std::size_t ti) {
       return source(at[r].n, at[r].y, at[r].x, taps[ti]);
     };
@@ -206,9 +276,7 @@ class GemmConv final : public ConvAlgorithm {
         for (std::int64_t r = 0; r < mr && inside; ++r) inside = tap_of(r, ti) == src[r] + run;
         if (inside) run += std::min(channels, p0 + kc - j - run);
       }
-      T* dst = panel + (j - p0) * mr;
-      for (std::int64_t c = 0; c < run; ++c, dst += mr)
-        for (std::int64_t r = 0; r < mr; ++r) dst[r] = src[r][c];
+      interleave(src, mr, run, panel + (j - p0) * mr);
       j += run;
     }
   }
@@ -216,13 +284,13 @@ class GemmConv final : public ConvAlgorithm {
   // An MR-tall panel whose rows are the pixels of a grid and whose columns [p0, p0 + kc) are
   // (tap, channel) pairs with `channels` channels per tap of the list `taps`; source(n, y, x, tap)
   // gives the channel run (stride cs) image pixel (y, x) reads through that tap.
-  template <class T, class Source>
+  template <class T, class Source, class Field>
   static void pack_pixel_rows(std::int64_t i, std::int64_t m, std::int64_t mr, const PixelGrid& grid,
                               std::span<const std::int64_t> taps, std::int64_t channels,
                               std::int64_t cs, std::int64_t p0, std::int64_t kc, T* panel,
-                              Source&& source) {
+                              Source&& source, Field&& field, std::span<const std::int64_t> offsets) {
     if (cs == 1 && i + mr <= m && mr <= kMaxPanelRows && channels <= kZeroRunLength)
-      return pack_interleaved(i, mr, grid, taps, channels, p0, kc, panel, source);
+      return pack_interleaved(i, mr, grid, taps, channels, p0, kc, panel, source, field, offsets);
     for (std::int64_t r = 0; r < mr; ++r) {
       const std::int64_t p = i + r;
       if (p >= m) {
@@ -272,11 +340,12 @@ class GemmConv final : public ConvAlgorithm {
   // forward (inner channels C read from x, outer K, the whole Ho x Wo output) and backward-data
   // (inner K read from dy, outer C, dx or one stride phase of it). The filter element
   // (tap, i, o) is at w[tap offset + i * inner_stride + o * outer_stride].
-  template <class T, class Source>
+  template <class T, class Source, class Field>
   void pixel_product(const Tensor& wt, std::span<const std::int64_t> taps, std::int64_t inner,
                      std::int64_t inner_stride, std::int64_t outer, std::int64_t outer_stride,
                      std::int64_t source_cs, std::int64_t batch, const PixelGrid& grid,
-                     std::int64_t img_h, std::int64_t img_w, Tensor& out, Source&& source) {
+                     std::int64_t img_h, std::int64_t img_w, Tensor& out, Source&& source,
+                     Field&& field, std::span<const std::int64_t> offsets) {
     const auto kr = ig::Kernel<T>::query();
     const std::int64_t m = batch * grid.h * grid.w;
     const T* filter = wt.data<T>();
@@ -294,15 +363,18 @@ class GemmConv final : public ConvAlgorithm {
       return;
     }
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
-      pack_pixel_rows(i, m, kr.mr, grid, taps, inner, source_cs, p0, kc, panel, source);
+      pack_pixel_rows(i, m, kr.mr, grid, taps, inner, source_cs, p0, kc, panel, source, field,
+                      offsets);
     };
     auto pack_b = [&](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
       pack_filter(filter, taps, inner, inner_stride, outer, outer_stride, j, kr.nr, p0, kc, panel);
     };
     auto row = [&](std::int64_t p) { return offset(Pixel::at(p, grid.h, grid.w)); };
+    auto col = [&](std::int64_t o) { return o * os.c; };
     // The whole image in NHWC is plain row-major: the micro-kernel writes it in place.
     const bool plain = g_.layout == Layout::nhwc && grid.h == img_h && grid.w == img_w;
-    const ig::Output<T, decltype(row)> c{out.data<T>(), row, os.c, plain ? outer : 0};
+    const ig::Output<T, decltype(row), decltype(col)> c{out.data<T>(), row, col,
+                                                        plain ? outer : 0};
     ig::run<T>(kr, m, outer, static_cast<std::int64_t>(taps.size()) * inner, pack_a, pack_b, c,
                T(0), panels<T>(a_at_), panels<T>(b_at_));
   }
@@ -315,7 +387,15 @@ class GemmConv final : public ConvAlgorithm {
                      PixelGrid{g_.ho(), g_.wo()}, g_.ho(), g_.wo(), yt,
                      [&](std::int64_t n, std::int64_t oy, std::int64_t ox, std::int64_t tap) {
                        return x_at(x, n, oy, ox, tap);
-                     });
+                     },
+                     [&](std::int64_t n, std::int64_t oy, std::int64_t ox) -> const T* {
+                       if (oy < inside_.y0 || oy >= inside_.y1 || ox < inside_.x0 ||
+                           ox >= inside_.x1)
+                         return nullptr;
+                       return x.data + n * x.s.n + oy * g_.stride_h * x.s.y +
+                              ox * g_.stride_w * x.s.x;
+                     },
+                     tap_offsets_);
   }
 
   // dx, one stride phase (ry, rx) at a time: only the taps that reach the phase enter its GEMM,
@@ -332,95 +412,130 @@ class GemmConv final : public ConvAlgorithm {
                          fs.c, dy.s.c, dyt.dim(0), grid, g_.h, g_.w, dxt,
                          [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
                            return dy_at(dy, n, iy, ix, tap);
-                         });
+                         },
+                         [](std::int64_t, std::int64_t, std::int64_t) -> const T* { return nullptr; },
+                         std::span<const std::int64_t>{});
       }
   }
 
+  // dw[(tap, c), k] += sum over pixels p of x(p through tap, c) dy(p, k): the im2col matrix of x,
+  // P x (taps * C), and dy, P x K, are packed a panel at a time, the im2col matrix never stored.
+  // Split between the threads over the pixels (a private dw each), the product is dw^T = dy^T im2col:
+  // the wide operand, NR values per pixel at once, is the one gathered from the image. Split over
+  // the rows of dw (a large dw, written in place), it is dw = im2col^T dy: dw is written row-major.
   template <class T>
   void filter_t(const Tensor& xt, const Tensor& dyt, Tensor& dwt) {
     const auto kr = ig::Kernel<T>::query();
     const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
     const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
-    const std::int64_t ho = g_.ho(), wo = g_.wo(), rows = g_.kh * g_.kw * g_.c;
-    const std::int64_t sh = g_.stride_h, sw = g_.stride_w;
-    // A[(tap, c), p] = x read by pixel p through tap: for each pixel, MR consecutive (tap, c).
-    // The panel's rows are runs of channels of at most a few taps: each run is copied for every
-    // pixel, a stretch of pixels along an output row at a time (one bounds test per stretch). In
-    // NHWC without dilation, the next taps of a filter row read the next pixels of x, so a run
-    // carries on across them (the whole panel from one place where the image has every one).
+    const std::int64_t taps_c = g_.kh * g_.kw * g_.c, pixels = xt.dim(0) * g_.ho() * g_.wo();
+    const FilterStrides fs = filter_strides(g_);
+    auto filter_row = [&](std::int64_t j) {  // where (tap, c) = j starts in dw
+      const std::int64_t tap = j / g_.c;
+      return tap / g_.kw * fs.y + tap % g_.kw * fs.x + j % g_.c * fs.c;
+    };
+    auto filter_col = [&](std::int64_t k) { return k * fs.k; };
+    auto pack_im2col = [&](std::int64_t width) {
+      return [&, width](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
+        pack_im2col_panel(x, j, taps_c, width, p0, kc, panel);
+      };
+    };
+    auto pack_dy = [&](std::int64_t width) {
+      return [&, width](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
+        pack_dy_panel(dy, j, width, p0, kc, panel);
+      };
+    };
+    if (split_filter_) {
+      const ig::Output<T, decltype(filter_col), decltype(filter_row)> out{dwt.data<T>(), filter_col,
+                                                                          filter_row, 0};
+      ig::run_split_k<T>(kr, g_.k, taps_c, pixels, pack_dy(kr.mr), pack_im2col(kr.nr), out, T(1),
+                         panels<T>(a_at_), panels<T>(split_b_at_), panels<T>(split_c_at_));
+    } else {
+      const bool nhwc = g_.layout == Layout::nhwc;
+      const ig::Output<T, decltype(filter_row), decltype(filter_col)> out{
+          dwt.data<T>(), filter_row, filter_col, nhwc ? g_.k : 0};
+      ig::run<T>(kr, taps_c, g_.k, pixels, pack_im2col(kr.mr), pack_dy(kr.nr), out, T(1),
+                 panels<T>(a_at_), panels<T>(b_at_));
+    }
+  }
+
+  // Output channels [j, j + width) (zeros past K) x pixels [p0, p0 + kc) of dy:
+  // panel[q * width + r] = dy(pixel p0 + q, channel j + r).
+  template <class T>
+  void pack_dy_panel(const Image<T>& dy, std::int64_t j, std::int64_t width, std::int64_t p0,
+                     std::int64_t kc, T* panel) const {
+    const std::int64_t ho = g_.ho(), wo = g_.wo(), count = std::min(width, g_.k - j);
+    if (g_.layout == Layout::nhwc && count == width) {  // dy is [P, K]: the next pixel, K on
+      for (std::int64_t q = 0; q < kc; ++q)
+        copy_short(dy.data + (p0 + q) * g_.k + j, panel + q * width, width);
+      return;
+    }
+    Pixel o = Pixel::at(p0, ho, wo);
+    for (std::int64_t q = 0; q < kc; ++q, o.next(ho, wo)) {
+      T* dst = panel + q * width;
+      copy_run(dy.data + o.n * dy.s.n + o.y * dy.s.y + o.x * dy.s.x + j * dy.s.c, dy.s.c, dst, 1,
+               count);
+      for (std::int64_t r = count; r < width; ++r) dst[r] = T(0);
+    }
+  }
+
+  // Columns [j, j + width) (zeros past `cols`) x pixels [p0, p0 + kc) of the im2col matrix of x,
+  // whose column (tap, c) at output pixel p is x read by p through tap: panel[q * width + r]. A
+  // panel's columns are runs of channels of at most a few taps; each run is copied for every pixel,
+  // a stretch of pixels along an output row at a time (one bounds test per stretch). In NHWC
+  // without dilation the next taps of a filter row read the next pixels of x, so a run carries on
+  // across them (the whole panel from one place where the image has every one).
+  template <class T>
+  void pack_im2col_panel(const Image<T>& x, std::int64_t j0, std::int64_t cols, std::int64_t width,
+                         std::int64_t p0, std::int64_t kc, T* panel) const {
+    const std::int64_t ho = g_.ho(), wo = g_.wo(), sh = g_.stride_h, sw = g_.stride_w;
     const bool join_taps = g_.layout == Layout::nhwc && g_.dilation_w == 1;
     // The output columns whose tap reads inside the image: ix = ox*sw + t.x in [lo, hi).
     auto first_inside = [&](const TapReach& t) { return t.x >= 0 ? 0 : (-t.x + sw - 1) / sw; };
     auto end_inside = [&](const TapReach& t) {
       return g_.w - 1 - t.x < 0 ? 0 : (g_.w - 1 - t.x) / sw + 1;
     };
-    auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
-      for (std::int64_t r = 0; r < kr.mr;) {
-        const std::int64_t j = i + r;
-        if (j >= rows) {
-          for (std::int64_t q = 0; q < kc; ++q) panel[q * kr.mr + r] = T(0);
-          ++r;
-          continue;
-        }
-        const std::int64_t tap = j / g_.c, c0 = j % g_.c;
-        std::int64_t run = std::min(g_.c - c0, kr.mr - r), last = tap;  // taps tap .. last
-        if (join_taps)
-          while (r + run < kr.mr && (last + 1) % g_.kw != 0 && (last + 1) * g_.c < rows) {
-            ++last;
-            run += std::min(g_.c, kr.mr - r - run);
-          }
-        const TapReach& t = tap_reach_[static_cast<std::size_t>(tap)];
-        const std::int64_t lo = first_inside(t);
-        const std::int64_t hi = end_inside(tap_reach_[static_cast<std::size_t>(last)]);
-        Pixel o = Pixel::at(p0, ho, wo);
-        for (std::int64_t q = 0; q < kc;) {
-          const std::int64_t len = std::min(wo - o.x, kc - q);
-          const std::int64_t iy = o.y * sh + t.y;
-          T* dst = panel + q * kr.mr + r;
-          const bool row_inside = iy >= 0 && iy < g_.h;
-          const T* src = x.data + o.n * x.s.n + iy * x.s.y + c0 * x.s.c;
-          for (std::int64_t ox = o.x; ox < o.x + len; ++ox, dst += kr.mr) {
-            if (!row_inside || (ox >= lo && ox < hi) || last == tap) {
-              const bool inside = row_inside && ox >= lo && ox < hi;
-              copy_run(inside ? src + (ox * sw + t.x) * x.s.x : nullptr, x.s.c, dst, 1, run);
-              continue;
-            }
-            for (std::int64_t e = 0; e < run; ++e) {  // joined taps, some outside the image
-              const std::int64_t ix = ox * sw + t.x + (c0 + e) / g_.c;
-              dst[e] = ix >= 0 && ix < g_.w ? src[ix * x.s.x + e - (c0 + e) / g_.c * g_.c] : T(0);
-            }
-          }
-          q += len;
-          o.x += len - 1;
-          o.next(ho, wo);
-        }
-        r += run;
+    for (std::int64_t r = 0; r < width;) {
+      const std::int64_t j = j0 + r;
+      if (j >= cols) {
+        for (std::int64_t q = 0; q < kc; ++q)
+          for (std::int64_t e = r; e < width; ++e) panel[q * width + e] = T(0);
+        return;
       }
-    };
-    // B[p, k] = dy(p, k).
-    auto pack_b = [&](std::int64_t j, std::int64_t p0, std::int64_t kc, T* panel) {
-      const std::int64_t cols = std::min(kr.nr, g_.k - j);
+      const std::int64_t tap = j / g_.c, c0 = j % g_.c;
+      std::int64_t run = std::min(g_.c - c0, width - r), last = tap;  // taps tap .. last
+      if (join_taps)
+        while (r + run < width && (last + 1) % g_.kw != 0 && (last + 1) * g_.c < cols) {
+          ++last;
+          run += std::min(g_.c, width - r - run);
+        }
+      const TapReach& t = tap_reach_[static_cast<std::size_t>(tap)];
+      const std::int64_t lo = first_inside(t);
+      const std::int64_t hi = end_inside(tap_reach_[static_cast<std::size_t>(last)]);
       Pixel o = Pixel::at(p0, ho, wo);
-      for (std::int64_t q = 0; q < kc; ++q, o.next(ho, wo)) {
-        T* dst = panel + q * kr.nr;
-        copy_run(dy.data + o.n * dy.s.n + o.y * dy.s.y + o.x * dy.s.x + j * dy.s.c, dy.s.c, dst, 1,
-                 cols);
-        for (std::int64_t c = cols; c < kr.nr; ++c) dst[c] = T(0);
+      for (std::int64_t q = 0; q < kc;) {
+        const std::int64_t len = std::min(wo - o.x, kc - q);
+        const std::int64_t iy = o.y * sh + t.y;
+        T* dst = panel + q * width + r;
+        const bool row_inside = iy >= 0 && iy < g_.h;
+        const T* src = x.data + o.n * x.s.n + iy * x.s.y + c0 * x.s.c;
+        for (std::int64_t ox = o.x; ox < o.x + len; ++ox, dst += width) {
+          if (!row_inside || (ox >= lo && ox < hi) || last == tap) {
+            const bool inside = row_inside && ox >= lo && ox < hi;
+            copy_run(inside ? src + (ox * sw + t.x) * x.s.x : nullptr, x.s.c, dst, 1, run);
+            continue;
+          }
+          for (std::int64_t e = 0; e < run; ++e) {  // joined taps, some outside the image
+            const std::int64_t ix = ox * sw + t.x + (c0 + e) / g_.c;
+            dst[e] = ix >= 0 && ix < g_.w ? src[ix * x.s.x + e - (c0 + e) / g_.c * g_.c] : T(0);
+          }
+        }
+        q += len;
+        o.x += len - 1;
+        o.next(ho, wo);
       }
-    };
-    const FilterStrides fs = filter_strides(g_);
-    const bool nhwc = g_.layout == Layout::nhwc;
-    auto row = [&](std::int64_t j) {
-      const std::int64_t tap = j / g_.c;
-      return tap / g_.kw * fs.y + tap % g_.kw * fs.x + j % g_.c * fs.c;
-    };
-    const ig::Output<T, decltype(row)> out{dwt.data<T>(), row, fs.k, nhwc ? g_.k : 0};
-    if (split_filter_)
-      ig::run_split_k<T>(kr, rows, g_.k, xt.dim(0) * ho * wo, pack_a, pack_b, out, T(1),
-                         panels<T>(a_at_), panels<T>(split_b_at_), panels<T>(split_c_at_));
-    else
-      ig::run<T>(kr, rows, g_.k, xt.dim(0) * ho * wo, pack_a, pack_b, out, T(1), panels<T>(a_at_),
-                 panels<T>(b_at_));
+      r += run;
+    }
   }
 
   ConvGeometry g_;
@@ -432,6 +547,13 @@ class GemmConv final : public ConvAlgorithm {
   };
   std::vector<TapReach> tap_reach_;
   std::vector<std::vector<std::int64_t>> phase_taps_;  // [ry * stride_w + rx]: taps reaching it
+  // Forward: the output pixels [y0, y1) x [x0, x1) read no padding; pixel (oy, ox) reads tap t at
+  // x(oy*sh, ox*sw) + tap_offsets_[t].
+  struct Inside {
+    std::int64_t y0, y1, x0, x1;
+  };
+  Inside inside_{};
+  std::vector<std::int64_t> tap_offsets_;
   // Per-thread packing buffers: slices of the workspace.
   template <class T>
   T* panels(std::size_t at) {

@@ -56,28 +56,37 @@ inline constexpr std::int64_t kMaxMc = 1024;
 
 template <class T>
 bool Kernel<T>::fits() const {
-  return mr * nr <= 16 * 32 && mc <= kMaxMc;
+  return mr <= 16 && nr <= 32 && mc <= kMaxMc;
 }
 
-// Where C lives: element (i, j) at base[row(i) + j * col_stride]. The micro-kernel writes C in
-// place where an MR-row panel's rows are evenly spaced (always, for plain row-major C with
-// row(i) = i * ld and col_stride 1); other panels go through a tile.
-template <class T, class RowOffset>
+// Where C lives: element (i, j) at base[row(i) + col(j)]. The micro-kernel writes an MR x NR tile
+// in place where its rows are evenly spaced and so are its columns (always, for plain row-major C
+// with row(i) = i * ld and col(j) = j); other tiles go through a buffer.
+template <class T, class RowOffset, class ColOffset>
 struct Output {
   T* base;
   RowOffset row;
-  std::int64_t col_stride;
+  ColOffset col;
   std::int64_t ld;  // > 0: C is plain row-major with this leading dimension
 };
+
+// The common step between offsets[0..count), or 0 when they are not evenly spaced.
+inline std::int64_t even_step(const std::int64_t* offsets, std::int64_t count) {
+  if (count < 2) return 1;
+  const std::int64_t step = offsets[1] - offsets[0];
+  for (std::int64_t r = 2; r < count; ++r)
+    if (offsets[r] - offsets[r - 1] != step) return 0;
+  return step;
+}
 
 // C (+)= A B: beta 0 overwrites C, 1 accumulates. pack_a(i, p0, kc, panel) writes rows [i, i+MR)
 // (zeros past m) x columns [p0, p0+kc) as panel[p * MR + r]; pack_b(j, p0, kc, panel) writes rows
 // [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf holds
 // Kernel::a_buffer() elements per thread; b_buf, b_buffer(n) elements that the threads share: they
 // pack each B panel together, then each multiplies its own rows of A by all of it.
-template <class T, class PackA, class PackB, class RowOffset>
+template <class T, class PackA, class PackB, class RowOffset, class ColOffset>
 void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, PackA&& pack_a,
-         PackB&& pack_b, const Output<T, RowOffset>& c, T beta, T* a_buf, T* b_buf) {
+         PackB&& pack_b, const Output<T, RowOffset, ColOffset>& c, T beta, T* a_buf, T* b_buf) {
   if (m == 0 || n == 0) return;
   const std::int64_t panels = (m + kr.mr - 1) / kr.mr;
   const std::int64_t a_size = kr.a_buffer();
@@ -92,6 +101,7 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
     T one = 1;
     alignas(64) T tile[16 * 32];  // MR x NR of a C that is not plain row-major
     std::int64_t row_at[kMaxMc];  // where the rows of the current MC block start in such a C
+    std::int64_t col_at[32];      // and the columns of the current NR panel
     auxinfo_t aux{};
     for (std::int64_t jc = 0; jc < n; jc += kr.nc) {
       const std::int64_t nc = std::min(kr.nc, n - jc);
@@ -109,6 +119,11 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
           for (std::int64_t jr = 0; jr < nc; jr += kr.nr) {
             const std::int64_t nr = std::min(kr.nr, nc - jr);
             T* bp = b + jr * kc;
+            std::int64_t col_step = 1;
+            if (c.ld <= 0) {
+              for (std::int64_t q = 0; q < nr; ++q) col_at[q] = c.col(jc + jr + q);
+              col_step = even_step(col_at, nr);
+            }
             for (std::int64_t ir = 0; ir < mc; ir += kr.mr) {
               const std::int64_t mr = std::min(kr.mr, mc - ir);
               T* ap = a + ir * kc;
@@ -120,26 +135,24 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
                        kr.cntx);
                 continue;
               }
-              // Rows at one stride from each other (a panel within one row of an image, say):
-              // the micro-kernel writes them in place.
+              // Rows and columns each at one stride from the next (a panel within one row of an
+              // image, say): the micro-kernel writes them in place.
               const std::int64_t* rows = row_at + ir;
-              const std::int64_t step = mr > 1 ? rows[1] - rows[0] : 1;
-              bool even = true;
-              for (std::int64_t r = 2; r < mr; ++r) even = even && rows[r] - rows[r - 1] == step;
-              if (even) {
-                kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + rows[0] + j * c.col_stride, step,
-                       c.col_stride, &aux, kr.cntx);
+              const std::int64_t row_step = even_step(rows, mr);
+              if (row_step != 0 && col_step != 0) {
+                kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + rows[0] + col_at[0], row_step,
+                       col_step, &aux, kr.cntx);
                 continue;
               }
               T zero = 0;
               kr.ukr(mr, nr, kc, &one, ap, bp, &zero, tile, kr.nr, 1, &aux, kr.cntx);
               for (std::int64_t r = 0; r < mr; ++r) {
-                T* dst = c.base + row_at[ir + r] + j * c.col_stride;
+                T* dst = c.base + rows[r];
                 const T* src = tile + r * kr.nr;
                 if (first == T(0))
-                  for (std::int64_t q = 0; q < nr; ++q) dst[q * c.col_stride] = src[q];
+                  for (std::int64_t q = 0; q < nr; ++q) dst[col_at[q]] = src[q];
                 else
-                  for (std::int64_t q = 0; q < nr; ++q) dst[q * c.col_stride] += src[q];
+                  for (std::int64_t q = 0; q < nr; ++q) dst[col_at[q]] += src[q];
               }
             }
           }
@@ -155,10 +168,10 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
 // into C. For products with a small C and a long k, such as a convolution's filter gradient over
 // every pixel of a batch, where run() would synchronise the threads for every KC slice of k.
 // a_buf, b_buf and c_buf hold a_buffer(), b_buffer(n) and m * n elements per thread.
-template <class T, class PackA, class PackB, class RowOffset>
+template <class T, class PackA, class PackB, class RowOffset, class ColOffset>
 void run_split_k(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k,
-                 PackA&& pack_a, PackB&& pack_b, const Output<T, RowOffset>& c, T beta, T* a_buf,
-                 T* b_buf, T* c_buf) {
+                 PackA&& pack_a, PackB&& pack_b, const Output<T, RowOffset, ColOffset>& c, T beta,
+                 T* a_buf, T* b_buf, T* c_buf) {
   if (m == 0 || n == 0) return;
 #pragma omp parallel
   {
@@ -195,9 +208,10 @@ void run_split_k(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64
     for (std::int64_t i = 0; i < m; ++i) {
       T* dst = c.base + c.row(i);
       for (std::int64_t j = 0; j < n; ++j) {
-        T sum = beta == T(0) ? T(0) : dst[j * c.col_stride];
+        T& out = dst[c.col(j)];
+        T sum = beta == T(0) ? T(0) : out;
         for (int u = 0; u < threads; ++u) sum += c_buf[u * m * n + i * n + j];
-        dst[j * c.col_stride] = sum;
+        out = sum;
       }
     }
   }
