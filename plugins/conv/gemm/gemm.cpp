@@ -68,6 +68,7 @@ template <class T>
 inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std::int64_t count) {
   if (src && cs == 1 && ds == 1) return copy_short(src, dst, count);
   if (src) return copy_strided(src, cs, dst, ds, count);
+  if (ds == 1) return (void)std::fill_n(dst, count, T(0));
   for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = T(0);
 }
 
@@ -124,14 +125,27 @@ class GemmConv final : public ConvAlgorithm {
                     " is larger than the 16x32 and MC " + std::to_string(ig::kMaxMc) +
                     " this plugin handles");
       const std::int64_t threads = std::max(1, omp_get_max_threads());
-      WorkspaceSlices slices;
-      a_at_ = slices.add<T>(threads * kr.a_buffer());
-      b_at_ = slices.add<T>(kr.b_buffer(std::max(g.c, g.k)));  // shared by the threads
+      const std::int64_t taps = g.kh * g.kw, taps_c = taps * g.c;
+      const std::int64_t pixels = g.n * g.ho() * g.wo(), input_pixels = g.n * g.h * g.w;
       // Backward-filter splits the pixels between the threads when each can hold a dw of its own.
-      const std::int64_t dw_size = g.kh * g.kw * g.c * g.k;
+      const std::int64_t dw_size = taps_c * g.k;
       split_filter_ = threads > 1 && threads * dw_size <= kSplitLimit;
+      // Split, it multiplies dw^T = dy^T im2col (the image's values NR at a time) where that packs
+      // fewer panels per pixel than dw = im2col^T dy (a 3x3 layer's taps x C against K).
+      auto count = [](std::int64_t n, std::int64_t width) { return (n + width - 1) / width; };
+      filter_transposed_ = split_filter_ && count(g.k, kr.mr) + count(taps_c, kr.nr) <=
+                                                count(taps_c, kr.mr) + count(g.k, kr.nr);
+      const std::int64_t filter_m = filter_transposed_ ? g.k : taps_c;
+      const std::int64_t filter_n = filter_transposed_ ? taps_c : g.k;
+      // A blocks per thread and the shared B panel: forward, backward-data, backward-filter.
+      WorkspaceSlices slices;
+      a_at_ = slices.add<T>(threads * std::max({kr.a_buffer(pixels, taps_c),
+                                                kr.a_buffer(input_pixels, taps * g.k),
+                                                kr.a_buffer(filter_m, pixels)}));
+      b_at_ = slices.add<T>(std::max({kr.b_buffer(g.k, taps_c), kr.b_buffer(g.c, taps * g.k),
+                                      split_filter_ ? 0 : kr.b_buffer(filter_n, pixels)}));
       if (split_filter_) {
-        split_b_at_ = slices.add<T>(threads * kr.b_buffer(g.kh * g.kw * g.c));
+        split_b_at_ = slices.add<T>(threads * kr.b_buffer(filter_n, pixels));
         split_c_at_ = slices.add<T>(threads * dw_size);
       }
       workspace_bytes_ = slices.bytes();
@@ -420,9 +434,10 @@ class GemmConv final : public ConvAlgorithm {
 
   // dw[(tap, c), k] += sum over pixels p of x(p through tap, c) dy(p, k): the im2col matrix of x,
   // P x (taps * C), and dy, P x K, are packed a panel at a time, the im2col matrix never stored.
-  // Split between the threads over the pixels (a private dw each), the product is dw^T = dy^T im2col:
-  // the wide operand, NR values per pixel at once, is the one gathered from the image. Split over
-  // the rows of dw (a large dw, written in place), it is dw = im2col^T dy: dw is written row-major.
+  // Split between the threads over the pixels (a private dw each), the product is usually
+  // dw^T = dy^T im2col: the wide operand, NR values per pixel at once, is the one gathered from the
+  // image. Otherwise, and split over the rows of dw (a large dw, written in place), it is
+  // dw = im2col^T dy: dw is written row-major.
   template <class T>
   void filter_t(const Tensor& xt, const Tensor& dyt, Tensor& dwt) {
     const auto kr = ig::Kernel<T>::query();
@@ -445,18 +460,22 @@ class GemmConv final : public ConvAlgorithm {
         pack_dy_panel(dy, j, width, p0, kc, panel);
       };
     };
-    if (split_filter_) {
+    if (filter_transposed_) {
       const ig::Output<T, decltype(filter_col), decltype(filter_row)> out{dwt.data<T>(), filter_col,
                                                                           filter_row, 0};
       ig::run_split_k<T>(kr, g_.k, taps_c, pixels, pack_dy(kr.mr), pack_im2col(kr.nr), out, T(1),
                          panels<T>(a_at_), panels<T>(split_b_at_), panels<T>(split_c_at_));
-    } else {
-      const bool nhwc = g_.layout == Layout::nhwc;
-      const ig::Output<T, decltype(filter_row), decltype(filter_col)> out{
-          dwt.data<T>(), filter_row, filter_col, nhwc ? g_.k : 0};
+      return;
+    }
+    const bool nhwc = g_.layout == Layout::nhwc;
+    const ig::Output<T, decltype(filter_row), decltype(filter_col)> out{
+        dwt.data<T>(), filter_row, filter_col, nhwc ? g_.k : 0};
+    if (split_filter_)
+      ig::run_split_k<T>(kr, taps_c, g_.k, pixels, pack_im2col(kr.mr), pack_dy(kr.nr), out, T(1),
+                         panels<T>(a_at_), panels<T>(split_b_at_), panels<T>(split_c_at_));
+    else
       ig::run<T>(kr, taps_c, g_.k, pixels, pack_im2col(kr.mr), pack_dy(kr.nr), out, T(1),
                  panels<T>(a_at_), panels<T>(b_at_));
-    }
   }
 
   // Output channels [j, j + width) (zeros past K) x pixels [p0, p0 + kc) of dy:
@@ -563,6 +582,7 @@ class GemmConv final : public ConvAlgorithm {
   // Backward-filter with the pixels split between the threads: each its own B and dw.
   static constexpr std::int64_t kSplitLimit = std::int64_t(1) << 21;  // elements of all the dws
   bool split_filter_ = false;
+  bool filter_transposed_ = false;  // split, as dw^T = dy^T im2col
   std::size_t split_b_at_ = 0, split_c_at_ = 0;
   std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };

@@ -44,11 +44,15 @@ struct Kernel {
   // Whether run() can use these blocking parameters (its per-thread row table holds MC rows).
   bool fits() const;
 
-  // Per-thread packing buffers (elements) for products at most n_max wide.
-  std::int64_t a_buffer() const { return mc * kc; }
-  std::int64_t b_buffer(std::int64_t n_max) const {
-    return kc * (std::min(nc, n_max) + nr - 1) / nr * nr;
+  // The packing buffers (elements) of an m x n x k product: a block of A for each thread, a panel
+  // of B.
+  std::int64_t a_buffer(std::int64_t m, std::int64_t k) const {
+    return std::min(mc, round_up(m, mr)) * std::min(kc, k);
   }
+  std::int64_t b_buffer(std::int64_t n, std::int64_t k) const {
+    return std::min(kc, k) * round_up(std::min(nc, n), nr);
+  }
+  static std::int64_t round_up(std::int64_t v, std::int64_t step) { return (v + step - 1) / step * step; }
 };
 
 // The largest MC block run() handles (BLIS's are a few hundred rows at most).
@@ -82,14 +86,14 @@ inline std::int64_t even_step(const std::int64_t* offsets, std::int64_t count) {
 // C (+)= A B: beta 0 overwrites C, 1 accumulates. pack_a(i, p0, kc, panel) writes rows [i, i+MR)
 // (zeros past m) x columns [p0, p0+kc) as panel[p * MR + r]; pack_b(j, p0, kc, panel) writes rows
 // [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf holds
-// Kernel::a_buffer() elements per thread; b_buf, b_buffer(n) elements that the threads share: they
+// Kernel::a_buffer(m, k) elements per thread; b_buf, b_buffer(n, k) elements that the threads share: they
 // pack each B panel together, then each multiplies its own rows of A by all of it.
 template <class T, class PackA, class PackB, class RowOffset, class ColOffset>
 void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, PackA&& pack_a,
          PackB&& pack_b, const Output<T, RowOffset, ColOffset>& c, T beta, T* a_buf, T* b_buf) {
   if (m == 0 || n == 0) return;
   const std::int64_t panels = (m + kr.mr - 1) / kr.mr;
-  const std::int64_t a_size = kr.a_buffer();
+  const std::int64_t a_size = kr.a_buffer(m, k);
 #pragma omp parallel if (m * n * k > 64 * 64 * 64)
   {
     const int threads = omp_get_num_threads(), t = omp_get_thread_num();
@@ -167,7 +171,7 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
 // m x n buffer, packing its own A and B (no barriers, nothing shared), then the buffers are added
 // into C. For products with a small C and a long k, such as a convolution's filter gradient over
 // every pixel of a batch, where run() would synchronise the threads for every KC slice of k.
-// a_buf, b_buf and c_buf hold a_buffer(), b_buffer(n) and m * n elements per thread.
+// a_buf, b_buf and c_buf hold a_buffer(m, k), b_buffer(n, k) and m * n elements per thread.
 template <class T, class PackA, class PackB, class RowOffset, class ColOffset>
 void run_split_k(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k,
                  PackA&& pack_a, PackB&& pack_b, const Output<T, RowOffset, ColOffset>& c, T beta,
@@ -178,8 +182,8 @@ void run_split_k(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64
     const int threads = omp_get_num_threads(), t = omp_get_thread_num();
     const std::int64_t share = (k + threads - 1) / threads;
     const std::int64_t k0 = std::min(k, t * share), k1 = std::min(k, k0 + share);
-    T* a = a_buf + t * kr.a_buffer();
-    T* b = b_buf + t * kr.b_buffer(n);
+    T* a = a_buf + t * kr.a_buffer(m, k);
+    T* b = b_buf + t * kr.b_buffer(n, k);
     T* mine = c_buf + t * m * n;
     if (k0 == k1) std::fill(mine, mine + m * n, T(0));
     T one = 1;
