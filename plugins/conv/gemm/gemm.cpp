@@ -15,6 +15,7 @@
 #include <cstring>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
@@ -49,18 +50,16 @@ inline constexpr std::int64_t kZeroRunLength = 4096;
 template <class T>
 alignas(64) inline constexpr T kZeroRun[kZeroRunLength] = {};
 
-// dst[0, count) = src[0, count) for the short runs of a panel: the micro-kernels' widths are
-// copied as fixed-size moves, not a loop with its count tested.
+// dst[0, count) = src[0, count) for the short runs of a panel, as fixed-size moves: 16 values at a
+// time, then the rest by its length (no loop testing its count, no call to memmove).
 template <class T>
 inline void copy_short(const T* src, T* dst, std::int64_t count) {
-  auto fixed = [&](auto n) { std::memcpy(dst, src, decltype(n)::value * sizeof(T)); };
-  switch (count) {
-    case 4: return fixed(std::integral_constant<std::size_t, 4>{});
-    case 6: return fixed(std::integral_constant<std::size_t, 6>{});
-    case 8: return fixed(std::integral_constant<std::size_t, 8>{});
-    case 16: return fixed(std::integral_constant<std::size_t, 16>{});
-    default: std::copy_n(src, count, dst);
-  }
+  constexpr std::int64_t kBlock = 16;
+  for (; count >= kBlock; count -= kBlock, src += kBlock, dst += kBlock)
+    std::memcpy(dst, src, kBlock * sizeof(T));
+  [&]<std::size_t... N>(std::index_sequence<N...>) {
+    (void)((count == std::int64_t(N) && (std::memcpy(dst, src, N * sizeof(T)), true)) || ...);
+  }(std::make_index_sequence<kBlock>{});
 }
 
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
@@ -368,14 +367,6 @@ class GemmConv final : public ConvAlgorithm {
     auto offset = [&](const Pixel& o) {
       return o.n * os.n + (grid.y0 + o.y * grid.sy) * os.y + (grid.x0 + o.x * grid.sx) * os.x;
     };
-    if (taps.empty()) {  // no tap reaches these pixels: their outputs are zero
-      T* base = out.data<T>();
-      parallel_for(batch * grid.h, 64, [&](std::int64_t row) {  // row = (n, a) of the grid
-        for (Pixel o{row / grid.h, row % grid.h, 0}; o.x < grid.w; ++o.x)
-          copy_run<T>(nullptr, 0, base + offset(o), os.c, outer);
-      });
-      return;
-    }
     auto pack_a = [&](std::int64_t i, std::int64_t p0, std::int64_t kc, T* panel) {
       pack_pixel_rows(i, m, kr.mr, grid, taps, inner, source_cs, p0, kc, panel, source, field,
                       offsets);
@@ -419,10 +410,26 @@ class GemmConv final : public ConvAlgorithm {
     const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
     const FilterStrides fs = filter_strides(g_);
     const std::int64_t sh = g_.stride_h, sw = g_.stride_w;
+    // Pixels that no tap reaches (a 1x1 stride-2 layer's three other phases) are zero: dx is
+    // cleared whole, in slabs between the threads, rather than pixel by pixel.
+    bool unreached = false;
+    for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
+      for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx)
+        unreached = unreached || phase_taps_[static_cast<std::size_t>(ry * sw + rx)].empty();
+    if (unreached) {
+      constexpr std::int64_t kSlab = 1 << 14;
+      T* base = dxt.data<T>();
+      const std::int64_t size = dxt.numel();
+      parallel_for((size + kSlab - 1) / kSlab, 1, [&](std::int64_t s) {
+        std::fill(base + s * kSlab, base + std::min(size, (s + 1) * kSlab), T(0));
+      });
+    }
     for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
       for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx) {
+        const auto& taps = phase_taps_[static_cast<std::size_t>(ry * sw + rx)];
+        if (taps.empty()) continue;
         const PixelGrid grid{(g_.h - ry + sh - 1) / sh, (g_.w - rx + sw - 1) / sw, ry, rx, sh, sw};
-        pixel_product<T>(wt, phase_taps_[static_cast<std::size_t>(ry * sw + rx)], g_.k, fs.k, g_.c,
+        pixel_product<T>(wt, taps, g_.k, fs.k, g_.c,
                          fs.c, dy.s.c, dyt.dim(0), grid, g_.h, g_.w, dxt,
                          [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
                            return dy_at(dy, n, iy, ix, tap);
