@@ -15,7 +15,6 @@
 #include <cstring>
 #include <span>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
@@ -51,15 +50,20 @@ template <class T>
 alignas(64) inline constexpr T kZeroRun[kZeroRunLength] = {};
 
 // dst[0, count) = src[0, count) for the short runs of a panel, as fixed-size moves: 16 values at a
-// time, then the rest by its length (no loop testing its count, no call to memmove).
+// time, then 8, 4, 2 and 1 as the rest's bits say (no loop testing its count, no call to memmove).
 template <class T>
 inline void copy_short(const T* src, T* dst, std::int64_t count) {
-  constexpr std::int64_t kBlock = 16;
-  for (; count >= kBlock; count -= kBlock, src += kBlock, dst += kBlock)
-    std::memcpy(dst, src, kBlock * sizeof(T));
-  [&]<std::size_t... N>(std::index_sequence<N...>) {
-    (void)((count == std::int64_t(N) && (std::memcpy(dst, src, N * sizeof(T)), true)) || ...);
-  }(std::make_index_sequence<kBlock>{});
+  auto move = [&](auto n) {
+    constexpr std::int64_t kSize = decltype(n)::value;
+    std::memcpy(dst, src, kSize * sizeof(T));
+    src += kSize;
+    dst += kSize;
+  };
+  for (; count >= 16; count -= 16) move(std::integral_constant<std::int64_t, 16>{});
+  if (count & 8) move(std::integral_constant<std::int64_t, 8>{});
+  if (count & 4) move(std::integral_constant<std::int64_t, 4>{});
+  if (count & 2) move(std::integral_constant<std::int64_t, 2>{});
+  if (count & 1) *dst = *src;
 }
 
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
@@ -105,6 +109,14 @@ class GemmConv final : public ConvAlgorithm {
                end_inside(g.w, g.pad_w, (g.kw - 1) * g.dilation_w, g.stride_w)};
     tap_offsets_.clear();
     for (const TapReach& t : tap_reach_) tap_offsets_.push_back(t.y * xs.y + t.x * xs.x);
+    tap_runs_.clear();
+    for (std::int64_t t = 0; t < g.kh * g.kw; ++t) {
+      const std::int64_t offset = tap_offsets_[static_cast<std::size_t>(t)];
+      if (!tap_runs_.empty() && tap_runs_.back().offset + tap_runs_.back().count == offset)
+        tap_runs_.back().count += g.c;
+      else
+        tap_runs_.push_back({offset, t * g.c, g.c});
+    }
     phase_taps_.assign(static_cast<std::size_t>(g.stride_h * g.stride_w), {});
     for (std::int64_t ry = 0; ry < g.stride_h; ++ry)
       for (std::int64_t rx = 0; rx < g.stride_w; ++rx)
@@ -147,6 +159,14 @@ class GemmConv final : public ConvAlgorithm {
         split_b_at_ = slices.add<T>(threads * kr.b_buffer(filter_n, pixels));
         split_c_at_ = slices.add<T>(threads * dw_size);
       }
+      // Shallow products (see forward_shallow): rows of pixels, and a dw per thread.
+      const bool nhwc = g.layout == Layout::nhwc;
+      shallow_forward_ = nhwc && taps_c <= kShallowDepth;
+      shallow_filter_ = nhwc && taps_c <= kShallowDepth;
+      shallow_data_ = nhwc && taps == 1 && g.k <= kShallowDepth;
+      if (shallow_forward_ || shallow_filter_ || shallow_data_)
+        rows_at_ = slices.add<T>(threads * kShallowRows * std::max(taps_c, g.c));
+      if (shallow_filter_ && threads > 1) dws_at_ = slices.add<T>(threads * dw_size);
       workspace_bytes_ = slices.bytes();
     });
     workspace().reserve(workspace_bytes_);
@@ -163,6 +183,7 @@ class GemmConv final : public ConvAlgorithm {
         return gemm(false, false, pixels(x), g_.k, g_.c, T(1), x.data<T>(), g_.c, w.data<T>(),
                     g_.k, T(0), y.data<T>(), g_.k);
       memory_ = claim_workspace();
+      if (shallow_forward_) return forward_shallow<T>(x, w, y);
       forward_t<T>(x, w, y);
     });
   }
@@ -173,6 +194,7 @@ class GemmConv final : public ConvAlgorithm {
         return gemm(false, true, pixels(dy), g_.c, g_.k, T(1), dy.data<T>(), g_.k, w.data<T>(),
                     g_.k, T(0), dx.data<T>(), g_.c);
       memory_ = claim_workspace();
+      if (shallow_data_) return data_shallow<T>(dy, w, dx);
       data_t<T>(dy, w, dx);
     });
   }
@@ -183,6 +205,7 @@ class GemmConv final : public ConvAlgorithm {
         return gemm(true, false, g_.c, g_.k, pixels(x), T(1), x.data<T>(), g_.c, dy.data<T>(),
                     g_.k, T(1), dw.data<T>(), g_.k);
       memory_ = claim_workspace();
+      if (shallow_filter_) return filter_shallow<T>(x, dy, dw);
       filter_t<T>(x, dy, dw);
     });
   }
@@ -403,6 +426,17 @@ class GemmConv final : public ConvAlgorithm {
                      tap_offsets_);
   }
 
+  // t = 0, in slabs between the threads.
+  template <class T>
+  static void clear(Tensor& t) {
+    constexpr std::int64_t kSlab = 1 << 14;
+    T* base = t.data<T>();
+    const std::int64_t size = t.numel();
+    parallel_for((size + kSlab - 1) / kSlab, 1, [&](std::int64_t s) {
+      std::fill(base + s * kSlab, base + std::min(size, (s + 1) * kSlab), T(0));
+    });
+  }
+
   // dx, one stride phase (ry, rx) at a time: only the taps that reach the phase enter its GEMM,
   // so a strided layer multiplies no zeros (stride 1: one phase, every tap).
   template <class T>
@@ -416,14 +450,7 @@ class GemmConv final : public ConvAlgorithm {
     for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
       for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx)
         unreached = unreached || phase_taps_[static_cast<std::size_t>(ry * sw + rx)].empty();
-    if (unreached) {
-      constexpr std::int64_t kSlab = 1 << 14;
-      T* base = dxt.data<T>();
-      const std::int64_t size = dxt.numel();
-      parallel_for((size + kSlab - 1) / kSlab, 1, [&](std::int64_t s) {
-        std::fill(base + s * kSlab, base + std::min(size, (s + 1) * kSlab), T(0));
-      });
-    }
+    if (unreached) clear<T>(dxt);
     for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
       for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx) {
         const auto& taps = phase_taps_[static_cast<std::size_t>(ry * sw + rx)];
@@ -564,6 +591,96 @@ class GemmConv final : public ConvAlgorithm {
     }
   }
 
+  // Shallow products: a stem's 27 (tap, c) values per pixel, a 1x1 layer's 16 or 32 channels.
+  // BLIS's micro-kernel would be called once per 6x16 tile for a few dozen multiply-adds, and its
+  // A panels, MR pixels interleaved, used by one or two tiles each. Instead each thread takes
+  // blocks of kShallowRows pixels, packs each pixel's (tap, c) values side by side (row-major,
+  // whole runs copied at once) and hands the block to dtnn::gemm, whose small kernels read such
+  // rows as they are: the im2col of one block at a time, never of the whole batch.
+  static constexpr std::int64_t kShallowDepth = 32;  // (tap, c) values per pixel at most
+  static constexpr std::int64_t kShallowWidth = 48;  // dw's columns (K) for the small kernels
+  static constexpr std::int64_t kShallowRows = 1024;  // pixels per block
+
+  // row[(tap, c)] = x read by output pixel o through tap (zeros in the padding).
+  template <class T>
+  void pack_pixel(const Image<T>& x, const Pixel& o, T* row) const {
+    if (o.y >= inside_.y0 && o.y < inside_.y1 && o.x >= inside_.x0 && o.x < inside_.x1) {
+      const T* base = x.data + o.n * x.s.n + o.y * g_.stride_h * x.s.y + o.x * g_.stride_w * x.s.x;
+      for (const TapRun& run : tap_runs_) copy_short(base + run.offset, row + run.at, run.count);
+      return;
+    }
+    for (std::int64_t t = 0; t < g_.kh * g_.kw; ++t)
+      copy_run(x_at(x, o.n, o.y, o.x, t), 1, row + t * g_.c, 1, g_.c);
+  }
+
+  // Calls block(thread, p0, count) for blocks of kShallowRows output pixels, in parallel.
+  template <class F>
+  void for_pixel_blocks(std::int64_t pixels, F&& block) const {
+    const std::int64_t blocks = (pixels + kShallowRows - 1) / kShallowRows;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (std::int64_t b = 0; b < blocks; ++b)
+      block(omp_get_thread_num(), b * kShallowRows, std::min(kShallowRows, pixels - b * kShallowRows));
+  }
+
+  // y[p, K] = rows[p, (tap, c)] w[(tap, c), K]: NHWC's filter [KH, KW, C, K] is that matrix.
+  template <class T>
+  void forward_shallow(const Tensor& xt, const Tensor& wt, Tensor& yt) {
+    const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
+    const std::int64_t tc = g_.kh * g_.kw * g_.c, ho = g_.ho(), wo = g_.wo();
+    T* y = yt.data<T>();
+    for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
+      T* rows = panels<T>(rows_at_) + t * kShallowRows * std::max(tc, g_.c);
+      Pixel o = Pixel::at(p0, ho, wo);
+      for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
+      gemm(false, false, count, g_.k, tc, T(1), rows, tc, wt.data<T>(), g_.k, T(0), y + p0 * g_.k,
+           g_.k);
+    });
+  }
+
+  // dw[(tap, c), K] += rows^T dy, a dw per thread added up at the end.
+  template <class T>
+  void filter_shallow(const Tensor& xt, const Tensor& dyt, Tensor& dwt) {
+    const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
+    const std::int64_t tc = g_.kh * g_.kw * g_.c, ho = g_.ho(), wo = g_.wo(), size = tc * g_.k;
+    const int threads = omp_get_max_threads();
+    T* dws = threads > 1 ? panels<T>(dws_at_) : nullptr;
+    if (dws) std::fill(dws, dws + threads * size, T(0));
+    const T* dy = dyt.data<T>();
+    for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
+      T* rows = panels<T>(rows_at_) + t * kShallowRows * std::max(tc, g_.c);
+      Pixel o = Pixel::at(p0, ho, wo);
+      for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
+      gemm(true, false, tc, g_.k, count, T(1), rows, tc, dy + p0 * g_.k, g_.k, T(1),
+           dws ? dws + t * size : dwt.data<T>(), g_.k);
+    });
+    if (!dws) return;
+    T* dw = dwt.data<T>();
+    for (int t = 0; t < threads; ++t)
+      for (std::int64_t i = 0; i < size; ++i) dw[i] += dws[t * size + i];
+  }
+
+  // 1x1 layers: rows[p, C] = dy[p, K] w[C, K]^T for blocks of dy's pixels, each row then put at
+  // the dx pixel it belongs to (the others, for a strided layer, zero).
+  template <class T>
+  void data_shallow(const Tensor& dyt, const Tensor& wt, Tensor& dxt) {
+    const std::int64_t ho = g_.ho(), wo = g_.wo();
+    const ActivationStrides s = activation_strides(g_.layout, g_.h, g_.w, g_.c);
+    T* dx = dxt.data<T>();
+    if (g_.stride_h > 1 || g_.stride_w > 1 || g_.pad_h > 0 || g_.pad_w > 0) clear<T>(dxt);
+    const T* dy = dyt.data<T>();
+    for_pixel_blocks(dyt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
+      T* rows = panels<T>(rows_at_) + t * kShallowRows * std::max(g_.c, g_.kh * g_.kw * g_.c);
+      gemm(false, true, count, g_.c, g_.k, T(1), dy + p0 * g_.k, g_.k, wt.data<T>(), g_.k, T(0),
+           rows, g_.c);
+      Pixel o = Pixel::at(p0, ho, wo);
+      for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) {
+        const std::int64_t iy = o.y * g_.stride_h - g_.pad_h, ix = o.x * g_.stride_w - g_.pad_w;
+        if (iy < 0 || iy >= g_.h || ix < 0 || ix >= g_.w) continue;
+        copy_short(rows + r * g_.c, dx + o.n * s.n + iy * s.y + ix * s.x, g_.c);
+      }
+    });
+  }
+
   ConvGeometry g_;
   bool pointwise_ = false;  // 1x1 stride 1 unpadded NHWC: plain BLIS GEMMs
   std::vector<std::int64_t> all_taps_;                 // 0 .. KH*KW-1
@@ -580,6 +697,14 @@ class GemmConv final : public ConvAlgorithm {
   };
   Inside inside_{};
   std::vector<std::int64_t> tap_offsets_;
+  // The same for a whole pixel row of the im2col matrix in NHWC: runs of taps whose channels
+  // follow on in x, each copied from x(oy*sh, ox*sw) + offset to the row's value `at`.
+  struct TapRun {
+    std::int64_t offset, at, count;
+  };
+  std::vector<TapRun> tap_runs_;
+  bool shallow_forward_ = false, shallow_filter_ = false, shallow_data_ = false;
+  std::size_t rows_at_ = 0, dws_at_ = 0;
   // Per-thread packing buffers: slices of the workspace.
   template <class T>
   T* panels(std::size_t at) {
