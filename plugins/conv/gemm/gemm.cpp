@@ -98,8 +98,11 @@ class GemmConv final : public ConvAlgorithm {
     }
     // The output pixels whose receptive field lies inside x, and where in x its taps are.
     const ActivationStrides xs = activation_strides(g.layout, g.h, g.w, g.c);
-    auto first_inside = [](std::int64_t pad, std::int64_t stride) { return (pad + stride - 1) / stride; };
-    auto end_inside = [](std::int64_t size, std::int64_t pad, std::int64_t reach, std::int64_t stride) {
+    auto first_inside = [](std::int64_t pad, std::int64_t stride) {
+      return (pad + stride - 1) / stride;
+    };
+    auto end_inside = [](std::int64_t size, std::int64_t pad, std::int64_t reach,
+                         std::int64_t stride) {
       const std::int64_t last = size - 1 + pad - reach;  // the last oy*stride inside
       return last < 0 ? std::int64_t(0) : last / stride + 1;
     };
@@ -150,9 +153,9 @@ class GemmConv final : public ConvAlgorithm {
       const std::int64_t filter_n = filter_transposed_ ? taps_c : g.k;
       // A blocks per thread and the shared B panel: forward, backward-data, backward-filter.
       WorkspaceSlices slices;
-      a_at_ = slices.add<T>(threads * std::max({kr.a_buffer(pixels, taps_c),
-                                                kr.a_buffer(input_pixels, taps * g.k),
-                                                kr.a_buffer(filter_m, pixels)}));
+      a_at_ = slices.add<T>(
+          threads * std::max({kr.a_buffer(pixels, taps_c), kr.a_buffer(input_pixels, taps * g.k),
+                              kr.a_buffer(filter_m, pixels)}));
       b_at_ = slices.add<T>(std::max({kr.b_buffer(g.k, taps_c), kr.b_buffer(g.c, taps * g.k),
                                       split_filter_ ? 0 : kr.b_buffer(filter_n, pixels)}));
       if (split_filter_) {
@@ -161,12 +164,11 @@ class GemmConv final : public ConvAlgorithm {
       }
       // Shallow products (see forward_shallow): rows of pixels, and a dw per thread.
       const bool nhwc = g.layout == Layout::nhwc;
-      shallow_forward_ = nhwc && taps_c <= kShallowDepth;
-      shallow_filter_ = nhwc && taps_c <= kShallowDepth;
+      shallow_ = nhwc && taps_c <= kShallowDepth;
       shallow_data_ = nhwc && taps == 1 && g.k <= kShallowDepth;
-      if (shallow_forward_ || shallow_filter_ || shallow_data_)
+      if (shallow_ || shallow_data_)
         rows_at_ = slices.add<T>(threads * kShallowRows * std::max(taps_c, g.c));
-      if (shallow_filter_ && threads > 1) dws_at_ = slices.add<T>(threads * dw_size);
+      if (shallow_ && threads > 1) dws_at_ = slices.add<T>(threads * dw_size);
       workspace_bytes_ = slices.bytes();
     });
     workspace().reserve(workspace_bytes_);
@@ -180,10 +182,10 @@ class GemmConv final : public ConvAlgorithm {
     dispatch_dtype(g_.dtype, [&](auto z) {
       using T = decltype(z);
       if (pointwise_)
-        return gemm(false, false, pixels(x), g_.k, g_.c, T(1), x.data<T>(), g_.c, w.data<T>(),
-                    g_.k, T(0), y.data<T>(), g_.k);
+        return gemm(false, false, pixels(x), g_.k, g_.c, T(1), x.data<T>(), g_.c, w.data<T>(), g_.k,
+                    T(0), y.data<T>(), g_.k);
       memory_ = claim_workspace();
-      if (shallow_forward_) return forward_shallow<T>(x, w, y);
+      if (shallow_) return forward_shallow<T>(x, w, y);
       forward_t<T>(x, w, y);
     });
   }
@@ -202,10 +204,10 @@ class GemmConv final : public ConvAlgorithm {
     dispatch_dtype(g_.dtype, [&](auto z) {
       using T = decltype(z);
       if (pointwise_)
-        return gemm(true, false, g_.c, g_.k, pixels(x), T(1), x.data<T>(), g_.c, dy.data<T>(),
-                    g_.k, T(1), dw.data<T>(), g_.k);
+        return gemm(true, false, g_.c, g_.k, pixels(x), T(1), x.data<T>(), g_.c, dy.data<T>(), g_.k,
+                    T(1), dw.data<T>(), g_.k);
       memory_ = claim_workspace();
-      if (shallow_filter_) return filter_shallow<T>(x, dy, dw);
+      if (shallow_) return filter_shallow<T>(x, dy, dw);
       filter_t<T>(x, dy, dw);
     });
   }
@@ -233,8 +235,7 @@ class GemmConv final : public ConvAlgorithm {
   const T* dy_at(const Image<T>& dy, std::int64_t n, std::int64_t iy, std::int64_t ix,
                  std::int64_t tap) const {
     std::int64_t oy, ox;
-    if (!g_.output_reading(iy, ix, tap / g_.kw, tap % g_.kw, dy.h, dy.w, oy, ox))
-      return nullptr;
+    if (!g_.output_reading(iy, ix, tap / g_.kw, tap % g_.kw, dy.h, dy.w, oy, ox)) return nullptr;
     return dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x;
   }
 
@@ -248,10 +249,14 @@ class GemmConv final : public ConvAlgorithm {
         for (std::int64_t r = 0; r < kRows; ++r) dst[r] = src[r][c];
     };
     switch (mr) {
-      case 4: return fixed(std::integral_constant<std::int64_t, 4>{});
-      case 6: return fixed(std::integral_constant<std::int64_t, 6>{});
-      case 8: return fixed(std::integral_constant<std::int64_t, 8>{});
-      case 16: return fixed(std::integral_constant<std::int64_t, 16>{});
+      case 4:
+        return fixed(std::integral_constant<std::int64_t, 4>{});
+      case 6:
+        return fixed(std::integral_constant<std::int64_t, 6>{});
+      case 8:
+        return fixed(std::integral_constant<std::int64_t, 8>{});
+      case 16:
+        return fixed(std::integral_constant<std::int64_t, 16>{});
       default:
         for (std::int64_t c = 0; c < run; ++c, dst += mr)
           for (std::int64_t r = 0; r < mr; ++r) dst[r] = src[r][c];
@@ -284,7 +289,8 @@ class GemmConv final : public ConvAlgorithm {
         auto ti = static_cast<std::size_t>(j / channels);
         const std::int64_t c0 = j % channels, start = offsets[ti] + c0;
         std::int64_t run = std::min(channels - c0, p0 + kc - j);
-        for (; j + run < p0 + kc && ti + 1 < taps.size() && offsets[ti + 1] == offsets[ti] + channels;
+        for (;
+             j + run < p0 + kc && ti + 1 < taps.size() && offsets[ti + 1] == offsets[ti] + channels;
              ++ti)
           run += std::min(channels, p0 + kc - j - run);
         for (std::int64_t r = 0; r < mr; ++r) src[r] = base[r] + start;
@@ -321,10 +327,11 @@ class GemmConv final : public ConvAlgorithm {
   // (tap, channel) pairs with `channels` channels per tap of the list `taps`; source(n, y, x, tap)
   // gives the channel run (stride cs) image pixel (y, x) reads through that tap.
   template <class T, class Source, class Field>
-  static void pack_pixel_rows(std::int64_t i, std::int64_t m, std::int64_t mr, const PixelGrid& grid,
-                              std::span<const std::int64_t> taps, std::int64_t channels,
-                              std::int64_t cs, std::int64_t p0, std::int64_t kc, T* panel,
-                              Source&& source, Field&& field, std::span<const std::int64_t> offsets) {
+  static void pack_pixel_rows(std::int64_t i, std::int64_t m, std::int64_t mr,
+                              const PixelGrid& grid, std::span<const std::int64_t> taps,
+                              std::int64_t channels, std::int64_t cs, std::int64_t p0,
+                              std::int64_t kc, T* panel, Source&& source, Field&& field,
+                              std::span<const std::int64_t> offsets) {
     if (cs == 1 && i + mr <= m && mr <= kMaxPanelRows && channels <= kZeroRunLength)
       return pack_interleaved(i, mr, grid, taps, channels, p0, kc, panel, source, field, offsets);
     for (std::int64_t r = 0; r < mr; ++r) {
@@ -401,8 +408,7 @@ class GemmConv final : public ConvAlgorithm {
     auto col = [&](std::int64_t o) { return o * os.c; };
     // The whole image in NHWC is plain row-major: the micro-kernel writes it in place.
     const bool plain = g_.layout == Layout::nhwc && grid.h == img_h && grid.w == img_w;
-    const ig::Output<T, decltype(row), decltype(col)> c{out.data<T>(), row, col,
-                                                        plain ? outer : 0};
+    const ig::Output<T, decltype(row), decltype(col)> c{out.data<T>(), row, col, plain ? outer : 0};
     ig::run<T>(kr, m, outer, static_cast<std::int64_t>(taps.size()) * inner, pack_a, pack_b, c,
                T(0), panels<T>(a_at_), panels<T>(b_at_));
   }
@@ -411,19 +417,18 @@ class GemmConv final : public ConvAlgorithm {
   void forward_t(const Tensor& xt, const Tensor& wt, Tensor& yt) {
     const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
     const FilterStrides fs = filter_strides(g_);
-    pixel_product<T>(wt, all_taps_, g_.c, fs.c, g_.k, fs.k, x.s.c, xt.dim(0),
-                     PixelGrid{g_.ho(), g_.wo()}, g_.ho(), g_.wo(), yt,
-                     [&](std::int64_t n, std::int64_t oy, std::int64_t ox, std::int64_t tap) {
-                       return x_at(x, n, oy, ox, tap);
-                     },
-                     [&](std::int64_t n, std::int64_t oy, std::int64_t ox) -> const T* {
-                       if (oy < inside_.y0 || oy >= inside_.y1 || ox < inside_.x0 ||
-                           ox >= inside_.x1)
-                         return nullptr;
-                       return x.data + n * x.s.n + oy * g_.stride_h * x.s.y +
-                              ox * g_.stride_w * x.s.x;
-                     },
-                     tap_offsets_);
+    pixel_product<T>(
+        wt, all_taps_, g_.c, fs.c, g_.k, fs.k, x.s.c, xt.dim(0), PixelGrid{g_.ho(), g_.wo()},
+        g_.ho(), g_.wo(), yt,
+        [&](std::int64_t n, std::int64_t oy, std::int64_t ox, std::int64_t tap) {
+          return x_at(x, n, oy, ox, tap);
+        },
+        [&](std::int64_t n, std::int64_t oy, std::int64_t ox) -> const T* {
+          if (oy < inside_.y0 || oy >= inside_.y1 || ox < inside_.x0 || ox >= inside_.x1)
+            return nullptr;
+          return x.data + n * x.s.n + oy * g_.stride_h * x.s.y + ox * g_.stride_w * x.s.x;
+        },
+        tap_offsets_);
   }
 
   // t = 0, in slabs between the threads.
@@ -456,13 +461,13 @@ class GemmConv final : public ConvAlgorithm {
         const auto& taps = phase_taps_[static_cast<std::size_t>(ry * sw + rx)];
         if (taps.empty()) continue;
         const PixelGrid grid{(g_.h - ry + sh - 1) / sh, (g_.w - rx + sw - 1) / sw, ry, rx, sh, sw};
-        pixel_product<T>(wt, taps, g_.k, fs.k, g_.c,
-                         fs.c, dy.s.c, dyt.dim(0), grid, g_.h, g_.w, dxt,
-                         [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
-                           return dy_at(dy, n, iy, ix, tap);
-                         },
-                         [](std::int64_t, std::int64_t, std::int64_t) -> const T* { return nullptr; },
-                         std::span<const std::int64_t>{});
+        pixel_product<T>(
+            wt, taps, g_.k, fs.k, g_.c, fs.c, dy.s.c, dyt.dim(0), grid, g_.h, g_.w, dxt,
+            [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
+              return dy_at(dy, n, iy, ix, tap);
+            },
+            [](std::int64_t, std::int64_t, std::int64_t) -> const T* { return nullptr; },
+            std::span<const std::int64_t>{});
       }
   }
 
@@ -597,8 +602,7 @@ class GemmConv final : public ConvAlgorithm {
   // blocks of kShallowRows pixels, packs each pixel's (tap, c) values side by side (row-major,
   // whole runs copied at once) and hands the block to dtnn::gemm, whose small kernels read such
   // rows as they are: the im2col of one block at a time, never of the whole batch.
-  static constexpr std::int64_t kShallowDepth = 32;  // (tap, c) values per pixel at most
-  static constexpr std::int64_t kShallowWidth = 48;  // dw's columns (K) for the small kernels
+  static constexpr std::int64_t kShallowDepth = 32;   // (tap, c) values per pixel at most
   static constexpr std::int64_t kShallowRows = 1024;  // pixels per block
 
   // row[(tap, c)] = x read by output pixel o through tap (zeros in the padding).
@@ -619,7 +623,8 @@ class GemmConv final : public ConvAlgorithm {
     const std::int64_t blocks = (pixels + kShallowRows - 1) / kShallowRows;
 #pragma omp parallel for schedule(static) if (blocks > 1)
     for (std::int64_t b = 0; b < blocks; ++b)
-      block(omp_get_thread_num(), b * kShallowRows, std::min(kShallowRows, pixels - b * kShallowRows));
+      block(omp_get_thread_num(), b * kShallowRows,
+            std::min(kShallowRows, pixels - b * kShallowRows));
   }
 
   // y[p, K] = rows[p, (tap, c)] w[(tap, c), K]: NHWC's filter [KH, KW, C, K] is that matrix.
@@ -682,9 +687,10 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   ConvGeometry g_;
-  bool pointwise_ = false;  // 1x1 stride 1 unpadded NHWC: plain BLIS GEMMs
-  std::vector<std::int64_t> all_taps_;                 // 0 .. KH*KW-1
-  // Where tap t = (ky, kx) reads, relative to output pixel (oy*sh, ox*sw): (ky*dh - ph, kx*dw - pw).
+  bool pointwise_ = false;              // 1x1 stride 1 unpadded NHWC: plain BLIS GEMMs
+  std::vector<std::int64_t> all_taps_;  // 0 .. KH*KW-1
+  // Where tap t = (ky, kx) reads, relative to output pixel (oy*sh, ox*sw): (ky*dh - ph, kx*dw -
+  // pw).
   struct TapReach {
     std::int64_t y, x;
   };
@@ -703,7 +709,8 @@ class GemmConv final : public ConvAlgorithm {
     std::int64_t offset, at, count;
   };
   std::vector<TapRun> tap_runs_;
-  bool shallow_forward_ = false, shallow_filter_ = false, shallow_data_ = false;
+  bool shallow_ = false;       // forward and backward-filter in blocks of pixel rows
+  bool shallow_data_ = false;  // backward-data of a 1x1 layer, likewise
   std::size_t rows_at_ = 0, dws_at_ = 0;
   // Per-thread packing buffers: slices of the workspace.
   template <class T>

@@ -52,7 +52,9 @@ struct Kernel {
   std::int64_t b_buffer(std::int64_t n, std::int64_t k) const {
     return std::min(kc, k) * round_up(std::min(nc, n), nr);
   }
-  static std::int64_t round_up(std::int64_t v, std::int64_t step) { return (v + step - 1) / step * step; }
+  static std::int64_t round_up(std::int64_t v, std::int64_t step) {
+    return (v + step - 1) / step * step;
+  }
 };
 
 // The largest MC block run() handles (BLIS's are a few hundred rows at most).
@@ -86,8 +88,8 @@ inline std::int64_t even_step(const std::int64_t* offsets, std::int64_t count) {
 // C (+)= A B: beta 0 overwrites C, 1 accumulates. pack_a(i, p0, kc, panel) writes rows [i, i+MR)
 // (zeros past m) x columns [p0, p0+kc) as panel[p * MR + r]; pack_b(j, p0, kc, panel) writes rows
 // [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf holds
-// Kernel::a_buffer(m, k) elements per thread; b_buf, b_buffer(n, k) elements that the threads share: they
-// pack each B panel together, then each multiplies its own rows of A by all of it.
+// Kernel::a_buffer(m, k) elements per thread; b_buf, b_buffer(n, k) elements that the threads
+// share: they pack each B panel together, then each multiplies its own rows of A by all of it.
 template <class T, class PackA, class PackB, class RowOffset, class ColOffset>
 void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, PackA&& pack_a,
          PackB&& pack_b, const Output<T, RowOffset, ColOffset>& c, T beta, T* a_buf, T* b_buf) {
