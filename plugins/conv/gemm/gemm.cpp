@@ -10,7 +10,9 @@
 // Backward-data is gathered, never scattered (no col2im, no races between threads), one stride
 // phase of dx at a time with only the taps that reach that phase (no products of zeros).
 // A 1x1, stride 1, unpadded NHWC layer has nothing to transform: its three products are plain
-// GEMMs on the tensors themselves, handed to BLIS whole (no workspace at all).
+// GEMMs on the tensors themselves, handed to BLIS whole (no workspace at all). Products at most 32
+// deep (a 3-channel stem's 27 (tap, c) values, a strided 1x1 layer's channels) go in blocks of
+// pixel rows to dtnn::gemm's small kernels instead (forward_shallow).
 #include <algorithm>
 #include <cstring>
 #include <span>
