@@ -10,8 +10,10 @@
 // Scratch memory comes from workspace() (see workspace.hpp): reserved in prepare, claimed in passes.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/core_export.hpp"
@@ -93,13 +95,36 @@ inline FilterStrides filter_strides(const ConvGeometry& g) {
   return {g.kw, 1, g.kh * g.kw, g.c * g.kh * g.kw};                            // [K,C,KH,KW]
 }
 
-// dst[i * ds] = src[i * ss] for i < count: a channel run between layouts (unit strides copied as a
-// plain run, which the compiler turns into vector moves).
+// dst[0, count) = src[0, count) for the short runs conv algorithms copy (a pixel's channels): up to
+// 63 values as fixed-size moves of 32, 16, 8, 4, 2 and 1 as the count's bits say, longer runs by
+// memcpy. (A loop, even of fixed-size moves, becomes a call to memmove, which costs more than
+// copying a few dozen bytes.)
+template <class T>
+inline void copy_short(const T* src, T* dst, std::int64_t count) {
+  if (count >= 64) {
+    std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(T));
+    return;
+  }
+  auto move = [&](auto n) {
+    constexpr std::int64_t kSize = decltype(n)::value;
+    std::memcpy(dst, src, kSize * sizeof(T));
+    src += kSize;
+    dst += kSize;
+  };
+  if (count & 32) move(std::integral_constant<std::int64_t, 32>{});
+  if (count & 16) move(std::integral_constant<std::int64_t, 16>{});
+  if (count & 8) move(std::integral_constant<std::int64_t, 8>{});
+  if (count & 4) move(std::integral_constant<std::int64_t, 4>{});
+  if (count & 2) move(std::integral_constant<std::int64_t, 2>{});
+  if (count & 1) *dst = *src;
+}
+
+// dst[i * ds] = src[i * ss] for i < count: a channel run between layouts.
 template <class T>
 inline void copy_strided(const T* src, std::int64_t ss, T* dst, std::int64_t ds,
                          std::int64_t count) {
   if (ss == 1 && ds == 1) {
-    for (std::int64_t i = 0; i < count; ++i) dst[i] = src[i];
+    copy_short(src, dst, count);
   } else {
     for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = src[i * ss];
   }

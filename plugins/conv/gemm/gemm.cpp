@@ -51,23 +51,6 @@ inline constexpr std::int64_t kZeroRunLength = 4096;
 template <class T>
 alignas(64) inline constexpr T kZeroRun[kZeroRunLength] = {};
 
-// dst[0, count) = src[0, count) for the short runs of a panel, as fixed-size moves: 16 values at a
-// time, then 8, 4, 2 and 1 as the rest's bits say (no loop testing its count, no call to memmove).
-template <class T>
-inline void copy_short(const T* src, T* dst, std::int64_t count) {
-  auto move = [&](auto n) {
-    constexpr std::int64_t kSize = decltype(n)::value;
-    std::memcpy(dst, src, kSize * sizeof(T));
-    src += kSize;
-    dst += kSize;
-  };
-  for (; count >= 16; count -= 16) move(std::integral_constant<std::int64_t, 16>{});
-  if (count & 8) move(std::integral_constant<std::int64_t, 8>{});
-  if (count & 4) move(std::integral_constant<std::int64_t, 4>{});
-  if (count & 2) move(std::integral_constant<std::int64_t, 2>{});
-  if (count & 1) *dst = *src;
-}
-
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
 template <class T>
 inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std::int64_t count) {

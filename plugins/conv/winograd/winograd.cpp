@@ -54,14 +54,12 @@ class Winograd final : public ConvAlgorithm {
     if (wanted_tile_ != 0 && wanted_tile_ != 2 && wanted_tile_ != 4)
       throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
                   "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work)");
-    if (block_bytes_ < 1)
-      throw Error("conv 'winograd': parameter 'block_bytes' must be positive");
+    if (block_bytes_ < 1) throw Error("conv 'winograd': parameter 'block_bytes' must be positive");
     if (filter_choice_ != "auto" && filter_choice_ != "winograd" &&
         (!registry_ || !registry_->find("conv", filter_choice_) || filter_choice_ == "best_of"))
       throw Error("conv 'winograd': parameter 'backward_filter' is \"" + filter_choice_ +
                   "\"; expected \"auto\", \"winograd\" or an installed conv algorithm");
   }
-
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
     if (g.kh != 3 || g.kw != 3) {
@@ -103,8 +101,8 @@ class Winograd final : public ConvAlgorithm {
     tile_ = wanted_tile_ != 0 ? wanted_tile_ : work(2) < work(4) ? 2 : 4;
     const std::int64_t a = tile_ + 2, widest = std::max(g.c, g.k);
     // The most tiles any pass has: forward tiles y, backward-data tiles dx (as large as x).
-    const std::int64_t tiles = g.n * std::max(tiles_of(g.ho()) * tiles_of(g.wo()),
-                                              tiles_of(g.h) * tiles_of(g.w));
+    const std::int64_t tiles =
+        g.n * std::max(tiles_of(g.ho()) * tiles_of(g.wo()), tiles_of(g.h) * tiles_of(g.w));
     // block_bytes bounds one point's share of a block (its V and M rows), what one GEMM streams.
     const std::int64_t per_tile = 2 * widest * static_cast<std::int64_t>(dtype_size(g.dtype));
     block_ = std::clamp<std::int64_t>(block_bytes_ / per_tile, 8, tiles);
@@ -147,7 +145,8 @@ class Winograd final : public ConvAlgorithm {
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
     if (filter_by_) return filter_by_->backward_filter(x, dy, dw);
     memory_ = claim_workspace();
-    dispatch([&]<class T, int M>() { filter_gradient<T, M>(image<T>(x), image<T>(dy), dw.data<T>()); });
+    dispatch(
+        [&]<class T, int M>() { filter_gradient<T, M>(image<T>(x), image<T>(dy), dw.data<T>()); });
   }
 
  private:
@@ -173,14 +172,15 @@ class Winograd final : public ConvAlgorithm {
     return {const_cast<T*>(t.data<T>()), activation_strides(g_.layout, h, w, c), t.dim(0), h, w, c};
   }
 
-  // filter slice [t][ci][co] = (G g Gt)[t] for the 3x3 filter g at w with strides s. A job gathers a
-  // kChunk x kChunk block of (ci, co) for the 9 taps, reading along whichever index is contiguous
+  // filter slice [t][ci][co] = (G g Gt)[t] for the 3x3 filter g at w with strides s. A job gathers
+  // a kChunk x kChunk block of (ci, co) for the 9 taps, reading along whichever index is contiguous
   // in memory (co for NHWC forward, ci for the turned filter of backward-data, the taps for NCHW).
   template <class T, int M>
   void filter_transform(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co) {
     constexpr int a = M + 2;
     T* u_all = part<T>(filter_at_);
-    const std::int64_t in_chunks = (ci + kChunk - 1) / kChunk, out_chunks = (co + kChunk - 1) / kChunk;
+    const std::int64_t in_chunks = (ci + kChunk - 1) / kChunk,
+                       out_chunks = (co + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
     for (std::int64_t job = 0; job < in_chunks * out_chunks; ++job) {
       const std::int64_t c0 = job / out_chunks * kChunk, k0 = job % out_chunks * kChunk;
@@ -208,7 +208,7 @@ class Winograd final : public ConvAlgorithm {
       for (std::int64_t c = 0; c < cn; ++c) {
         winograd::filter_tile<T, M>(g[c], u);
         for (int t = 0; t < a * a; ++t)
-          std::copy_n(u + t * kChunk, kn, u_all + (t * ci + c0 + c) * co + k0);
+          copy_short(u + t * kChunk, u_all + (t * ci + c0 + c) * co + k0, kn);
       }
     }
   }
@@ -233,7 +233,7 @@ class Winograd final : public ConvAlgorithm {
       }
     }
     winograd::input_tile<T, M>(d, out);
-    for (int t = 0; t < a * a; ++t) std::copy_n(out + t * kChunk, cn, v + t * point_stride + c0);
+    for (int t = 0; t < a * a; ++t) copy_short(out + t * kChunk, v + t * point_stride + c0, cn);
   }
 
   // Tiles [p0, p0 + pb) of grid, their inputs read from `in` at the tile origin minus the padding,
@@ -252,7 +252,8 @@ class Winograd final : public ConvAlgorithm {
     }
   }
 
-  // out = correlate(in, the filter slice) with the given padding (negative: in is cropped); out is tiled.
+  // out = correlate(in, the filter slice) with the given padding (negative: in is cropped); out is
+  // tiled.
   template <class T, int M>
   void correlate(const Image<T>& in, const Image<T>& out, std::int64_t pad_h, std::int64_t pad_w) {
     constexpr int a = M + 2;
@@ -280,12 +281,12 @@ class Winograd final : public ConvAlgorithm {
         alignas(64) T mt[a * a * kChunk] = {};
         alignas(64) T yt[M * M * kChunk];
         for (int t = 0; t < a * a; ++t)
-          std::copy_n(m + t * block * co + (p - p0) * co + k0, kn, mt + t * kChunk);
+          copy_short(m + t * block * co + (p - p0) * co + k0, mt + t * kChunk, kn);
         winograd::output_tile<T, M>(mt, yt);
         for (int r = 0; r < M && tile.y + r < out.h; ++r)
           for (int q = 0; q < M && tile.x + q < out.w; ++q) {
-            T* dst = out.data + tile.n * out.s.n + (tile.y + r) * out.s.y +
-                     (tile.x + q) * out.s.x + k0 * out.s.c;
+            T* dst = out.data + tile.n * out.s.n + (tile.y + r) * out.s.y + (tile.x + q) * out.s.x +
+                     k0 * out.s.c;
             copy_strided(yt + (r * M + q) * kChunk, 1, dst, out.s.c, kn);
           }
       }
@@ -324,7 +325,7 @@ class Winograd final : public ConvAlgorithm {
             }
           winograd::output_gradient_tile<T, M>(d, zt);
           for (int t = 0; t < a * a; ++t)
-            std::copy_n(zt + t * kChunk, kn, z + t * block * k + (p - p0) * k + k0);
+            copy_short(zt + t * kChunk, z + t * block * k + (p - p0) * k + k0, kn);
         }
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < a * a; ++t)
@@ -337,7 +338,8 @@ class Winograd final : public ConvAlgorithm {
         const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
         alignas(64) T du[a * a * kChunk] = {};
         alignas(64) T dg[9 * kChunk];
-        for (int t = 0; t < a * a; ++t) std::copy_n(acc + (t * c + ch) * k + k0, kn, du + t * kChunk);
+        for (int t = 0; t < a * a; ++t)
+          copy_short(acc + (t * c + ch) * k + k0, du + t * kChunk, kn);
         winograd::filter_gradient_tile<T, M>(du, dg);
         for (int ky = 0; ky < 3; ++ky)
           for (int kx = 0; kx < 3; ++kx) {
@@ -359,16 +361,17 @@ class Winograd final : public ConvAlgorithm {
     return slice<T>(memory_, at);
   }
   std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, workspace_bytes_ = 0;
-  std::string filter_choice_;                  // the backward_filter parameter
+  std::string filter_choice_;  // the backward_filter parameter
   const Registry* registry_;
   std::shared_ptr<ConvAlgorithm> filter_by_;  // backward-filter's algorithm, when not winograd
-  std::byte* memory_ = nullptr;  // the workspace memory of the current pass
+  std::byte* memory_ = nullptr;               // the workspace memory of the current pass
 };
 
 Plugin* create(const Params& p, const PluginContext& ctx) { return new Winograd(p, ctx.registry); }
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "winograd",
-            "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 layers, all passes",
-            R"({"tile": 0, "block_bytes": 131072, "backward_filter": "auto"})", create)
+DTNN_PLUGIN(
+    "conv", "winograd",
+    "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 layers, all passes",
+    R"({"tile": 0, "block_bytes": 131072, "backward_filter": "auto"})", create)
