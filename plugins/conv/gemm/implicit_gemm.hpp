@@ -85,6 +85,64 @@ inline std::int64_t even_step(const std::int64_t* offsets, std::int64_t count) {
   return step;
 }
 
+// The scratch a thread needs to place C's tiles through an Output that is not plain row-major.
+struct TileScratch {
+  std::int64_t row_at[kMaxMc];  // where the rows of the current MC block start
+  std::int64_t col_at[32];      // and the columns of the current NR panel
+};
+
+// C[ic, ic + mc) x [jc, jc + nc) (first: the beta of this kc slice) += a packed MC x KC block of A
+// times a packed KC x NC panel of B, one MR x NR micro-kernel call at a time.
+template <class T, class RowOffset, class ColOffset>
+void multiply_block(const Kernel<T>& kr, std::int64_t ic, std::int64_t mc, std::int64_t jc,
+                    std::int64_t nc, std::int64_t kc, T* a, T* b, T first,
+                    const Output<T, RowOffset, ColOffset>& c, TileScratch& s) {
+  T one = 1;
+  auxinfo_t aux{};
+  if (c.ld <= 0)
+    for (std::int64_t r = 0; r < mc; ++r) s.row_at[r] = c.row(ic + r);
+  for (std::int64_t jr = 0; jr < nc; jr += kr.nr) {
+    const std::int64_t nr = std::min(kr.nr, nc - jr);
+    T* bp = b + jr * kc;
+    std::int64_t col_step = 1;
+    if (c.ld <= 0) {
+      for (std::int64_t q = 0; q < nr; ++q) s.col_at[q] = c.col(jc + jr + q);
+      col_step = even_step(s.col_at, nr);
+    }
+    for (std::int64_t ir = 0; ir < mc; ir += kr.mr) {
+      const std::int64_t mr = std::min(kr.mr, mc - ir);
+      T* ap = a + ir * kc;
+      bli_auxinfo_set_next_a(ap, &aux);
+      bli_auxinfo_set_next_b(bp, &aux);
+      const std::int64_t i = ic + ir, j = jc + jr;
+      if (c.ld > 0) {
+        kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + i * c.ld + j, c.ld, 1, &aux, kr.cntx);
+        continue;
+      }
+      // Rows and columns each at one stride from the next (a panel within one row of an image,
+      // say): the micro-kernel writes them in place.
+      const std::int64_t* rows = s.row_at + ir;
+      const std::int64_t row_step = even_step(rows, mr);
+      if (row_step != 0 && col_step != 0) {
+        kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + rows[0] + s.col_at[0], row_step, col_step,
+               &aux, kr.cntx);
+        continue;
+      }
+      alignas(64) T tile[16 * 32];
+      T zero = 0;
+      kr.ukr(mr, nr, kc, &one, ap, bp, &zero, tile, kr.nr, 1, &aux, kr.cntx);
+      for (std::int64_t r = 0; r < mr; ++r) {
+        T* dst = c.base + rows[r];
+        const T* src = tile + r * kr.nr;
+        if (first == T(0))
+          for (std::int64_t q = 0; q < nr; ++q) dst[s.col_at[q]] = src[q];
+        else
+          for (std::int64_t q = 0; q < nr; ++q) dst[s.col_at[q]] += src[q];
+      }
+    }
+  }
+}
+
 // C (+)= A B: beta 0 overwrites C, 1 accumulates. pack_a(i, p0, kc, panel) writes rows [i, i+MR)
 // (zeros past m) x columns [p0, p0+kc) as panel[p * MR + r]; pack_b(j, p0, kc, panel) writes rows
 // [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf holds
@@ -103,65 +161,18 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
     const std::int64_t row0 = std::min(m, t * share * kr.mr);
     const std::int64_t row1 = std::min(m, (t + 1) * share * kr.mr);
     T* a = a_buf + t * a_size;
-    T* b = b_buf;
-    T one = 1;
-    alignas(64) T tile[16 * 32];  // MR x NR of a C that is not plain row-major
-    std::int64_t row_at[kMaxMc];  // where the rows of the current MC block start in such a C
-    std::int64_t col_at[32];      // and the columns of the current NR panel
-    auxinfo_t aux{};
+    TileScratch scratch;
     for (std::int64_t jc = 0; jc < n; jc += kr.nc) {
       const std::int64_t nc = std::min(kr.nc, n - jc);
       for (std::int64_t pc = 0; pc < k; pc += kr.kc) {
         const std::int64_t kc = std::min(kr.kc, k - pc);
-        T first = pc == 0 ? beta : T(1);
 #pragma omp for schedule(static)
-        for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b + jr * kc);
+        for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b_buf + jr * kc);
         // (the loop's closing barrier: the whole panel is packed)
         for (std::int64_t ic = row0; ic < row1; ic += kr.mc) {
           const std::int64_t mc = std::min(kr.mc, row1 - ic);
           for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
-          if (c.ld <= 0)
-            for (std::int64_t r = 0; r < mc; ++r) row_at[r] = c.row(ic + r);
-          for (std::int64_t jr = 0; jr < nc; jr += kr.nr) {
-            const std::int64_t nr = std::min(kr.nr, nc - jr);
-            T* bp = b + jr * kc;
-            std::int64_t col_step = 1;
-            if (c.ld <= 0) {
-              for (std::int64_t q = 0; q < nr; ++q) col_at[q] = c.col(jc + jr + q);
-              col_step = even_step(col_at, nr);
-            }
-            for (std::int64_t ir = 0; ir < mc; ir += kr.mr) {
-              const std::int64_t mr = std::min(kr.mr, mc - ir);
-              T* ap = a + ir * kc;
-              bli_auxinfo_set_next_a(ap, &aux);
-              bli_auxinfo_set_next_b(bp, &aux);
-              const std::int64_t i = ic + ir, j = jc + jr;
-              if (c.ld > 0) {
-                kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + i * c.ld + j, c.ld, 1, &aux,
-                       kr.cntx);
-                continue;
-              }
-              // Rows and columns each at one stride from the next (a panel within one row of an
-              // image, say): the micro-kernel writes them in place.
-              const std::int64_t* rows = row_at + ir;
-              const std::int64_t row_step = even_step(rows, mr);
-              if (row_step != 0 && col_step != 0) {
-                kr.ukr(mr, nr, kc, &one, ap, bp, &first, c.base + rows[0] + col_at[0], row_step,
-                       col_step, &aux, kr.cntx);
-                continue;
-              }
-              T zero = 0;
-              kr.ukr(mr, nr, kc, &one, ap, bp, &zero, tile, kr.nr, 1, &aux, kr.cntx);
-              for (std::int64_t r = 0; r < mr; ++r) {
-                T* dst = c.base + rows[r];
-                const T* src = tile + r * kr.nr;
-                if (first == T(0))
-                  for (std::int64_t q = 0; q < nr; ++q) dst[col_at[q]] = src[q];
-                else
-                  for (std::int64_t q = 0; q < nr; ++q) dst[col_at[q]] += src[q];
-              }
-            }
-          }
+          multiply_block(kr, ic, mc, jc, nc, kc, a, b_buf, pc == 0 ? beta : T(1), c, scratch);
         }
 #pragma omp barrier  // every thread is done with the panel before the next one is packed
       }
@@ -188,24 +199,19 @@ void run_split_k(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64
     T* b = b_buf + t * kr.b_buffer(n, k);
     T* mine = c_buf + t * m * n;
     if (k0 == k1) std::fill(mine, mine + m * n, T(0));
-    T one = 1;
-    auxinfo_t aux{};
+    auto row = [n](std::int64_t i) { return i * n; };
+    auto col = [](std::int64_t j) { return j; };
+    const Output<T, decltype(row), decltype(col)> private_c{mine, row, col, n};
+    TileScratch scratch;
     for (std::int64_t jc = 0; jc < n; jc += kr.nc) {
       const std::int64_t nc = std::min(kr.nc, n - jc);
       for (std::int64_t pc = k0; pc < k1; pc += kr.kc) {
         const std::int64_t kc = std::min(kr.kc, k1 - pc);
-        T first = pc == k0 ? T(0) : T(1);
         for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b + jr * kc);
         for (std::int64_t ic = 0; ic < m; ic += kr.mc) {
           const std::int64_t mc = std::min(kr.mc, m - ic);
           for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
-          for (std::int64_t jr = 0; jr < nc; jr += kr.nr)
-            for (std::int64_t ir = 0; ir < mc; ir += kr.mr) {
-              bli_auxinfo_set_next_a(a + ir * kc, &aux);
-              bli_auxinfo_set_next_b(b + jr * kc, &aux);
-              kr.ukr(std::min(kr.mr, mc - ir), std::min(kr.nr, nc - jr), kc, &one, a + ir * kc,
-                     b + jr * kc, &first, mine + (ic + ir) * n + jc + jr, n, 1, &aux, kr.cntx);
-            }
+          multiply_block(kr, ic, mc, jc, nc, kc, a, b, pc == k0 ? T(0) : T(1), private_c, scratch);
         }
       }
     }
