@@ -3,7 +3,9 @@
 
 Runs `dtnn run` and torch_peer.py alternately on the same model, data, batch size, optimizer and
 thread count, `--repeats` times each, and prints both steady-state throughputs (samples/s, the first
-5 batches of a run excluded, evaluation excluded), their medians and the ratio of the medians.
+5 batches of a run excluded, evaluation excluded), their medians and the ratio of the medians, and
+the median of the paired ratios (each dtnn run over the PyTorch run right after it: the pair shares
+the machine's state of the moment, which on a shared host drifts by tens of percent over minutes).
 Needs Debian's PyTorch: scripts/install-deps.sh --bench.
 
   bench/compare_torch.py --model simplecnn --threads 2 --epochs 1 --repeats 3
@@ -83,10 +85,13 @@ def main():
     d, t = statistics.median(dtnn_runs), statistics.median(torch_runs)
     print(f"{a.model}, batch {a.batch_size}, {a.threads} threads, median of {a.repeats}: "
           f"dtnn {d:,.0f} samples/s, pytorch {t:,.0f} samples/s, ratio {d / t:.2f}x")
+    paired = statistics.median(x / y for x, y in zip(dtnn_runs, torch_runs))
+    print(f"median of the {a.repeats} paired ratios (dtnn run / the PyTorch run after it): {paired:.2f}x")
     print("JSON " + json.dumps(dict(model=a.model, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs,
                                     peer_blis_arch_type=a.peer_blis_arch_type,
                                     steps=a.steps, repeats=a.repeats, dtnn=dtnn_runs, pytorch=torch_runs,
-                                    dtnn_median=d, pytorch_median=t, ratio=round(d / t, 3))))
+                                    dtnn_median=d, pytorch_median=t, ratio=round(d / t, 3),
+                                    paired_ratio=round(paired, 3))))
 
 
 if __name__ == "__main__":
