@@ -100,7 +100,7 @@ inline FilterStrides filter_strides(const ConvGeometry& g) {
 // memcpy. (A loop, even of fixed-size moves, becomes a call to memmove, which costs more than
 // copying a few dozen bytes.)
 template <class T>
-inline void copy_short(const T* src, T* dst, std::int64_t count) {
+[[gnu::always_inline]] inline void copy_short(const T* src, T* dst, std::int64_t count) {
   if (count >= 64) {
     std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(T));
     return;

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
@@ -149,10 +150,12 @@ class GemmConv final : public ConvAlgorithm {
       }
       // Shallow products (see forward_shallow): rows of pixels, and a dw per thread.
       const bool nhwc = g.layout == Layout::nhwc;
-      shallow_ = nhwc && taps_c <= kShallowDepth;
-      shallow_data_ = nhwc && taps == 1 && g.k <= kShallowDepth;
-      if (shallow_ || shallow_data_)
-        rows_at_ = slices.add<T>(threads * kShallowRows * std::max(taps_c, g.c));
+      shallow_ = nhwc && (taps_c <= kShallowDepth || g.k <= kNarrowWidth);
+      shallow_data_ = nhwc && (taps * g.k <= kShallowDepth ||
+                               (g.c <= kNarrowWidth && taps * g.k <= kNarrowDepth));
+      shallow_row_ = std::max(shallow_ ? taps_c : 0, shallow_data_ ? g.c + taps * g.k : 0);
+      if (shallow_row_ > 0) rows_at_ = slices.add<T>(threads * kShallowRows * shallow_row_);
+      if (shallow_data_) data_filter_at_ = slices.add<T>(taps * g.k * g.c);
       if (shallow_ && threads > 1) dws_at_ = slices.add<T>(threads * dw_size);
       workspace_bytes_ = slices.bytes();
     });
@@ -427,33 +430,43 @@ class GemmConv final : public ConvAlgorithm {
     });
   }
 
-  // dx, one stride phase (ry, rx) at a time: only the taps that reach the phase enter its GEMM,
-  // so a strided layer multiplies no zeros (stride 1: one phase, every tap).
+  // Calls phase(taps, grid) for each stride phase (ry, rx) of dx that some tap reaches: the taps
+  // that reach it and the grid of its pixels (stride 1: one phase, every tap). Pixels that no tap
+  // reaches (a 1x1 stride-2 layer's three other phases) are zero: dx is then cleared first, whole,
+  // in slabs between the threads, rather than pixel by pixel.
+  template <class T, class F>
+  void for_each_phase(Tensor& dxt, F&& phase) const {
+    const std::int64_t sh = g_.stride_h, sw = g_.stride_w;
+    auto taps_of = [&](std::int64_t ry, std::int64_t rx) -> const std::vector<std::int64_t>& {
+      return phase_taps_[static_cast<std::size_t>(ry * sw + rx)];
+    };
+    bool unreached = false;
+    for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
+      for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx)
+        unreached = unreached || taps_of(ry, rx).empty();
+    if (unreached) clear<T>(dxt);
+    for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
+      for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx)
+        if (!taps_of(ry, rx).empty())
+          phase(std::span<const std::int64_t>(taps_of(ry, rx)),
+                PixelGrid{(g_.h - ry + sh - 1) / sh, (g_.w - rx + sw - 1) / sw, ry, rx, sh, sw});
+  }
+
+  // dx, one stride phase at a time: only the taps that reach the phase enter its GEMM, so a
+  // strided layer multiplies no zeros.
   template <class T>
   void data_t(const Tensor& dyt, const Tensor& wt, Tensor& dxt) {
     const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
     const FilterStrides fs = filter_strides(g_);
-    const std::int64_t sh = g_.stride_h, sw = g_.stride_w;
-    // Pixels that no tap reaches (a 1x1 stride-2 layer's three other phases) are zero: dx is
-    // cleared whole, in slabs between the threads, rather than pixel by pixel.
-    bool unreached = false;
-    for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
-      for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx)
-        unreached = unreached || phase_taps_[static_cast<std::size_t>(ry * sw + rx)].empty();
-    if (unreached) clear<T>(dxt);
-    for (std::int64_t ry = 0; ry < std::min(sh, g_.h); ++ry)
-      for (std::int64_t rx = 0; rx < std::min(sw, g_.w); ++rx) {
-        const auto& taps = phase_taps_[static_cast<std::size_t>(ry * sw + rx)];
-        if (taps.empty()) continue;
-        const PixelGrid grid{(g_.h - ry + sh - 1) / sh, (g_.w - rx + sw - 1) / sw, ry, rx, sh, sw};
-        pixel_product<T>(
-            wt, taps, g_.k, fs.k, g_.c, fs.c, dy.s.c, dyt.dim(0), grid, g_.h, g_.w, dxt,
-            [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
-              return dy_at(dy, n, iy, ix, tap);
-            },
-            [](std::int64_t, std::int64_t, std::int64_t) -> const T* { return nullptr; },
-            std::span<const std::int64_t>{});
-      }
+    for_each_phase<T>(dxt, [&](std::span<const std::int64_t> taps, const PixelGrid& grid) {
+      pixel_product<T>(
+          wt, taps, g_.k, fs.k, g_.c, fs.c, dy.s.c, dyt.dim(0), grid, g_.h, g_.w, dxt,
+          [&](std::int64_t n, std::int64_t iy, std::int64_t ix, std::int64_t tap) {
+            return dy_at(dy, n, iy, ix, tap);
+          },
+          [](std::int64_t, std::int64_t, std::int64_t) -> const T* { return nullptr; },
+          std::span<const std::int64_t>{});
+    });
   }
 
   // dw[(tap, c), k] += sum over pixels p of x(p through tap, c) dy(p, k): the im2col matrix of x,
@@ -588,6 +601,8 @@ class GemmConv final : public ConvAlgorithm {
   // whole runs copied at once) and hands the block to dtnn::gemm, whose small kernels read such
   // rows as they are: the im2col of one block at a time, never of the whole batch.
   static constexpr std::int64_t kShallowDepth = 32;   // (tap, c) values per pixel at most
+  static constexpr std::int64_t kNarrowDepth = 1024;  // and then dy values per pixel at most
+  static constexpr std::int64_t kNarrowWidth = 8;  // or output channels (NR 16 half empty or worse)
   static constexpr std::int64_t kShallowRows = 1024;  // pixels per block
 
   // row[(tap, c)] = x read by output pixel o through tap (zeros in the padding).
@@ -619,7 +634,7 @@ class GemmConv final : public ConvAlgorithm {
     const std::int64_t tc = g_.kh * g_.kw * g_.c, ho = g_.ho(), wo = g_.wo();
     T* y = yt.data<T>();
     for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
-      T* rows = panels<T>(rows_at_) + t * kShallowRows * std::max(tc, g_.c);
+      T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
       Pixel o = Pixel::at(p0, ho, wo);
       for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
       gemm(false, false, count, g_.k, tc, T(1), rows, tc, wt.data<T>(), g_.k, T(0), y + p0 * g_.k,
@@ -637,7 +652,7 @@ class GemmConv final : public ConvAlgorithm {
     if (dws) std::fill(dws, dws + threads * size, T(0));
     const T* dy = dyt.data<T>();
     for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
-      T* rows = panels<T>(rows_at_) + t * kShallowRows * std::max(tc, g_.c);
+      T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
       Pixel o = Pixel::at(p0, ho, wo);
       for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
       gemm(true, false, tc, g_.k, count, T(1), rows, tc, dy + p0 * g_.k, g_.k, T(1),
@@ -649,25 +664,52 @@ class GemmConv final : public ConvAlgorithm {
       for (std::int64_t i = 0; i < size; ++i) dw[i] += dws[t * size + i];
   }
 
-  // 1x1 layers: rows[p, C] = dy[p, K] w[C, K]^T for blocks of dy's pixels, each row then put at
-  // the dx pixel it belongs to (the others, for a strided layer, zero).
+  // Backward-data with few input channels (NR 16 would be mostly empty) or a shallow product (a
+  // 1x1 layer of up to 32 output channels): for each stride phase of dx, blocks of its pixels.
+  // Each pixel's row holds the K values of dy it reads through each tap reaching the phase (zeros
+  // where none), side by side; the block times the phase's filter matrix (row (tap, k), column c:
+  // w(tap, c, k)) gives the block's dx rows, which then go to their pixels.
   template <class T>
   void data_shallow(const Tensor& dyt, const Tensor& wt, Tensor& dxt) {
-    const std::int64_t ho = g_.ho(), wo = g_.wo();
+    const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
     const ActivationStrides s = activation_strides(g_.layout, g_.h, g_.w, g_.c);
     T* dx = dxt.data<T>();
-    if (g_.stride_h > 1 || g_.stride_w > 1 || g_.pad_h > 0 || g_.pad_w > 0) clear<T>(dxt);
-    const T* dy = dyt.data<T>();
-    for_pixel_blocks(dyt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
-      T* rows = panels<T>(rows_at_) + t * kShallowRows * std::max(g_.c, g_.kh * g_.kw * g_.c);
-      gemm(false, true, count, g_.c, g_.k, T(1), dy + p0 * g_.k, g_.k, wt.data<T>(), g_.k, T(0),
-           rows, g_.c);
-      Pixel o = Pixel::at(p0, ho, wo);
-      for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) {
-        const std::int64_t iy = o.y * g_.stride_h - g_.pad_h, ix = o.x * g_.stride_w - g_.pad_w;
-        if (iy < 0 || iy >= g_.h || ix < 0 || ix >= g_.w) continue;
-        copy_short(rows + r * g_.c, dx + o.n * s.n + iy * s.y + ix * s.x, g_.c);
-      }
+    const T* w = wt.data<T>();
+    T* filter = panels<T>(data_filter_at_);
+    for_each_phase<T>(dxt, [&](std::span<const std::int64_t> taps, const PixelGrid& grid) {
+      const auto n_taps = static_cast<std::int64_t>(taps.size()), depth = n_taps * g_.k;
+      for (std::int64_t ti = 0; ti < n_taps; ++ti)  // NHWC's w is [tap][c][k]
+        for (std::int64_t k = 0; k < g_.k; ++k)
+          for (std::int64_t c = 0; c < g_.c; ++c)
+            filter[(ti * g_.k + k) * g_.c + c] = w[(taps[ti] * g_.c + c) * g_.k + k];
+      // Grid pixel (a, b) reads dy pixel (a + oy, b + ox) through a tap (which reaches the
+      // phase, so the divisions are exact).
+      auto shift = [&](std::int64_t tap) {
+        return std::pair{(grid.y0 + g_.pad_h - tap / g_.kw * g_.dilation_h) / g_.stride_h,
+                         (grid.x0 + g_.pad_w - tap % g_.kw * g_.dilation_w) / g_.stride_w};
+      };
+      for_pixel_blocks(
+          dyt.dim(0) * grid.h * grid.w, [&](int t, std::int64_t p0, std::int64_t count) {
+            T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
+            T* dy_rows = rows + kShallowRows * g_.c;
+            Pixel o = Pixel::at(p0, grid.h, grid.w);
+            for (std::int64_t r = 0; r < count; ++r, o.next(grid.h, grid.w))
+              for (std::int64_t ti = 0; ti < n_taps; ++ti) {
+                const auto [oy, ox] = shift(taps[ti]);
+                const std::int64_t y = o.y + oy, x = o.x + ox;
+                const bool inside = y >= 0 && y < dy.h && x >= 0 && x < dy.w;
+                copy_run(inside ? dy.data + o.n * dy.s.n + y * dy.s.y + x * dy.s.x : nullptr, 1,
+                         dy_rows + r * depth + ti * g_.k, 1, g_.k);
+              }
+            gemm(false, false, count, g_.c, depth, T(1), dy_rows, depth, filter, g_.c, T(0), rows,
+                 g_.c);
+            o = Pixel::at(p0, grid.h, grid.w);
+            for (std::int64_t r = 0; r < count; ++r, o.next(grid.h, grid.w))
+              copy_short(rows + r * g_.c,
+                         dx + o.n * s.n + (grid.y0 + o.y * grid.sy) * s.y +
+                             (grid.x0 + o.x * grid.sx) * s.x,
+                         g_.c);
+          });
     });
   }
 
@@ -694,8 +736,10 @@ class GemmConv final : public ConvAlgorithm {
     std::int64_t offset, at, count;
   };
   std::vector<TapRun> tap_runs_;
-  bool shallow_ = false;       // forward and backward-filter in blocks of pixel rows
-  bool shallow_data_ = false;  // backward-data of a 1x1 layer, likewise
+  bool shallow_ = false;            // forward and backward-filter in blocks of pixel rows
+  bool shallow_data_ = false;       // backward-data, likewise
+  std::int64_t shallow_row_ = 0;    // elements per pixel of their row blocks
+  std::size_t data_filter_at_ = 0;  // backward-data's filter matrix for one phase
   std::size_t rows_at_ = 0, dws_at_ = 0;
   // Per-thread packing buffers: slices of the workspace.
   template <class T>
