@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dtnn/core_export.hpp"
+#include "dtnn/params.hpp"
 #include "dtnn/plugin.hpp"
 #include "dtnn/tensor.hpp"
 
@@ -51,6 +52,24 @@ void accumulate_row_mean(const Tensor& y_pred, const Tensor& y_true, std::span<d
 // Adds true positives, false positives and false negatives to totals[0], [1], [2].
 DTNN_CORE_EXPORT void accumulate_binary_counts(const Tensor& y_pred, const Tensor& y_true,
                                                std::int64_t positive, std::span<double> totals);
+
+// A metric of the binary decision "class positive_class" (precision, recall, f1_score, the binary
+// confusion matrix): reads and checks the parameter, and sums the decision's counts (TP, FP, FN)
+// into totals[0], [1], [2]; a metric that needs more totals extends both.
+class BinaryDecisionMetric : public Metric {
+ public:
+  explicit BinaryDecisionMetric(const Params& p) : positive_(p.get_int("positive_class")) {
+    if (positive_ < 0) p.fail("positive_class", "a class index >= 0");
+  }
+  std::size_t num_totals() const override { return 3; }
+  void accumulate(const Tensor& y_pred, const Tensor& y_true,
+                  std::span<double> totals) const override {
+    accumulate_binary_counts(y_pred, y_true, positive_, totals.subspan(0, 3));
+  }
+
+ private:
+  std::int64_t positive_;
+};
 
 // totals[0] / totals[1], or 0 before any row.
 inline double row_mean(std::span<const double> totals) {

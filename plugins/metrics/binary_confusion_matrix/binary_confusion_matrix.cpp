@@ -8,17 +8,15 @@ namespace {
 
 using namespace dtnn;
 
-class BinaryConfusionMatrix final : public Metric {
+class BinaryConfusionMatrix final : public BinaryDecisionMetric {
  public:
-  explicit BinaryConfusionMatrix(const Params& p) : positive_(p.get_int("positive_class")) {
-    if (positive_ < 0) p.fail("positive_class", "a class index >= 0");
-  }
+  using BinaryDecisionMetric::BinaryDecisionMetric;
   std::string name() const override { return "binary_confusion_matrix"; }
   std::size_t num_totals() const override { return 4; }  // TP, FP, FN, rows
 
   void accumulate(const Tensor& y_pred, const Tensor& y_true,
                   std::span<double> totals) const override {
-    accumulate_binary_counts(y_pred, y_true, positive_, totals.subspan(0, 3));
+    BinaryDecisionMetric::accumulate(y_pred, y_true, totals);
     totals[3] += static_cast<double>(y_pred.dim(0));
   }
   double value(std::span<const double> t) const override {
@@ -28,9 +26,6 @@ class BinaryConfusionMatrix final : public Metric {
     const double tn = t[3] - t[0] - t[1] - t[2];
     return {{tn, t[1]}, {t[2], t[0]}};
   }
-
- private:
-  std::int64_t positive_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new BinaryConfusionMatrix(p); }

@@ -9,24 +9,14 @@ namespace {
 
 using namespace dtnn;
 
-class Precision final : public Metric {
+class Precision final : public BinaryDecisionMetric {
  public:
-  explicit Precision(const Params& p) : positive_(p.get_int("positive_class")) {
-    if (positive_ < 0) p.fail("positive_class", "a class index >= 0");
-  }
+  using BinaryDecisionMetric::BinaryDecisionMetric;
   std::string name() const override { return "precision"; }
-  std::size_t num_totals() const override { return 3; }
-  void accumulate(const Tensor& y_pred, const Tensor& y_true,
-                  std::span<double> totals) const override {
-    accumulate_binary_counts(y_pred, y_true, positive_, totals);
-  }
   double value(std::span<const double> totals) const override {
     const double d = totals[0] + totals[1];
     return d > 0 ? totals[0] / d : 0.0;
   }
-
- private:
-  std::int64_t positive_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Precision(p); }
