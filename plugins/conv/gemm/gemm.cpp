@@ -55,8 +55,7 @@ alignas(64) inline constexpr T kZeroRun[kZeroRunLength] = {};
 // Copies count channels starting at src (stride cs) to dst (stride ds), or zeros when src is null.
 template <class T>
 inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std::int64_t count) {
-  if (src && cs == 1 && ds == 1) return copy_short(src, dst, count);
-  if (src) return copy_strided(src, cs, dst, ds, count);
+  if (src) return copy_strided(src, cs, dst, ds, count);  // (copy_short for unit strides)
   if (ds == 1) return (void)std::fill_n(dst, count, T(0));
   for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = T(0);
 }
@@ -419,14 +418,12 @@ class GemmConv final : public ConvAlgorithm {
         tap_offsets_);
   }
 
-  // t = 0, in slabs between the threads.
+  // t = 0, in chunks between the threads.
   template <class T>
   static void clear(Tensor& t) {
-    constexpr std::int64_t kSlab = 1 << 14;
     T* base = t.data<T>();
-    const std::int64_t size = t.numel();
-    parallel_for((size + kSlab - 1) / kSlab, 1, [&](std::int64_t s) {
-      std::fill(base + s * kSlab, base + std::min(size, (s + 1) * kSlab), T(0));
+    parallel_chunks(t.numel(), kParallelGrain, [&](std::int64_t begin, std::int64_t end) {
+      std::fill(base + begin, base + end, T(0));
     });
   }
 
@@ -617,6 +614,14 @@ class GemmConv final : public ConvAlgorithm {
       copy_run(x_at(x, o.n, o.y, o.x, t), 1, row + t * g_.c, 1, g_.c);
   }
 
+  // rows[r] = pack_pixel of output pixels p0 + r, r < count (rows of taps x C values).
+  template <class T>
+  void pack_pixels(const Image<T>& x, std::int64_t p0, std::int64_t count, T* rows) const {
+    const std::int64_t tc = g_.kh * g_.kw * g_.c, ho = g_.ho(), wo = g_.wo();
+    Pixel o = Pixel::at(p0, ho, wo);
+    for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
+  }
+
   // Calls block(thread, p0, count) for blocks of kShallowRows output pixels, in parallel.
   template <class F>
   void for_pixel_blocks(std::int64_t pixels, F&& block) const {
@@ -635,8 +640,7 @@ class GemmConv final : public ConvAlgorithm {
     T* y = yt.data<T>();
     for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
       T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
-      Pixel o = Pixel::at(p0, ho, wo);
-      for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
+      pack_pixels(x, p0, count, rows);
       gemm(false, false, count, g_.k, tc, T(1), rows, tc, wt.data<T>(), g_.k, T(0), y + p0 * g_.k,
            g_.k);
     });
@@ -653,8 +657,7 @@ class GemmConv final : public ConvAlgorithm {
     const T* dy = dyt.data<T>();
     for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
       T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
-      Pixel o = Pixel::at(p0, ho, wo);
-      for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
+      pack_pixels(x, p0, count, rows);
       gemm(true, false, tc, g_.k, count, T(1), rows, tc, dy + p0 * g_.k, g_.k, T(1),
            dws ? dws + t * size : dwt.data<T>(), g_.k);
     });
@@ -692,18 +695,19 @@ class GemmConv final : public ConvAlgorithm {
           dyt.dim(0) * grid.h * grid.w, [&](int t, std::int64_t p0, std::int64_t count) {
             T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
             T* dy_rows = rows + kShallowRows * g_.c;
-            Pixel o = Pixel::at(p0, grid.h, grid.w);
-            for (std::int64_t r = 0; r < count; ++r, o.next(grid.h, grid.w))
-              for (std::int64_t ti = 0; ti < n_taps; ++ti) {
-                const auto [oy, ox] = shift(taps[ti]);
+            for (std::int64_t ti = 0; ti < n_taps; ++ti) {
+              const auto [oy, ox] = shift(taps[ti]);
+              Pixel o = Pixel::at(p0, grid.h, grid.w);
+              for (std::int64_t r = 0; r < count; ++r, o.next(grid.h, grid.w)) {
                 const std::int64_t y = o.y + oy, x = o.x + ox;
                 const bool inside = y >= 0 && y < dy.h && x >= 0 && x < dy.w;
                 copy_run(inside ? dy.data + o.n * dy.s.n + y * dy.s.y + x * dy.s.x : nullptr, 1,
                          dy_rows + r * depth + ti * g_.k, 1, g_.k);
               }
+            }
             gemm(false, false, count, g_.c, depth, T(1), dy_rows, depth, filter, g_.c, T(0), rows,
                  g_.c);
-            o = Pixel::at(p0, grid.h, grid.w);
+            Pixel o = Pixel::at(p0, grid.h, grid.w);
             for (std::int64_t r = 0; r < count; ++r, o.next(grid.h, grid.w))
               copy_short(rows + r * g_.c,
                          dx + o.n * s.n + (grid.y0 + o.y * grid.sy) * s.y +
