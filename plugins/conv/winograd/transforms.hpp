@@ -3,16 +3,19 @@
 // multiplications per channel pair instead of 9*m*m.
 //   forward:          Y = At [ (G g Gt) .* (Bt d B) ] A
 //   filter gradient:  dg = Gt [ sum over tiles (Bt d B) .* (A dY At) ] G
-// Every transform here works on a chunk of kChunk channels at once: a tile is [rows][cols][kChunk]
-// with the channel innermost, so each coefficient multiplies a whole contiguous chunk, which the
-// compiler turns into AVX-512, AVX2 or plain code for the target (the build uses -march=native).
+// Every transform here works on a chunk of W channels at once (8, 16 or 32): each entry of a tile
+// is W contiguous values, so each coefficient multiplies whole simd vectors (simd.hpp: GCC vector
+// types, which the build's -march=native maps to AVX-512 or AVX2 registers, or plain code).
 // The loops over the matrices are unrolled, so zero coefficients are dropped at compile time.
 #pragma once
 #include <cstdint>
+#include <type_traits>
+
+#include "dtnn/simd.hpp"
 
 namespace dtnn::winograd {
 
-inline constexpr int kChunk = 32;  // channels a transform processes at once
+inline constexpr int kChunk = 32;  // the widest chunk of channels a transform takes at once
 
 template <int M>
 struct Matrices;
@@ -43,85 +46,111 @@ struct Matrices<4> {
       {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
 };
 
-// out[i][j] = sum_{r,s} L(i, r) in[r][s] R(j, s) for I x J outputs from an R_ x S input, each
-// entry a chunk of kChunk values. L and R are accessors returning matrix coefficients, so one
-// function serves Bt d B, G g Gt, At m A and their transposes.
-template <class T, int I, int R_, int J, int S, class Left, class Right>
-inline void sandwich(const T* __restrict in, T* __restrict out, Left left, Right right) {
-  T tmp[I * S * kChunk];
+// Where a transform finds entry (r, s) of a tile: W contiguous channel values at
+// base + r * row + s * col. The same tile may be a dense buffer ([rows][cols][W]), a window of an
+// NHWC image (row and column strides of the image) or a tile's points in a Winograd-domain block.
+template <class T>
+struct Strided {
+  T* base;
+  std::int64_t row, col;
+  T* operator()(int r, int s) const { return base + r * row + s * col; }
+  operator Strided<const T>() const
+    requires(!std::is_const_v<T>)
+  {
+    return {base, row, col};
+  }
+};
+
+// A dense [rows][cols][W] tile.
+template <int W, int Cols, class T>
+Strided<T> dense(T* p) {
+  return {p, Cols * W, W};
+}
+
+// out(i, j) = sum_{r,s} L(i, r) in(r, s) R(j, s) for I x J outputs from an R_ x S input, each
+// entry a chunk of W channels, computed in simd vectors (explicit, since the compiler unrolls a
+// 16-value loop completely and then leaves it scalar). L and R are accessors returning matrix
+// coefficients, so one function serves Bt d B, G g Gt, At m A and their transposes; zero
+// coefficients are dropped at compile time.
+template <class T, int W, int I, int R_, int J, int S, class Left, class Right>
+inline void sandwich(Strided<const T> in, Strided<T> out, Left left, Right right) {
+  using V = simd::Vec<T>;
+  constexpr int kL = simd::kLanes<T>, kNV = W / kL;
+  static_assert(W % kL == 0, "a chunk is whole vectors");
+  V tmp[I * S][kNV];
 #pragma GCC unroll 8
   for (int i = 0; i < I; ++i)
 #pragma GCC unroll 8
-    for (int s = 0; s < S; ++s) {
-      T* __restrict t = tmp + (i * S + s) * kChunk;
-      for (int c = 0; c < kChunk; ++c) t[c] = T(0);
+    for (int s = 0; s < S; ++s)
 #pragma GCC unroll 8
-      for (int r = 0; r < R_; ++r) {
-        const T coef = static_cast<T>(left(i, r));
-        if (coef == T(0)) continue;
-        const T* __restrict v = in + (r * S + s) * kChunk;
-        for (int c = 0; c < kChunk; ++c) t[c] += coef * v[c];
+      for (int v = 0; v < kNV; ++v) {
+        V sum = {};
+#pragma GCC unroll 8
+        for (int r = 0; r < R_; ++r) {
+          const T coef = static_cast<T>(left(i, r));
+          if (coef != T(0)) sum += coef * simd::load(in(r, s) + v * kL);
+        }
+        tmp[i * S + s][v] = sum;
       }
-    }
 #pragma GCC unroll 8
   for (int i = 0; i < I; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < J; ++j) {
-      T* __restrict o = out + (i * J + j) * kChunk;
-      for (int c = 0; c < kChunk; ++c) o[c] = T(0);
+    for (int j = 0; j < J; ++j)
 #pragma GCC unroll 8
-      for (int s = 0; s < S; ++s) {
-        const T coef = static_cast<T>(right(j, s));
-        if (coef == T(0)) continue;
-        const T* __restrict v = tmp + (i * S + s) * kChunk;
-        for (int c = 0; c < kChunk; ++c) o[c] += coef * v[c];
+      for (int v = 0; v < kNV; ++v) {
+        V sum = {};
+#pragma GCC unroll 8
+        for (int s = 0; s < S; ++s) {
+          const T coef = static_cast<T>(right(j, s));
+          if (coef != T(0)) sum += coef * tmp[i * S + s][v];
+        }
+        simd::store(out(i, j) + v * kL, sum);
       }
-    }
 }
 
 // V = Bt d B: an a x a input tile to the Winograd domain.
-template <class T, int M>
-inline void input_tile(const T* d, T* v) {
-  using W = Matrices<M>;
-  constexpr int a = W::kAlpha;
-  auto bt = [](int i, int r) { return W::bt[i][r]; };
-  sandwich<T, a, a, a, a>(d, v, bt, bt);
+template <class T, int M, int W>
+inline void input_tile(Strided<const T> d, Strided<T> v) {
+  using Mat = Matrices<M>;
+  constexpr int a = Mat::kAlpha;
+  auto bt = [](int i, int r) { return Mat::bt[i][r]; };
+  sandwich<T, W, a, a, a, a>(d, v, bt, bt);
 }
 
 // U = G g Gt: a 3 x 3 filter to the Winograd domain.
-template <class T, int M>
-inline void filter_tile(const T* g, T* u) {
-  using W = Matrices<M>;
-  constexpr int a = W::kAlpha;
-  auto gm = [](int i, int r) { return W::g[i][r]; };
-  sandwich<T, a, 3, a, 3>(g, u, gm, gm);
+template <class T, int M, int W>
+inline void filter_tile(Strided<const T> g, Strided<T> u) {
+  using Mat = Matrices<M>;
+  constexpr int a = Mat::kAlpha;
+  auto gm = [](int i, int r) { return Mat::g[i][r]; };
+  sandwich<T, W, a, 3, a, 3>(g, u, gm, gm);
 }
 
 // Y = At m A: a Winograd-domain product back to an m x m output tile.
-template <class T, int M>
-inline void output_tile(const T* m, T* y) {
-  using W = Matrices<M>;
-  constexpr int a = W::kAlpha;
-  auto at = [](int i, int r) { return W::at[i][r]; };
-  sandwich<T, M, a, M, a>(m, y, at, at);
+template <class T, int M, int W>
+inline void output_tile(Strided<const T> m, Strided<T> y) {
+  using Mat = Matrices<M>;
+  constexpr int a = Mat::kAlpha;
+  auto at = [](int i, int r) { return Mat::at[i][r]; };
+  sandwich<T, W, M, a, M, a>(m, y, at, at);
 }
 
 // Z = A dY At: an m x m output-gradient tile to the Winograd domain (the adjoint of output_tile).
-template <class T, int M>
-inline void output_gradient_tile(const T* dy, T* z) {
-  using W = Matrices<M>;
-  constexpr int a = W::kAlpha;
-  auto a_ = [](int i, int r) { return W::at[r][i]; };
-  sandwich<T, a, M, a, M>(dy, z, a_, a_);
+template <class T, int M, int W>
+inline void output_gradient_tile(Strided<const T> dy, Strided<T> z) {
+  using Mat = Matrices<M>;
+  constexpr int a = Mat::kAlpha;
+  auto a_ = [](int i, int r) { return Mat::at[r][i]; };
+  sandwich<T, W, a, M, a, M>(dy, z, a_, a_);
 }
 
 // dg = Gt dU G: a Winograd-domain filter gradient back to 3 x 3 (the adjoint of filter_tile).
-template <class T, int M>
-inline void filter_gradient_tile(const T* du, T* dg) {
-  using W = Matrices<M>;
-  constexpr int a = W::kAlpha;
-  auto gt = [](int i, int r) { return W::g[r][i]; };
-  sandwich<T, 3, a, 3, a>(du, dg, gt, gt);
+template <class T, int M, int W>
+inline void filter_gradient_tile(Strided<const T> du, Strided<T> dg) {
+  using Mat = Matrices<M>;
+  constexpr int a = Mat::kAlpha;
+  auto gt = [](int i, int r) { return Mat::g[r][i]; };
+  sandwich<T, W, 3, a, 3, a>(du, dg, gt, gt);
 }
 
 }  // namespace dtnn::winograd

@@ -44,6 +44,93 @@ struct Image {
   std::int64_t n, h, w, c;
 };
 
+// The channels a transform takes at once: 32, or 16 or 8 where 32 would leave chunks half empty
+// (ResNet's 16-channel layers). Runs f.template operator()<W>().
+template <class F>
+void with_width(std::int64_t channels, F&& f) {
+  if (channels % 32 == 0 || (channels > 32 && channels % 16 != 0))
+    f.template operator()<32>();
+  else if (channels > 8)
+    f.template operator()<16>();
+  else
+    f.template operator()<8>();
+}
+
+// Where a tile transform reads or writes: each entry W channel values, in place where the tile's
+// memory allows (`strided`), else through a dense [rows][cols][W] buffer (`gather`, `scatter`).
+
+// The rows x cols pixels at (y0, x0) of sample n of an image, channels [c0, c0 + cn). In place
+// when the window lies inside the image with W contiguous channels. A gathered copy holds zeros
+// outside the image and past cn; a scatter writes only the pixels inside the image.
+template <class T, int W>
+struct Window {
+  const Image<T>& im;
+  std::int64_t n, y0, x0, c0, cn;
+
+  T* at(std::int64_t y, std::int64_t x) const {
+    return im.data + n * im.s.n + y * im.s.y + x * im.s.x + c0 * im.s.c;
+  }
+  bool inside(std::int64_t y, std::int64_t x) const {
+    return y >= 0 && y < im.h && x >= 0 && x < im.w;
+  }
+  bool in_place(int rows, int cols) const {
+    return cn == W && im.s.c == 1 && inside(y0, x0) && inside(y0 + rows - 1, x0 + cols - 1);
+  }
+  winograd::Strided<T> strided() const { return {at(y0, x0), im.s.y, im.s.x}; }
+  void gather(int rows, int cols, T* d) const {
+    for (int r = 0; r < rows; ++r)
+      for (int s = 0; s < cols; ++s) {
+        T* e = d + (r * cols + s) * W;
+        const bool here = inside(y0 + r, x0 + s);
+        if (here) copy_strided(at(y0 + r, x0 + s), im.s.c, e, 1, cn);
+        std::fill(e + (here ? cn : 0), e + W, T(0));
+      }
+  }
+  void scatter(int rows, int cols, const T* d) const {
+    for (int r = 0; r < rows && y0 + r < im.h; ++r)
+      for (int s = 0; s < cols && x0 + s < im.w; ++s)
+        copy_strided(d + (r * cols + s) * W, 1, at(y0 + r, x0 + s), im.s.c, cn);
+  }
+};
+
+// The A x A points of one tile in a Winograd-domain block: point t at base + t * stride, channels
+// [c0, c0 + cn) of the block's rows (base points at c0). In place when cn == W.
+template <class T, int W, int A>
+struct Points {
+  T* base;
+  std::int64_t stride, cn;
+
+  bool in_place(int, int) const { return cn == W; }
+  winograd::Strided<T> strided() const { return {base, A * stride, stride}; }
+  // (Only for a last chunk narrower than W.)
+  void gather(int, int, T* d) const {
+    for (int t = 0; t < A * A; ++t) {
+      std::copy_n(base + t * stride, cn, d + t * W);
+      std::fill(d + t * W + cn, d + (t + 1) * W, T(0));
+    }
+  }
+  void scatter(int, int, const T* d) const {
+    for (int t = 0; t < A * A; ++t) std::copy_n(d + t * W, cn, base + t * stride);
+  }
+};
+
+// transform(in, out) from the InRows x InCols tile `from` to the OutRows x OutCols tile `to`,
+// each read or written in place where it allows.
+template <class T, int W, int InRows, int InCols, int OutRows, int OutCols, class From, class To,
+          class Transform>
+void transform_tile(const From& from, const To& to, Transform transform) {
+  alignas(64) T in_buffer[InRows * InCols * W];
+  alignas(64) T out_buffer[OutRows * OutCols * W];
+  winograd::Strided<const T> in = winograd::dense<W, InCols>(+in_buffer);
+  if (from.in_place(InRows, InCols))
+    in = from.strided();
+  else
+    from.gather(InRows, InCols, in_buffer);
+  const bool write_in_place = to.in_place(OutRows, OutCols);
+  transform(in, write_in_place ? to.strided() : winograd::dense<W, OutCols>(+out_buffer));
+  if (!write_in_place) to.scatter(OutRows, OutCols, out_buffer);
+}
+
 class Winograd final : public ConvAlgorithm {
  public:
   Winograd(const Params& p, const Registry* registry)
@@ -109,8 +196,8 @@ class Winograd final : public ConvAlgorithm {
     const std::size_t size = dtype_size(g.dtype);
     WorkspaceSlices slices;
     filter_at_ = slices.add<std::byte>(a * a * g.c * g.k * size);
-    v_at_ = slices.add<std::byte>(a * a * block_ * widest * size);
-    m_at_ = slices.add<std::byte>(a * a * block_ * widest * size);
+    v_at_ = slices.add<std::byte>(a * a * point_stride(widest) * size);
+    m_at_ = slices.add<std::byte>(a * a * point_stride(widest) * size);
     workspace_bytes_ = slices.bytes();
     workspace().reserve(workspace_bytes_);
   }
@@ -206,50 +293,76 @@ class Winograd final : public ConvAlgorithm {
             for (int tap = 0; tap < 9; ++tap) g[c][tap * kChunk + k] = at(c, tap, k);
       }
       for (std::int64_t c = 0; c < cn; ++c) {
-        winograd::filter_tile<T, M>(g[c], u);
+        winograd::filter_tile<T, M, kChunk>(winograd::dense<kChunk, 3>(+g[c]),
+                                            winograd::dense<kChunk, a>(+u));
         for (int t = 0; t < a * a; ++t)
           copy_short(u + t * kChunk, u_all + (t * ci + c0 + c) * co + k0, kn);
       }
     }
   }
 
-  // The a x a input tile of tile p (origin oy0, ox0 in `in`), channels [c0, c0 + kChunk) with
-  // zeros outside the image and past the last channel, into v[t][p_in_block][c].
-  template <class T, int M>
-  static void input_to_domain(const Image<T>& in, std::int64_t n, std::int64_t oy0,
-                              std::int64_t ox0, std::int64_t c0, T* v, std::int64_t point_stride) {
-    constexpr int a = M + 2;
-    alignas(64) T d[a * a * kChunk] = {};
-    alignas(64) T out[a * a * kChunk];
-    const std::int64_t cn = std::min<std::int64_t>(kChunk, in.c - c0);
-    for (int r = 0; r < a; ++r) {
-      const std::int64_t iy = oy0 + r;
-      if (iy < 0 || iy >= in.h) continue;
-      for (int s = 0; s < a; ++s) {
-        const std::int64_t ix = ox0 + s;
-        if (ix < 0 || ix >= in.w) continue;
-        const T* src = in.data + n * in.s.n + iy * in.s.y + ix * in.s.x + c0 * in.s.c;
-        copy_strided(src, in.s.c, d + (r * a + s) * kChunk, 1, cn);
-      }
-    }
-    winograd::input_tile<T, M>(d, out);
-    for (int t = 0; t < a * a; ++t) copy_short(out + t * kChunk, v + t * point_stride + c0, cn);
-  }
-
   // Tiles [p0, p0 + pb) of grid, their inputs read from `in` at the tile origin minus the padding,
-  // to the Winograd domain: v[t][p - p0][c] (point stride block_ * in.c). Shares its loop among
+  // to the Winograd domain: v[t][p - p0][c] (point stride point_stride(in.c)). Shares its loop among
   // the threads of the enclosing parallel region and does not wait for them at the end.
   template <class T, int M>
   void inputs_to_domain(const Image<T>& in, const TileGrid& grid, std::int64_t p0, std::int64_t pb,
                         std::int64_t pad_h, std::int64_t pad_w, T* v) const {
-    const std::int64_t chunks = (in.c + kChunk - 1) / kChunk;
+    constexpr int a = M + 2;
+    with_width(in.c, [&]<int W>() {
+      const std::int64_t chunks = (in.c + W - 1) / W;
 #pragma omp for schedule(static) nowait
-    for (std::int64_t job = 0; job < pb * chunks; ++job) {
-      const std::int64_t p = p0 + job / chunks, c0 = job % chunks * kChunk;
-      const TileGrid::Tile tile = grid.at(p);
-      input_to_domain<T, M>(in, tile.n, tile.y - pad_h, tile.x - pad_w, c0, v + (p - p0) * in.c,
-                            block_ * in.c);
-    }
+      for (std::int64_t job = 0; job < pb * chunks; ++job) {
+        const std::int64_t p = p0 + job / chunks, c0 = job % chunks * W;
+        const TileGrid::Tile tile = grid.at(p);
+        const Window<T, W> from{in, tile.n, tile.y - pad_h, tile.x - pad_w, c0,
+                                std::min<std::int64_t>(W, in.c - c0)};
+        const Points<T, W, a> to{v + (p - p0) * in.c + c0, point_stride(in.c), from.cn};
+        transform_tile<T, W, a, a, a, a>(
+            from, to, [](auto i, auto o) { winograd::input_tile<T, M, W>(i, o); });
+      }
+    });
+  }
+
+  // The products m[t][p - p0][k] of tiles [p0, p0 + pb) of grid back to their output tiles in
+  // `out`. Shares its loop among the threads of the enclosing parallel region.
+  template <class T, int M>
+  void outputs_from_domain(T* m, const TileGrid& grid, std::int64_t p0, std::int64_t pb,
+                           const Image<T>& out) const {
+    constexpr int a = M + 2;
+    with_width(out.c, [&]<int W>() {
+      const std::int64_t chunks = (out.c + W - 1) / W;
+#pragma omp for schedule(static)
+      for (std::int64_t job = 0; job < pb * chunks; ++job) {
+        const std::int64_t p = p0 + job / chunks, k0 = job % chunks * W;
+        const TileGrid::Tile tile = grid.at(p);
+        const std::int64_t kn = std::min<std::int64_t>(W, out.c - k0);
+        const Points<T, W, a> from{m + (p - p0) * out.c + k0, point_stride(out.c), kn};
+        const Window<T, W> to{out, tile.n, tile.y, tile.x, k0, kn};
+        transform_tile<T, W, a, a, M, M>(
+            from, to, [](auto i, auto o) { winograd::output_tile<T, M, W>(i, o); });
+      }
+    });
+  }
+
+  // The output gradients dy of tiles [p0, p0 + pb) of grid to the Winograd domain:
+  // z[t][p - p0][k]. Shares its loop among the threads of the enclosing parallel region.
+  template <class T, int M>
+  void gradients_to_domain(const Image<T>& dy, const TileGrid& grid, std::int64_t p0,
+                           std::int64_t pb, T* z) const {
+    constexpr int a = M + 2;
+    with_width(dy.c, [&]<int W>() {
+      const std::int64_t chunks = (dy.c + W - 1) / W;
+#pragma omp for schedule(static)
+      for (std::int64_t job = 0; job < pb * chunks; ++job) {
+        const std::int64_t p = p0 + job / chunks, k0 = job % chunks * W;
+        const TileGrid::Tile tile = grid.at(p);
+        const Window<T, W> from{dy, tile.n, tile.y, tile.x, k0,
+                                std::min<std::int64_t>(W, dy.c - k0)};
+        const Points<T, W, a> to{z + (p - p0) * dy.c + k0, point_stride(dy.c), from.cn};
+        transform_tile<T, W, M, M, a, a>(
+            from, to, [](auto i, auto o) { winograd::output_gradient_tile<T, M, W>(i, o); });
+      }
+    });
   }
 
   // out = correlate(in, the filter slice) with the given padding (negative: in is cropped); out is
@@ -259,8 +372,8 @@ class Winograd final : public ConvAlgorithm {
     constexpr int a = M + 2;
     const std::int64_t ci = in.c, co = out.c;
     const TileGrid grid(M, in.n, out.h, out.w);
-    const std::int64_t tiles = grid.count, out_chunks = (co + kChunk - 1) / kChunk;
-    const std::int64_t block = block_;
+    const std::int64_t tiles = grid.count, block = block_;
+    const std::int64_t v_stride = point_stride(ci), m_stride = point_stride(co);
     T* v = part<T>(v_at_);
     T* m = part<T>(m_at_);
     const T* u = part<T>(filter_at_);
@@ -271,25 +384,9 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
       for (int t = 0; t < a * a; ++t)
-        gemm(false, false, pb, co, ci, T(1), v + t * block * ci, ci, u + t * ci * co, co, T(0),
-             m + t * block * co, co);
-#pragma omp for schedule(static)
-      for (std::int64_t job = 0; job < pb * out_chunks; ++job) {
-        const std::int64_t p = p0 + job / out_chunks, k0 = job % out_chunks * kChunk;
-        const TileGrid::Tile tile = grid.at(p);
-        const std::int64_t kn = std::min<std::int64_t>(kChunk, co - k0);
-        alignas(64) T mt[a * a * kChunk] = {};
-        alignas(64) T yt[M * M * kChunk];
-        for (int t = 0; t < a * a; ++t)
-          copy_short(m + t * block * co + (p - p0) * co + k0, mt + t * kChunk, kn);
-        winograd::output_tile<T, M>(mt, yt);
-        for (int r = 0; r < M && tile.y + r < out.h; ++r)
-          for (int q = 0; q < M && tile.x + q < out.w; ++q) {
-            T* dst = out.data + tile.n * out.s.n + (tile.y + r) * out.s.y + (tile.x + q) * out.s.x +
-                     k0 * out.s.c;
-            copy_strided(yt + (r * M + q) * kChunk, 1, dst, out.s.c, kn);
-          }
-      }
+        gemm(false, false, pb, co, ci, T(1), v + t * v_stride, ci, u + t * ci * co, co, T(0),
+             m + t * m_stride, co);
+      outputs_from_domain<T, M>(m, grid, p0, pb, out);
     }
   }
 
@@ -300,7 +397,7 @@ class Winograd final : public ConvAlgorithm {
     const std::int64_t c = x.c, k = dy.c;
     const TileGrid grid(M, x.n, dy.h, dy.w);
     const std::int64_t tiles = grid.count, dy_chunks = (k + kChunk - 1) / kChunk;
-    const std::int64_t block = block_;
+    const std::int64_t block = block_, v_stride = point_stride(c), z_stride = point_stride(k);
     const FilterStrides fs = filter_strides(g_);
     T* v = part<T>(v_at_);
     T* z = part<T>(m_at_);
@@ -310,26 +407,10 @@ class Winograd final : public ConvAlgorithm {
       for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
         const std::int64_t pb = std::min(block, tiles - p0);
         inputs_to_domain<T, M>(x, grid, p0, pb, g_.pad_h, g_.pad_w, v);
-#pragma omp for schedule(static)
-        for (std::int64_t job = 0; job < pb * dy_chunks; ++job) {
-          const std::int64_t p = p0 + job / dy_chunks, k0 = job % dy_chunks * kChunk;
-          const TileGrid::Tile tile = grid.at(p);
-          const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
-          alignas(64) T d[M * M * kChunk] = {};
-          alignas(64) T zt[a * a * kChunk];
-          for (int r = 0; r < M && tile.y + r < dy.h; ++r)
-            for (int q = 0; q < M && tile.x + q < dy.w; ++q) {
-              const T* src = dy.data + tile.n * dy.s.n + (tile.y + r) * dy.s.y +
-                             (tile.x + q) * dy.s.x + k0 * dy.s.c;
-              copy_strided(src, dy.s.c, d + (r * M + q) * kChunk, 1, kn);
-            }
-          winograd::output_gradient_tile<T, M>(d, zt);
-          for (int t = 0; t < a * a; ++t)
-            copy_short(zt + t * kChunk, z + t * block * k + (p - p0) * k + k0, kn);
-        }
+        gradients_to_domain<T, M>(dy, grid, p0, pb, z);
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < a * a; ++t)
-          gemm(true, false, c, k, pb, T(1), v + t * block * c, c, z + t * block * k, k,
+          gemm(true, false, c, k, pb, T(1), v + t * v_stride, c, z + t * z_stride, k,
                p0 == 0 ? T(0) : T(1), acc + t * c * k, k);
       }
 #pragma omp for schedule(static)
@@ -340,7 +421,8 @@ class Winograd final : public ConvAlgorithm {
         alignas(64) T dg[9 * kChunk];
         for (int t = 0; t < a * a; ++t)
           copy_short(acc + (t * c + ch) * k + k0, du + t * kChunk, kn);
-        winograd::filter_gradient_tile<T, M>(du, dg);
+        winograd::filter_gradient_tile<T, M, kChunk>(winograd::dense<kChunk, a>(+du),
+                                                     winograd::dense<kChunk, 3>(+dg));
         for (int ky = 0; ky < 3; ++ky)
           for (int kx = 0; kx < 3; ++kx) {
             T* dst = dw + ky * fs.y + kx * fs.x + ch * fs.c + k0 * fs.k;
@@ -354,6 +436,10 @@ class Winograd final : public ConvAlgorithm {
   std::int64_t tile_ = 4;
   ConvGeometry g_;
   std::int64_t block_ = 0;  // tiles per block
+  // Elements from one point's rows of a block to the next's: a block of tiles' channels, plus a
+  // cache line so that the a*a points a tile transform touches do not share cache sets (a block
+  // is a power of two bytes on most layers).
+  std::int64_t point_stride(std::int64_t channels) const { return block_ * channels + 16; }
   // Slices of the workspace: the filter in the Winograd domain [t][c][k] (backward-filter: the
   // gradient accumulated there), one block of input tiles V and of products M.
   template <class T>
