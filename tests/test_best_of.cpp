@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/digest.hpp"
 #include "dtnn/testing/conv_conformance.hpp"
 #include "dtnn/testing/guarded.hpp"
 #include "test_support.hpp"
@@ -73,6 +74,22 @@ TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports 
     again->prepare(small_geometry());
     CHECK(again->name() == "best_of(test_fast)");
     CHECK(again->report().find("from the tuning cache") != std::string::npos);
+  }
+  SUBCASE("a rebuilt candidate (another digest of its plugin file) is tuned again") {
+    nlohmann::json j;
+    std::ifstream(cache) >> j;
+    REQUIRE(j["entries"].size() == 1);
+    const std::string key = j["entries"].begin().key();
+    const std::string fast = "test_fast@" + file_digest(with_doubles().find("conv", "test_fast")->file);
+    CAPTURE(key);
+    REQUIRE(key.find(fast) != std::string::npos);
+    std::string rebuilt = key;
+    rebuilt.replace(key.find(fast), fast.size(), "test_fast@0123456789abcdef");
+    j["entries"] = {{rebuilt, j["entries"][key]}};
+    std::ofstream(cache) << j.dump();
+    auto again = best_of(cache);
+    again->prepare(small_geometry());
+    CHECK(again->name() == "best_of");
   }
   SUBCASE("a different candidate set is a different key") {
     auto other = with_doubles().create_as<ConvAlgorithm>(

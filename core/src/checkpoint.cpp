@@ -9,6 +9,7 @@
 #include <regex>
 #include <vector>
 
+#include "dtnn/digest.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/model.hpp"
@@ -24,14 +25,6 @@ namespace {
 constexpr char kMagic[8] = {'D', 'T', 'N', 'N', 'C', 'K', 'P', 'T'};
 constexpr std::uint32_t kVersion = 1;
 
-std::uint64_t fnv1a(const char* data, std::size_t n) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 struct Entry {
   std::string section, name;

@@ -3,7 +3,8 @@
 // candidate), drops the ones more than prune_factor slower than the best after prune_after rounds,
 // and after `rounds` rounds keeps the one with the lowest median step time.
 //   - Under MPI the choice is collective: the ranks average their medians and all take the same.
-//   - The choice is saved in a tuning cache (JSON) keyed by CPU, BLIS kernel set, candidate set and
+//   - The choice is saved in a tuning cache (JSON) keyed by CPU, BLIS kernel set, threads, candidate
+//     set (each with a digest of its plugin file, so that a rebuilt algorithm is tuned again) and
 //     shape, and a later run with the same key starts with it (tuning nothing).
 //   - report() gives the table of medians and the choice, printed at the end of the run.
 // Only training steps count: a forward that no backward follows (evaluation) is not timed.
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/digest.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/log.hpp"
@@ -62,6 +64,7 @@ nlohmann::json read_cache(const std::filesystem::path& file) {
 
 struct Candidate {
   std::string name;
+  std::string build;  // a digest of the plugin's shared object: a rebuilt algorithm is tuned again
   std::shared_ptr<ConvAlgorithm> algorithm;
   std::vector<double> steps;  // seconds per training step
   bool pruned = false;
@@ -88,6 +91,9 @@ class BestOf final : public ConvAlgorithm {
       Candidate c;
       c.name = n;
       c.algorithm = ctx.registry->create_as<ConvAlgorithm>("conv", n, Params());
+      if (const PluginRecord* r = ctx.registry->find("conv", n);
+          r && !r->file.empty() && std::filesystem::is_regular_file(r->file))
+        c.build = file_digest(r->file);
       candidates_.push_back(std::move(c));
     }
     if (candidates_.empty()) p.fail("candidates", "at least one conv algorithm");
@@ -245,7 +251,8 @@ class BestOf final : public ConvAlgorithm {
 
   std::string cache_key() const {
     std::string names;
-    for (const Candidate& c : candidates_) names += (names.empty() ? "" : ",") + c.name;
+    for (const Candidate& c : candidates_)
+      names += (names.empty() ? "" : ",") + c.name + (c.build.empty() ? "" : "@" + c.build);
     const RuntimeInfo& rt = runtime_info();
     return rt.cpu + " | BLIS " + rt.blis_kernels + " | " + std::to_string(rt.threads) +
            " threads | " + names + " | " + g_.str();
