@@ -56,24 +56,30 @@ TEST_CASE("the conformance harness catches a wrong algorithm") {
 
 TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
   // backward_filter "winograd": the Winograd-domain gradient on every geometry (auto hands the
-  // few-channel ones to i2c).
+  // few-channel ones to i2c). thread_block 0: blocks shared by the threads; 3 (tiles): each
+  // thread takes its own blocks, several of them on every geometry.
   int compared = 0;
   for (std::int64_t tile : {2, 4})
-    for (DType dtype : {DType::float32, DType::float64})
-      for (Layout layout : {Layout::nhwc, Layout::nchw})
-        for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout)) {
-          const Params p(nlohmann::json{{"tile", tile}, {"backward_filter", "winograd"}}, "test");
-          for (const auto& c : testing::check_conv_algorithm(test::plugins(), "winograd", g, p)) {
-            if (!c.supported) continue;
-            CAPTURE(tile);
-            CAPTURE(g.str());
-            CAPTURE(c.pass);
-            CHECK(c.error < testing::conv_tolerance(dtype));
-            CHECK(c.guard == "");
-            ++compared;
+    for (std::int64_t thread_block : {0, 3})
+      for (DType dtype : {DType::float32, DType::float64})
+        for (Layout layout : {Layout::nhwc, Layout::nchw})
+          for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout)) {
+            const Params p(nlohmann::json{{"tile", tile},
+                                          {"thread_block", thread_block},
+                                          {"backward_filter", "winograd"}},
+                           "test");
+            for (const auto& c : testing::check_conv_algorithm(test::plugins(), "winograd", g, p)) {
+              if (!c.supported) continue;
+              CAPTURE(tile);
+              CAPTURE(thread_block);
+              CAPTURE(g.str());
+              CAPTURE(c.pass);
+              CHECK(c.error < testing::conv_tolerance(dtype));
+              CHECK(c.guard == "");
+              ++compared;
+            }
           }
-        }
-  CHECK(compared >= 2 * 2 * 2 * 3 * 9);
+  CHECK(compared >= 2 * 2 * 2 * 2 * 3 * 9);
 }
 
 TEST_CASE("winograd hands backward-filter to the algorithm it names, and says so") {

@@ -136,12 +136,17 @@ class Winograd final : public ConvAlgorithm {
   Winograd(const Params& p, const Registry* registry)
       : wanted_tile_(p.get_int("tile")),
         block_bytes_(p.get_int("block_bytes")),
+        wanted_thread_block_(p.get_int("thread_block")),
         filter_choice_(p.get_string("backward_filter")),
         registry_(registry) {
     if (wanted_tile_ != 0 && wanted_tile_ != 2 && wanted_tile_ != 4)
       throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
                   "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work)");
     if (block_bytes_ < 1) throw Error("conv 'winograd': parameter 'block_bytes' must be positive");
+    if (wanted_thread_block_ < -1)
+      throw Error("conv 'winograd': parameter 'thread_block' is " +
+                  std::to_string(wanted_thread_block_) +
+                  "; expected -1 (auto), 0 (blocks shared by the threads) or tiles per block");
     if (filter_choice_ != "auto" && filter_choice_ != "winograd" &&
         (!registry_ || !registry_->find("conv", filter_choice_) || filter_choice_ == "best_of"))
       throw Error("conv 'winograd': parameter 'backward_filter' is \"" + filter_choice_ +
@@ -190,14 +195,34 @@ class Winograd final : public ConvAlgorithm {
     // The most tiles any pass has: forward tiles y, backward-data tiles dx (as large as x).
     const std::int64_t tiles =
         g.n * std::max(tiles_of(g.ho()) * tiles_of(g.wo()), tiles_of(g.h) * tiles_of(g.w));
-    // block_bytes bounds one point's share of a block (its V and M rows), what one GEMM streams.
-    const std::int64_t per_tile = 2 * widest * static_cast<std::int64_t>(dtype_size(g.dtype));
-    block_ = std::clamp<std::int64_t>(block_bytes_ / per_tile, 8, tiles);
-    const std::size_t size = dtype_size(g.dtype);
+    const std::int64_t size = static_cast<std::int64_t>(dtype_size(g.dtype));
+    // block_bytes bounds one point's share of a shared block (its V and M rows), what one GEMM
+    // streams. Thread blocks: each thread takes whole blocks through every step alone, the blocks
+    // handed out dynamically, with no barrier until the pass ends. As fast as shared blocks on an
+    // idle machine, and up to 3x faster when another process takes part of a core, which a barrier
+    // makes every thread wait for. Auto: blocks of at most kThreadBlockBytes (V and M) and at
+    // least two per thread, where that is at least kMinThreadBlock tiles (layers of up to 64
+    // channels); shared blocks elsewhere, where one point's GEMM is large enough to split.
+    block_ = std::clamp<std::int64_t>(block_bytes_ / (2 * widest * size), 8, tiles);
+    threads_ = omp_get_max_threads();
+    thread_block_ = wanted_thread_block_;
+    if (thread_block_ < 0) {
+      thread_block_ = std::min(kThreadBlockBytes / (a * a * (g.c + g.k) * size),
+                               (tiles + 2 * threads_ - 1) / (2 * threads_));
+      if (thread_block_ < kMinThreadBlock) thread_block_ = 0;
+    }
+    thread_block_ = std::min(thread_block_, tiles);
+    const std::int64_t domain_block =
+        a * a *
+        std::max(Block{0, 0, block_}.stride(widest),
+                 threads_ * Block{0, 0, thread_block_}.stride(widest));
     WorkspaceSlices slices;
     filter_at_ = slices.add<std::byte>(a * a * g.c * g.k * size);
-    v_at_ = slices.add<std::byte>(a * a * point_stride(widest) * size);
-    m_at_ = slices.add<std::byte>(a * a * point_stride(widest) * size);
+    v_at_ = slices.add<std::byte>(domain_block * size);
+    m_at_ = slices.add<std::byte>(domain_block * size);
+    // Backward-filter with thread blocks: the other threads' accumulators.
+    thread_acc_at_ =
+        slices.add<std::byte>((thread_block_ > 0 ? threads_ - 1 : 0) * a * a * g.c * g.k * size);
     workspace_bytes_ = slices.bytes();
     workspace().reserve(workspace_bytes_);
   }
@@ -301,152 +326,237 @@ class Winograd final : public ConvAlgorithm {
     }
   }
 
-  // Tiles [p0, p0 + pb) of grid, their inputs read from `in` at the tile origin minus the padding,
-  // to the Winograd domain: v[t][p - p0][c] (point stride point_stride(in.c)). Shares its loop among
-  // the threads of the enclosing parallel region and does not wait for them at the end.
+  // A block of tiles [p0, p0 + count) of a grid in the Winograd domain: point t of tile p, channel
+  // c at base[t * stride(channels) + (p - p0) * channels + c], where the block has room for
+  // `capacity` tiles. Between one point's rows and the next's there is a cache line beyond the
+  // block's tiles, so that the a*a points a tile transform touches do not share cache sets (a
+  // block is a power of two bytes on most layers).
+  struct Block {
+    std::int64_t p0, count, capacity;
+    std::int64_t stride(std::int64_t channels) const { return capacity * channels + 16; }
+  };
+
+  // Runs job(i) for i in [0, count): on this thread alone, or shared among the threads of the
+  // enclosing parallel region, without waiting for them at the end.
+  template <class Job>
+  static void run_jobs(bool alone, std::int64_t count, Job&& job) {
+    if (alone) {
+      for (std::int64_t i = 0; i < count; ++i) job(i);
+      return;
+    }
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < count; ++i) job(i);
+  }
+
+  // The block's tiles of grid, their inputs read from `in` at the tile origin minus the padding,
+  // to the Winograd domain in v.
   template <class T, int M>
-  void inputs_to_domain(const Image<T>& in, const TileGrid& grid, std::int64_t p0, std::int64_t pb,
-                        std::int64_t pad_h, std::int64_t pad_w, T* v) const {
+  static void inputs_to_domain(const Image<T>& in, const TileGrid& grid, const Block& b,
+                               std::int64_t pad_h, std::int64_t pad_w, T* v, bool alone) {
     constexpr int a = M + 2;
     with_width(in.c, [&]<int W>() {
       const std::int64_t chunks = (in.c + W - 1) / W;
-#pragma omp for schedule(static) nowait
-      for (std::int64_t job = 0; job < pb * chunks; ++job) {
-        const std::int64_t p = p0 + job / chunks, c0 = job % chunks * W;
+      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
+        const std::int64_t p = b.p0 + job / chunks, c0 = job % chunks * W;
         const TileGrid::Tile tile = grid.at(p);
-        const Window<T, W> from{in, tile.n, tile.y - pad_h, tile.x - pad_w, c0,
-                                std::min<std::int64_t>(W, in.c - c0)};
-        const Points<T, W, a> to{v + (p - p0) * in.c + c0, point_stride(in.c), from.cn};
+        const Window<T, W> from{
+            in, tile.n, tile.y - pad_h, tile.x - pad_w, c0, std::min<std::int64_t>(W, in.c - c0)};
+        const Points<T, W, a> to{v + (p - b.p0) * in.c + c0, b.stride(in.c), from.cn};
         transform_tile<T, W, a, a, a, a>(
             from, to, [](auto i, auto o) { winograd::input_tile<T, M, W>(i, o); });
-      }
+      });
     });
   }
 
-  // The products m[t][p - p0][k] of tiles [p0, p0 + pb) of grid back to their output tiles in
-  // `out`. Shares its loop among the threads of the enclosing parallel region.
+  // The block's products in m back to their output tiles in `out`.
   template <class T, int M>
-  void outputs_from_domain(T* m, const TileGrid& grid, std::int64_t p0, std::int64_t pb,
-                           const Image<T>& out) const {
+  static void outputs_from_domain(T* m, const TileGrid& grid, const Block& b, const Image<T>& out,
+                                  bool alone) {
     constexpr int a = M + 2;
     with_width(out.c, [&]<int W>() {
       const std::int64_t chunks = (out.c + W - 1) / W;
-#pragma omp for schedule(static)
-      for (std::int64_t job = 0; job < pb * chunks; ++job) {
-        const std::int64_t p = p0 + job / chunks, k0 = job % chunks * W;
+      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
+        const std::int64_t p = b.p0 + job / chunks, k0 = job % chunks * W;
         const TileGrid::Tile tile = grid.at(p);
         const std::int64_t kn = std::min<std::int64_t>(W, out.c - k0);
-        const Points<T, W, a> from{m + (p - p0) * out.c + k0, point_stride(out.c), kn};
+        const Points<T, W, a> from{m + (p - b.p0) * out.c + k0, b.stride(out.c), kn};
         const Window<T, W> to{out, tile.n, tile.y, tile.x, k0, kn};
         transform_tile<T, W, a, a, M, M>(
             from, to, [](auto i, auto o) { winograd::output_tile<T, M, W>(i, o); });
-      }
+      });
     });
   }
 
-  // The output gradients dy of tiles [p0, p0 + pb) of grid to the Winograd domain:
-  // z[t][p - p0][k]. Shares its loop among the threads of the enclosing parallel region.
+  // The output gradients dy of the block's tiles to the Winograd domain in z.
   template <class T, int M>
-  void gradients_to_domain(const Image<T>& dy, const TileGrid& grid, std::int64_t p0,
-                           std::int64_t pb, T* z) const {
+  static void gradients_to_domain(const Image<T>& dy, const TileGrid& grid, const Block& b, T* z,
+                                  bool alone) {
     constexpr int a = M + 2;
     with_width(dy.c, [&]<int W>() {
       const std::int64_t chunks = (dy.c + W - 1) / W;
-#pragma omp for schedule(static)
-      for (std::int64_t job = 0; job < pb * chunks; ++job) {
-        const std::int64_t p = p0 + job / chunks, k0 = job % chunks * W;
+      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
+        const std::int64_t p = b.p0 + job / chunks, k0 = job % chunks * W;
         const TileGrid::Tile tile = grid.at(p);
-        const Window<T, W> from{dy, tile.n, tile.y, tile.x, k0,
-                                std::min<std::int64_t>(W, dy.c - k0)};
-        const Points<T, W, a> to{z + (p - p0) * dy.c + k0, point_stride(dy.c), from.cn};
+        const Window<T, W> from{dy,     tile.n, tile.y,
+                                tile.x, k0,     std::min<std::int64_t>(W, dy.c - k0)};
+        const Points<T, W, a> to{z + (p - b.p0) * dy.c + k0, b.stride(dy.c), from.cn};
         transform_tile<T, W, M, M, a, a>(
             from, to, [](auto i, auto o) { winograd::output_gradient_tile<T, M, W>(i, o); });
-      }
+      });
     });
   }
 
   // out = correlate(in, the filter slice) with the given padding (negative: in is cropped); out is
-  // tiled.
+  // tiled. Each block of tiles goes to the Winograd domain (V), through one GEMM per point
+  // (M[t] = V[t] U[t]) and back. With thread_block_ set (layers with few channels), each thread
+  // takes its own blocks through all three steps alone, V and M small enough to stay in its cache;
+  // otherwise the threads share each step of one larger block.
   template <class T, int M>
   void correlate(const Image<T>& in, const Image<T>& out, std::int64_t pad_h, std::int64_t pad_w) {
     constexpr int a = M + 2;
     const std::int64_t ci = in.c, co = out.c;
     const TileGrid grid(M, in.n, out.h, out.w);
-    const std::int64_t tiles = grid.count, block = block_;
-    const std::int64_t v_stride = point_stride(ci), m_stride = point_stride(co);
+    const bool alone = thread_block_ > 0;
+    const std::int64_t capacity = alone ? thread_block_ : block_;
+    const std::int64_t blocks = (grid.count + capacity - 1) / capacity;
+    const T* u = part<T>(filter_at_);
+    if (alone) {
+#pragma omp parallel num_threads(threads_)
+      {
+        const std::int64_t mine =
+            omp_get_thread_num() * a * a * Block{0, 0, capacity}.stride(std::max(ci, co));
+        T* v = part<T>(v_at_) + mine;
+        T* m = part<T>(m_at_) + mine;
+#pragma omp for schedule(dynamic, 1)
+        for (std::int64_t i = 0; i < blocks; ++i) {
+          const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
+          inputs_to_domain<T, M>(in, grid, b, pad_h, pad_w, v, true);
+          for (int t = 0; t < a * a; ++t)
+            gemm(false, false, b.count, co, ci, T(1), v + t * b.stride(ci), ci, u + t * ci * co, co,
+                 T(0), m + t * b.stride(co), co);
+          outputs_from_domain<T, M>(m, grid, b, out, true);
+        }
+      }
+      return;
+    }
     T* v = part<T>(v_at_);
     T* m = part<T>(m_at_);
-    const T* u = part<T>(filter_at_);
 #pragma omp parallel
-    for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
-      const std::int64_t pb = std::min(block, tiles - p0);
-      inputs_to_domain<T, M>(in, grid, p0, pb, pad_h, pad_w, v);
+    for (std::int64_t i = 0; i < blocks; ++i) {
+      const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
+      inputs_to_domain<T, M>(in, grid, b, pad_h, pad_w, v, false);
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
       for (int t = 0; t < a * a; ++t)
-        gemm(false, false, pb, co, ci, T(1), v + t * v_stride, ci, u + t * ci * co, co, T(0),
-             m + t * m_stride, co);
-      outputs_from_domain<T, M>(m, grid, p0, pb, out);
+        gemm(false, false, b.count, co, ci, T(1), v + t * b.stride(ci), ci, u + t * ci * co, co,
+             T(0), m + t * b.stride(co), co);
+      // (No barrier after: the next block's transforms write v, whose GEMMs are done, and its
+      // GEMMs write m only after the barrier that every thread reaches when done here.)
+      outputs_from_domain<T, M>(m, grid, b, out, false);
     }
   }
 
   // dw += the filter gradient, accumulated in the Winograd domain in the filter slice ([t][c][k]).
+  // As in correlate, with thread_block_ set each thread takes its own blocks alone, into an
+  // accumulator of its own; the accumulators are summed at the end.
   template <class T, int M>
   void filter_gradient(const Image<T>& x, const Image<T>& dy, T* dw) {
     constexpr int a = M + 2;
-    const std::int64_t c = x.c, k = dy.c;
+    const std::int64_t c = x.c, k = dy.c, points = a * a * c * k;
     const TileGrid grid(M, x.n, dy.h, dy.w);
-    const std::int64_t tiles = grid.count, dy_chunks = (k + kChunk - 1) / kChunk;
-    const std::int64_t block = block_, v_stride = point_stride(c), z_stride = point_stride(k);
-    const FilterStrides fs = filter_strides(g_);
+    const bool alone = thread_block_ > 0;
+    const std::int64_t capacity = alone ? thread_block_ : block_;
+    const std::int64_t blocks = (grid.count + capacity - 1) / capacity;
+    T* acc = part<T>(filter_at_);
+    auto products = [&](const Block& b, const T* v, const T* z, T* into, bool first) {
+      for (int t = 0; t < a * a; ++t)
+        gemm(true, false, c, k, b.count, T(1), v + t * b.stride(c), c, z + t * b.stride(k), k,
+             first ? T(0) : T(1), into + t * c * k, k);
+    };
+    if (alone) {
+#pragma omp parallel num_threads(threads_)
+      {
+        const int me = omp_get_thread_num(), team = omp_get_num_threads();
+        const std::int64_t mine = me * a * a * Block{0, 0, capacity}.stride(std::max(c, k));
+        T* v = part<T>(v_at_) + mine;
+        T* z = part<T>(m_at_) + mine;
+        T* into = me == 0 ? acc : part<T>(thread_acc_at_) + (me - 1) * points;
+        bool first = true;
+#pragma omp for schedule(dynamic, 1)
+        for (std::int64_t i = 0; i < blocks; ++i) {
+          const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
+          inputs_to_domain<T, M>(x, grid, b, g_.pad_h, g_.pad_w, v, true);
+          gradients_to_domain<T, M>(dy, grid, b, z, true);
+          products(b, v, z, into, first);
+          first = false;
+        }
+        if (first) std::fill_n(into, points, T(0));  // this thread had no block
+#pragma omp barrier
+        const T* others = part<T>(thread_acc_at_);
+#pragma omp for schedule(static)
+        for (std::int64_t e = 0; e < points; ++e)
+          for (int th = 1; th < team; ++th) acc[e] += others[(th - 1) * points + e];
+        add_filter_gradient<T, M>(acc, c, k, dw);
+      }
+      return;
+    }
     T* v = part<T>(v_at_);
     T* z = part<T>(m_at_);
-    T* acc = part<T>(filter_at_);
 #pragma omp parallel
     {
-      for (std::int64_t p0 = 0; p0 < tiles; p0 += block) {
-        const std::int64_t pb = std::min(block, tiles - p0);
-        inputs_to_domain<T, M>(x, grid, p0, pb, g_.pad_h, g_.pad_w, v);
-        gradients_to_domain<T, M>(dy, grid, p0, pb, z);
+      for (std::int64_t i = 0; i < blocks; ++i) {
+        const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
+        inputs_to_domain<T, M>(x, grid, b, g_.pad_h, g_.pad_w, v, false);
+        gradients_to_domain<T, M>(dy, grid, b, z, false);
+#pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < a * a; ++t)
-          gemm(true, false, c, k, pb, T(1), v + t * v_stride, c, z + t * z_stride, k,
-               p0 == 0 ? T(0) : T(1), acc + t * c * k, k);
+          gemm(true, false, c, k, b.count, T(1), v + t * b.stride(c), c, z + t * b.stride(k), k,
+               i == 0 ? T(0) : T(1), acc + t * c * k, k);
       }
-#pragma omp for schedule(static)
-      for (std::int64_t job = 0; job < c * dy_chunks; ++job) {
-        const std::int64_t ch = job / dy_chunks, k0 = job % dy_chunks * kChunk;
-        const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
-        alignas(64) T du[a * a * kChunk] = {};
-        alignas(64) T dg[9 * kChunk];
-        for (int t = 0; t < a * a; ++t)
-          copy_short(acc + (t * c + ch) * k + k0, du + t * kChunk, kn);
-        winograd::filter_gradient_tile<T, M, kChunk>(winograd::dense<kChunk, a>(+du),
-                                                     winograd::dense<kChunk, 3>(+dg));
-        for (int ky = 0; ky < 3; ++ky)
-          for (int kx = 0; kx < 3; ++kx) {
-            T* dst = dw + ky * fs.y + kx * fs.x + ch * fs.c + k0 * fs.k;
-            for (std::int64_t j = 0; j < kn; ++j) dst[j * fs.k] += dg[(ky * 3 + kx) * kChunk + j];
-          }
-      }
+      add_filter_gradient<T, M>(acc, c, k, dw);
     }
   }
 
-  std::int64_t wanted_tile_, block_bytes_;
+  // dw += Gt acc G, acc the gradient in the Winograd domain ([t][c][k]). Shares its loop among the
+  // threads of the enclosing parallel region.
+  template <class T, int M>
+  void add_filter_gradient(const T* acc, std::int64_t c, std::int64_t k, T* dw) const {
+    constexpr int a = M + 2;
+    const std::int64_t chunks = (k + kChunk - 1) / kChunk;
+    const FilterStrides fs = filter_strides(g_);
+#pragma omp for schedule(static)
+    for (std::int64_t job = 0; job < c * chunks; ++job) {
+      const std::int64_t ch = job / chunks, k0 = job % chunks * kChunk;
+      const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
+      alignas(64) T du[a * a * kChunk] = {};
+      alignas(64) T dg[9 * kChunk];
+      for (int t = 0; t < a * a; ++t) copy_short(acc + (t * c + ch) * k + k0, du + t * kChunk, kn);
+      winograd::filter_gradient_tile<T, M, kChunk>(winograd::dense<kChunk, a>(+du),
+                                                   winograd::dense<kChunk, 3>(+dg));
+      for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx) {
+          T* dst = dw + ky * fs.y + kx * fs.x + ch * fs.c + k0 * fs.k;
+          for (std::int64_t j = 0; j < kn; ++j) dst[j * fs.k] += dg[(ky * 3 + kx) * kChunk + j];
+        }
+    }
+  }
+
+  static constexpr std::int64_t kThreadBlockBytes = 2 << 20;  // one thread's block, V and M
+  static constexpr std::int64_t kMinThreadBlock = 64;         // tiles: fewer make GEMMs too short
+  std::int64_t wanted_tile_, block_bytes_, wanted_thread_block_;
   std::int64_t tile_ = 4;
   ConvGeometry g_;
-  std::int64_t block_ = 0;  // tiles per block
-  // Elements from one point's rows of a block to the next's: a block of tiles' channels, plus a
-  // cache line so that the a*a points a tile transform touches do not share cache sets (a block
-  // is a power of two bytes on most layers).
-  std::int64_t point_stride(std::int64_t channels) const { return block_ * channels + 16; }
+  std::int64_t block_ = 0;         // tiles per block shared by the threads
+  std::int64_t thread_block_ = 0;  // tiles per block of one thread alone; 0: blocks are shared
+  int threads_ = 1;                // the threads of a pass (each with its own blocks)
   // Slices of the workspace: the filter in the Winograd domain [t][c][k] (backward-filter: the
   // gradient accumulated there), one block of input tiles V and of products M.
   template <class T>
   T* part(std::size_t at) const {
     return slice<T>(memory_, at);
   }
-  std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, workspace_bytes_ = 0;
+  std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, thread_acc_at_ = 0, workspace_bytes_ = 0;
   std::string filter_choice_;  // the backward_filter parameter
   const Registry* registry_;
   std::shared_ptr<ConvAlgorithm> filter_by_;  // backward-filter's algorithm, when not winograd
@@ -460,4 +570,4 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new Winograd(
 DTNN_PLUGIN(
     "conv", "winograd",
     "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 layers, all passes",
-    R"({"tile": 0, "block_bytes": 131072, "backward_filter": "auto"})", create)
+    R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto"})", create)
