@@ -46,9 +46,11 @@ struct Matrices<4> {
       {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
 };
 
-// Where a transform finds entry (r, s) of a tile: W contiguous channel values at
-// base + r * row + s * col. The same tile may be a dense buffer ([rows][cols][W]), a window of an
-// NHWC image (row and column strides of the image) or a tile's points in a Winograd-domain block.
+// The transforms read and write a tile through accessors: at(r, s) points to the W contiguous
+// channel values of entry (r, s).
+// Strided: entry (r, s) at base + r * row + s * col. The same tile may be a dense buffer
+// ([rows][cols][W]), a window of an NHWC image (row and column strides of the image) or a tile's
+// points in a Winograd-domain block.
 template <class T>
 struct Strided {
   T* base;
@@ -59,6 +61,14 @@ struct Strided {
   {
     return {base, row, col};
   }
+};
+
+// Table: each entry's own pointer (a tile at an image's border, whose entries outside the image
+// point to zeros).
+template <class T, int Rows, int Cols>
+struct Table {
+  const T* entry[Rows * Cols];
+  const T* operator()(int r, int s) const { return entry[r * Cols + s]; }
 };
 
 // A dense [rows][cols][W] tile.
@@ -72,8 +82,8 @@ Strided<T> dense(T* p) {
 // 16-value loop completely and then leaves it scalar). L and R are accessors returning matrix
 // coefficients, so one function serves Bt d B, G g Gt, At m A and their transposes; zero
 // coefficients are dropped at compile time.
-template <class T, int W, int I, int R_, int J, int S, class Left, class Right>
-inline void sandwich(Strided<const T> in, Strided<T> out, Left left, Right right) {
+template <class T, int W, int I, int R_, int J, int S, class In, class Out, class Left, class Right>
+inline void sandwich(In in, Out out, Left left, Right right) {
   using V = simd::Vec<T>;
   constexpr int kL = simd::kLanes<T>, kNV = W / kL;
   static_assert(W % kL == 0, "a chunk is whole vectors");
@@ -109,8 +119,8 @@ inline void sandwich(Strided<const T> in, Strided<T> out, Left left, Right right
 }
 
 // V = Bt d B: an a x a input tile to the Winograd domain.
-template <class T, int M, int W>
-inline void input_tile(Strided<const T> d, Strided<T> v) {
+template <class T, int M, int W, class In, class Out>
+inline void input_tile(In d, Out v) {
   using Mat = Matrices<M>;
   constexpr int a = Mat::kAlpha;
   auto bt = [](int i, int r) { return Mat::bt[i][r]; };
@@ -118,8 +128,8 @@ inline void input_tile(Strided<const T> d, Strided<T> v) {
 }
 
 // U = G g Gt: a 3 x 3 filter to the Winograd domain.
-template <class T, int M, int W>
-inline void filter_tile(Strided<const T> g, Strided<T> u) {
+template <class T, int M, int W, class In, class Out>
+inline void filter_tile(In g, Out u) {
   using Mat = Matrices<M>;
   constexpr int a = Mat::kAlpha;
   auto gm = [](int i, int r) { return Mat::g[i][r]; };
@@ -127,8 +137,8 @@ inline void filter_tile(Strided<const T> g, Strided<T> u) {
 }
 
 // Y = At m A: a Winograd-domain product back to an m x m output tile.
-template <class T, int M, int W>
-inline void output_tile(Strided<const T> m, Strided<T> y) {
+template <class T, int M, int W, class In, class Out>
+inline void output_tile(In m, Out y) {
   using Mat = Matrices<M>;
   constexpr int a = Mat::kAlpha;
   auto at = [](int i, int r) { return Mat::at[i][r]; };
@@ -136,8 +146,8 @@ inline void output_tile(Strided<const T> m, Strided<T> y) {
 }
 
 // Z = A dY At: an m x m output-gradient tile to the Winograd domain (the adjoint of output_tile).
-template <class T, int M, int W>
-inline void output_gradient_tile(Strided<const T> dy, Strided<T> z) {
+template <class T, int M, int W, class In, class Out>
+inline void output_gradient_tile(In dy, Out z) {
   using Mat = Matrices<M>;
   constexpr int a = Mat::kAlpha;
   auto a_ = [](int i, int r) { return Mat::at[r][i]; };
@@ -145,8 +155,8 @@ inline void output_gradient_tile(Strided<const T> dy, Strided<T> z) {
 }
 
 // dg = Gt dU G: a Winograd-domain filter gradient back to 3 x 3 (the adjoint of filter_tile).
-template <class T, int M, int W>
-inline void filter_gradient_tile(Strided<const T> du, Strided<T> dg) {
+template <class T, int M, int W, class In, class Out>
+inline void filter_gradient_tile(In du, Out dg) {
   using Mat = Matrices<M>;
   constexpr int a = Mat::kAlpha;
   auto gt = [](int i, int r) { return Mat::g[r][i]; };

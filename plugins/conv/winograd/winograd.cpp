@@ -77,6 +77,17 @@ struct Window {
     return cn == W && im.s.c == 1 && inside(y0, x0) && inside(y0 + rows - 1, x0 + cols - 1);
   }
   winograd::Strided<T> strided() const { return {at(y0, x0), im.s.y, im.s.x}; }
+  // A window at the image's border, read in place but for the entries outside, which read zeros.
+  bool by_table() const { return cn == W && im.s.c == 1; }
+  template <int Rows, int Cols>
+  winograd::Table<T, Rows, Cols> table() const {
+    static constexpr T kZeros[W] = {};
+    winograd::Table<T, Rows, Cols> t;
+    for (int r = 0; r < Rows; ++r)
+      for (int s = 0; s < Cols; ++s)
+        t.entry[r * Cols + s] = inside(y0 + r, x0 + s) ? at(y0 + r, x0 + s) : kZeros;
+    return t;
+  }
   void gather(int rows, int cols, T* d) const {
     for (int r = 0; r < rows; ++r)
       for (int s = 0; s < cols; ++s) {
@@ -114,21 +125,24 @@ struct Points {
   }
 };
 
-// transform(in, out) from the InRows x InCols tile `from` to the OutRows x OutCols tile `to`,
-// each read or written in place where it allows.
+// transform(in, out) from the InRows x InCols tile `from` to the OutRows x OutCols tile `to`, each
+// read or written in place where it allows.
 template <class T, int W, int InRows, int InCols, int OutRows, int OutCols, class From, class To,
           class Transform>
 void transform_tile(const From& from, const To& to, Transform transform) {
-  alignas(64) T in_buffer[InRows * InCols * W];
   alignas(64) T out_buffer[OutRows * OutCols * W];
-  winograd::Strided<const T> in = winograd::dense<W, InCols>(+in_buffer);
-  if (from.in_place(InRows, InCols))
-    in = from.strided();
-  else
-    from.gather(InRows, InCols, in_buffer);
   const bool write_in_place = to.in_place(OutRows, OutCols);
-  transform(in, write_in_place ? to.strided() : winograd::dense<W, OutCols>(+out_buffer));
-  if (!write_in_place) to.scatter(OutRows, OutCols, out_buffer);
+  auto run = [&](auto in) {
+    if (write_in_place) return transform(in, to.strided());
+    transform(in, winograd::dense<W, OutCols>(+out_buffer));
+    to.scatter(OutRows, OutCols, out_buffer);
+  };
+  if (from.in_place(InRows, InCols)) return run(winograd::Strided<const T>(from.strided()));
+  if constexpr (requires { from.by_table(); })
+    if (from.by_table()) return run(from.template table<InRows, InCols>());
+  alignas(64) T in_buffer[InRows * InCols * W];
+  from.gather(InRows, InCols, in_buffer);
+  run(winograd::dense<W, InCols>(static_cast<const T*>(in_buffer)));
 }
 
 class Winograd final : public ConvAlgorithm {
