@@ -21,7 +21,6 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
-#include "dtnn/fused_relu.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -81,7 +80,6 @@ class BatchNorm final : public Layer {
     mean_.assign(static_cast<std::size_t>(c_), 0.0);
     inv_std_.assign(static_cast<std::size_t>(c_), 0.0);
     communicator_ = sync_stats_ ? ctx.communicator : nullptr;
-    if (relu_) masked_dy_ = Tensor::empty(shape_.with_batch(ctx.max_batch), ctx.dtype, ctx.layout);
   }
 
   std::vector<Parameter> parameters() override { return {gamma_, beta_}; }
@@ -93,11 +91,8 @@ class BatchNorm final : public Layer {
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
-      if (!relu_) return backward_t<T>(x, dy, dx);
-      // Through the fused relu first: dy where y > 0, else 0.
-      Tensor masked = masked_dy_.slice_batch(0, dy.dim(0));
-      relu_gradient<T>(y, dy, masked);
-      backward_t<T>(x, masked, dx);
+      // Through the fused relu: dy where y > 0, else 0, as the passes read it.
+      backward_t<T>(x, dy, relu_ ? y.data<T>() : nullptr, dx);
     });
   }
 
@@ -109,11 +104,18 @@ class BatchNorm final : public Layer {
   }
 
   // Per channel c, over the channel's values i: local_[c] = sum u[i] and local_[C + c] =
-  // sum u[i] * (v[i] - shift[c]); local_[2C] = how many values per channel. total_ = the same
+  // sum u[i] * (v[i] - shift[c]); local_[2C] = how many values per channel. With keep, u[i] counts
+  // only where keep[i] > 0 (dy through a fused relu whose output is keep). total_ = the same
   // over every rank (with sync_stats; else a copy). Runs of kRun rows (NHWC) or kRun^2 pixels
   // of a plane (NCHW) are summed in T, vectorised along channels or pixels, then added in double.
   template <class T>
-  void channel_sums(std::int64_t batch, const T* u, const T* v, const T* shift) {
+  void channel_sums(std::int64_t batch, const T* u, const T* v, const T* shift,
+                    const T* keep = nullptr) {
+    if (keep) return channel_sums_t<T, true>(batch, u, v, shift, keep);
+    channel_sums_t<T, false>(batch, u, v, shift, u);
+  }
+  template <class T, bool Keep>
+  void channel_sums_t(std::int64_t batch, const T* u, const T* v, const T* shift, const T* keep) {
     constexpr std::int64_t kRun = 16;
     const std::int64_t outer = batch * rows_per_sample_;
     std::fill(partial_.begin(), partial_.end(), 0.0);
@@ -129,11 +131,13 @@ class BatchNorm final : public Layer {
           for (std::int64_t r = r0; r < std::min(outer, r0 + kRun); ++r) {
             const T* __restrict ur = u + r * c_;
             const T* __restrict vr = v + r * c_;
+            const T* __restrict kr = keep + r * c_;
             T* __restrict s1 = run;
             T* __restrict s2 = run + c_;
             for (std::int64_t c = 0; c < c_; ++c) {
-              s1[c] += ur[c];
-              s2[c] += ur[c] * (vr[c] - shift[c]);
+              const T uc = kept<Keep>(ur[c], kr[c]);
+              s1[c] += uc;
+              s2[c] += uc * (vr[c] - shift[c]);
             }
           }
           for (std::int64_t k = 0; k < 2 * c_; ++k) mine[k] += run[k];
@@ -144,12 +148,14 @@ class BatchNorm final : public Layer {
           for (std::int64_t c = 0; c < c_; ++c) {
             const T* __restrict up = u + (r * c_ + c) * inner_;
             const T* __restrict vp = v + (r * c_ + c) * inner_;
+            const T* __restrict kp = keep + (r * c_ + c) * inner_;
             const T m = shift[c];
             for (std::int64_t i0 = 0; i0 < inner_; i0 += kRun * kRun) {
               T s1 = 0, s2 = 0;
               for (std::int64_t i = i0; i < std::min(inner_, i0 + kRun * kRun); ++i) {
-                s1 += up[i];
-                s2 += up[i] * (vp[i] - m);
+                const T ui = kept<Keep>(up[i], kp[i]);
+                s1 += ui;
+                s2 += ui * (vp[i] - m);
               }
               mine[c] += s1;
               mine[c_ + c] += s2;
@@ -169,10 +175,23 @@ class BatchNorm final : public Layer {
                                    "batchnorm statistics");
   }
 
+  // u where keep > 0, else 0 (Keep), or u.
+  template <bool Keep, class T>
+  static T kept(T u, T keep) {
+    return Keep ? (keep > T(0) ? u : T(0)) : u;
+  }
+
   // out[i] = a[c] * u[i] + b[c] * v[i] + d[c] for every value i of every channel c (coefficients
-  // from the coef_ rows a, b, d), then max(out[i], 0) with Relu.
+  // from the coef_ rows a, b, d), then max(out[i], 0) with Relu; with keep, u[i] counts only where
+  // keep[i] > 0.
   template <class T, bool Relu = false>
-  void combine(std::int64_t batch, const T* u, const T* v, T* out) const {
+  void combine(std::int64_t batch, const T* u, const T* v, T* out,
+               const T* keep = nullptr) const {
+    if (keep) return combine_t<T, Relu, true>(batch, u, v, out, keep);
+    combine_t<T, Relu, false>(batch, u, v, out, u);
+  }
+  template <class T, bool Relu, bool Keep>
+  void combine_t(std::int64_t batch, const T* u, const T* v, T* out, const T* keep) const {
     auto act = [](T value) { return Relu ? std::max(value, T(0)) : value; };
     const T* a = coef_.data<T>();
     const T* b = a + c_;
@@ -181,14 +200,16 @@ class BatchNorm final : public Layer {
       if (inner_ == 1) {  // NHWC: one row, every channel
         const T* __restrict ur = u + r * c_;
         const T* __restrict vr = v + r * c_;
+        const T* __restrict kr = keep + r * c_;
         T* __restrict o = out + r * c_;
-        for (std::int64_t c = 0; c < c_; ++c) o[c] = act(a[c] * ur[c] + b[c] * vr[c] + d[c]);
+        for (std::int64_t c = 0; c < c_; ++c)
+          o[c] = act(a[c] * kept<Keep>(ur[c], kr[c]) + b[c] * vr[c] + d[c]);
         return;
       }
       for (std::int64_t c = 0; c < c_; ++c) {
         const std::int64_t base = (r * c_ + c) * inner_;
         for (std::int64_t i = base; i < base + inner_; ++i)
-          out[i] = act(a[c] * u[i] + b[c] * v[i] + d[c]);
+          out[i] = act(a[c] * kept<Keep>(u[i], keep[i]) + b[c] * v[i] + d[c]);
       }
     });
   }
@@ -239,15 +260,16 @@ class BatchNorm final : public Layer {
       combine<T>(x.dim(0), xp, xp, y.data<T>());
   }
 
+  // keep: the fused relu's output (dy counts where it is > 0), or null.
   template <class T>
-  void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
+  void backward_t(const Tensor& x, const Tensor& dy, const T* keep, Tensor* dx) {
     const T* xp = x.data<T>();
     const T* dyp = dy.data<T>();
     // sum dy and sum dy (x - mean); the latter times inv_std is sum dy * xhat.
     T* shift = coef_.data<T>();
     for (std::int64_t c = 0; c < c_; ++c)
       shift[c] = static_cast<T>(mean_[static_cast<std::size_t>(c)]);
-    channel_sums<T>(x.dim(0), dyp, xp, shift);
+    channel_sums<T>(x.dim(0), dyp, xp, shift, keep);
     for (std::int64_t c = 0; c < c_; ++c) {
       local_[static_cast<std::size_t>(c_ + c)] *= inv_std_[static_cast<std::size_t>(c)];
       total_[static_cast<std::size_t>(c_ + c)] *= inv_std_[static_cast<std::size_t>(c)];
@@ -273,13 +295,12 @@ class BatchNorm final : public Layer {
       a[c_ + c] = static_cast<T>(bd);
       a[2 * c_ + c] = static_cast<T>(-ad * total_[k] / m - bd * mean_[k]);
     }
-    combine<T>(x.dim(0), dyp, xp, dx->data<T>());
+    combine<T>(x.dim(0), dyp, xp, dx->data<T>(), keep);
   }
 
   double momentum_, epsilon_, gamma_init_, beta_init_;
   bool sync_stats_;
   bool relu_;          // batchnorm+relu fused: y = max(0, batchnorm(x))
-  Tensor masked_dy_;   // [max_batch, shape] dy through the fused relu
   Shape shape_;
   std::int64_t c_ = 0, inner_ = 1, rows_per_sample_ = 1;
   Parameter gamma_, beta_;
