@@ -82,6 +82,34 @@ TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
   CHECK(compared >= 2 * 2 * 2 * 2 * 3 * 9);
 }
 
+TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches reference") {
+  // The sweep's layers fit one block; these have 2 x 11 x 10 F(4x4) tiles (stride-1 output 41 x
+  // 38, so the last row and column of tiles are partial), which the blocks of 64 shared tiles and
+  // of 16 or 48 tiles per thread split.
+  ConvGeometry g;
+  g.n = 2, g.h = 41, g.w = 38, g.c = 16, g.k = 24, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  int compared = 0;
+  for (std::int64_t thread_block : {0, 16, 48})
+    for (DType dtype : {DType::float32, DType::float64})
+      for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+        g.dtype = dtype, g.layout = layout;
+        const Params p(nlohmann::json{{"tile", 4},
+                                      {"block_bytes", 1},
+                                      {"thread_block", thread_block},
+                                      {"backward_filter", "winograd"}},
+                       "test");
+        for (const auto& c : testing::check_conv_algorithm(test::plugins(), "winograd", g, p)) {
+          CAPTURE(thread_block);
+          CAPTURE(g.str());
+          CAPTURE(c.pass);
+          CHECK(c.error < testing::conv_tolerance(dtype));
+          CHECK(c.guard == "");
+          ++compared;
+        }
+      }
+  CHECK(compared == 3 * 2 * 2 * 3);
+}
+
 TEST_CASE("winograd hands backward-filter to the algorithm it names, and says so") {
   ConvGeometry g;
   g.n = 2, g.h = 6, g.w = 5, g.c = 3, g.k = 4, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;

@@ -211,13 +211,14 @@ class Winograd final : public ConvAlgorithm {
         g.n * std::max(tiles_of(g.ho()) * tiles_of(g.wo()), tiles_of(g.h) * tiles_of(g.w));
     const std::int64_t size = static_cast<std::int64_t>(dtype_size(g.dtype));
     // block_bytes bounds one point's share of a shared block (its V and M rows), what one GEMM
-    // streams. Thread blocks: each thread takes whole blocks through every step alone, the blocks
+    // streams, but a block has at least kMinSharedBlock tiles: each GEMM packs its point's whole
+    // filter slice (1 MiB on 512-channel layers) for the block's rows. Thread blocks: each thread takes whole blocks through every step alone, the blocks
     // handed out dynamically, with no barrier until the pass ends. As fast as shared blocks on an
     // idle machine, and up to 3x faster when another process takes part of a core, which a barrier
     // makes every thread wait for. Auto: blocks of at most kThreadBlockBytes (V and M) and at
     // least two per thread, where that is at least kMinThreadBlock tiles (layers of up to 64
     // channels); shared blocks elsewhere, where one point's GEMM is large enough to split.
-    block_ = std::clamp<std::int64_t>(block_bytes_ / (2 * widest * size), 8, tiles);
+    block_ = std::min(std::max(block_bytes_ / (2 * widest * size), kMinSharedBlock), tiles);
     threads_ = omp_get_max_threads();
     thread_block_ = wanted_thread_block_;
     if (thread_block_ < 0) {
@@ -556,6 +557,7 @@ class Winograd final : public ConvAlgorithm {
     }
   }
 
+  static constexpr std::int64_t kMinSharedBlock = 64;         // tiles
   static constexpr std::int64_t kThreadBlockBytes = 2 << 20;  // one thread's block, V and M
   static constexpr std::int64_t kMinThreadBlock = 64;         // tiles: fewer make GEMMs too short
   std::int64_t wanted_tile_, block_bytes_, wanted_thread_block_;
