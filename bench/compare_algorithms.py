@@ -29,10 +29,14 @@ def main():
     p.add_argument("--min-time", type=float, default=0.2)
     p.add_argument("--dtype", default="float32")
     p.add_argument("--layout", default="NHWC")
+    p.add_argument("--workspace", default="per_layer", choices=["per_layer", "shared"],
+                   help="shared: backward-filter cannot reuse what forward left in the workspace "
+                        "(i2c's columns), as in a model whose layers share one (the default)")
     a = p.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     cmd = [str(ROOT / "build/bin/conv_bench"), "--algorithms", f"{a.first},{a.second}", "--nets", a.nets,
-           "--min-time", str(a.min_time), "--dtype", a.dtype, "--layout", a.layout]
+           "--min-time", str(a.min_time), "--dtype", a.dtype, "--layout", a.layout,
+           "--workspace", a.workspace]
     if a.only:
         cmd += ["--only", a.only]
     times = {}  # (layer, algorithm, pass) -> [ms]
@@ -47,7 +51,8 @@ def main():
             for key, _ in PASSES:
                 times.setdefault((row["layer"], row["algorithm"], key), []).append(row[key])
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{a.dtype} {a.layout}, {a.threads} threads, medians of {a.repeats} runs; ratio = {a.first} / {a.second}")
+    print(f"{a.dtype} {a.layout}, {a.threads} threads, workspace {a.workspace}, medians of {a.repeats} runs; "
+          f"ratio = {a.first} / {a.second}")
     print(f"{'layer':28}" + "".join(f"{name:>22}" for _, name in PASSES) + f"{'MiB':>16}")
     result, worst = [], 0.0
     for layer in layers:

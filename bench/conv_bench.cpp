@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> param_specs;
   std::int64_t batch = 0;
   double min_time = 0.3;
+  std::string workspace_policy = "per_layer";
   po::options_description desc("conv_bench options");
   desc.add_options()("help,h", "help")("algorithms", po::value(&algorithms),
                                        "comma-separated (default: every one but reference and best_of)")(
@@ -90,11 +91,18 @@ int main(int argc, char** argv) {
       "dtype", po::value(&dtype), "float32 or float64")("layout", po::value(&layout),
                                                          "NHWC or NCHW")(
       "min-time", po::value(&min_time), "seconds per point")(
+      "workspace", po::value(&workspace_policy),
+      "per_layer (default): backward-filter follows forward with the algorithm's workspace as "
+      "forward left it (i2c reuses its columns); shared: another layer claimed it in between, "
+      "as in a model with conv.workspace \"shared\" (the default)")(
       "param", po::value(&param_specs), "ALGORITHM.KEY=VALUE, a plugin parameter (repeatable)");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
     po::notify(vm);
+    if (workspace_policy != "per_layer" && workspace_policy != "shared")
+      throw std::runtime_error("--workspace is '" + workspace_policy +
+                               "'; expected per_layer or shared");
     if (vm.count("help")) {
       std::cout << desc;
       return 0;
@@ -109,8 +117,8 @@ int main(int argc, char** argv) {
         if (n != "reference" && n != "best_of") names.push_back(n);
     const std::vector<std::string> wanted_nets = split(nets);
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
-    std::printf("%s %s, %d threads, BLIS '%s'\n", dtype.c_str(), layout.c_str(), rt.threads,
-                rt.blis_kernels.c_str());
+    std::printf("%s %s, %d threads, BLIS '%s', workspace %s\n", dtype.c_str(), layout.c_str(),
+                rt.threads, rt.blis_kernels.c_str(), workspace_policy.c_str());
     std::printf("%-30s %-9s %9s %7s %9s %7s %9s %7s %9s %9s\n", "layer", "algorithm", "fwd ms",
                 "GF/s", "bwd-data", "GF/s", "bwd-filt", "GF/s", "f+b ms", "work MiB");
     std::string json = "[";
@@ -141,7 +149,10 @@ int main(int argc, char** argv) {
           std::printf("%-30s %-9s   not supported: %s\n", s.label, name.c_str(), why.c_str());
           continue;
         }
+        dtnn::Workspace workspace;
+        algo->set_workspace(&workspace);
         algo->prepare(g);
+        const int other_layer = 0;  // who claims the workspace between the passes (shared)
         const double tf = median_seconds([&] { algo->forward(x, w, y); }, min_time);
         const double td = median_seconds([&] { algo->backward_data(y, w, dx); }, min_time);
         // backward_filter may reuse what forward computed: each call timed right after one.
@@ -149,6 +160,7 @@ int main(int argc, char** argv) {
         median_seconds(
             [&] {
               algo->forward(x, w, y);
+              if (workspace_policy == "shared") workspace.claim(&other_layer);
               const auto b = Clock::now();
               algo->backward_filter(x, y, dw);
               filter_times.push_back(std::chrono::duration<double>(Clock::now() - b).count());
@@ -171,8 +183,10 @@ int main(int argc, char** argv) {
         json += (json.size() > 1 ? ", " : "") + row.dump();
       }
     }
-    std::printf("JSON {\"dtype\": \"%s\", \"layout\": \"%s\", \"threads\": %d, \"rows\": %s]}\n",
-                dtype.c_str(), layout.c_str(), rt.threads, json.c_str());
+    std::printf(
+        "JSON {\"dtype\": \"%s\", \"layout\": \"%s\", \"threads\": %d, \"workspace\": \"%s\", "
+        "\"rows\": %s]}\n",
+        dtype.c_str(), layout.c_str(), rt.threads, workspace_policy.c_str(), json.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conv_bench: error: %s\n", e.what());
     return 1;
