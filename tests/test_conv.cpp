@@ -3,7 +3,10 @@
 // forward and both gradients, with guard zones around every output.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include "dtnn/testing/conv_conformance.hpp"
+#include "dtnn/testing/guarded.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -108,6 +111,40 @@ TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches
         }
       }
   CHECK(compared == 3 * 2 * 2 * 3);
+}
+
+TEST_CASE("backward-filter summed per thread gives the same dw on every call") {
+  // winograd in thread blocks and gemm's shallow products sum dw per thread; each thread must get
+  // the same blocks every time, or the sums' rounding (and so training) varies from run to run.
+  struct Case {
+    const char* algorithm;
+    nlohmann::json params;
+    ConvGeometry g;
+  };
+  ConvGeometry wide, stem;
+  wide.n = 2, wide.h = 41, wide.w = 38, wide.c = 16, wide.k = 24, wide.kh = wide.kw = 3;
+  wide.pad_h = wide.pad_w = 1;
+  stem.n = 4, stem.h = stem.w = 32, stem.c = 3, stem.k = 16, stem.kh = stem.kw = 3;
+  stem.pad_h = stem.pad_w = 1;
+  for (const Case& k :
+       {Case{"winograd", {{"thread_block", 8}, {"backward_filter", "winograd"}}, wide},
+        Case{"gemm", nlohmann::json::object(), stem}}) {
+    CAPTURE(k.algorithm);
+    auto algo =
+        test::plugins().create_as<ConvAlgorithm>("conv", k.algorithm, Params(k.params, "test"));
+    algo->prepare(k.g);
+    Tensor x = Tensor::empty(k.g.x_shape(k.g.n), k.g.dtype, k.g.layout);
+    Tensor dy = Tensor::empty(k.g.y_shape(k.g.n), k.g.dtype, k.g.layout);
+    testing::fill_uniform(x, 1);
+    testing::fill_uniform(dy, 2);
+    Tensor first = Tensor::zeros(k.g.w_shape(), k.g.dtype, k.g.layout);
+    algo->backward_filter(x, dy, first);
+    for (int call = 0; call < 8; ++call) {
+      Tensor dw = Tensor::zeros(k.g.w_shape(), k.g.dtype, k.g.layout);
+      algo->backward_filter(x, dy, dw);
+      CHECK(std::memcmp(dw.data<float>(), first.data<float>(), dw.numel() * sizeof(float)) == 0);
+    }
+  }
 }
 
 TEST_CASE("winograd hands backward-filter to the algorithm it names, and says so") {

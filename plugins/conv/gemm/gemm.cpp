@@ -622,14 +622,24 @@ class GemmConv final : public ConvAlgorithm {
     for (std::int64_t r = 0; r < count; ++r, o.next(ho, wo)) pack_pixel(x, o, rows + r * tc);
   }
 
-  // Calls block(thread, p0, count) for blocks of kShallowRows output pixels, in parallel.
+  // Calls block(thread, p0, count) for blocks of kShallowRows output pixels, in parallel. The
+  // blocks go to threads as they come free (a thread slowed by another process does fewer), except
+  // with `fixed`, for sums per thread: then each thread gets the same blocks on every call, so
+  // that the sums do not vary from run to run.
   template <class F>
-  void for_pixel_blocks(std::int64_t pixels, F&& block) const {
+  void for_pixel_blocks(std::int64_t pixels, F&& block, bool fixed = false) const {
     const std::int64_t blocks = (pixels + kShallowRows - 1) / kShallowRows;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-    for (std::int64_t b = 0; b < blocks; ++b)
+    auto run = [&](std::int64_t b) {
       block(omp_get_thread_num(), b * kShallowRows,
             std::min(kShallowRows, pixels - b * kShallowRows));
+    };
+    if (fixed) {
+#pragma omp parallel for schedule(static) if (blocks > 1)
+      for (std::int64_t b = 0; b < blocks; ++b) run(b);
+      return;
+    }
+#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
+    for (std::int64_t b = 0; b < blocks; ++b) run(b);
   }
 
   // y[p, K] = rows[p, (tap, c)] w[(tap, c), K]: NHWC's filter [KH, KW, C, K] is that matrix.
@@ -655,12 +665,15 @@ class GemmConv final : public ConvAlgorithm {
     T* dws = threads > 1 ? panels<T>(dws_at_) : nullptr;
     if (dws) std::fill(dws, dws + threads * size, T(0));
     const T* dy = dyt.data<T>();
-    for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
-      T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
-      pack_pixels(x, p0, count, rows);
-      gemm(true, false, tc, g_.k, count, T(1), rows, tc, dy + p0 * g_.k, g_.k, T(1),
-           dws ? dws + t * size : dwt.data<T>(), g_.k);
-    });
+    for_pixel_blocks(
+        xt.dim(0) * ho * wo,
+        [&](int t, std::int64_t p0, std::int64_t count) {
+          T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
+          pack_pixels(x, p0, count, rows);
+          gemm(true, false, tc, g_.k, count, T(1), rows, tc, dy + p0 * g_.k, g_.k, T(1),
+               dws ? dws + t * size : dwt.data<T>(), g_.k);
+        },
+        /*fixed=*/true);
     if (!dws) return;
     T* dw = dwt.data<T>();
     for (int t = 0; t < threads; ++t)

@@ -212,12 +212,13 @@ class Winograd final : public ConvAlgorithm {
     const std::int64_t size = static_cast<std::int64_t>(dtype_size(g.dtype));
     // block_bytes bounds one point's share of a shared block (its V and M rows), what one GEMM
     // streams, but a block has at least kMinSharedBlock tiles: each GEMM packs its point's whole
-    // filter slice (1 MiB on 512-channel layers) for the block's rows. Thread blocks: each thread takes whole blocks through every step alone, the blocks
-    // handed out dynamically, with no barrier until the pass ends. As fast as shared blocks on an
-    // idle machine, and up to 3x faster when another process takes part of a core, which a barrier
-    // makes every thread wait for. Auto: blocks of at most kThreadBlockBytes (V and M) and at
-    // least two per thread, where that is at least kMinThreadBlock tiles (layers of up to 64
-    // channels); shared blocks elsewhere, where one point's GEMM is large enough to split.
+    // filter slice (1 MiB on 512-channel layers) for the block's rows. Thread blocks: each thread
+    // takes whole blocks through every step alone, the blocks handed out dynamically, with no
+    // barrier until the pass ends. As fast as shared blocks on an idle machine, and up to 3x faster
+    // when another process takes part of a core, which a barrier makes every thread wait for. Auto:
+    // blocks of at most kThreadBlockBytes (V and M) and at least two per thread, where that is at
+    // least kMinThreadBlock tiles (layers of up to 64 channels); shared blocks elsewhere, where one
+    // point's GEMM is large enough to split.
     block_ = std::min(std::max(block_bytes_ / (2 * widest * size), kMinSharedBlock), tiles);
     threads_ = omp_get_max_threads();
     thread_block_ = wanted_thread_block_;
@@ -472,8 +473,8 @@ class Winograd final : public ConvAlgorithm {
   }
 
   // dw += the filter gradient, accumulated in the Winograd domain in the filter slice ([t][c][k]).
-  // As in correlate, with thread_block_ set each thread takes its own blocks alone, into an
-  // accumulator of its own; the accumulators are summed at the end.
+  // As in correlate, with thread_block_ set each thread takes its own blocks alone (in a fixed
+  // round-robin), into an accumulator of its own; the accumulators are summed at the end.
   template <class T, int M>
   void filter_gradient(const Image<T>& x, const Image<T>& dy, T* dw) {
     constexpr int a = M + 2;
@@ -497,7 +498,9 @@ class Winograd final : public ConvAlgorithm {
         T* z = part<T>(m_at_) + mine;
         T* into = me == 0 ? acc : part<T>(thread_acc_at_) + (me - 1) * points;
         bool first = true;
-#pragma omp for schedule(dynamic, 1)
+        // The same blocks to the same thread on every call (not as threads come free), so that
+        // the per-thread sums, and so dw, do not vary from run to run.
+#pragma omp for schedule(static, 1)
         for (std::int64_t i = 0; i < blocks; ++i) {
           const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
           inputs_to_domain<T, M>(x, grid, b, g_.pad_h, g_.pad_w, v, true);
