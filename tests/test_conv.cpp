@@ -57,6 +57,27 @@ TEST_CASE("the conformance harness catches a wrong algorithm") {
   for (const auto& c : checks) CHECK(c.error == 0.0);
 }
 
+namespace {
+
+// winograd with `params` on g against reference: every supported pass within tolerance, guard
+// zones intact. Returns the number of passes compared.
+int check_winograd(const ConvGeometry& g, const nlohmann::json& params) {
+  int compared = 0;
+  for (const auto& c :
+       testing::check_conv_algorithm(test::plugins(), "winograd", g, Params(params, "test"))) {
+    if (!c.supported) continue;
+    CAPTURE(params.dump());
+    CAPTURE(g.str());
+    CAPTURE(c.pass);
+    CHECK(c.error < testing::conv_tolerance(g.dtype));
+    CHECK(c.guard == "");
+    ++compared;
+  }
+  return compared;
+}
+
+}  // namespace
+
 TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
   // backward_filter "winograd": the Winograd-domain gradient on every geometry (auto hands the
   // few-channel ones to i2c). thread_block 0: blocks shared by the threads; 3 (tiles): each
@@ -66,22 +87,10 @@ TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
     for (std::int64_t thread_block : {0, 3})
       for (DType dtype : {DType::float32, DType::float64})
         for (Layout layout : {Layout::nhwc, Layout::nchw})
-          for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout)) {
-            const Params p(nlohmann::json{{"tile", tile},
-                                          {"thread_block", thread_block},
-                                          {"backward_filter", "winograd"}},
-                           "test");
-            for (const auto& c : testing::check_conv_algorithm(test::plugins(), "winograd", g, p)) {
-              if (!c.supported) continue;
-              CAPTURE(tile);
-              CAPTURE(thread_block);
-              CAPTURE(g.str());
-              CAPTURE(c.pass);
-              CHECK(c.error < testing::conv_tolerance(dtype));
-              CHECK(c.guard == "");
-              ++compared;
-            }
-          }
+          for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout))
+            compared += check_winograd(
+                g,
+                {{"tile", tile}, {"thread_block", thread_block}, {"backward_filter", "winograd"}});
   CHECK(compared >= 2 * 2 * 2 * 2 * 3 * 9);
 }
 
@@ -96,19 +105,10 @@ TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches
     for (DType dtype : {DType::float32, DType::float64})
       for (Layout layout : {Layout::nhwc, Layout::nchw}) {
         g.dtype = dtype, g.layout = layout;
-        const Params p(nlohmann::json{{"tile", 4},
-                                      {"block_bytes", 1},
-                                      {"thread_block", thread_block},
-                                      {"backward_filter", "winograd"}},
-                       "test");
-        for (const auto& c : testing::check_conv_algorithm(test::plugins(), "winograd", g, p)) {
-          CAPTURE(thread_block);
-          CAPTURE(g.str());
-          CAPTURE(c.pass);
-          CHECK(c.error < testing::conv_tolerance(dtype));
-          CHECK(c.guard == "");
-          ++compared;
-        }
+        compared += check_winograd(g, {{"tile", 4},
+                                       {"block_bytes", 1},
+                                       {"thread_block", thread_block},
+                                       {"backward_filter", "winograd"}});
       }
   CHECK(compared == 3 * 2 * 2 * 3);
 }

@@ -118,49 +118,51 @@ inline void sandwich(In in, Out out, Left left, Right right) {
       }
 }
 
+// The matrices of F(M x M, 3 x 3) as coefficient accessors for sandwich: left(i, r), right(j, s).
+template <int M>
+struct Sides {
+  using Mat = Matrices<M>;
+  static constexpr int a = Mat::kAlpha;
+  static constexpr auto bt = [](int i, int r) { return Mat::bt[i][r]; };
+  static constexpr auto g = [](int i, int r) { return Mat::g[i][r]; };
+  static constexpr auto gt = [](int i, int r) { return Mat::g[r][i]; };
+  static constexpr auto at = [](int i, int r) { return Mat::at[i][r]; };
+  static constexpr auto a_ = [](int i, int r) { return Mat::at[r][i]; };
+};
+
 // V = Bt d B: an a x a input tile to the Winograd domain.
 template <class T, int M, int W, class In, class Out>
 inline void input_tile(In d, Out v) {
-  using Mat = Matrices<M>;
-  constexpr int a = Mat::kAlpha;
-  auto bt = [](int i, int r) { return Mat::bt[i][r]; };
-  sandwich<T, W, a, a, a, a>(d, v, bt, bt);
+  using S = Sides<M>;
+  sandwich<T, W, S::a, S::a, S::a, S::a>(d, v, S::bt, S::bt);
 }
 
 // U = G g Gt: a 3 x 3 filter to the Winograd domain.
 template <class T, int M, int W, class In, class Out>
 inline void filter_tile(In g, Out u) {
-  using Mat = Matrices<M>;
-  constexpr int a = Mat::kAlpha;
-  auto gm = [](int i, int r) { return Mat::g[i][r]; };
-  sandwich<T, W, a, 3, a, 3>(g, u, gm, gm);
+  using S = Sides<M>;
+  sandwich<T, W, S::a, 3, S::a, 3>(g, u, S::g, S::g);
 }
 
 // Y = At m A: a Winograd-domain product back to an m x m output tile.
 template <class T, int M, int W, class In, class Out>
 inline void output_tile(In m, Out y) {
-  using Mat = Matrices<M>;
-  constexpr int a = Mat::kAlpha;
-  auto at = [](int i, int r) { return Mat::at[i][r]; };
-  sandwich<T, W, M, a, M, a>(m, y, at, at);
+  using S = Sides<M>;
+  sandwich<T, W, M, S::a, M, S::a>(m, y, S::at, S::at);
 }
 
 // Z = A dY At: an m x m output-gradient tile to the Winograd domain (the adjoint of output_tile).
 template <class T, int M, int W, class In, class Out>
 inline void output_gradient_tile(In dy, Out z) {
-  using Mat = Matrices<M>;
-  constexpr int a = Mat::kAlpha;
-  auto a_ = [](int i, int r) { return Mat::at[r][i]; };
-  sandwich<T, W, a, M, a, M>(dy, z, a_, a_);
+  using S = Sides<M>;
+  sandwich<T, W, S::a, M, S::a, M>(dy, z, S::a_, S::a_);
 }
 
 // dg = Gt dU G: a Winograd-domain filter gradient back to 3 x 3 (the adjoint of filter_tile).
 template <class T, int M, int W, class In, class Out>
 inline void filter_gradient_tile(In du, Out dg) {
-  using Mat = Matrices<M>;
-  constexpr int a = Mat::kAlpha;
-  auto gt = [](int i, int r) { return Mat::g[r][i]; };
-  sandwich<T, W, 3, a, 3, a>(du, dg, gt, gt);
+  using S = Sides<M>;
+  sandwich<T, W, 3, S::a, 3, S::a>(du, dg, S::gt, S::gt);
 }
 
 }  // namespace dtnn::winograd

@@ -364,24 +364,36 @@ class Winograd final : public ConvAlgorithm {
     for (std::int64_t i = 0; i < count; ++i) job(i);
   }
 
+  // f.template operator()<W>(tile, row, c0, cn) for every tile of block b (row: its row in the
+  // block) and every chunk [c0, c0 + cn) of `channels` channels, W the chunk width (with_width),
+  // on this thread alone or shared among the threads (run_jobs).
+  template <class F>
+  static void for_tile_chunks(const TileGrid& grid, const Block& b, std::int64_t channels,
+                              bool alone, F&& f) {
+    with_width(channels, [&]<int W>() {
+      const std::int64_t chunks = (channels + W - 1) / W;
+      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
+        const std::int64_t p = b.p0 + job / chunks, c0 = job % chunks * W;
+        f.template operator()<W>(grid.at(p), p - b.p0, c0,
+                                 std::min<std::int64_t>(W, channels - c0));
+      });
+    });
+  }
+
   // The block's tiles of grid, their inputs read from `in` at the tile origin minus the padding,
   // to the Winograd domain in v.
   template <class T, int M>
   static void inputs_to_domain(const Image<T>& in, const TileGrid& grid, const Block& b,
                                std::int64_t pad_h, std::int64_t pad_w, T* v, bool alone) {
     constexpr int a = M + 2;
-    with_width(in.c, [&]<int W>() {
-      const std::int64_t chunks = (in.c + W - 1) / W;
-      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
-        const std::int64_t p = b.p0 + job / chunks, c0 = job % chunks * W;
-        const TileGrid::Tile tile = grid.at(p);
-        const Window<T, W> from{
-            in, tile.n, tile.y - pad_h, tile.x - pad_w, c0, std::min<std::int64_t>(W, in.c - c0)};
-        const Points<T, W, a> to{v + (p - b.p0) * in.c + c0, b.stride(in.c), from.cn};
-        transform_tile<T, W, a, a, a, a>(
-            from, to, [](auto i, auto o) { winograd::input_tile<T, M, W>(i, o); });
-      });
-    });
+    for_tile_chunks(
+        grid, b, in.c, alone,
+        [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t c0, std::int64_t cn) {
+          const Window<T, W> from{in, tile.n, tile.y - pad_h, tile.x - pad_w, c0, cn};
+          const Points<T, W, a> to{v + row * in.c + c0, b.stride(in.c), cn};
+          transform_tile<T, W, a, a, a, a>(
+              from, to, [](auto i, auto o) { winograd::input_tile<T, M, W>(i, o); });
+        });
   }
 
   // The block's products in m back to their output tiles in `out`.
@@ -389,18 +401,14 @@ class Winograd final : public ConvAlgorithm {
   static void outputs_from_domain(T* m, const TileGrid& grid, const Block& b, const Image<T>& out,
                                   bool alone) {
     constexpr int a = M + 2;
-    with_width(out.c, [&]<int W>() {
-      const std::int64_t chunks = (out.c + W - 1) / W;
-      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
-        const std::int64_t p = b.p0 + job / chunks, k0 = job % chunks * W;
-        const TileGrid::Tile tile = grid.at(p);
-        const std::int64_t kn = std::min<std::int64_t>(W, out.c - k0);
-        const Points<T, W, a> from{m + (p - b.p0) * out.c + k0, b.stride(out.c), kn};
-        const Window<T, W> to{out, tile.n, tile.y, tile.x, k0, kn};
-        transform_tile<T, W, a, a, M, M>(
-            from, to, [](auto i, auto o) { winograd::output_tile<T, M, W>(i, o); });
-      });
-    });
+    for_tile_chunks(
+        grid, b, out.c, alone,
+        [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t k0, std::int64_t kn) {
+          const Points<T, W, a> from{m + row * out.c + k0, b.stride(out.c), kn};
+          const Window<T, W> to{out, tile.n, tile.y, tile.x, k0, kn};
+          transform_tile<T, W, a, a, M, M>(
+              from, to, [](auto i, auto o) { winograd::output_tile<T, M, W>(i, o); });
+        });
   }
 
   // The output gradients dy of the block's tiles to the Winograd domain in z.
@@ -408,18 +416,14 @@ class Winograd final : public ConvAlgorithm {
   static void gradients_to_domain(const Image<T>& dy, const TileGrid& grid, const Block& b, T* z,
                                   bool alone) {
     constexpr int a = M + 2;
-    with_width(dy.c, [&]<int W>() {
-      const std::int64_t chunks = (dy.c + W - 1) / W;
-      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
-        const std::int64_t p = b.p0 + job / chunks, k0 = job % chunks * W;
-        const TileGrid::Tile tile = grid.at(p);
-        const Window<T, W> from{dy,     tile.n, tile.y,
-                                tile.x, k0,     std::min<std::int64_t>(W, dy.c - k0)};
-        const Points<T, W, a> to{z + (p - b.p0) * dy.c + k0, b.stride(dy.c), from.cn};
-        transform_tile<T, W, M, M, a, a>(
-            from, to, [](auto i, auto o) { winograd::output_gradient_tile<T, M, W>(i, o); });
-      });
-    });
+    for_tile_chunks(
+        grid, b, dy.c, alone,
+        [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t k0, std::int64_t kn) {
+          const Window<T, W> from{dy, tile.n, tile.y, tile.x, k0, kn};
+          const Points<T, W, a> to{z + row * dy.c + k0, b.stride(dy.c), kn};
+          transform_tile<T, W, M, M, a, a>(
+              from, to, [](auto i, auto o) { winograd::output_gradient_tile<T, M, W>(i, o); });
+        });
   }
 
   // out = correlate(in, the filter slice) with the given padding (negative: in is cropped); out is
