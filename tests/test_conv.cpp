@@ -113,6 +113,29 @@ TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches
   CHECK(compared == 3 * 2 * 2 * 3);
 }
 
+TEST_CASE("direct's two engines, each forced on NHWC layers, match reference") {
+  // auto sends few-channel NHWC layers to the planar engine (transposed into its tiles) and the
+  // rest to channel_blocked; forcing each covers both on the whole sweep.
+  for (const char* engine : {"planar", "blocked"}) {
+    int compared = 0;
+    for (DType dtype : {DType::float32, DType::float64})
+      for (const ConvGeometry& g : testing::conformance_geometries(dtype, Layout::nhwc))
+        for (const auto& c :
+             testing::check_conv_algorithm(test::plugins(), "direct", g,
+                                           Params(nlohmann::json{{"engine", engine}}, "test"))) {
+          if (!c.supported) continue;
+          CAPTURE(engine);
+          CAPTURE(g.str());
+          CAPTURE(c.pass);
+          CHECK(c.error < testing::conv_tolerance(dtype));
+          CHECK(c.guard == "");
+          ++compared;
+        }
+    CAPTURE(engine);
+    CHECK(compared >= 2 * 3 * 9);
+  }
+}
+
 TEST_CASE("backward-filter summed per thread gives the same dw on every call") {
   // winograd in thread blocks and gemm's shallow products sum dw per thread; each thread must get
   // the same blocks every time, or the sums' rounding (and so training) varies from run to run.

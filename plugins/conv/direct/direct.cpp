@@ -1,10 +1,11 @@
 // direct: convolution computed straight from the tensors, without any GEMM or column matrix
-// (PyDTNN's ConvDirect). Each layout has the engine that suits where its channels lie:
-//   NHWC  channel_blocked.hpp  channels innermost: vectors along channels, blocked over channels
-//                              and output pixels; any stride, padding and dilation; no workspace
-//                              beyond a zero row and row pointers.
-//   NCHW  planar.hpp           planes innermost: vectors along image rows over zero-padded per-
-//                              sample tiles; stride 1, no dilation.
+// (PyDTNN's ConvDirect). Two engines, chosen per layer (parameter engine, "auto" by default):
+//   channel_blocked.hpp  NHWC: vectors along channels, blocked over channels and output pixels;
+//                        any stride, padding and dilation; no workspace beyond a zero row and row
+//                        pointers.
+//   planar.hpp           NCHW, and NHWC layers of few channels (kPlanarMaxIn, kPlanarMaxOut),
+//                        transposed into its tiles: vectors along image rows over zero-padded
+//                        per-sample tiles; stride 1, no dilation.
 // NHWC backward-data of a stride-1, undilated layer is itself a forward convolution: of dy, with
 // the filter turned by 180 degrees and its C and K swapped, padded by KH-1-pad (likewise in x).
 // It runs on a second channel-blocked engine for that geometry, whose outer-product kernel
@@ -25,15 +26,29 @@ using namespace dtnn;
 
 class Direct final : public ConvAlgorithm {
  public:
+  explicit Direct(const Params& p) : engine_(p.get_string("engine")) {
+    if (engine_ != "auto" && engine_ != "blocked" && engine_ != "planar")
+      p.fail("engine", "\"auto\", \"blocked\" (NHWC only) or \"planar\"");
+  }
+
   std::string name() const override { return "direct"; }
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
-    return g.layout == Layout::nhwc || direct::Planar::supports(g, why_not);
+    if (engine_ == "blocked" && g.layout != Layout::nhwc) {
+      why_not = "engine \"blocked\" is for NHWC only";
+      return false;
+    }
+    if (g.layout == Layout::nhwc && engine_ != "planar") return true;
+    return direct::Planar::supports(g, why_not);
   }
 
   void prepare(const ConvGeometry& g) override {
-    nhwc_ = g.layout == Layout::nhwc;
-    if (nhwc_) {
+    std::string why;
+    blocked_engine_ =
+        g.layout == Layout::nhwc &&
+        (engine_ == "blocked" || (engine_ == "auto" && (g.c > kPlanarMaxIn || g.k > kPlanarMaxOut ||
+                                                        !direct::Planar::supports(g, why))));
+    if (blocked_engine_) {
       blocked_.prepare(g);
       turned_ = g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
                 g.pad_h < g.kh && g.pad_w < g.kw && g.c >= kTurnedMinChannels;
@@ -51,7 +66,8 @@ class Direct final : public ConvAlgorithm {
       // The engines' scratch, then the turned filter.
       WorkspaceSlices slices;
       slices.add<std::byte>(engine_bytes);
-      turned_at_ = slices.add<std::byte>(turned_ ? g.kh * g.kw * g.c * g.k * dtype_size(g.dtype) : 0);
+      turned_at_ =
+          slices.add<std::byte>(turned_ ? g.kh * g.kw * g.c * g.k * dtype_size(g.dtype) : 0);
       workspace_bytes_ = slices.bytes();
     } else {
       planar_ = std::make_unique<direct::Planar>();
@@ -61,11 +77,11 @@ class Direct final : public ConvAlgorithm {
   }
 
   std::size_t workspace_bytes() const override {
-    return nhwc_ ? workspace_bytes_ : planar_->workspace_bytes();
+    return blocked_engine_ ? workspace_bytes_ : planar_->workspace_bytes();
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
-    if (!nhwc_) return planar_->forward(x, w, y, claim_workspace());
+    if (!blocked_engine_) return planar_->forward(x, w, y, claim_workspace());
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       blocked_.use<T>(claim_workspace());
@@ -73,7 +89,7 @@ class Direct final : public ConvAlgorithm {
     });
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    if (!nhwc_) return planar_->backward_data(dy, w, dx, claim_workspace());
+    if (!blocked_engine_) return planar_->backward_data(dy, w, dx, claim_workspace());
     dispatch_dtype(dy.dtype(), [&](auto z) {
       using T = decltype(z);
       std::byte* memory = claim_workspace();
@@ -88,7 +104,7 @@ class Direct final : public ConvAlgorithm {
     });
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
-    if (!nhwc_) return planar_->backward_filter(x, dy, dw, claim_workspace());
+    if (!blocked_engine_) return planar_->backward_filter(x, dy, dw, claim_workspace());
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       blocked_.use<T>(claim_workspace());
@@ -114,19 +130,28 @@ class Direct final : public ConvAlgorithm {
   // training never asks for) the gathering kernel wins (3->64: 3.2 against 16.7 ms).
   static constexpr std::int64_t kTurnedMinChannels = 16;
 
-  bool nhwc_ = true;
+  // NHWC layers with at most this many input and output channels go to the planar engine, whose
+  // vectors run along image rows (conv_bench --param direct.engine=planar|blocked, f+b ms:
+  // simplecnn's 1->4 0.23 against 2.3, 4->8 1.2 against 3.5, ResNet-20's 3->16 1.7 against 2.1;
+  // VGG's 3->64 11 against 7.3).
+  static constexpr std::int64_t kPlanarMaxIn = 8, kPlanarMaxOut = 16;
+
+  std::string engine_;          // the engine parameter
+  bool blocked_engine_ = true;  // this layer's engine: channel_blocked, else planar
   direct::ChannelBlocked blocked_;
-  bool turned_ = false;                 // backward-data as a forward convolution (see the top)
+  bool turned_ = false;                // backward-data as a forward convolution (see the top)
   direct::ChannelBlocked transposed_;  // that forward's engine
   std::size_t turned_at_ = 0, workspace_bytes_ = 0;
   std::unique_ptr<direct::Planar> planar_;
 };
 
-Plugin* create(const Params&, const PluginContext&) { return new Direct(); }
+Plugin* create(const Params& p, const PluginContext&) { return new Direct(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "direct",
-            "direct convolution without a column matrix: NHWC blocked over channels and output "
-            "pixels (any geometry, no workspace); NCHW on planar tiles (stride 1, no dilation)",
-            "{}", create)
+DTNN_PLUGIN(
+    "conv", "direct",
+    "direct convolution without a column matrix: NHWC blocked over channels and output "
+    "pixels (any geometry, no workspace); NCHW and few-channel NHWC on planar tiles (stride 1, "
+    "no dilation)",
+    R"({"engine": "auto"})", create)

@@ -1,15 +1,16 @@
-// The planar engine of `direct`, for NCHW: convolution without any GEMM or cols buffer, for stride 1
-// and no dilation. Each sample is
-// moved into a zero-padded planar tile (C planes of Hp x Wt, Wt a whole number of vectors plus
-// slack), small enough to stay in cache, and the micro-kernel runs along image rows, 8 (float) or 4
-// (double) neighbouring output pixels per vector, which suits the few-channel layers of small
-// networks where vectors across channels would be mostly empty.
+// The planar engine of `direct`, for NCHW and for NHWC layers with few channels: convolution
+// without any GEMM or cols buffer, for stride 1 and no dilation. Each sample is moved into a
+// zero-padded planar tile (C planes of Hp x Wt, Wt a whole number of vectors plus slack), small
+// enough to stay in cache, and the micro-kernel runs along image rows, 8 (float) or 4 (double)
+// neighbouring output pixels per vector, which suits the few-channel layers of small networks where
+// vectors across channels would be mostly empty.
 //   forward          y[k, oy, ox] = sum_{c,ky,kx} xt[c, oy+ky, ox+kx] * w[k, c, ky, kx]
 //   backward-data    the same kernel: dx = full correlation of dy (padded by KH-1-ph, KW-1-pw) with
 //                    the flipped, transposed filter wf[c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx]
 //   backward-filter  dw[k, c, ky, kx] += sum_{oy,ox} xt[c, oy+ky, ox+kx] * dy[k, oy, ox]
-// NCHW samples are copied into the tiles (NHWC ones would be transposed: the NHWC engine is
-// channel_blocked.hpp).
+// NCHW samples are copied into the tiles row by row; NHWC ones are transposed into them (and the
+// results back), which pays where vectors across a few channels would be mostly empty (simplecnn's
+// 1->4 and 4->8 layers); wider NHWC layers go to channel_blocked.hpp.
 #pragma once
 #include <omp.h>
 
@@ -240,30 +241,84 @@ class Planar {
     return p;
   }
 
-  // Sample s of an NCHW tensor (planes of h x w) into a tile at (top, left); the tile's borders
-  // stay zero (zeroed at the start of each pass, never written).
+  bool nhwc() const { return g_.layout == Layout::nhwc; }
+
+  // Image row r of an NHWC sample (w pixels of P channels) to or from P tile rows (plane stride
+  // `plane`): a compile-time P where one fits lets the compiler vectorise the strided moves.
+  template <class T, int P, bool ToTile>
+  static void transpose_row(T* tile_row, std::int64_t plane, T* image_row, std::int64_t w,
+                            std::int64_t planes) {
+    const std::int64_t np = P ? P : planes;
+    for (std::int64_t p = 0; p < np; ++p)
+      for (std::int64_t q = 0; q < w; ++q) {
+        if constexpr (ToTile)
+          tile_row[p * plane + q] = image_row[q * np + p];
+        else
+          image_row[q * np + p] = tile_row[p * plane + q];
+      }
+  }
+  template <class T, bool ToTile>
+  static void transpose_rows(T* tile, const Tile& t, T* img, std::int64_t planes, std::int64_t h,
+                             std::int64_t w) {
+    const std::int64_t plane = t.rows * t.width;
+    for (std::int64_t r = 0; r < h; ++r) {
+      T* row = tile + r * t.width;
+      T* in = img + r * w * planes;
+      switch (planes) {
+        case 2:
+          transpose_row<T, 2, ToTile>(row, plane, in, w, planes);
+          break;
+        case 3:
+          transpose_row<T, 3, ToTile>(row, plane, in, w, planes);
+          break;
+        case 4:
+          transpose_row<T, 4, ToTile>(row, plane, in, w, planes);
+          break;
+        case 8:
+          transpose_row<T, 8, ToTile>(row, plane, in, w, planes);
+          break;
+        default:
+          transpose_row<T, 0, ToTile>(row, plane, in, w, planes);
+      }
+    }
+  }
+
+  // Sample s of an activation (planes of h x w, in the layer's layout) into a tile at (top,
+  // left); the tile's borders stay zero (zeroed at the start of each pass, never written).
   template <class T>
-  static void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h,
-                      std::int64_t w, T* tile, const Tile& t, std::int64_t top, std::int64_t left) {
+  void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w,
+               T* tile, const Tile& t, std::int64_t top, std::int64_t left) const {
     const T* img = src + s * planes * h * w;
+    if (nhwc() && planes > 1)
+      return transpose_rows<T, true>(tile + top * t.width + left, t, const_cast<T*>(img), planes, h,
+                                     w);
     for (std::int64_t p = 0; p < planes; ++p)
       for (std::int64_t r = 0; r < h; ++r)
         std::memcpy(tile + (p * t.rows + top + r) * t.width + left, img + (p * h + r) * w,
                     sizeof(T) * static_cast<std::size_t>(w));
   }
 
-  // Tile planes (h x w of each) back into sample s of an NCHW tensor.
+  // Tile planes (h x w of each) back into sample s of an activation in the layer's layout.
   template <class T>
-  static void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h,
-                        std::int64_t w, T* dst, std::int64_t s) {
+  void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w,
+                 T* dst, std::int64_t s) const {
     T* img = dst + s * planes * h * w;
+    if (nhwc() && planes > 1)
+      return transpose_rows<T, false>(const_cast<T*>(tile), t, img, planes, h, w);
     for (std::int64_t p = 0; p < planes; ++p)
       for (std::int64_t r = 0; r < h; ++r)
         std::memcpy(img + (p * h + r) * w, tile + (p * t.rows + r) * t.width,
                     sizeof(T) * static_cast<std::size_t>(w));
   }
 
-  // w [k, c, ky, kx] -> filter (a copy); flipped [c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx].
+  // Offset of filter value (k, c, ky, kx) in the layer's layout: [K, C, KH, KW] (NCHW) or
+  // [KH, KW, C, K] (NHWC).
+  std::int64_t filter_at(std::int64_t k, std::int64_t c, std::int64_t ky, std::int64_t kx) const {
+    return nhwc() ? ((ky * g_.kw + kx) * g_.c + c) * g_.k + k
+                  : ((k * g_.c + c) * g_.kh + ky) * g_.kw + kx;
+  }
+
+  // w -> filter [k, c, ky, kx] (a copy); flipped [c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx].
   template <class T>
   void pack_filters(const Tensor& w, bool flip) {
     const T* src = w.data<T>();
@@ -273,7 +328,7 @@ class Planar {
       for (std::int64_t c = 0; c < C; ++c)
         for (std::int64_t ky = 0; ky < KH; ++ky)
           for (std::int64_t kx = 0; kx < KW; ++kx) {
-            const T v = src[((k * C + c) * KH + ky) * KW + kx];
+            const T v = src[filter_at(k, c, ky, kx)];
             if (flip)
               out[((c * K + k) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = v;
             else
@@ -395,7 +450,7 @@ class Planar {
         }
       }
     }
-    // Sum the partials into dw in its layout.
+    // Sum the partials ([k, c, ky, kx]) into dw in its layout.
     T* out = dw.data<T>();
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t c = 0; c < C; ++c)
@@ -404,7 +459,7 @@ class Planar {
             const std::int64_t at = ((k * C + c) * KH + ky) * KW + kx;
             T sum = 0;
             for (int t = 0; t < threads; ++t) sum += part<T>(t, 5)[at];
-            out[at] += sum;
+            out[filter_at(k, c, ky, kx)] += sum;
           }
   }
 
