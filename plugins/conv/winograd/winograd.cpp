@@ -5,9 +5,11 @@
 //   backward-filter  dw += Gt [ sum over tiles (Bt x B) .* (A dy At) ] G
 // The minibatch's tiles are processed in blocks small enough to stay in the last-level cache. For
 // a block: (1) every tile of the input goes to the Winograd domain, V[t][p][c] (t: one of a*a
-// points, p: tile); (2) one GEMM per point, M[t] = V[t] U[t] (BLIS, the points shared between the
-// threads); (3) every tile comes back. The filter transform U[t][c][k] is rebuilt on each call
-// (the weights change every step; it costs 1/Ntiles of the GEMMs).
+// points, p: tile), read in place where the tile lies inside the image; (2) one GEMM per point,
+// M[t] = V[t] U[t]; (3) every tile comes back. Layers of up to 64 channels go in thread blocks,
+// each thread taking whole blocks through all three steps; wider ones share each step of a block
+// among the threads (the points' GEMMs split between them). The filter transform U[t][c][k] is
+// rebuilt on each call (the weights change every step; it costs 1/Ntiles of the GEMMs).
 #include <omp.h>
 
 #include <algorithm>
