@@ -243,43 +243,21 @@ class Planar {
 
   bool nhwc() const { return g_.layout == Layout::nhwc; }
 
-  // Image row r of an NHWC sample (w pixels of P channels) to or from P tile rows (plane stride
-  // `plane`): a compile-time P where one fits lets the compiler vectorise the strided moves.
-  template <class T, int P, bool ToTile>
-  static void transpose_row(T* tile_row, std::int64_t plane, T* image_row, std::int64_t w,
-                            std::int64_t planes) {
-    const std::int64_t np = P ? P : planes;
-    for (std::int64_t p = 0; p < np; ++p)
-      for (std::int64_t q = 0; q < w; ++q) {
-        if constexpr (ToTile)
-          tile_row[p * plane + q] = image_row[q * np + p];
-        else
-          image_row[q * np + p] = tile_row[p * plane + q];
-      }
-  }
-  template <class T, bool ToTile>
-  static void transpose_rows(T* tile, const Tile& t, T* img, std::int64_t planes, std::int64_t h,
-                             std::int64_t w) {
-    const std::int64_t plane = t.rows * t.width;
-    for (std::int64_t r = 0; r < h; ++r) {
-      T* row = tile + r * t.width;
-      T* in = img + r * w * planes;
-      switch (planes) {
-        case 2:
-          transpose_row<T, 2, ToTile>(row, plane, in, w, planes);
-          break;
-        case 3:
-          transpose_row<T, 3, ToTile>(row, plane, in, w, planes);
-          break;
-        case 4:
-          transpose_row<T, 4, ToTile>(row, plane, in, w, planes);
-          break;
-        case 8:
-          transpose_row<T, 8, ToTile>(row, plane, in, w, planes);
-          break;
-        default:
-          transpose_row<T, 0, ToTile>(row, plane, in, w, planes);
-      }
+  // f.template operator()<P>() with P = planes where a compile-time count fits (it lets the
+  // compiler vectorise the strided moves of a transposition), else P = 0 (any count).
+  template <class F>
+  static void with_planes(std::int64_t planes, F&& f) {
+    switch (planes) {
+      case 2:
+        return f.template operator()<2>();
+      case 3:
+        return f.template operator()<3>();
+      case 4:
+        return f.template operator()<4>();
+      case 8:
+        return f.template operator()<8>();
+      default:
+        return f.template operator()<0>();
     }
   }
 
@@ -289,9 +267,16 @@ class Planar {
   void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w,
                T* tile, const Tile& t, std::int64_t top, std::int64_t left) const {
     const T* img = src + s * planes * h * w;
-    if (nhwc() && planes > 1)
-      return transpose_rows<T, true>(tile + top * t.width + left, t, const_cast<T*>(img), planes, h,
-                                     w);
+    if (nhwc() && planes > 1)  // pixel q's channel p to plane p's column q
+      return with_planes(planes, [&]<int P>() {
+        const std::int64_t np = P ? P : planes, plane = t.rows * t.width;
+        for (std::int64_t r = 0; r < h; ++r) {
+          const T* pixels = img + r * w * np;
+          T* row = tile + (top + r) * t.width + left;
+          for (std::int64_t p = 0; p < np; ++p)
+            for (std::int64_t q = 0; q < w; ++q) row[p * plane + q] = pixels[q * np + p];
+        }
+      });
     for (std::int64_t p = 0; p < planes; ++p)
       for (std::int64_t r = 0; r < h; ++r)
         std::memcpy(tile + (p * t.rows + top + r) * t.width + left, img + (p * h + r) * w,
@@ -303,8 +288,16 @@ class Planar {
   void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w,
                  T* dst, std::int64_t s) const {
     T* img = dst + s * planes * h * w;
-    if (nhwc() && planes > 1)
-      return transpose_rows<T, false>(const_cast<T*>(tile), t, img, planes, h, w);
+    if (nhwc() && planes > 1)  // plane p's column q to pixel q's channel p
+      return with_planes(planes, [&]<int P>() {
+        const std::int64_t np = P ? P : planes, plane = t.rows * t.width;
+        for (std::int64_t r = 0; r < h; ++r) {
+          const T* row = tile + r * t.width;
+          T* pixels = img + r * w * np;
+          for (std::int64_t p = 0; p < np; ++p)
+            for (std::int64_t q = 0; q < w; ++q) pixels[q * np + p] = row[p * plane + q];
+        }
+      });
     for (std::int64_t p = 0; p < planes; ++p)
       for (std::int64_t r = 0; r < h; ++r)
         std::memcpy(img + (p * h + r) * w, tile + (p * t.rows + r) * t.width,
