@@ -28,7 +28,8 @@ std::vector<std::uint8_t> two_colours(int h, int w, std::array<int, 3> a, std::a
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
       for (int c = 0; c < 3; ++c)
-        px[static_cast<std::size_t>((y * w + x) * 3 + c)] = static_cast<std::uint8_t>(x < w / 2 ? a[c] : b[c]);
+        px[static_cast<std::size_t>((y * w + x) * 3 + c)] =
+            static_cast<std::uint8_t>(x < w / 2 ? a[c] : b[c]);
   return px;
 }
 
@@ -48,7 +49,8 @@ void write_jpeg(const fs::path& file, int h, int w, const std::vector<std::uint8
   jpeg_set_quality(&info, 95, TRUE);
   jpeg_start_compress(&info, TRUE);
   while (info.next_scanline < info.image_height) {
-    JSAMPROW row = const_cast<JSAMPROW>(px.data() + static_cast<std::size_t>(info.next_scanline) * w * 3);
+    JSAMPROW row =
+        const_cast<JSAMPROW>(px.data() + static_cast<std::size_t>(info.next_scanline) * w * 3);
     jpeg_write_scanlines(&info, &row, 1);
   }
   jpeg_finish_compress(&info);
@@ -88,9 +90,10 @@ fs::path make_folder(const std::string& name, int per_class) {
   return root;
 }
 
-std::shared_ptr<Dataset> open(const fs::path& root, bool normalize) {
+std::shared_ptr<Dataset> open(const fs::path& root, bool normalize,
+                              const std::string& name = "imagenet") {
   return test::plugins().create_as<Dataset>(
-      "dataset", "imagenet",
+      "dataset", name,
       Params(json{{"path", root.string()}, {"size", 16}, {"resize", 16}, {"normalize", normalize}},
              "exp.json: dataset"));
 }
@@ -111,13 +114,14 @@ TEST_CASE("imagenet: class folders, resized and centre-cropped pixels, prefetche
     const std::vector<std::int64_t> ids{3, 1};
     ds->read(Split::train, ids, x, y);
     auto at = [&](int n, int yy, int xx, int c) {
-      return x.data<float>()[n * 768 + (layout == Layout::nhwc ? (yy * 16 + xx) * 3 + c : c * 256 + yy * 16 + xx)];
+      return x.data<float>()[n * 768 + (layout == Layout::nhwc ? (yy * 16 + xx) * 3 + c
+                                                               : c * 256 + yy * 16 + xx)];
     };
-    CHECK(at(0, 8, 1, 0) == doctest::Approx(230 / 255.0).epsilon(1e-6));  // left: red
+    CHECK(at(0, 8, 1, 0) == doctest::Approx(230 / 255.0).epsilon(1e-6));   // left: red
     CHECK(at(0, 8, 14, 0) == doctest::Approx(128 / 255.0).epsilon(1e-6));  // right: grey
-    CHECK(at(1, 8, 1, 2) == doctest::Approx(230 / 255.0).epsilon(0.03));  // a blue JPEG
-    CHECK(y.data<float>()[1] == 1.0f);  // red
-    CHECK(y.data<float>()[2] == 1.0f);  // blue
+    CHECK(at(1, 8, 1, 2) == doctest::Approx(230 / 255.0).epsilon(0.03));   // a blue JPEG
+    CHECK(y.data<float>()[1] == 1.0f);                                     // red
+    CHECK(y.data<float>()[2] == 1.0f);                                     // blue
     // The same batch prefetched in the background reads the same.
     Tensor x2 = Tensor::empty(x.shape(), DType::float32, layout), y2 = y;
     y2 = Tensor::empty(y.shape(), DType::float32);
@@ -125,6 +129,21 @@ TEST_CASE("imagenet: class folders, resized and centre-cropped pixels, prefetche
     ds->read(Split::train, ids, x2, y2);
     for (std::int64_t i = 0; i < x.numel(); ++i) CHECK(x2.data<float>()[i] == x.data<float>()[i]);
   }
+}
+
+TEST_CASE("the same plugin as dataset \"folder\" reads the same samples") {
+  const fs::path root = make_folder("folder-small", 3);
+  auto imagenet = open(root, false), folder = open(root, false, "folder");
+  REQUIRE(folder->size(Split::train) == imagenet->size(Split::train));
+  Tensor a = Tensor::empty(folder->sample_shape(Layout::nhwc).with_batch(2), DType::float32);
+  Tensor b = Tensor::empty(a.shape(), DType::float32);
+  Tensor ya = Tensor::empty(Shape{2, 2}, DType::float32),
+         yb = Tensor::empty(Shape{2, 2}, DType::float32);
+  const std::vector<std::int64_t> ids{3, 1};
+  imagenet->read(Split::train, ids, a, ya);
+  folder->read(Split::train, ids, b, yb);
+  for (std::int64_t i = 0; i < a.numel(); ++i) CHECK(b.data<float>()[i] == a.data<float>()[i]);
+  for (std::int64_t i = 0; i < ya.numel(); ++i) CHECK(yb.data<float>()[i] == ya.data<float>()[i]);
 }
 
 TEST_CASE("imagenet: a broken image and a stray class are refused, naming the file") {
@@ -140,8 +159,9 @@ TEST_CASE("imagenet: a broken image and a stray class are refused, naming the fi
   CHECK(test::error_of([&] { ds->read(Split::train, broken, x, y); }).find("img1.jpg: bad JPEG") !=
         std::string::npos);
   fs::create_directories(root / "val" / "green");
-  CHECK(test::error_of([&] { open(root, true); }).find("class 'green' is not among train/'s classes") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          open(root, true);
+        }).find("class 'green' is not among train/'s classes") != std::string::npos);
 }
 
 TEST_CASE("imagenet: a small CNN learns red from blue images read from folders") {

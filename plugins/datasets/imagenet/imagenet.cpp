@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "../common/one_hot.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "../common/one_hot.hpp"
 #include "image_io.hpp"
 
 namespace {
@@ -48,8 +48,9 @@ class ImageFolder final : public Dataset {
     const fs::path root = p.get_string("path");
     std::error_code ec;
     if (!fs::is_directory(root / "train", ec))
-      throw Error(p.key_path("path") + ": '" + root.string() +
-                  "' has no train/ folder (expected <path>/train/<class>/*.jpg and <path>/val/...)");
+      throw Error(
+          p.key_path("path") + ": '" + root.string() +
+          "' has no train/ folder (expected <path>/train/<class>/*.jpg and <path>/val/...)");
     for (const auto& entry : fs::directory_iterator(root / "train"))
       if (entry.is_directory()) classes_.push_back(entry.path().filename().string());
     std::sort(classes_.begin(), classes_.end());
@@ -89,9 +90,9 @@ class ImageFolder final : public Dataset {
   void read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const override {
     const std::int64_t sample = size_ * size_ * 3;
     std::unique_lock lock(mutex_);
-    const bool prefetched = pending_.split == s &&
-                            std::equal(indices.begin(), indices.end(), pending_.ids.begin(),
-                                       pending_.ids.end());
+    const bool prefetched =
+        pending_.split == s &&
+        std::equal(indices.begin(), indices.end(), pending_.ids.begin(), pending_.ids.end());
     if (prefetched) {
       if (std::exception_ptr failure = finish_pending()) {
         pending_.ids.clear();
@@ -125,7 +126,8 @@ class ImageFolder final : public Dataset {
         const float* src = pixels + i * sample;  // HWC
         T* dst = x.data<T>() + i * sample;
         for (std::int64_t p = 0; p < hw; ++p)
-          for (int c = 0; c < 3; ++c) dst[nhwc ? p * 3 + c : c * hw + p] = static_cast<T>(src[p * 3 + c]);
+          for (int c = 0; c < 3; ++c)
+            dst[nhwc ? p * 3 + c : c * hw + p] = static_cast<T>(src[p * 3 + c]);
         datasets::write_one_hot<T>(
             y, i, part.labels[static_cast<std::size_t>(indices[static_cast<std::size_t>(i)])]);
       });
@@ -183,8 +185,8 @@ class ImageFolder final : public Dataset {
 
   // Sample id of split into out [size][size][3], normalised.
   void decode(Split s, std::int64_t id, float* out) const {
-    const datasets::RgbImage image =
-        datasets::decode_image(split_[static_cast<int>(s)].files[static_cast<std::size_t>(id)], resize_);
+    const datasets::RgbImage image = datasets::decode_image(
+        split_[static_cast<int>(s)].files[static_cast<std::size_t>(id)], resize_);
     datasets::resize_and_crop(image, resize_, size_, out);
     for (std::int64_t p = 0; p < size_ * size_; ++p)
       for (int c = 0; c < 3; ++c) {
@@ -205,7 +207,13 @@ Plugin* create(const Params& p, const PluginContext&) { return new ImageFolder(p
 
 }  // namespace
 
-DTNN_PLUGIN("dataset", "imagenet",
+// Built twice (CMakeLists.txt): as "imagenet", PyDTNN's name, and as "folder", for any image set
+// laid out the same way.
+#ifndef DTNN_IMAGE_FOLDER_PLUGIN
+#define DTNN_IMAGE_FOLDER_PLUGIN "imagenet"
+#endif
+
+DTNN_PLUGIN("dataset", DTNN_IMAGE_FOLDER_PLUGIN,
             "images in class folders (<path>/train/<class>/*.jpg|png, <path>/val/...), decoded "
             "in background threads, resized and centre-cropped",
             R"({"path": "", "size": 224, "resize": 0, "threads": 2, "normalize": true})", create)
