@@ -17,7 +17,6 @@ namespace dtnn {
 
 namespace {
 
-
 // What one sample draws. The flip and crop draws come first, from the sample's stream, as they
 // always have; every other augmentation draws from a stream of its own, so that switching one on
 // leaves the others' draws alone.

@@ -25,7 +25,6 @@ namespace {
 constexpr char kMagic[8] = {'D', 'T', 'N', 'N', 'C', 'K', 'P', 'T'};
 constexpr std::uint32_t kVersion = 1;
 
-
 struct Entry {
   std::string section, name;
   Tensor tensor;

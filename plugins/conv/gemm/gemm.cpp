@@ -410,12 +410,16 @@ class GemmConv final : public ConvAlgorithm {
         [&](std::int64_t n, std::int64_t oy, std::int64_t ox, std::int64_t tap) {
           return x_at(x, n, oy, ox, tap);
         },
-        [&](std::int64_t n, std::int64_t oy, std::int64_t ox) -> const T* {
-          if (oy < inside_.y0 || oy >= inside_.y1 || ox < inside_.x0 || ox >= inside_.x1)
-            return nullptr;
-          return x.data + n * x.s.n + oy * g_.stride_h * x.s.y + ox * g_.stride_w * x.s.x;
-        },
+        [&](std::int64_t n, std::int64_t oy, std::int64_t ox) { return field_start(x, n, oy, ox); },
         tap_offsets_);
+  }
+
+  // Where output pixel (n, oy, ox) starts reading x (its tap t at that + tap_offsets_[t]), or null
+  // when its receptive field reaches into the padding.
+  template <class T>
+  const T* field_start(const Image<T>& x, std::int64_t n, std::int64_t oy, std::int64_t ox) const {
+    if (oy < inside_.y0 || oy >= inside_.y1 || ox < inside_.x0 || ox >= inside_.x1) return nullptr;
+    return x.data + n * x.s.n + oy * g_.stride_h * x.s.y + ox * g_.stride_w * x.s.x;
   }
 
   // t = 0, in chunks between the threads.
@@ -605,8 +609,7 @@ class GemmConv final : public ConvAlgorithm {
   // row[(tap, c)] = x read by output pixel o through tap (zeros in the padding).
   template <class T>
   void pack_pixel(const Image<T>& x, const Pixel& o, T* row) const {
-    if (o.y >= inside_.y0 && o.y < inside_.y1 && o.x >= inside_.x0 && o.x < inside_.x1) {
-      const T* base = x.data + o.n * x.s.n + o.y * g_.stride_h * x.s.y + o.x * g_.stride_w * x.s.x;
+    if (const T* base = field_start(x, o.n, o.y, o.x)) {
       for (const TapRun& run : tap_runs_) copy_short(base + run.offset, row + run.at, run.count);
       return;
     }
@@ -733,15 +736,15 @@ class GemmConv final : public ConvAlgorithm {
   ConvGeometry g_;
   bool pointwise_ = false;              // 1x1 stride 1 unpadded NHWC: plain BLIS GEMMs
   std::vector<std::int64_t> all_taps_;  // 0 .. KH*KW-1
-  // Where tap t = (ky, kx) reads, relative to output pixel (oy*sh, ox*sw): (ky*dh - ph, kx*dw -
-  // pw).
+  // Where tap t = (ky, kx) reads, relative to output pixel (oy*sh, ox*sw):
+  // (ky*dh - ph, kx*dw - pw).
   struct TapReach {
     std::int64_t y, x;
   };
   std::vector<TapReach> tap_reach_;
   std::vector<std::vector<std::int64_t>> phase_taps_;  // [ry * stride_w + rx]: taps reaching it
-  // Forward: the output pixels [y0, y1) x [x0, x1) read no padding; pixel (oy, ox) reads tap t at
-  // x(oy*sh, ox*sw) + tap_offsets_[t].
+  // Forward: the output pixels [y0, y1) x [x0, x1) read no padding (field_start); pixel (oy, ox)
+  // reads tap t at x(oy*sh, ox*sw) + tap_offsets_[t].
   struct Inside {
     std::int64_t y0, y1, x0, x1;
   };
