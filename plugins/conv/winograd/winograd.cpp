@@ -302,46 +302,51 @@ class Winograd final : public ConvAlgorithm {
     return {const_cast<T*>(t.data<T>()), activation_strides(g_.layout, h, w, c), t.dim(0), h, w, c};
   }
 
-  // filter slice [t][ci][co] = (G g Gt)[t] for the 3x3 filter g at w with strides s. A job gathers
-  // a kChunk x kChunk block of (ci, co) for the 9 taps, reading along whichever index is contiguous
-  // in memory (co for NHWC forward, ci for the turned filter of backward-data, the taps for NCHW).
+  // The filter slice (G g Gt)[t] for the 3x3 filter g at w with strides s (ci input and co output
+  // channels), stored [t][ci][co], or [t][co][ci] (u_transposed_) where ci is the contiguous index
+  // in memory (the turned NHWC filter of backward-data). The transform runs on vectors along that
+  // contiguous index, reading the filter and writing the slice in place; only a last chunk
+  // narrower than kChunk, and NCHW filters (whose contiguous index is the tap), go through a
+  // buffer.
   template <class T, int M>
   void filter_transform(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co) {
     constexpr int a = M + 2;
+    u_transposed_ = s.k != 1 && s.c == 1;
+    // Row i of the slice, vector index j: the filter's element (i, j) at w[i * si + j * sj].
+    const std::int64_t ni = u_transposed_ ? co : ci, nj = u_transposed_ ? ci : co;
+    const std::int64_t si = u_transposed_ ? s.k : s.c, sj = u_transposed_ ? s.c : s.k;
     T* u_all = part<T>(filter_at_);
-    const std::int64_t in_chunks = (ci + kChunk - 1) / kChunk,
-                       out_chunks = (co + kChunk - 1) / kChunk;
+    const std::int64_t chunks = (nj + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
-    for (std::int64_t job = 0; job < in_chunks * out_chunks; ++job) {
-      const std::int64_t c0 = job / out_chunks * kChunk, k0 = job % out_chunks * kChunk;
-      const std::int64_t cn = std::min<std::int64_t>(kChunk, ci - c0);
-      const std::int64_t kn = std::min<std::int64_t>(kChunk, co - k0);
-      alignas(64) T g[kChunk][9 * kChunk] = {};  // [ci][tap][co]
+    for (std::int64_t job = 0; job < ni * chunks; ++job) {
+      const std::int64_t i = job / chunks, j0 = job % chunks * kChunk;
+      const std::int64_t jn = std::min<std::int64_t>(kChunk, nj - j0);
+      const T* g = w + i * si + j0 * sj;
+      const winograd::Strided<T> to{u_all + i * nj + j0, a * ni * nj, ni * nj};
+      if (sj == 1 && jn == kChunk) {
+        winograd::filter_tile<T, M, kChunk>(winograd::Strided<const T>{g, s.y, s.x}, to);
+        continue;
+      }
+      alignas(64) T gathered[9 * kChunk];
       alignas(64) T u[a * a * kChunk];
-      const T* base = w + c0 * s.c + k0 * s.k;
-      auto at = [&](std::int64_t c, int tap, std::int64_t k) -> const T& {
-        return base[tap / 3 * s.y + tap % 3 * s.x + c * s.c + k * s.k];
-      };
-      if (s.k == 1) {
-        for (std::int64_t c = 0; c < cn; ++c)
-          for (int tap = 0; tap < 9; ++tap)
-            for (std::int64_t k = 0; k < kn; ++k) g[c][tap * kChunk + k] = at(c, tap, k);
-      } else if (s.c == 1) {
-        for (int tap = 0; tap < 9; ++tap)
-          for (std::int64_t k = 0; k < kn; ++k)
-            for (std::int64_t c = 0; c < cn; ++c) g[c][tap * kChunk + k] = at(c, tap, k);
-      } else {
-        for (std::int64_t c = 0; c < cn; ++c)
-          for (std::int64_t k = 0; k < kn; ++k)
-            for (int tap = 0; tap < 9; ++tap) g[c][tap * kChunk + k] = at(c, tap, k);
+      for (int tap = 0; tap < 9; ++tap) {
+        T* e = gathered + tap * kChunk;
+        for (std::int64_t j = 0; j < jn; ++j) e[j] = g[tap / 3 * s.y + tap % 3 * s.x + j * sj];
+        std::fill(e + jn, e + kChunk, T(0));
       }
-      for (std::int64_t c = 0; c < cn; ++c) {
-        winograd::filter_tile<T, M, kChunk>(winograd::dense<kChunk, 3>(+g[c]),
-                                            winograd::dense<kChunk, a>(+u));
-        for (int t = 0; t < a * a; ++t)
-          copy_short(u + t * kChunk, u_all + (t * ci + c0 + c) * co + k0, kn);
-      }
+      winograd::filter_tile<T, M, kChunk>(winograd::dense<kChunk, 3>(+gathered),
+                                          winograd::dense<kChunk, a>(+u));
+      for (int t = 0; t < a * a; ++t) copy_short(u + t * kChunk, to(t / a, t % a), jn);
     }
+  }
+
+  // M[t] = V[t] U[t] for the rows of V at v (row stride ldv), U[t] the filter slice.
+  template <class T>
+  void point_product(int t, std::int64_t rows, std::int64_t ci, std::int64_t co, const T* v,
+                     std::int64_t ldv, T* m, std::int64_t ldm) const {
+    const T* u = part<T>(filter_at_) + t * ci * co;
+    gemm(false, u_transposed_, rows, co, ci, T(1), v, ldv, u, u_transposed_ ? ci : co, T(0), m,
+         ldm);
   }
 
   // A block of tiles [p0, p0 + count) of a grid in the Winograd domain: point t of tile p, channel
@@ -441,7 +446,6 @@ class Winograd final : public ConvAlgorithm {
     const bool alone = thread_block_ > 0;
     const std::int64_t capacity = alone ? thread_block_ : block_;
     const std::int64_t blocks = (grid.count + capacity - 1) / capacity;
-    const T* u = part<T>(filter_at_);
     if (alone) {
 #pragma omp parallel num_threads(threads_)
       {
@@ -454,8 +458,7 @@ class Winograd final : public ConvAlgorithm {
           const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
           inputs_to_domain<T, M>(in, grid, b, pad_h, pad_w, v, true);
           for (int t = 0; t < a * a; ++t)
-            gemm(false, false, b.count, co, ci, T(1), v + t * b.stride(ci), ci, u + t * ci * co, co,
-                 T(0), m + t * b.stride(co), co);
+            point_product(t, b.count, ci, co, v + t * b.stride(ci), ci, m + t * b.stride(co), co);
           outputs_from_domain<T, M>(m, grid, b, out, true);
         }
       }
@@ -470,8 +473,7 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
       for (int t = 0; t < a * a; ++t)
-        gemm(false, false, b.count, co, ci, T(1), v + t * b.stride(ci), ci, u + t * ci * co, co,
-             T(0), m + t * b.stride(co), co);
+        point_product(t, b.count, ci, co, v + t * b.stride(ci), ci, m + t * b.stride(co), co);
       // (No barrier after: the next block's transforms write v, whose GEMMs are done, and its
       // GEMMs write m only after the barrier that every thread reaches when done here.)
       outputs_from_domain<T, M>(m, grid, b, out, false);
@@ -553,16 +555,27 @@ class Winograd final : public ConvAlgorithm {
     for (std::int64_t job = 0; job < c * chunks; ++job) {
       const std::int64_t ch = job / chunks, k0 = job % chunks * kChunk;
       const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
-      alignas(64) T du[a * a * kChunk] = {};
+      const winograd::Strided<const T> from{acc + ch * k + k0, a * c * k, c * k};
+      alignas(64) T du[a * a * kChunk];
       alignas(64) T dg[9 * kChunk];
-      for (int t = 0; t < a * a; ++t) copy_short(acc + (t * c + ch) * k + k0, du + t * kChunk, kn);
-      winograd::filter_gradient_tile<T, M, kChunk>(winograd::dense<kChunk, a>(+du),
-                                                   winograd::dense<kChunk, 3>(+dg));
-      for (int ky = 0; ky < 3; ++ky)
-        for (int kx = 0; kx < 3; ++kx) {
-          T* dst = dw + ky * fs.y + kx * fs.x + ch * fs.c + k0 * fs.k;
-          for (std::int64_t j = 0; j < kn; ++j) dst[j * fs.k] += dg[(ky * 3 + kx) * kChunk + j];
+      if (kn == kChunk) {
+        winograd::filter_gradient_tile<T, M, kChunk>(from, winograd::dense<kChunk, 3>(+dg));
+      } else {
+        for (int t = 0; t < a * a; ++t) {
+          copy_short(from(t / a, t % a), du + t * kChunk, kn);
+          std::fill(du + t * kChunk + kn, du + (t + 1) * kChunk, T(0));
         }
+        winograd::filter_gradient_tile<T, M, kChunk>(winograd::dense<kChunk, a>(+du),
+                                                     winograd::dense<kChunk, 3>(+dg));
+      }
+      for (int tap = 0; tap < 9; ++tap) {
+        T* dst = dw + tap / 3 * fs.y + tap % 3 * fs.x + ch * fs.c + k0 * fs.k;
+        const T* src = dg + tap * kChunk;
+        if (fs.k == 1)
+          for (std::int64_t j = 0; j < kn; ++j) dst[j] += src[j];
+        else
+          for (std::int64_t j = 0; j < kn; ++j) dst[j * fs.k] += src[j];
+      }
     }
   }
 
@@ -581,6 +594,7 @@ class Winograd final : public ConvAlgorithm {
   T* part(std::size_t at) const {
     return slice<T>(memory_, at);
   }
+  bool u_transposed_ = false;  // the filter slice is [t][co][ci] (filter_transform)
   std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, thread_acc_at_ = 0, workspace_bytes_ = 0;
   std::string filter_choice_;  // the backward_filter parameter
   const Registry* registry_;
