@@ -365,6 +365,28 @@ class GemmConv final : public ConvAlgorithm {
     }
   }
 
+  // Rows [q0, q1) of every NR-wide panel of a KC x NC slice of the same filter matrix, columns
+  // [jc, jc + nc), rows from p0, for a filter whose outer channels are contiguous (os 1): each row
+  // read once, in order (implicit_gemm::SlicePacker).
+  template <class T>
+  void pack_filter_rows(const T* w, std::span<const std::int64_t> taps, std::int64_t inner,
+                        std::int64_t is, std::int64_t outer, std::int64_t jc, std::int64_t nc,
+                        std::int64_t nr, std::int64_t p0, std::int64_t kc, std::int64_t q0,
+                        std::int64_t q1, T* slice) const {
+    const FilterStrides fs = filter_strides(g_);
+    for (std::int64_t q = q0; q < q1; ++q) {
+      const std::int64_t row = p0 + q, ch = row % inner;
+      const std::int64_t tap = taps[static_cast<std::size_t>(row / inner)];
+      const T* src = w + tap / g_.kw * fs.y + tap % g_.kw * fs.x + ch * is + jc;
+      for (std::int64_t jr = 0; jr < nc; jr += nr) {
+        const std::int64_t cols = std::min(nr, outer - jc - jr);
+        T* dst = slice + jr * kc + q * nr;
+        copy_short(src + jr, dst, cols);
+        for (std::int64_t c = cols; c < nr; ++c) dst[c] = T(0);
+      }
+    }
+  }
+
   // out[(n, y, x), o] = sum over the listed taps and i of source(n, y, x, tap)[i * source_cs]
   // w(tap, i, o), for the pixels (y, x) of a grid over an image of height img_h and width img_w:
   // forward (inner channels C read from x, outer K, the whole Ho x Wo output) and backward-data
@@ -396,8 +418,18 @@ class GemmConv final : public ConvAlgorithm {
     // The whole image in NHWC is plain row-major: the micro-kernel writes it in place.
     const bool plain = g_.layout == Layout::nhwc && grid.h == img_h && grid.w == img_w;
     const ig::Output<T, decltype(row), decltype(col)> c{out.data<T>(), row, col, plain ? outer : 0};
-    ig::run<T>(kr, m, outer, static_cast<std::int64_t>(taps.size()) * inner, pack_a, pack_b, c,
-               T(0), panels<T>(a_at_), panels<T>(b_at_));
+    const std::int64_t depth = static_cast<std::int64_t>(taps.size()) * inner;
+    if (outer_stride == 1) {
+      auto pack_slice = [&](std::int64_t jc, std::int64_t nc, std::int64_t p0, std::int64_t kc,
+                            std::int64_t q0, std::int64_t q1, T* slice) {
+        pack_filter_rows(filter, taps, inner, inner_stride, outer, jc, nc, kr.nr, p0, kc, q0, q1,
+                         slice);
+      };
+      ig::run<T>(kr, m, outer, depth, pack_a, ig::SlicePacker<decltype(pack_slice)>{pack_slice}, c,
+                 T(0), panels<T>(a_at_), panels<T>(b_at_));
+      return;
+    }
+    ig::run<T>(kr, m, outer, depth, pack_a, pack_b, c, T(0), panels<T>(a_at_), panels<T>(b_at_));
   }
 
   template <class T>

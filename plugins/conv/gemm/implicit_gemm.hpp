@@ -143,9 +143,24 @@ void multiply_block(const Kernel<T>& kr, std::int64_t ic, std::int64_t mc, std::
   }
 }
 
+// A B packer that fills a whole KC x NC slice of B, a range of its rows at a time:
+// pack(jc, nc, p0, kc, q0, q1, slice) writes rows [q0, q1) of each NR-wide panel of the slice
+// (panel jr at slice + jr * kc). For a B whose rows are contiguous in memory (a filter with its
+// output channels innermost) it reads each row once, in order; packing panel by panel reads every
+// row in NR-value pieces, a whole row apart (VGG's 512-channel filters: 2 KiB).
+template <class F>
+struct SlicePacker {
+  F pack;
+};
+template <class F>
+inline constexpr bool is_slice_packer = false;
+template <class F>
+inline constexpr bool is_slice_packer<SlicePacker<F>> = true;
+
 // C (+)= A B: beta 0 overwrites C, 1 accumulates. pack_a(i, p0, kc, panel) writes rows [i, i+MR)
 // (zeros past m) x columns [p0, p0+kc) as panel[p * MR + r]; pack_b(j, p0, kc, panel) writes rows
-// [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c]. a_buf holds
+// [p0, p0+kc) x columns [j, j+NR) (zeros past n) as panel[p * NR + c], or is a SlicePacker that
+// fills a KC x NC slice of those panels a range of rows at a time. a_buf holds
 // Kernel::a_buffer(m, k) elements per thread; b_buf, b_buffer(n, k) elements that the threads
 // share: they pack each B panel together, then each multiplies its own rows of A by all of it.
 template <class T, class PackA, class PackB, class RowOffset, class ColOffset>
@@ -166,9 +181,16 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
       const std::int64_t nc = std::min(kr.nc, n - jc);
       for (std::int64_t pc = 0; pc < k; pc += kr.kc) {
         const std::int64_t kc = std::min(kr.kc, k - pc);
+        if constexpr (is_slice_packer<std::remove_cvref_t<PackB>>) {
+          constexpr std::int64_t kRows = 16;
 #pragma omp for schedule(static)
-        for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b_buf + jr * kc);
-        // (the loop's closing barrier: the whole panel is packed)
+          for (std::int64_t q0 = 0; q0 < kc; q0 += kRows)
+            pack_b.pack(jc, nc, pc, kc, q0, std::min(kc, q0 + kRows), b_buf);
+        } else {
+#pragma omp for schedule(static)
+          for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b_buf + jr * kc);
+        }
+        // (the loops' closing barrier: the whole panel is packed)
         for (std::int64_t ic = row0; ic < row1; ic += kr.mc) {
           const std::int64_t mc = std::min(kr.mc, row1 - ic);
           for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
