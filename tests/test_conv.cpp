@@ -76,22 +76,60 @@ int check_winograd(const ConvGeometry& g, const nlohmann::json& params) {
   return compared;
 }
 
-}  // namespace
-
-TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
-  // backward_filter "winograd": the Winograd-domain gradient on every geometry (auto hands the
-  // few-channel ones to i2c). thread_block 0: blocks shared by the threads; 3 (tiles): each
-  // thread takes its own blocks, several of them on every geometry.
+// check_winograd over the conformance sweep (both dtypes and layouts) with both tile sizes and
+// both ways of sharing blocks, params added. backward_filter "winograd": the Winograd-domain
+// gradient on every geometry (auto hands the few-channel ones to i2c). thread_block 0: blocks
+// shared by the threads; 3 (tiles): each thread takes its own blocks, several on every geometry.
+void sweep_winograd(nlohmann::json params) {
   int compared = 0;
+  params["backward_filter"] = "winograd";
   for (std::int64_t tile : {2, 4})
-    for (std::int64_t thread_block : {0, 3})
+    for (std::int64_t thread_block : {0, 3}) {
+      params["tile"] = tile;
+      params["thread_block"] = thread_block;
       for (DType dtype : {DType::float32, DType::float64})
         for (Layout layout : {Layout::nhwc, Layout::nchw})
           for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout))
-            compared += check_winograd(
-                g,
-                {{"tile", tile}, {"thread_block", thread_block}, {"backward_filter", "winograd"}});
+            compared += check_winograd(g, params);
+    }
   CHECK(compared >= 2 * 2 * 2 * 2 * 3 * 9);
+}
+
+}  // namespace
+
+TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
+  sweep_winograd(nlohmann::json::object());
+}
+
+TEST_CASE("each instruction-set variant of winograd's transforms matches reference") {
+  // The transforms are built once per instruction set (x86-64: avx512, avx2 and portable SSE2;
+  // elsewhere portable alone) and `isa` forces one; "auto" takes the best this CPU runs. Each
+  // variant the CPU runs gets the whole sweep; one it cannot run, or one not built here, must be
+  // refused as such.
+  int variants = 0;
+  for (const std::string isa : {"avx512", "avx2", "portable"}) {
+    CAPTURE(isa);
+    const std::string why = test::error_of([&] {
+      test::plugins().create_as<ConvAlgorithm>("conv", "winograd",
+                                               Params(nlohmann::json{{"isa", isa}}, "test"));
+    });
+    if (!why.empty()) {
+      CAPTURE(why);
+      CHECK(isa != "portable");
+      CHECK((why.find("which this CPU does not have") != std::string::npos ||
+             why.find("the instruction sets built") != std::string::npos));
+      continue;
+    }
+    ++variants;
+    sweep_winograd({{"isa", isa}});
+  }
+  CHECK(variants >= 1);
+  CHECK(test::error_of([] {
+          test::plugins().create_as<ConvAlgorithm>("conv", "winograd",
+                                                   Params(nlohmann::json{{"isa", "sse9"}}, "test"));
+        })
+            .find("parameter 'isa' is \"sse9\"; expected \"auto\" or one of the instruction sets "
+                  "built:") != std::string::npos);
 }
 
 TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches reference") {

@@ -1,34 +1,42 @@
-// Vec<T>: a 32-byte vector of float or double through GCC/Clang vector extensions (portable C++
-// the compiler maps to AVX2/AVX-512/NEON registers), for register-blocked kernels.
+// Vec<T, Bytes>: a vector of float or double, 32 bytes unless said otherwise (16 and 64 too),
+// through GCC/Clang vector extensions (portable C++ the compiler maps to AVX2/AVX-512/NEON
+// registers, or splits where the target's are narrower), for register-blocked kernels.
 #pragma once
 
 namespace dtnn::simd {
 
 // (vector_size on a dependent alias template is silently ignored by GCC; a typedef per type is
 // not.)
-template <class T>
+template <class T, int Bytes>
 struct VectorOf;
-template <>
-struct VectorOf<float> {
-  typedef float type __attribute__((vector_size(32)));
-};
-template <>
-struct VectorOf<double> {
-  typedef double type __attribute__((vector_size(32)));
-};
-template <class T>
-using Vec = typename VectorOf<T>::type;
-template <class T>
-inline constexpr int kLanes = 32 / static_cast<int>(sizeof(T));
+#define DTNN_SIMD_VECTOR(T, Bytes)                      \
+  template <>                                           \
+  struct VectorOf<T, Bytes> {                           \
+    typedef T type __attribute__((vector_size(Bytes))); \
+  };
+DTNN_SIMD_VECTOR(float, 16)
+DTNN_SIMD_VECTOR(float, 32)
+DTNN_SIMD_VECTOR(float, 64)
+DTNN_SIMD_VECTOR(double, 16)
+DTNN_SIMD_VECTOR(double, 32)
+DTNN_SIMD_VECTOR(double, 64)
+#undef DTNN_SIMD_VECTOR
 
-template <class T>
-inline Vec<T> load(const T* p) {
-  Vec<T> v;
+template <class T, int Bytes = 32>
+using Vec = typename VectorOf<T, Bytes>::type;
+template <class T, int Bytes = 32>
+inline constexpr int kLanes = Bytes / static_cast<int>(sizeof(T));
+
+// (Always inlined: code built for several instruction sets calls these, and one copy out of line
+// would serve them all.)
+template <class T, int Bytes = 32>
+[[gnu::always_inline]] inline Vec<T, Bytes> load(const T* p) {
+  Vec<T, Bytes> v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
-template <class T>
-inline void store(T* p, const Vec<T>& v) {
+template <class T, int Bytes = 32>
+[[gnu::always_inline]] inline void store(T* p, const Vec<T, Bytes>& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 

@@ -5,17 +5,30 @@
 //   filter gradient:  dg = Gt [ sum over tiles (Bt d B) .* (A dY At) ] G
 // Every transform here works on a chunk of W channels at once (8, 16 or 32): each entry of a tile
 // is W contiguous values, so each coefficient multiplies whole simd vectors (simd.hpp: GCC vector
-// types, which the build's -march=native maps to AVX-512 or AVX2 registers, or plain code).
-// The loops over the matrices are unrolled, so zero coefficients are dropped at compile time.
+// types) as wide as the variant's instruction set has: 64 bytes for AVX-512, 32 for AVX2, 16
+// otherwise (kernels.hpp: one variant per instruction set, each in its namespace DTNN_ISA). The
+// loops over the matrices are unrolled, so zero coefficients are dropped at compile time.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "dtnn/simd.hpp"
 
-namespace dtnn::winograd {
+#ifndef DTNN_ISA
+#define DTNN_ISA native  // (a file built once, for the build's own target)
+#endif
 
-inline constexpr int kChunk = 32;  // the widest chunk of channels a transform takes at once
+namespace dtnn::winograd::DTNN_ISA {
+
+// The widest simd vector of the instruction set this is compiled for.
+#if defined(__AVX512F__)
+inline constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+inline constexpr int kVectorBytes = 32;
+#else
+inline constexpr int kVectorBytes = 16;
+#endif
 
 template <int M>
 struct Matrices;
@@ -56,11 +69,7 @@ struct Strided {
   T* base;
   std::int64_t row, col;
   T* operator()(int r, int s) const { return base + r * row + s * col; }
-  operator Strided<const T>() const
-    requires(!std::is_const_v<T>)
-  {
-    return {base, row, col};
-  }
+  operator Strided<const T>() const requires(!std::is_const_v<T>) { return {base, row, col}; }
 };
 
 // Table: each entry's own pointer (a tile at an image's border, whose entries outside the image
@@ -78,14 +87,15 @@ Strided<T> dense(T* p) {
 }
 
 // out(i, j) = sum_{r,s} L(i, r) in(r, s) R(j, s) for I x J outputs from an R_ x S input, each
-// entry a chunk of W channels, computed in simd vectors (explicit, since the compiler unrolls a
-// 16-value loop completely and then leaves it scalar). L and R are accessors returning matrix
-// coefficients, so one function serves Bt d B, G g Gt, At m A and their transposes; zero
-// coefficients are dropped at compile time.
+// entry a chunk of W channels, computed in simd vectors of up to kVectorBytes (explicit, since the
+// compiler unrolls a 16-value loop completely and then leaves it scalar). L and R are accessors
+// returning matrix coefficients, so one function serves Bt d B, G g Gt, At m A and their
+// transposes; zero coefficients are dropped at compile time.
 template <class T, int W, int I, int R_, int J, int S, class In, class Out, class Left, class Right>
 inline void sandwich(In in, Out out, Left left, Right right) {
-  using V = simd::Vec<T>;
-  constexpr int kL = simd::kLanes<T>, kNV = W / kL;
+  constexpr int kBytes = std::min<int>(kVectorBytes, W * sizeof(T));
+  using V = simd::Vec<T, kBytes>;
+  constexpr int kL = kBytes / static_cast<int>(sizeof(T)), kNV = W / kL;
   static_assert(W % kL == 0, "a chunk is whole vectors");
   V tmp[I * S][kNV];
 #pragma GCC unroll 8
@@ -98,7 +108,7 @@ inline void sandwich(In in, Out out, Left left, Right right) {
 #pragma GCC unroll 8
         for (int r = 0; r < R_; ++r) {
           const T coef = static_cast<T>(left(i, r));
-          if (coef != T(0)) sum += coef * simd::load(in(r, s) + v * kL);
+          if (coef != T(0)) sum += coef * simd::load<T, kBytes>(in(r, s) + v * kL);
         }
         tmp[i * S + s][v] = sum;
       }
@@ -114,7 +124,7 @@ inline void sandwich(In in, Out out, Left left, Right right) {
           const T coef = static_cast<T>(right(j, s));
           if (coef != T(0)) sum += coef * tmp[i * S + s][v];
         }
-        simd::store(out(i, j) + v * kL, sum);
+        simd::store<T, kBytes>(out(i, j) + v * kL, sum);
       }
 }
 
@@ -165,4 +175,4 @@ inline void filter_gradient_tile(In du, Out dg) {
   sandwich<T, W, 3, S::a, 3, S::a>(du, dg, S::gt, S::gt);
 }
 
-}  // namespace dtnn::winograd
+}  // namespace dtnn::winograd::DTNN_ISA

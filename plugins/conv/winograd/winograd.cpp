@@ -19,133 +19,34 @@
 #include "dtnn/gemm.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
-#include "transforms.hpp"
+#include "kernels.hpp"
+
+namespace dtnn::winograd {
+
+std::vector<Variant> kernel_variants() {
+  std::vector<Variant> variants;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+#endif
+#ifdef DTNN_HAVE_ISA_avx512
+  variants.push_back({&kernel_set_avx512(), __builtin_cpu_supports("x86-64-v4") != 0});
+#endif
+#ifdef DTNN_HAVE_ISA_avx2
+  variants.push_back({&kernel_set_avx2(), __builtin_cpu_supports("x86-64-v3") != 0});
+#endif
+  variants.push_back({&kernel_set_portable(), true});
+  return variants;
+}
+
+}  // namespace dtnn::winograd
 
 namespace {
 
 using namespace dtnn;
+using winograd::Block;
+using winograd::Image;
 using winograd::kChunk;
-
-// The m x m output tiles covering an h x w output of n samples, numbered sample by sample, row by
-// row.
-struct TileGrid {
-  struct Tile {
-    std::int64_t n, y, x;  // sample, output row and column of the tile's first pixel
-  };
-  TileGrid(std::int64_t m_, std::int64_t n, std::int64_t h, std::int64_t w)
-      : m(m_), th((h + m_ - 1) / m_), tw((w + m_ - 1) / m_), count(n * th * tw) {}
-  Tile at(std::int64_t p) const { return {p / (th * tw), p / tw % th * m, p % tw * m}; }
-  std::int64_t m, th, tw, count;
-};
-
-// One activation as the transforms see it.
-template <class T>
-struct Image {
-  T* data;
-  ActivationStrides s;
-  std::int64_t n, h, w, c;
-};
-
-// The channels a transform takes at once: 32, or 16 or 8 where 32 would leave chunks half empty
-// (ResNet's 16-channel layers). Runs f.template operator()<W>().
-template <class F>
-void with_width(std::int64_t channels, F&& f) {
-  if (channels % 32 == 0 || (channels > 32 && channels % 16 != 0))
-    f.template operator()<32>();
-  else if (channels > 8)
-    f.template operator()<16>();
-  else
-    f.template operator()<8>();
-}
-
-// Where a tile transform reads or writes: each entry W channel values, in place where the tile's
-// memory allows (`strided`), else through a dense [rows][cols][W] buffer (`gather`, `scatter`).
-
-// The rows x cols pixels at (y0, x0) of sample n of an image, channels [c0, c0 + cn). In place
-// when the window lies inside the image with W contiguous channels. A gathered copy holds zeros
-// outside the image and past cn; a scatter writes only the pixels inside the image.
-template <class T, int W>
-struct Window {
-  const Image<T>& im;
-  std::int64_t n, y0, x0, c0, cn;
-
-  T* at(std::int64_t y, std::int64_t x) const {
-    return im.data + n * im.s.n + y * im.s.y + x * im.s.x + c0 * im.s.c;
-  }
-  bool inside(std::int64_t y, std::int64_t x) const {
-    return y >= 0 && y < im.h && x >= 0 && x < im.w;
-  }
-  bool in_place(int rows, int cols) const {
-    return cn == W && im.s.c == 1 && inside(y0, x0) && inside(y0 + rows - 1, x0 + cols - 1);
-  }
-  winograd::Strided<T> strided() const { return {at(y0, x0), im.s.y, im.s.x}; }
-  // A window at the image's border, read in place but for the entries outside, which read zeros.
-  bool by_table() const { return cn == W && im.s.c == 1; }
-  template <int Rows, int Cols>
-  winograd::Table<T, Rows, Cols> table() const {
-    static constexpr T kZeros[W] = {};
-    winograd::Table<T, Rows, Cols> t;
-    for (int r = 0; r < Rows; ++r)
-      for (int s = 0; s < Cols; ++s)
-        t.entry[r * Cols + s] = inside(y0 + r, x0 + s) ? at(y0 + r, x0 + s) : kZeros;
-    return t;
-  }
-  void gather(int rows, int cols, T* d) const {
-    for (int r = 0; r < rows; ++r)
-      for (int s = 0; s < cols; ++s) {
-        T* e = d + (r * cols + s) * W;
-        const bool here = inside(y0 + r, x0 + s);
-        if (here) copy_strided(at(y0 + r, x0 + s), im.s.c, e, 1, cn);
-        std::fill(e + (here ? cn : 0), e + W, T(0));
-      }
-  }
-  void scatter(int rows, int cols, const T* d) const {
-    for (int r = 0; r < rows && y0 + r < im.h; ++r)
-      for (int s = 0; s < cols && x0 + s < im.w; ++s)
-        copy_strided(d + (r * cols + s) * W, 1, at(y0 + r, x0 + s), im.s.c, cn);
-  }
-};
-
-// The A x A points of one tile in a Winograd-domain block: point t at base + t * stride, channels
-// [c0, c0 + cn) of the block's rows (base points at c0). In place when cn == W.
-template <class T, int W, int A>
-struct Points {
-  T* base;
-  std::int64_t stride, cn;
-
-  bool in_place(int, int) const { return cn == W; }
-  winograd::Strided<T> strided() const { return {base, A * stride, stride}; }
-  // (Only for a last chunk narrower than W.)
-  void gather(int, int, T* d) const {
-    for (int t = 0; t < A * A; ++t) {
-      std::copy_n(base + t * stride, cn, d + t * W);
-      std::fill(d + t * W + cn, d + (t + 1) * W, T(0));
-    }
-  }
-  void scatter(int, int, const T* d) const {
-    for (int t = 0; t < A * A; ++t) std::copy_n(d + t * W, cn, base + t * stride);
-  }
-};
-
-// transform(in, out) from the InRows x InCols tile `from` to the OutRows x OutCols tile `to`, each
-// read or written in place where it allows.
-template <class T, int W, int InRows, int InCols, int OutRows, int OutCols, class From, class To,
-          class Transform>
-void transform_tile(const From& from, const To& to, Transform transform) {
-  alignas(64) T out_buffer[OutRows * OutCols * W];
-  const bool write_in_place = to.in_place(OutRows, OutCols);
-  auto run = [&](auto in) {
-    if (write_in_place) return transform(in, to.strided());
-    transform(in, winograd::dense<W, OutCols>(+out_buffer));
-    to.scatter(OutRows, OutCols, out_buffer);
-  };
-  if (from.in_place(InRows, InCols)) return run(winograd::Strided<const T>(from.strided()));
-  if constexpr (requires { from.by_table(); })
-    if (from.by_table()) return run(from.template table<InRows, InCols>());
-  alignas(64) T in_buffer[InRows * InCols * W];
-  from.gather(InRows, InCols, in_buffer);
-  run(winograd::dense<W, InCols>(static_cast<const T*>(in_buffer)));
-}
+using winograd::TileGrid;
 
 class Winograd final : public ConvAlgorithm {
  public:
@@ -154,7 +55,8 @@ class Winograd final : public ConvAlgorithm {
         block_bytes_(p.get_int("block_bytes")),
         wanted_thread_block_(p.get_int("thread_block")),
         filter_choice_(p.get_string("backward_filter")),
-        registry_(registry) {
+        registry_(registry),
+        kernels_(choose_kernels(p.get_string("isa"))) {
     if (wanted_tile_ != 0 && wanted_tile_ != 2 && wanted_tile_ != 4)
       throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
                   "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work)");
@@ -255,7 +157,7 @@ class Winograd final : public ConvAlgorithm {
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
     memory_ = claim_workspace();
     dispatch([&]<class T, int M>() {
-      filter_transform<T, M>(w.data<T>(), filter_strides(g_), g_.c, g_.k);
+      transform_filter<T, M>(w.data<T>(), filter_strides(g_), g_.c, g_.k);
       correlate<T, M>(image<T>(x), image<T>(y), g_.pad_h, g_.pad_w);
     });
   }
@@ -267,7 +169,7 @@ class Winograd final : public ConvAlgorithm {
     dispatch([&]<class T, int M>() {
       const FilterStrides s = filter_strides(g_);
       const T* turned = w.data<T>() + 2 * s.y + 2 * s.x;
-      filter_transform<T, M>(turned, FilterStrides{-s.y, -s.x, s.k, s.c}, g_.k, g_.c);
+      transform_filter<T, M>(turned, FilterStrides{-s.y, -s.x, s.k, s.c}, g_.k, g_.c);
       correlate<T, M>(image<T>(dy), image<T>(dx), 2 - g_.pad_h, 2 - g_.pad_w);
     });
   }
@@ -302,42 +204,12 @@ class Winograd final : public ConvAlgorithm {
     return {const_cast<T*>(t.data<T>()), activation_strides(g_.layout, h, w, c), t.dim(0), h, w, c};
   }
 
-  // The filter slice (G g Gt)[t] for the 3x3 filter g at w with strides s (ci input and co output
-  // channels), stored [t][ci][co], or [t][co][ci] (u_transposed_) where ci is the contiguous index
-  // in memory (the turned NHWC filter of backward-data). The transform runs on vectors along that
-  // contiguous index, reading the filter and writing the slice in place; only a last chunk
-  // narrower than kChunk, and NCHW filters (whose contiguous index is the tap), go through a
-  // buffer.
+  // The filter slice for the filter at w (strides s): [t][ci][co], or [t][co][ci] where ci is the
+  // contiguous index (backward-data's turned NHWC filter), which the GEMMs take transposed.
   template <class T, int M>
-  void filter_transform(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co) {
-    constexpr int a = M + 2;
+  void transform_filter(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co) {
     u_transposed_ = s.k != 1 && s.c == 1;
-    // Row i of the slice, vector index j: the filter's element (i, j) at w[i * si + j * sj].
-    const std::int64_t ni = u_transposed_ ? co : ci, nj = u_transposed_ ? ci : co;
-    const std::int64_t si = u_transposed_ ? s.k : s.c, sj = u_transposed_ ? s.c : s.k;
-    T* u_all = part<T>(filter_at_);
-    const std::int64_t chunks = (nj + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
-    for (std::int64_t job = 0; job < ni * chunks; ++job) {
-      const std::int64_t i = job / chunks, j0 = job % chunks * kChunk;
-      const std::int64_t jn = std::min<std::int64_t>(kChunk, nj - j0);
-      const T* g = w + i * si + j0 * sj;
-      const winograd::Strided<T> to{u_all + i * nj + j0, a * ni * nj, ni * nj};
-      if (sj == 1 && jn == kChunk) {
-        winograd::filter_tile<T, M, kChunk>(winograd::Strided<const T>{g, s.y, s.x}, to);
-        continue;
-      }
-      alignas(64) T gathered[9 * kChunk];
-      alignas(64) T u[a * a * kChunk];
-      for (int tap = 0; tap < 9; ++tap) {
-        T* e = gathered + tap * kChunk;
-        for (std::int64_t j = 0; j < jn; ++j) e[j] = g[tap / 3 * s.y + tap % 3 * s.x + j * sj];
-        std::fill(e + jn, e + kChunk, T(0));
-      }
-      winograd::filter_tile<T, M, kChunk>(winograd::dense<kChunk, 3>(+gathered),
-                                          winograd::dense<kChunk, a>(+u));
-      for (int t = 0; t < a * a; ++t) copy_short(u + t * kChunk, to(t / a, t % a), jn);
-    }
+    kernels_->get<T, M>().filter_transform(w, s, ci, co, part<T>(filter_at_), u_transposed_);
   }
 
   // M[t] = V[t] U[t] for the rows of V at v (row stride ldv), U[t] the filter slice.
@@ -349,90 +221,6 @@ class Winograd final : public ConvAlgorithm {
          ldm);
   }
 
-  // A block of tiles [p0, p0 + count) of a grid in the Winograd domain: point t of tile p, channel
-  // c at base[t * stride(channels) + (p - p0) * channels + c], where the block has room for
-  // `capacity` tiles. Between one point's rows and the next's there is a cache line beyond the
-  // block's tiles, so that the a*a points a tile transform touches do not share cache sets (a
-  // block is a power of two bytes on most layers).
-  struct Block {
-    std::int64_t p0, count, capacity;
-    std::int64_t stride(std::int64_t channels) const { return capacity * channels + 16; }
-  };
-
-  // Runs job(i) for i in [0, count): on this thread alone, or shared among the threads of the
-  // enclosing parallel region, without waiting for them at the end.
-  template <class Job>
-  static void run_jobs(bool alone, std::int64_t count, Job&& job) {
-    if (alone) {
-      for (std::int64_t i = 0; i < count; ++i) job(i);
-      return;
-    }
-#pragma omp for schedule(static) nowait
-    for (std::int64_t i = 0; i < count; ++i) job(i);
-  }
-
-  // f.template operator()<W>(tile, row, c0, cn) for every tile of block b (row: its row in the
-  // block) and every chunk [c0, c0 + cn) of `channels` channels, W the chunk width (with_width),
-  // on this thread alone or shared among the threads (run_jobs).
-  template <class F>
-  static void for_tile_chunks(const TileGrid& grid, const Block& b, std::int64_t channels,
-                              bool alone, F&& f) {
-    with_width(channels, [&]<int W>() {
-      const std::int64_t chunks = (channels + W - 1) / W;
-      run_jobs(alone, b.count * chunks, [&](std::int64_t job) {
-        const std::int64_t p = b.p0 + job / chunks, c0 = job % chunks * W;
-        f.template operator()<W>(grid.at(p), p - b.p0, c0,
-                                 std::min<std::int64_t>(W, channels - c0));
-      });
-    });
-  }
-
-  // The block's tiles of grid, their inputs read from `in` at the tile origin minus the padding,
-  // to the Winograd domain in v.
-  template <class T, int M>
-  static void inputs_to_domain(const Image<T>& in, const TileGrid& grid, const Block& b,
-                               std::int64_t pad_h, std::int64_t pad_w, T* v, bool alone) {
-    constexpr int a = M + 2;
-    for_tile_chunks(
-        grid, b, in.c, alone,
-        [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t c0, std::int64_t cn) {
-          const Window<T, W> from{in, tile.n, tile.y - pad_h, tile.x - pad_w, c0, cn};
-          const Points<T, W, a> to{v + row * in.c + c0, b.stride(in.c), cn};
-          transform_tile<T, W, a, a, a, a>(
-              from, to, [](auto i, auto o) { winograd::input_tile<T, M, W>(i, o); });
-        });
-  }
-
-  // The block's products in m back to their output tiles in `out`.
-  template <class T, int M>
-  static void outputs_from_domain(T* m, const TileGrid& grid, const Block& b, const Image<T>& out,
-                                  bool alone) {
-    constexpr int a = M + 2;
-    for_tile_chunks(
-        grid, b, out.c, alone,
-        [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t k0, std::int64_t kn) {
-          const Points<T, W, a> from{m + row * out.c + k0, b.stride(out.c), kn};
-          const Window<T, W> to{out, tile.n, tile.y, tile.x, k0, kn};
-          transform_tile<T, W, a, a, M, M>(
-              from, to, [](auto i, auto o) { winograd::output_tile<T, M, W>(i, o); });
-        });
-  }
-
-  // The output gradients dy of the block's tiles to the Winograd domain in z.
-  template <class T, int M>
-  static void gradients_to_domain(const Image<T>& dy, const TileGrid& grid, const Block& b, T* z,
-                                  bool alone) {
-    constexpr int a = M + 2;
-    for_tile_chunks(
-        grid, b, dy.c, alone,
-        [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t k0, std::int64_t kn) {
-          const Window<T, W> from{dy, tile.n, tile.y, tile.x, k0, kn};
-          const Points<T, W, a> to{z + row * dy.c + k0, b.stride(dy.c), kn};
-          transform_tile<T, W, M, M, a, a>(
-              from, to, [](auto i, auto o) { winograd::output_gradient_tile<T, M, W>(i, o); });
-        });
-  }
-
   // out = correlate(in, the filter slice) with the given padding (negative: in is cropped); out is
   // tiled. Each block of tiles goes to the Winograd domain (V), through one GEMM per point
   // (M[t] = V[t] U[t]) and back. With thread_block_ set (layers with few channels), each thread
@@ -441,6 +229,7 @@ class Winograd final : public ConvAlgorithm {
   template <class T, int M>
   void correlate(const Image<T>& in, const Image<T>& out, std::int64_t pad_h, std::int64_t pad_w) {
     constexpr int a = M + 2;
+    const winograd::Kernels<T, M>& ops = kernels_->get<T, M>();
     const std::int64_t ci = in.c, co = out.c;
     const TileGrid grid(M, in.n, out.h, out.w);
     const bool alone = thread_block_ > 0;
@@ -456,10 +245,10 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp for schedule(dynamic, 1)
         for (std::int64_t i = 0; i < blocks; ++i) {
           const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
-          inputs_to_domain<T, M>(in, grid, b, pad_h, pad_w, v, true);
+          ops.inputs_to_domain(in, grid, b, pad_h, pad_w, v, true);
           for (int t = 0; t < a * a; ++t)
             point_product(t, b.count, ci, co, v + t * b.stride(ci), ci, m + t * b.stride(co), co);
-          outputs_from_domain<T, M>(m, grid, b, out, true);
+          ops.outputs_from_domain(m, grid, b, out, true);
         }
       }
       return;
@@ -469,14 +258,14 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp parallel
     for (std::int64_t i = 0; i < blocks; ++i) {
       const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
-      inputs_to_domain<T, M>(in, grid, b, pad_h, pad_w, v, false);
+      ops.inputs_to_domain(in, grid, b, pad_h, pad_w, v, false);
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
       for (int t = 0; t < a * a; ++t)
         point_product(t, b.count, ci, co, v + t * b.stride(ci), ci, m + t * b.stride(co), co);
       // (No barrier after: the next block's transforms write v, whose GEMMs are done, and its
       // GEMMs write m only after the barrier that every thread reaches when done here.)
-      outputs_from_domain<T, M>(m, grid, b, out, false);
+      ops.outputs_from_domain(m, grid, b, out, false);
     }
   }
 
@@ -486,6 +275,7 @@ class Winograd final : public ConvAlgorithm {
   template <class T, int M>
   void filter_gradient(const Image<T>& x, const Image<T>& dy, T* dw) {
     constexpr int a = M + 2;
+    const winograd::Kernels<T, M>& ops = kernels_->get<T, M>();
     const std::int64_t c = x.c, k = dy.c, points = a * a * c * k;
     const TileGrid grid(M, x.n, dy.h, dy.w);
     const bool alone = thread_block_ > 0;
@@ -511,8 +301,8 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp for schedule(static, 1)
         for (std::int64_t i = 0; i < blocks; ++i) {
           const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
-          inputs_to_domain<T, M>(x, grid, b, g_.pad_h, g_.pad_w, v, true);
-          gradients_to_domain<T, M>(dy, grid, b, z, true);
+          ops.inputs_to_domain(x, grid, b, g_.pad_h, g_.pad_w, v, true);
+          ops.gradients_to_domain(dy, grid, b, z, true);
           products(b, v, z, into, first);
           first = false;
         }
@@ -522,7 +312,7 @@ class Winograd final : public ConvAlgorithm {
 #pragma omp for schedule(static)
         for (std::int64_t e = 0; e < points; ++e)
           for (int th = 1; th < team; ++th) acc[e] += others[(th - 1) * points + e];
-        add_filter_gradient<T, M>(acc, c, k, dw);
+        ops.add_filter_gradient(acc, c, k, filter_strides(g_), dw);
       }
       return;
     }
@@ -532,50 +322,15 @@ class Winograd final : public ConvAlgorithm {
     {
       for (std::int64_t i = 0; i < blocks; ++i) {
         const Block b{i * capacity, std::min(capacity, grid.count - i * capacity), capacity};
-        inputs_to_domain<T, M>(x, grid, b, g_.pad_h, g_.pad_w, v, false);
-        gradients_to_domain<T, M>(dy, grid, b, z, false);
+        ops.inputs_to_domain(x, grid, b, g_.pad_h, g_.pad_w, v, false);
+        ops.gradients_to_domain(dy, grid, b, z, false);
 #pragma omp barrier
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < a * a; ++t)
           gemm(true, false, c, k, b.count, T(1), v + t * b.stride(c), c, z + t * b.stride(k), k,
                i == 0 ? T(0) : T(1), acc + t * c * k, k);
       }
-      add_filter_gradient<T, M>(acc, c, k, dw);
-    }
-  }
-
-  // dw += Gt acc G, acc the gradient in the Winograd domain ([t][c][k]). Shares its loop among the
-  // threads of the enclosing parallel region.
-  template <class T, int M>
-  void add_filter_gradient(const T* acc, std::int64_t c, std::int64_t k, T* dw) const {
-    constexpr int a = M + 2;
-    const std::int64_t chunks = (k + kChunk - 1) / kChunk;
-    const FilterStrides fs = filter_strides(g_);
-#pragma omp for schedule(static)
-    for (std::int64_t job = 0; job < c * chunks; ++job) {
-      const std::int64_t ch = job / chunks, k0 = job % chunks * kChunk;
-      const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
-      const winograd::Strided<const T> from{acc + ch * k + k0, a * c * k, c * k};
-      alignas(64) T du[a * a * kChunk];
-      alignas(64) T dg[9 * kChunk];
-      if (kn == kChunk) {
-        winograd::filter_gradient_tile<T, M, kChunk>(from, winograd::dense<kChunk, 3>(+dg));
-      } else {
-        for (int t = 0; t < a * a; ++t) {
-          copy_short(from(t / a, t % a), du + t * kChunk, kn);
-          std::fill(du + t * kChunk + kn, du + (t + 1) * kChunk, T(0));
-        }
-        winograd::filter_gradient_tile<T, M, kChunk>(winograd::dense<kChunk, a>(+du),
-                                                     winograd::dense<kChunk, 3>(+dg));
-      }
-      for (int tap = 0; tap < 9; ++tap) {
-        T* dst = dw + tap / 3 * fs.y + tap % 3 * fs.x + ch * fs.c + k0 * fs.k;
-        const T* src = dg + tap * kChunk;
-        if (fs.k == 1)
-          for (std::int64_t j = 0; j < kn; ++j) dst[j] += src[j];
-        else
-          for (std::int64_t j = 0; j < kn; ++j) dst[j * fs.k] += src[j];
-      }
+      ops.add_filter_gradient(acc, c, k, filter_strides(g_), dw);
     }
   }
 
@@ -594,11 +349,28 @@ class Winograd final : public ConvAlgorithm {
   T* part(std::size_t at) const {
     return slice<T>(memory_, at);
   }
+  // The kernels of the instruction set asked for ("auto": the best this CPU runs).
+  static const winograd::KernelSet* choose_kernels(const std::string& wanted) {
+    std::string built, runs;
+    for (const winograd::Variant& v : winograd::kernel_variants()) {
+      if (wanted == "auto" ? v.runs_here : wanted == v.set->isa) {
+        if (v.runs_here) return v.set;
+        throw Error("conv 'winograd': parameter 'isa' is \"" + wanted +
+                    "\", which this CPU does not have; expected \"auto\" or one of:" + runs);
+      }
+      built += std::string(" ") + v.set->isa;
+      if (v.runs_here) runs += std::string(" ") + v.set->isa;
+    }
+    throw Error("conv 'winograd': parameter 'isa' is \"" + wanted +
+                "\"; expected \"auto\" or one of the instruction sets built:" + built);
+  }
+
   bool u_transposed_ = false;  // the filter slice is [t][co][ci] (filter_transform)
   std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, thread_acc_at_ = 0, workspace_bytes_ = 0;
   std::string filter_choice_;  // the backward_filter parameter
   const Registry* registry_;
   std::shared_ptr<ConvAlgorithm> filter_by_;  // backward-filter's algorithm, when not winograd
+  const winograd::KernelSet* kernels_;        // the transforms' instruction-set variant
   std::byte* memory_ = nullptr;               // the workspace memory of the current pass
 };
 
@@ -609,4 +381,6 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new Winograd(
 DTNN_PLUGIN(
     "conv", "winograd",
     "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 layers, all passes",
-    R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto"})", create)
+    R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto",
+        "isa": "auto"})",
+    create)

@@ -1,0 +1,106 @@
+// The winograd plugin's Winograd-domain kernels (the tile and filter transforms, domain.hpp), built
+// once per instruction set (kernels.cpp, compiled by cmake/DtnnIsa.cmake with -march=x86-64-v4,
+// x86-64-v3 and x86-64 on x86-64; once, as the build's own target, elsewhere) and chosen at run
+// time by what the CPU has: a build for one machine runs the best its CPU takes on another.
+// Only plain types cross between the variants: each variant's code, vectors included, lives in a
+// namespace of its own (DTNN_ISA), so the linker cannot merge one variant's inline functions into
+// another's.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "dtnn/conv_algorithm.hpp"
+
+namespace dtnn::winograd {
+
+inline constexpr int kChunk = 32;  // the widest chunk of channels a transform takes at once
+
+// The m x m output tiles covering an h x w output of n samples, numbered sample by sample, row by
+// row.
+struct TileGrid {
+  struct Tile {
+    std::int64_t n, y, x;  // sample, output row and column of the tile's first pixel
+  };
+  TileGrid(std::int64_t m_, std::int64_t n, std::int64_t h, std::int64_t w)
+      : m(m_), th((h + m_ - 1) / m_), tw((w + m_ - 1) / m_), count(n * th * tw) {}
+  Tile at(std::int64_t p) const { return {p / (th * tw), p / tw % th * m, p % tw * m}; }
+  std::int64_t m, th, tw, count;
+};
+
+// One activation as the transforms see it.
+template <class T>
+struct Image {
+  T* data;
+  ActivationStrides s;
+  std::int64_t n, h, w, c;
+};
+
+// A block of tiles [p0, p0 + count) of a grid in the Winograd domain: point t of tile p, channel
+// c at base[t * stride(channels) + (p - p0) * channels + c], where the block has room for
+// `capacity` tiles. Between one point's rows and the next's there is a cache line beyond the
+// block's tiles, so that the a*a points a tile transform touches do not share cache sets (a
+// block is a power of two bytes on most layers).
+struct Block {
+  std::int64_t p0, count, capacity;
+  std::int64_t stride(std::int64_t channels) const { return capacity * channels + 16; }
+};
+
+// The kernels of F(M x M, 3 x 3) for T. `alone`: the call runs on this thread alone; otherwise it
+// shares its work among the threads of the enclosing parallel region (without a barrier at the
+// end). filter_transform opens its own parallel region.
+template <class T, int M>
+struct Kernels {
+  // The block's tiles of grid, their inputs read from `in` at the tile origin minus the padding,
+  // to the Winograd domain in v.
+  void (*inputs_to_domain)(const Image<T>& in, const TileGrid& grid, const Block& b,
+                           std::int64_t pad_h, std::int64_t pad_w, T* v, bool alone);
+  // The block's products in m back to their output tiles in `out`.
+  void (*outputs_from_domain)(T* m, const TileGrid& grid, const Block& b, const Image<T>& out,
+                              bool alone);
+  // The output gradients dy of the block's tiles to the Winograd domain in z.
+  void (*gradients_to_domain)(const Image<T>& dy, const TileGrid& grid, const Block& b, T* z,
+                              bool alone);
+  // u = the filter slice (G g Gt)[t] of the 3x3 filter at w with strides s (ci input and co output
+  // channels), [t][ci][co], or [t][co][ci] when `transposed` (taken where ci is the contiguous
+  // index).
+  void (*filter_transform)(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co, T* u,
+                           bool transposed);
+  // dw (strides fs) += Gt acc G, acc the gradient in the Winograd domain ([t][c][k]).
+  void (*add_filter_gradient)(const T* acc, std::int64_t c, std::int64_t k, FilterStrides fs,
+                              T* dw);
+};
+
+struct KernelSet {
+  const char* isa;  // "avx512", "avx2" or "portable"
+  Kernels<float, 2> f2;
+  Kernels<float, 4> f4;
+  Kernels<double, 2> d2;
+  Kernels<double, 4> d4;
+
+  template <class T, int M>
+  const Kernels<T, M>& get() const {
+    if constexpr (std::is_same_v<T, float> && M == 2)
+      return f2;
+    else if constexpr (std::is_same_v<T, float>)
+      return f4;
+    else if constexpr (M == 2)
+      return d2;
+    else
+      return d4;
+  }
+};
+
+// Each variant (kernels.cpp); a build defines those of its platform (DTNN_HAVE_ISA_<name>).
+const KernelSet& kernel_set_avx512();
+const KernelSet& kernel_set_avx2();
+const KernelSet& kernel_set_portable();
+
+// The variants this build has, best first, each with whether this CPU runs it.
+struct Variant {
+  const KernelSet* set;
+  bool runs_here;
+};
+std::vector<Variant> kernel_variants();
+
+}  // namespace dtnn::winograd
