@@ -8,8 +8,10 @@
 // points, p: tile), read in place where the tile lies inside the image; (2) one GEMM per point,
 // M[t] = V[t] U[t]; (3) every tile comes back. Layers of up to 64 channels go in thread blocks,
 // each thread taking whole blocks through all three steps; wider ones share each step of a block
-// among the threads (the points' GEMMs split between them). The filter transform U[t][c][k] is
-// rebuilt on each call (the weights change every step; it costs 1/Ntiles of the GEMMs).
+// among the threads (the points' GEMMs split between them). The filter transform U[t] is rebuilt
+// on each call (the weights change every step; it costs 1/Ntiles of the GEMMs). This file runs
+// the passes and the GEMMs (BLIS); the transforms (domain.hpp) are built once per instruction set
+// and the best this CPU runs is chosen when the algorithm is created (kernels.hpp).
 #include <omp.h>
 
 #include <algorithm>
