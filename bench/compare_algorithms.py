@@ -72,7 +72,16 @@ def main():
         result.append(entry)
         print(line)
     print(f"largest f+b ratio: {worst:.2f}")
-    print("JSON " + json.dumps({"first": a.first, "second": a.second, "repeats": a.repeats, "rows": result}))
+    # Each net's layers together (every shape once), forward + backward: the sum of the medians.
+    totals = {}
+    for entry in result:
+        net = entry["layer"].split()[0]
+        x, y = entry["f+b"]
+        totals[net] = [totals.get(net, [0.0, 0.0])[0] + x, totals.get(net, [0.0, 0.0])[1] + y]
+    for net, (x, y) in totals.items():
+        print(f"{net} layers together, f+b: {x:.3f} against {y:.3f} ms, ratio {x / y:.2f}")
+    print("JSON " + json.dumps({"first": a.first, "second": a.second, "repeats": a.repeats, "rows": result,
+                                "totals": totals}))
 
 
 if __name__ == "__main__":
