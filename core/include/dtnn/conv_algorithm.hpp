@@ -119,9 +119,11 @@ template <class T>
   if (count & 1) *dst = *src;
 }
 
-// dst[i * ds] = src[i * ss] for i < count: a channel run between layouts.
+// dst[i * ds] = src[i * ss] for i < count: a channel run between layouts. (Always inlined, like
+// copy_short: code built once per instruction set calls it, and one copy out of line would serve
+// every variant.)
 template <class T>
-inline void copy_strided(const T* src, std::int64_t ss, T* dst, std::int64_t ds,
+[[gnu::always_inline]] inline void copy_strided(const T* src, std::int64_t ss, T* dst, std::int64_t ds,
                          std::int64_t count) {
   if (ss == 1 && ds == 1) {
     copy_short(src, dst, count);

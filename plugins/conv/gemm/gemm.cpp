@@ -258,9 +258,9 @@ class GemmConv final : public ConvAlgorithm {
   // (MR known when compiled for the usual kernels: the rows' loop unrolls.)
   template <class T>
   static void interleave(const T* const* src, std::int64_t mr, std::int64_t run, T* dst) {
-    auto fixed = [&](auto rows) {
+    auto fixed = [&](auto rows, std::int64_t from = 0) {  // columns [from, run)
       constexpr std::int64_t kRows = decltype(rows)::value;
-      for (std::int64_t c = 0; c < run; ++c, dst += kRows)
+      for (std::int64_t c = from; c < run; ++c, dst += kRows)
         for (std::int64_t r = 0; r < kRows; ++r) dst[r] = src[r][c];
     };
     switch (mr) {
@@ -270,9 +270,7 @@ class GemmConv final : public ConvAlgorithm {
         if constexpr (std::is_same_v<T, float>) {
           const std::int64_t blocked = run / 8 * 8;
           for (std::int64_t c = 0; c < blocked; c += 8, dst += 48) interleave_6x8(src, c, dst);
-          for (std::int64_t c = blocked; c < run; ++c, dst += 6)
-            for (std::int64_t r = 0; r < 6; ++r) dst[r] = src[r][c];
-          return;
+          return fixed(std::integral_constant<std::int64_t, 6>{}, blocked);
         }
         return fixed(std::integral_constant<std::int64_t, 6>{});
       case 8:
@@ -388,16 +386,9 @@ class GemmConv final : public ConvAlgorithm {
   void pack_filter(const T* w, std::span<const std::int64_t> taps, std::int64_t inner,
                    std::int64_t is, std::int64_t outer, std::int64_t os, std::int64_t j,
                    std::int64_t nr, std::int64_t p0, std::int64_t kc, T* panel) const {
-    const FilterStrides fs = filter_strides(g_);
     const std::int64_t cols = std::min(nr, outer - j);
-    for (std::int64_t q = 0; q < kc; ++q) {
-      const std::int64_t row = p0 + q, ch = row % inner;
-      const std::int64_t tap = taps[static_cast<std::size_t>(row / inner)];
-      const T* src = w + tap / g_.kw * fs.y + tap % g_.kw * fs.x + ch * is + j * os;
-      T* dst = panel + q * nr;
-      copy_run(src, os, dst, 1, cols);
-      for (std::int64_t c = cols; c < nr; ++c) dst[c] = T(0);
-    }
+    for (std::int64_t q = 0; q < kc; ++q)
+      filter_piece(filter_row(w, taps, inner, is, p0 + q) + j * os, os, cols, nr, panel + q * nr);
   }
 
   // Rows [q0, q1) of every NR-wide panel of a KC x NC slice of the same filter matrix, columns
@@ -408,18 +399,29 @@ class GemmConv final : public ConvAlgorithm {
                         std::int64_t is, std::int64_t outer, std::int64_t jc, std::int64_t nc,
                         std::int64_t nr, std::int64_t p0, std::int64_t kc, std::int64_t q0,
                         std::int64_t q1, T* slice) const {
-    const FilterStrides fs = filter_strides(g_);
     for (std::int64_t q = q0; q < q1; ++q) {
-      const std::int64_t row = p0 + q, ch = row % inner;
-      const std::int64_t tap = taps[static_cast<std::size_t>(row / inner)];
-      const T* src = w + tap / g_.kw * fs.y + tap % g_.kw * fs.x + ch * is + jc;
-      for (std::int64_t jr = 0; jr < nc; jr += nr) {
-        const std::int64_t cols = std::min(nr, outer - jc - jr);
-        T* dst = slice + jr * kc + q * nr;
-        copy_short(src + jr, dst, cols);
-        for (std::int64_t c = cols; c < nr; ++c) dst[c] = T(0);
-      }
+      const T* src = filter_row(w, taps, inner, is, p0 + q) + jc;
+      for (std::int64_t jr = 0; jr < nc; jr += nr)
+        filter_piece(src + jr, 1, std::min(nr, outer - jc - jr), nr, slice + jr * kc + q * nr);
     }
+  }
+
+  // Where row `row` of the filter matrix ((tap of the list, inner channel), as in pack_filter)
+  // starts: its element for outer channel 0.
+  template <class T>
+  const T* filter_row(const T* w, std::span<const std::int64_t> taps, std::int64_t inner,
+                      std::int64_t is, std::int64_t row) const {
+    const FilterStrides fs = filter_strides(g_);
+    const std::int64_t tap = taps[static_cast<std::size_t>(row / inner)];
+    return w + tap / g_.kw * fs.y + tap % g_.kw * fs.x + row % inner * is;
+  }
+
+  // One NR-wide row of a packed panel: the cols values at src (stride os), zeros after.
+  template <class T>
+  static void filter_piece(const T* src, std::int64_t os, std::int64_t cols, std::int64_t nr,
+                           T* dst) {
+    copy_run(src, os, dst, 1, cols);
+    for (std::int64_t c = cols; c < nr; ++c) dst[c] = T(0);
   }
 
   // out[(n, y, x), o] = sum over the listed taps and i of source(n, y, x, tap)[i * source_cs]

@@ -2,8 +2,9 @@
 // a block of the Winograd domain, and the filter transforms (transforms.hpp does the arithmetic).
 // Compiled once per instruction set by kernels.cpp, each time inside the namespace DTNN_ISA, so
 // everything here that the compiler vectorises or leaves out of line is that variant's own. (For
-// the same reason there are no calls to std algorithms here: a copy of std::fill<float*> built for
-// AVX-512 could be the one the linker keeps for every variant.)
+// the same reason there are no calls to std algorithms here, whose copy built for AVX-512 could be
+// the one the linker keeps for every variant: the core's copy_short and copy_strided are always
+// inlined.)
 #pragma once
 #include <omp.h>
 
@@ -15,15 +16,10 @@
 
 namespace dtnn::winograd::DTNN_ISA {
 
-// dst[0, count) = value; dst[i * ds] = src[i * ss] for i in [0, count).
+// dst[0, count) = value.
 template <class T>
 inline void fill(T* dst, std::int64_t count, T value) {
   for (std::int64_t i = 0; i < count; ++i) dst[i] = value;
-}
-template <class T>
-inline void copy(const T* src, std::int64_t ss, T* dst, std::int64_t ds, std::int64_t count) {
-  if (ss == 1 && ds == 1) return copy_short(src, dst, count);
-  for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = src[i * ss];
 }
 
 // The channels a transform takes at once: 32, or 16 or 8 where 32 would leave chunks half empty
@@ -75,14 +71,14 @@ struct Window {
       for (int s = 0; s < cols; ++s) {
         T* e = d + (r * cols + s) * W;
         const bool here = inside(y0 + r, x0 + s);
-        if (here) copy(at(y0 + r, x0 + s), im.s.c, e, 1, cn);
+        if (here) copy_strided(at(y0 + r, x0 + s), im.s.c, e, 1, cn);
         fill(e + (here ? cn : 0), W - (here ? cn : 0), T(0));
       }
   }
   void scatter(int rows, int cols, const T* d) const {
     for (int r = 0; r < rows && y0 + r < im.h; ++r)
       for (int s = 0; s < cols && x0 + s < im.w; ++s)
-        copy(d + (r * cols + s) * W, 1, at(y0 + r, x0 + s), im.s.c, cn);
+        copy_strided(d + (r * cols + s) * W, 1, at(y0 + r, x0 + s), im.s.c, cn);
   }
 };
 

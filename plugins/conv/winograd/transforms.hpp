@@ -16,7 +16,7 @@
 #include "dtnn/simd.hpp"
 
 #ifndef DTNN_ISA
-#define DTNN_ISA native  // (a file built once, for the build's own target)
+#error "DTNN_ISA names the instruction-set variant: build this through dtnn_add_isa_variants"
 #endif
 
 namespace dtnn::winograd::DTNN_ISA {
