@@ -12,6 +12,7 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/config.hpp"
+#include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/model.hpp"
@@ -34,7 +35,7 @@ struct UsageError : std::runtime_error {
 struct FlagKey {
   const char* flag;
   const char* key;
-  char kind;  // 's' string, 'i' integer, 'f' number, 'b' boolean
+  char kind;  // 's' string, 'i' integer, 'f' number, 'b' boolean, 'g' boolean: "cuda" or "cpu"
   const char* help;
 };
 const FlagKey kFlags[] = {
@@ -134,6 +135,12 @@ const FlagKey kFlags[] = {
     {"optimizer-beta1", "optimizer.beta1", 'f', "beta1 (adam, nadam)"},
     {"optimizer-beta2", "optimizer.beta2", 'f', "beta2 (adam, nadam)"},
     {"optimizer-epsilon", "optimizer.epsilon", 'f', "epsilon (rmsprop, adam, nadam)"},
+    {"enable-gpu", "device", 'g', "train on the GPU (one per process): sets device to cuda"},
+    {"enable-cudnn-auto-conv-alg", "gpu.cudnn_auto_conv_alg", 'b',
+     "let cuDNN's search pick each convolution's algorithms"},
+    {"enable-gpudirect", "gpu.gpudirect", 'b', "pass GPU memory to a CUDA-aware MPI"},
+    {"enable-nccl", "gpu.nccl", 'b', "exchange GPU gradients with NCCL"},
+    {"tf32", "gpu.tf32", 'b', "allow TF32 tensor-core math for float32 on the GPU"},
 };
 
 std::string assignment(const FlagKey& f, const std::string& raw) {
@@ -144,12 +151,14 @@ std::string assignment(const FlagKey& f, const std::string& raw) {
   switch (f.kind) {
     case 's':
       return std::string(f.key) + "=" + json(raw).dump();
-    case 'b': {
+    case 'b':
+    case 'g': {
       std::string l = raw;
       for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (l == "true" || l == "1" || l == "yes") return std::string(f.key) + "=true";
-      if (l == "false" || l == "0" || l == "no") return std::string(f.key) + "=false";
-      throw bad("true or false");
+      const bool on = l == "true" || l == "1" || l == "yes";
+      if (!on && l != "false" && l != "0" && l != "no") throw bad("true or false");
+      if (f.kind == 'g') return std::string(f.key) + "=" + (on ? "cuda" : "cpu");
+      return std::string(f.key) + (on ? "=true" : "=false");
     }
     default:
       v = json::parse(raw, nullptr, false);
@@ -331,6 +340,22 @@ int cmd_check_plugin(const std::vector<std::string>& args) {
   return failed == 0 && passed > 0 ? 0 : 1;
 }
 
+// The GPU this process would use, with driver and library versions, or why there is none.
+void print_gpus(const dtnn::Registry& registry) {
+  const dtnn::PluginRecord* gpu = registry.find("device", "cuda");
+  if (!gpu) {
+    std::printf("GPU: no device plugin 'cuda' (built without CUDA)\n");
+    return;
+  }
+  if (gpu->status != dtnn::PluginRecord::Status::ok) {
+    std::printf("GPU: %s: %s\n", dtnn::to_string(gpu->status), gpu->reason.c_str());
+    return;
+  }
+  auto runtime = registry.create_as<dtnn::DeviceRuntime>("device", "cuda", dtnn::Params());
+  runtime->open(0, dtnn::Params());
+  std::printf("%s\n", runtime->describe().c_str());
+}
+
 int cmd_info(const std::vector<std::string>& args) {
   Common common;
   po::options_description desc("info options");
@@ -353,6 +378,7 @@ int cmd_info(const std::vector<std::string>& args) {
     std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);
     std::printf("CUDA toolkit (cuDNN, NCCL): %s at build time\n",
                 DTNN_HAVE_CUDA ? "found" : "not found");
+    print_gpus(registry);
     std::printf("Plugin folders, in search order:\n");
     for (const auto& f : registry.folders()) {
       std::error_code ec;

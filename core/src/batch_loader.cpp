@@ -77,6 +77,16 @@ void BatchLoader::wait_until_idle(std::unique_lock<std::mutex>& lock) {
   changed_.wait(lock, [&] { return !requested_ || ready_; });
 }
 
+std::vector<Tensor> BatchLoader::buffers() const {
+  std::vector<Tensor> out;
+  for (const Slot& s : slots_)
+    if (s.x.defined()) {
+      out.push_back(s.x);
+      out.push_back(s.y);
+    }
+  return out;
+}
+
 void BatchLoader::settle() {
   if (!prefetching()) return;
   std::unique_lock lock(mutex_);

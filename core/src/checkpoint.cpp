@@ -106,7 +106,10 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
   put(out, kVersion);
   put(out, static_cast<std::uint64_t>(text.size()));
   out += text;
-  for (const auto& e : list) out.append(static_cast<const char*>(e.tensor.raw()), e.tensor.bytes());
+  for (const auto& e : list) {
+    const Tensor host = e.tensor.to(Device::cpu);  // a model on a GPU: copied back
+    out.append(static_cast<const char*>(host.raw()), host.bytes());
+  }
   put(out, fnv1a(out.data(), out.size()));
   return out;
 }
@@ -186,8 +189,16 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
                   std::to_string(begins.back()) + " runs past the data)");
   }
   // Everything matches: copy.
-  for (std::size_t i = 0; i < list.size(); ++i)
-    std::memcpy(list[i].tensor.raw(), bytes.data() + begins[i], list[i].tensor.bytes());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    Tensor t = list[i].tensor;  // shares the storage
+    if (t.device() == Device::cpu) {
+      std::memcpy(t.raw(), bytes.data() + begins[i], t.bytes());
+    } else {
+      Tensor host = Tensor::empty(t.shape(), t.dtype(), t.layout());
+      std::memcpy(host.raw(), bytes.data() + begins[i], t.bytes());
+      t.copy_from(host);
+    }
+  }
   CheckpointInfo info;
   info.optimizer = meta.value("optimizer", "");
   info.seed = std::stoull(meta.value("seed", std::string("0")));

@@ -53,9 +53,11 @@ json experiment_defaults() {
                 "augment_mask": 0.0, "augment_mask_size": 16, "augment_perspective": 0.0,
                 "augment_perspective_factor": 0.25},
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
-                 "dtype": "float32", "tensor_format": "NHWC", "seed": 1, "shuffle": true,
+                 "dtype": "float32", "tensor_format": "auto", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
                  "resume": "", "weights_and_bias_filename": ""},
+    "device": "cpu",
+    "gpu": {"tf32": false, "cudnn_auto_conv_alg": true, "gpudirect": false, "nccl": true},
     "optimizer": {"name": "sgd"},
     "loss": "categorical_cross_entropy",
     "metrics": ["categorical_accuracy"],
@@ -201,10 +203,14 @@ void validate_experiment(json& config, const std::string& where) {
   require(dtype == "float32" || dtype == "float64", where, "training.dtype",
           "\"float32\" or \"float64\"", t["dtype"]);
   try {
-    parse_layout(t["tensor_format"].get<std::string>());
+    if (t["tensor_format"] != "auto") parse_layout(t["tensor_format"].get<std::string>());
   } catch (const Error&) {
-    type_error(where, "training.tensor_format", "\"NHWC\" or \"NCHW\"", t["tensor_format"]);
+    type_error(where, "training.tensor_format",
+               "\"auto\" (NHWC on the cpu, NCHW on a GPU), \"NHWC\" or \"NCHW\"",
+               t["tensor_format"]);
   }
+  require(config["device"] == "cpu" || config["device"] == "cuda", where, "device",
+          "\"cpu\" or \"cuda\" (one NVIDIA GPU per process)", config["device"]);
   const json& d = config["dataset"];
   require(d["name"].is_string(), where, "dataset.name", "a string", d["name"]);
   double vs = d["validation_split"].get<double>();

@@ -15,6 +15,7 @@
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/dataset.hpp"
+#include "dtnn/device.hpp"
 #include "dtnn/image_transform.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/loss.hpp"
@@ -36,6 +37,29 @@ bool launched_by_mpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"})
     if (std::getenv(v)) return true;
   return false;
+}
+
+// This process's index among the ranks on its host (0 when no launcher says): picks its GPU.
+int local_rank() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                        "PMIX_LOCAL_RANK", "SLURM_LOCALID"})
+    if (const char* s = std::getenv(v)) return std::max(0, static_cast<int>(std::strtol(s, nullptr, 10)));
+  return 0;
+}
+
+// The plugin of `kind` named `name` for the run's device: "<device>_<name>" off the cpu, with an
+// error that says which ones the device has when it lacks this one.
+std::string plugin_for_device(const Registry& registry, Device device, const std::string& kind,
+                              const std::string& name, const std::string& key) {
+  const std::string wanted = device_plugin_name(device, name);
+  if (device == Device::cpu || registry.find(kind, wanted)) return wanted;
+  std::string have;
+  const std::string prefix = std::string(to_string(device)) + "_";
+  for (const std::string& n : registry.available(kind))
+    if (n.starts_with(prefix)) have += (have.empty() ? "" : ", ") + n.substr(prefix.size());
+  throw Error(key + ": " + kind + " '" + name + "' has no " + to_string(device) + " plugin (" +
+              kind + "/" + wanted + "); on " + to_string(device) + ": " +
+              (have.empty() ? "none" : have));
 }
 
 // The number of processes the MPI launcher started (1 when it cannot tell).
@@ -85,7 +109,17 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   const json& t = j["training"];
   initialize_runtime(static_cast<int>(t["threads"].get<std::int64_t>()));
   const DType dtype = parse_dtype(t["dtype"].get<std::string>());
-  const Layout layout = parse_layout(t["tensor_format"].get<std::string>());
+  const Device device = parse_device(j["device"].get<std::string>());
+  // "auto": NHWC on the cpu (what its algorithms are fastest in), NCHW on a GPU (cuDNN's).
+  const Layout layout = t["tensor_format"] == "auto"
+                            ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)
+                            : parse_layout(t["tensor_format"].get<std::string>());
+  const Params device_params(j["gpu"], where + ": gpu");
+  if (device != Device::cpu) {  // one GPU per process, picked by its local rank
+    auto runtime = registry.create_as<DeviceRuntime>("device", to_string(device), Params());
+    runtime->open(local_rank(), device_params);
+    install_device_runtime(runtime);
+  }
 
   comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
@@ -124,6 +158,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   ModelOptions mo;
   mo.dtype = dtype;
   mo.layout = layout;
+  mo.device = device;
+  mo.device_params = device_params;
   const json& par = j["parallel"];
   const std::string mode = par["mode"].get<std::string>();
   if (mode == "sequential" && comm_->size() > 1)
@@ -139,6 +175,12 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   const json& fusion = j["fusion"];
   mo.fusions = {fusion["conv_relu"].get<bool>(), fusion["conv_batchnorm"].get<bool>(),
                 fusion["conv_batchnorm_relu"].get<bool>(), fusion["batchnorm_relu"].get<bool>()};
+  if (device != Device::cpu && (mo.fusions.conv_batchnorm || mo.fusions.conv_batchnorm_relu ||
+                                mo.fusions.batchnorm_relu)) {
+    log_info("fusion: only conv_relu applies on " + std::string(to_string(device)) +
+             " (cuDNN runs the other layers on their own)");
+    mo.fusions = {mo.fusions.conv_relu, false, false, false};
+  }
   if (comm_->size() > 1) mo.communicator = comm_.get();
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
   if (model_->output_shape().numel() != dataset_->num_classes())
@@ -147,7 +189,10 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
                 " classes of dataset '" + j["dataset"]["name"].get<std::string>() + "'");
 
   optimizer_ =
-      registry.create_as<Optimizer>("optimizer", j["optimizer"]["name"].get<std::string>(),
+      registry.create_as<Optimizer>("optimizer",
+                                    plugin_for_device(registry, device, "optimizer",
+                                                      j["optimizer"]["name"].get<std::string>(),
+                                                      where + ": optimizer.name"),
                                     Params(j["optimizer"], where + ": optimizer"),
                                     {"name", "learning_rate_scaling"});
   optimizer_->build(model_->parameters());
@@ -171,7 +216,9 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
     log_info("resuming from " + file.string() + " (epoch " +
              std::to_string(resumed->position.epoch) + " done)");
   }
-  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
+  loss_ = registry.create_as<Loss>("loss",
+                                   plugin_for_device(registry, device, "loss",
+                                                     j["loss"].get<std::string>(), where + ": loss"),
                                    Params(json::object(), where + ": loss"));
   for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
     const json& m = j["metrics"][i];

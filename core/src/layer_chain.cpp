@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/registry.hpp"
@@ -9,8 +10,30 @@
 
 namespace dtnn {
 
+namespace {
+
+// The plugin for ls on ctx.device: "<device>_<type>" off the cpu. A layer without a plugin for
+// the device is accepted only if it merely reshapes (flatten): it runs no code on any device.
+std::shared_ptr<Layer> create_layer(const LayerSpec& ls, const LayerBuildContext& ctx) {
+  const Registry& registry = *ctx.registry;
+  if (ctx.device == Device::cpu) return registry.create_as<Layer>("layer", ls.type, ls.params);
+  const std::string name = device_plugin_name(ctx.device, ls.type);
+  if (registry.find("layer", name)) return registry.create_as<Layer>("layer", name, ls.params);
+  auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
+  if (layer->is_reshape()) return layer;
+  std::string have;
+  const std::string prefix = std::string(to_string(ctx.device)) + "_";
+  for (const std::string& n : registry.available("layer"))
+    if (n.starts_with(prefix)) have += (have.empty() ? "" : ", ") + n.substr(prefix.size());
+  throw Error(ls.params.where() + ": layer '" + ls.type + "' has no " + to_string(ctx.device) +
+              " plugin (layer/" + name + "); layers that run on " + to_string(ctx.device) +
+              ": " + (have.empty() ? "none" : have));
+}
+
+}  // namespace
+
 std::shared_ptr<Layer> build_layer(const LayerSpec& ls, const LayerBuildContext& ctx) {
-  auto layer = ctx.registry->create_as<Layer>("layer", ls.type, ls.params);
+  auto layer = create_layer(ls, ctx);
   try {
     layer->build(ctx);
   } catch (const Error& e) {
@@ -35,7 +58,7 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
     largest = std::max(largest, current.numel());
     outputs_.push_back(layer->is_reshape() ? Tensor()
                                            : Tensor::empty(current.with_batch(ctx.max_batch),
-                                                           ctx.dtype, ctx.layout));
+                                                           ctx.dtype, ctx.layout, ctx.device));
     layers_.push_back(std::move(layer));
     types_.push_back(specs[i].type);
   }
@@ -43,8 +66,8 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
   views_.resize(layers_.size());
   if (layers_.size() > 1) {
     const Shape flat{ctx.max_batch * largest};
-    grad_a_ = Tensor::empty(flat, ctx.dtype, ctx.layout);
-    grad_b_ = Tensor::empty(flat, ctx.dtype, ctx.layout);
+    grad_a_ = Tensor::empty(flat, ctx.dtype, ctx.layout, ctx.device);
+    grad_b_ = Tensor::empty(flat, ctx.dtype, ctx.layout, ctx.device);
   }
 }
 

@@ -160,6 +160,8 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     ctx.input_shape = current;
     ctx.dtype = options.dtype;
     ctx.layout = options.layout;
+    ctx.device = options.device;
+    ctx.device_params = options.device_params;
     ctx.max_batch = options.max_batch;
     ctx.seed = Rng::derive(options.seed, i + 1);
     ctx.registry = &registry;
@@ -174,7 +176,8 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     largest = std::max(largest, current.numel());
     outputs_.push_back(layer->is_reshape() ? Tensor()
                                            : Tensor::empty(current.with_batch(options.max_batch),
-                                                           options.dtype, options.layout));
+                                                           options.dtype, options.layout,
+                                                           options.device));
     first_parameter_.push_back(parameters_.size());
     for (auto& p : layer->parameters()) {
       p.name = std::to_string(i + 1) + "." + ls.type + "." + p.name;
@@ -187,8 +190,8 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   first_parameter_.push_back(parameters_.size());
   output_views_.resize(layers_.size());
   Shape flat{options.max_batch * largest};
-  grad_a_ = Tensor::empty(flat, options.dtype, options.layout);
-  grad_b_ = Tensor::empty(flat, options.dtype, options.layout);
+  grad_a_ = Tensor::empty(flat, options.dtype, options.layout, options.device);
+  grad_b_ = Tensor::empty(flat, options.dtype, options.layout, options.device);
   ends_in_softmax_ = layers_.back()->type() == "softmax";
 }
 

@@ -177,9 +177,10 @@ void save_pydtnn_weights(Model& model, const std::filesystem::path& file) {
     a.item_size = static_cast<int>(dtype_size(a.dtype));
     a.shape = e.file_shape();
     a.data.resize(e.tensor.bytes());
+    const Tensor host = e.tensor.to(Device::cpu);  // a model on a GPU: copied back
     dispatch_dtype(a.dtype, [&](auto z) {
       using T = decltype(z);
-      permute(e.tensor.data<T>(), reinterpret_cast<T*>(a.data.data()), e.dims, e.perm, true);
+      permute(host.data<T>(), reinterpret_cast<T*>(a.data.data()), e.dims, e.perm, true);
     });
     arrays.emplace_back(e.key, std::move(a));
   }
@@ -204,14 +205,18 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
   }
   for (const Entry& e : entries) {
     const NpyArray& a = *by_key.at(e.key);
+    Tensor host = e.tensor.device() == Device::cpu
+                      ? e.tensor
+                      : Tensor::empty(e.tensor.shape(), e.tensor.dtype(), e.tensor.layout());
     dispatch_dtype(e.tensor.dtype(), [&](auto z) {
       using T = decltype(z);
       dispatch_dtype(a.dtype, [&](auto s) {
         using S = decltype(s);
-        permute(reinterpret_cast<const S*>(a.data.data()), e.tensor.data<T>(), e.dims, e.perm,
+        permute(reinterpret_cast<const S*>(a.data.data()), host.data<T>(), e.dims, e.perm,
                 false);
       });
     });
+    if (host.raw() != e.tensor.raw()) Tensor(e.tensor).copy_from(host);
   }
 }
 

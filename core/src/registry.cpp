@@ -37,7 +37,8 @@ const char* to_string(PluginRecord::Status s) {
 namespace {
 
 const std::set<std::string> kKinds = {"layer",   "conv",         "optimizer", "scheduler",
-                                      "dataset", "communicator", "loss",      "metric"};
+                                      "dataset", "communicator", "loss",      "metric",
+                                      "device"};
 
 fs::path executable_dir() {
   std::error_code ec;
@@ -121,7 +122,10 @@ void Registry::load(const fs::path& file) {
   auto reject = [&](PluginRecord::Status status, const std::string& why) {
     rec.status = status;
     rec.reason = why;
-    warnings_.push_back(std::string(to_string(status)) + " " + file.string() + ": " + why);
+    // An unavailable plugin is expected (GPU plugins on a machine without a GPU): `dtnn plugins`
+    // lists it, and asking for it says why; only broken files are warned about at start-up.
+    if (status != PluginRecord::Status::unavailable)
+      warnings_.push_back(std::string(to_string(status)) + " " + file.string() + ": " + why);
     records_.push_back(std::move(rec));
   };
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/memory.hpp"
 
@@ -72,12 +73,18 @@ bool Shape::operator==(const Shape& o) const {
   return rank_ == o.rank_ && std::equal(begin(), end(), o.begin());
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout) {
+Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout, Device device) {
   Tensor t;
   t.shape_ = shape;
   t.dtype_ = dtype;
   t.layout_ = layout;
+  t.device_ = device;
   const std::size_t bytes = t.bytes();
+  if (device != Device::cpu) {
+    t.storage_ = device_runtime(device).allocate(bytes);
+    t.data_ = t.storage_.get();
+    return t;
+  }
   std::byte* p = nullptr;
   try {
     p = allocate_aligned(bytes);
@@ -89,8 +96,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout) {
   return t;
 }
 
-Tensor Tensor::zeros(const Shape& shape, DType dtype, Layout layout) {
-  Tensor t = empty(shape, dtype, layout);
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Layout layout, Device device) {
+  Tensor t = empty(shape, dtype, layout, device);
   t.fill_zero();
   return t;
 }
@@ -127,13 +134,29 @@ Tensor Tensor::with_layout(Layout layout) const {
 }
 
 void Tensor::fill_zero() {
-  if (data_) std::memset(data_, 0, bytes());
+  if (!data_) return;
+  if (device_ != Device::cpu)
+    device_runtime(device_).fill_zero(data_, bytes());
+  else
+    std::memset(data_, 0, bytes());
 }
 
 void Tensor::copy_from(const Tensor& other) {
   DTNN_CHECK(other.numel() == numel() && other.dtype() == dtype_,
              "copy " + other.shape_.str() + " into " + shape_.str());
-  if (other.data_ != data_) std::memcpy(data_, other.data_, bytes());
+  if (other.data_ == data_) return;
+  if (device_ != Device::cpu || other.device_ != Device::cpu)
+    device_runtime(device_ != Device::cpu ? device_ : other.device_)
+        .copy(data_, other.data_, bytes());
+  else
+    std::memcpy(data_, other.data_, bytes());
+}
+
+Tensor Tensor::to(Device device) const {
+  if (device == device_) return *this;
+  Tensor t = empty(shape_, dtype_, layout_, device);
+  t.copy_from(*this);
+  return t;
 }
 
 }  // namespace dtnn

@@ -11,6 +11,7 @@
 
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
+#include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
@@ -96,6 +97,17 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   }
   loader_ = std::make_unique<BatchLoader>(dataset_, options_.augment, max_batch, dtype, layout,
                                           options_.prefetch);
+  if (const Device device = model_.options().device; device != Device::cpu) {
+    for (int i = 0; i < 2; ++i) {
+      x_device_[i] = Tensor::empty(x_.shape(), dtype, layout, device);
+      y_device_[i] = Tensor::empty(y_.shape(), dtype, layout, device);
+    }
+    prediction_host_ = Tensor::empty(model_.output_shape().with_batch(max_batch), dtype, layout);
+    pinned_ = loader_->buffers();
+    for (const Tensor& t : {x_, y_, prediction_host_}) pinned_.push_back(t);
+    DeviceRuntime& runtime = device_runtime(device);
+    for (const Tensor& t : pinned_) runtime.pin(t.raw(), t.bytes());
+  }
   for (const auto& m : metrics_) {
     m->set_classes(dataset_.num_classes());
     metric_offsets_.push_back(metric_totals_.size());
@@ -109,6 +121,28 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
                   ") is above the model's max_batch (" + std::to_string(max_batch) + ")");
     exchange_ = std::make_unique<GradientExchange>(model_, comm_, options_.sync.exchange);
   }
+}
+
+Trainer::~Trainer() {
+  if (!pinned_.empty()) {
+    loader_.reset();  // its thread may still be filling a pinned buffer
+    DeviceRuntime& runtime = device_runtime(model_.options().device);
+    runtime.synchronize();
+    for (const Tensor& t : pinned_) runtime.unpin(t.raw());
+  }
+}
+
+std::pair<Tensor, Tensor> Trainer::to_model_device(const Tensor& x, const Tensor& y) {
+  if (!x_device_[0].defined()) return {x, y};
+  const std::int64_t n = x.dim(0);
+  const int slot = device_slot_;
+  device_slot_ = 1 - device_slot_;
+  Tensor xd = x_device_[slot].slice_batch(0, n), yd = y_device_[slot].slice_batch(0, n);
+  // The host buffers are refilled only after the loss of this batch has been read back, which
+  // waits for these copies.
+  device_runtime(xd.device()).upload_async({{xd.raw(), x.raw(), x.bytes()},
+                                            {yd.raw(), y.raw(), y.bytes()}});
+  return {xd, yd};
 }
 
 std::int64_t Trainer::global_batch() const {
@@ -150,12 +184,13 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
                            bool sync_gradients, std::span<const std::int64_t> next) {
   const auto n = static_cast<std::int64_t>(indices.size());
   double batch_loss = 0;
-  auto [x, y] = loader_->take(indices, augment_seed_);
+  auto [x_host, y_host] = loader_->take(indices, augment_seed_);
+  auto [x, y] = to_model_device(x_host, y_host);
   if (!next.empty()) loader_->request(next, augment_seed_);
   if (n > 0) {
     const Tensor& prediction = model_.forward(x, Mode::train);
     batch_loss = loss_.forward(prediction, y);
-    accumulate_metrics(prediction, y, metric_totals_);
+    accumulate_metrics(prediction, y_host, metric_totals_);
   }
   // Grads start at zero: the model builds them so, and each optimizer update leaves them so.
   if (!sync_gradients) {  // update each layer as soon as its gradients are final
@@ -177,9 +212,15 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
 
 // totals holds every metric's totals at metric_offsets_ (and may hold more after them).
 void Trainer::accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
-                                 std::span<double> totals) const {
+                                 std::span<double> totals) {
+  if (metrics_.empty()) return;
+  Tensor on_host = prediction;
+  if (prediction.device() != Device::cpu) {
+    on_host = prediction_host_.slice_batch(0, prediction.dim(0));
+    on_host.copy_from(prediction);
+  }
   for (std::size_t m = 0; m < metrics_.size(); ++m)
-    metrics_[m]->accumulate(prediction, y_true,
+    metrics_[m]->accumulate(on_host, y_true,
                             totals.subspan(metric_offsets_[m], metrics_[m]->num_totals()));
 }
 
@@ -218,8 +259,9 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
     dataset_.read(split, std::span<const std::int64_t>(idx.data(), static_cast<std::size_t>(n)), x,
                   y);
     normalize(x, options_.augment);
-    const Tensor& prediction = model_.forward(x, Mode::eval);
-    totals[totals.size() - 2] += loss_.forward(prediction, y) * static_cast<double>(n);
+    const auto [xm, ym] = to_model_device(x, y);
+    const Tensor& prediction = model_.forward(xm, Mode::eval);
+    totals[totals.size() - 2] += loss_.forward(prediction, ym) * static_cast<double>(n);
     totals[totals.size() - 1] += static_cast<double>(n);
     accumulate_metrics(prediction, y, totals);
   }

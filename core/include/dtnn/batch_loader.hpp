@@ -44,6 +44,8 @@ class DTNN_CORE_EXPORT BatchLoader {
   Batch take(std::span<const std::int64_t> indices, std::uint64_t augment_seed);
   // Waits until the background thread is idle (before the dataset is read elsewhere).
   void settle();
+  // The batch buffers take() hands out views of (for a GPU run to page-lock them).
+  std::vector<Tensor> buffers() const;
 
  private:
   struct Slot {

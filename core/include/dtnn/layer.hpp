@@ -34,6 +34,8 @@ struct LayerBuildContext {
   Shape input_shape;  // per sample, memory order of layout
   DType dtype = DType::float32;
   Layout layout = Layout::nhwc;
+  Device device = Device::cpu;  // where the layer's tensors live (a cuda_<type> plugin on cuda)
+  Params device_params;         // the experiment's "gpu" object (tf32, cudnn_auto_conv_alg, ...)
   std::int64_t max_batch = 1;
   std::uint64_t seed = 0;              // this layer's own seed (initialisers, dropout)
   const Registry* registry = nullptr;  // conv2d asks it for its ConvAlgorithm

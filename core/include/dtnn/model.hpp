@@ -55,6 +55,8 @@ DTNN_CORE_EXPORT ModelSpec load_model_spec(const std::filesystem::path& file);
 struct ModelOptions {
   DType dtype = DType::float32;
   Layout layout = Layout::nhwc;
+  Device device = Device::cpu;  // every tensor of the model lives there (device.hpp)
+  Params device_params;         // the experiment's "gpu" object, for the device's layers
   std::int64_t max_batch = 64;
   std::uint64_t seed = 1;
   std::string conv_algorithm = "i2c";

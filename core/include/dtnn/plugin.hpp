@@ -16,7 +16,7 @@ class Params;
 class Registry;
 
 // Bump when any interface, descriptor or shared type changes layout or meaning.
-inline constexpr std::uint32_t kPluginAbiVersion = 4;
+inline constexpr std::uint32_t kPluginAbiVersion = 5;
 
 class DTNN_CORE_EXPORT Plugin {
  public:
@@ -35,7 +35,7 @@ using PluginProbe = bool (*)(std::string& why_not);
 struct PluginDescriptor {
   std::uint32_t abi_version;
   const char* kind;         // "layer", "conv", "optimizer", "scheduler", "dataset",
-                            // "communicator", "loss", "metric"
+                            // "communicator", "loss", "metric", "device"
   const char* name;         // unique within its kind; the name configs use
   const char* description;  // one line
   const char* parameters;   // JSON object: every parameter with its default

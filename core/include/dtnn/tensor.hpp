@@ -79,8 +79,11 @@ class DTNN_CORE_EXPORT Shape {
 class DTNN_CORE_EXPORT Tensor {
  public:
   Tensor() = default;
-  static Tensor empty(const Shape& shape, DType dtype, Layout layout = Layout::nhwc);
-  static Tensor zeros(const Shape& shape, DType dtype, Layout layout = Layout::nhwc);
+  // Memory of a non-cpu device comes from its installed DeviceRuntime (device.hpp).
+  static Tensor empty(const Shape& shape, DType dtype, Layout layout = Layout::nhwc,
+                      Device device = Device::cpu);
+  static Tensor zeros(const Shape& shape, DType dtype, Layout layout = Layout::nhwc,
+                      Device device = Device::cpu);
 
   bool defined() const { return data_ != nullptr || shape_.rank() > 0; }
   const Shape& shape() const { return shape_; }
@@ -91,6 +94,7 @@ class DTNN_CORE_EXPORT Tensor {
   std::int64_t numel() const { return shape_.numel(); }
   std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
 
+  // The elements' address; on a device, a device address that host code must not dereference.
   template <class T>
   T* data() const {
     DTNN_CHECK(dtype_ == dtype_of<T>(), "tensor holds another dtype");
@@ -103,7 +107,9 @@ class DTNN_CORE_EXPORT Tensor {
   Tensor view(const Shape& shape) const;    // the first shape.numel() elements, shared storage
   Tensor with_layout(Layout layout) const;  // same memory, new tag
   void fill_zero();
-  void copy_from(const Tensor& other);  // same numel and dtype
+  // Same numel and dtype; either tensor may be on a device (the copy goes through its runtime).
+  void copy_from(const Tensor& other);
+  Tensor to(Device device) const;  // a copy on `device` (this tensor itself when already there)
 
  private:
   std::shared_ptr<std::byte> storage_;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtnn/augmentation.hpp"
@@ -104,6 +105,9 @@ class DTNN_CORE_EXPORT Trainer {
           std::vector<std::shared_ptr<Metric>> metrics,
           std::vector<std::shared_ptr<Scheduler>> schedulers, Communicator& comm,
           TrainerOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
 
   History fit();
   EvalResult evaluate(Split split, std::int64_t begin, std::int64_t end);
@@ -126,8 +130,12 @@ class DTNN_CORE_EXPORT Trainer {
  private:
   void restore_scheduler_states();  // from options_.resumed_schedulers
   void print(const std::string& line) const;
+  // Metrics run on the host: a prediction on a device is copied back first (y_true: the host's).
   void accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
-                          std::span<double> totals) const;
+                          std::span<double> totals);
+  // The batch (host tensors) where the model runs: views of the next x_device_ / y_device_ pair
+  // on a device, their copies started.
+  std::pair<Tensor, Tensor> to_model_device(const Tensor& x, const Tensor& y);
   std::map<std::string, double> metric_values(std::span<const double> totals) const;
   std::map<std::string, std::vector<std::vector<double>>> metric_matrices(
       std::span<const double> totals) const;
@@ -145,6 +153,11 @@ class DTNN_CORE_EXPORT Trainer {
   std::uint64_t augment_seed_ = 0;  // this epoch's: a function of the shuffle seed and epoch
   std::unique_ptr<BatchLoader> loader_;  // training batches
   Tensor x_, y_;                          // [max_batch, ...] evaluation batch buffers
+  // A model on a device: two batch buffers there, alternating so that a batch's copy overlaps
+  // the previous batch's compute, and the prediction copied back for the metrics.
+  Tensor x_device_[2], y_device_[2], prediction_host_;
+  int device_slot_ = 0;
+  std::vector<Tensor> pinned_;  // host buffers page-locked for asynchronous copies
   std::unique_ptr<GradientExchange> exchange_;  // with more than one rank
   std::vector<double> metric_totals_;  // concatenated totals of every metric
   std::vector<std::size_t> metric_offsets_;

@@ -14,35 +14,11 @@
 #include "dtnn/optimizer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/update_rules.hpp"
 
 namespace {
 
 using namespace dtnn;
-
-// The update of one element. inv_sqrt_c2 = 1/sqrt(1 - b2^t), step = lr/(1 - b1^t).
-template <class T>
-struct AdamRule {
-  T b1, b2, eps, decay, step, inv_sqrt_c2;
-  void apply(T& w, T& g, T& m, T& v) const {
-    const T gj = g + decay * w;
-    m = b1 * m + (T(1) - b1) * gj;
-    v = b2 * v + (T(1) - b2) * gj * gj;
-    w -= step * m / (std::sqrt(v) * inv_sqrt_c2 + eps);
-    g = T(0);
-  }
-};
-
-// PyDTNN's form. inv_c2 = 1/(1 - b2^t), step = lr/(1 - b1^t).
-template <class T>
-struct PydtnnAdamRule {
-  T b1, b2, eps, lr_decay, step, inv_c2;
-  void apply(T& w, T& g, T& m, T& v) const {
-    m = b1 * m + (T(1) - b1) * g;
-    v = b2 * v + (T(1) - b2) * g * g;
-    w -= lr_decay * w + step * m / std::sqrt(v * inv_c2 + eps);
-    g = T(0);
-  }
-};
 
 // The rule over elements [begin, end) (the compiler vectorises this loop).
 template <class Rule, class T>
@@ -97,14 +73,14 @@ class Adam final : public Optimizer {
     T* g = p.grad.data<T>();
     T *m = m_[i].data<T>(), *v = v_[i].data<T>();
     if (rule_ == UpdateRule::pydtnn) {
-      const PydtnnAdamRule<T> rule{T(beta1_),       T(beta2_),    T(epsilon_),
+      const rules::PydtnnAdam<T> rule{T(beta1_),       T(beta2_),    T(epsilon_),
                                    T(lr_ * decay_), T(lr_ / c1_), T(1.0 / c2_)};
       parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
         update_range(rule, w, g, m, v, begin, end);
       });
       return;
     }
-    const AdamRule<T> rule{T(beta1_), T(beta2_),    T(epsilon_),
+    const rules::Adam<T> rule{T(beta1_), T(beta2_),    T(epsilon_),
                            T(decay_), T(lr_ / c1_), T(1.0 / std::sqrt(c2_))};
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       update_range(rule, w, g, m, v, begin, end);

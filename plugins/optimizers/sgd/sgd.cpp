@@ -10,6 +10,7 @@
 #include "dtnn/optimizer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/update_rules.hpp"
 
 namespace {
 
@@ -32,7 +33,8 @@ class Sgd final : public Optimizer {
   void build(std::span<const Parameter> params) override {
     velocity_.clear();
     for (const auto& p : params)  // an empty tensor when momentum is 0
-      velocity_.push_back(momentum_ > 0 ? Tensor::zeros(p.value.shape(), p.value.dtype())
+      velocity_.push_back(momentum_ > 0 ? Tensor::zeros(p.value.shape(), p.value.dtype(),
+                                                        p.value.layout(), p.value.device())
                                         : Tensor());
   }
   double learning_rate() const override { return lr_; }
@@ -56,25 +58,14 @@ class Sgd final : public Optimizer {
       T* __restrict g = g_all;
       T* __restrict v = v_all;
       if (!v) {  // momentum 0: no velocity is kept
-        for (std::int64_t i = begin; i < end; ++i) {
-          w[i] -= lr * (g[i] + decay * w[i]);
-          g[i] = T(0);
-        }
-        return;
-      }
-      if (pydtnn) {
-        for (std::int64_t i = begin; i < end; ++i) {
-          v[i] = mu * v[i] + g[i];
-          w[i] -= lr * (decay * w[i] + (nesterov ? g[i] + mu * v[i] : v[i]));
-          g[i] = T(0);
-        }
-        return;
-      }
-      for (std::int64_t i = begin; i < end; ++i) {
-        const T gi = g[i] + decay * w[i];
-        v[i] = mu * v[i] + gi;
-        w[i] -= lr * (nesterov ? gi + mu * v[i] : v[i]);
-        g[i] = T(0);
+        const rules::Sgd<T> rule{lr, decay};
+        for (std::int64_t i = begin; i < end; ++i) rule.apply(w[i], g[i]);
+      } else if (pydtnn) {
+        const rules::PydtnnSgdMomentum<T> rule{lr, mu, decay, nesterov};
+        for (std::int64_t i = begin; i < end; ++i) rule.apply(w[i], g[i], v[i]);
+      } else {
+        const rules::SgdMomentum<T> rule{lr, mu, decay, nesterov};
+        for (std::int64_t i = begin; i < end; ++i) rule.apply(w[i], g[i], v[i]);
       }
     });
   }

@@ -1,0 +1,76 @@
+// The per-element formulas of the optimizers, shared by the CPU plugins (plugins/optimizers) and
+// the CUDA ones (plugins/cuda): one definition, two executors. Each rule updates one weight w from
+// its gradient g (consumed: g = 0 afterwards) and its state; the plugins' headers give the
+// formulas. Compiled as host and device code under nvcc.
+#pragma once
+#include <cmath>
+
+#ifdef __CUDACC__
+#define DTNN_HOST_DEVICE __host__ __device__
+#else
+#define DTNN_HOST_DEVICE
+#endif
+
+namespace dtnn::rules {
+
+// sgd without momentum (both rules): w -= lr (g + decay w).
+template <class T>
+struct Sgd {
+  T lr, decay;
+  DTNN_HOST_DEVICE void apply(T& w, T& g) const {
+    w -= lr * (g + decay * w);
+    g = T(0);
+  }
+};
+
+// sgd with momentum, rule "textbook": g += decay w; v = mu v + g; w -= lr (nesterov ? g + mu v : v).
+template <class T>
+struct SgdMomentum {
+  T lr, mu, decay;
+  bool nesterov;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& v) const {
+    const T gi = g + decay * w;
+    v = mu * v + gi;
+    w -= lr * (nesterov ? gi + mu * v : v);
+    g = T(0);
+  }
+};
+
+// sgd with momentum, rule "pydtnn": v = mu v + g; w -= lr (decay w + (nesterov ? g + mu v : v)).
+template <class T>
+struct PydtnnSgdMomentum {
+  T lr, mu, decay;
+  bool nesterov;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& v) const {
+    v = mu * v + g;
+    w -= lr * (decay * w + (nesterov ? g + mu * v : v));
+    g = T(0);
+  }
+};
+
+// adam, rule "textbook". inv_sqrt_c2 = 1/sqrt(1 - b2^t), step = lr/(1 - b1^t).
+template <class T>
+struct Adam {
+  T b1, b2, eps, decay, step, inv_sqrt_c2;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& m, T& v) const {
+    const T gj = g + decay * w;
+    m = b1 * m + (T(1) - b1) * gj;
+    v = b2 * v + (T(1) - b2) * gj * gj;
+    w -= step * m / (std::sqrt(v) * inv_sqrt_c2 + eps);
+    g = T(0);
+  }
+};
+
+// adam, rule "pydtnn". inv_c2 = 1/(1 - b2^t), step = lr/(1 - b1^t), lr_decay = lr * decay.
+template <class T>
+struct PydtnnAdam {
+  T b1, b2, eps, lr_decay, step, inv_c2;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& m, T& v) const {
+    m = b1 * m + (T(1) - b1) * g;
+    v = b2 * v + (T(1) - b2) * g * g;
+    w -= lr_decay * w + step * m / std::sqrt(v * inv_c2 + eps);
+    g = T(0);
+  }
+};
+
+}  // namespace dtnn::rules

@@ -1,0 +1,63 @@
+#include "dtnn/device.hpp"
+
+#include <array>
+#include <mutex>
+
+#include "dtnn/error.hpp"
+
+namespace dtnn {
+
+DeviceRuntime::~DeviceRuntime() = default;
+
+namespace {
+
+struct Installed {
+  std::mutex mutex;
+  std::array<std::shared_ptr<DeviceRuntime>, 2> runtimes;  // indexed by Device
+};
+
+Installed& installed() {
+  static Installed* i = new Installed;  // never destroyed: tensors may outlive static destructors
+  return *i;
+}
+
+}  // namespace
+
+void install_device_runtime(std::shared_ptr<DeviceRuntime> runtime) {
+  DTNN_CHECK(runtime && runtime->device() != Device::cpu, "a device runtime for the cpu");
+  Installed& i = installed();
+  std::lock_guard lock(i.mutex);
+  i.runtimes[static_cast<std::size_t>(runtime->device())] = std::move(runtime);
+}
+
+void remove_device_runtime(Device d) {
+  Installed& i = installed();
+  std::lock_guard lock(i.mutex);
+  i.runtimes[static_cast<std::size_t>(d)].reset();
+}
+
+DeviceRuntime* find_device_runtime(Device d) {
+  Installed& i = installed();
+  std::lock_guard lock(i.mutex);
+  return i.runtimes[static_cast<std::size_t>(d)].get();
+}
+
+DeviceRuntime& device_runtime(Device d) {
+  DeviceRuntime* r = find_device_runtime(d);
+  if (!r)
+    throw Error(std::string("no runtime for device '") + to_string(d) +
+                "' is open (the experiment opens it when \"device\" is \"" + to_string(d) + "\")");
+  return *r;
+}
+
+std::string device_plugin_name(Device d, const std::string& name) {
+  return d == Device::cpu ? name : std::string(to_string(d)) + "_" + name;
+}
+
+Device parse_device(std::string_view s) {
+  if (s == "cpu") return Device::cpu;
+  if (s == "cuda") return Device::cuda;
+  throw Error("unknown device '" + std::string(s) + "' (expected \"cpu\" or \"cuda\")");
+}
+
+}  // namespace dtnn

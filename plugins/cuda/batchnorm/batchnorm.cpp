@@ -1,0 +1,123 @@
+// cuda_batchnorm: batch normalisation per channel on the GPU through cuDNN (spatial mode; a
+// feature vector is C channels of one pixel). The CPU layer's conventions: biased batch variance,
+// running = momentum running + (1 - momentum) batch (Keras's momentum). cuDNN's own running
+// update (unbiased variance, the other momentum) is switched off (factor 0) and a dtnn kernel
+// applies dtnn's from the batch statistics cuDNN saved.
+#include "check.hpp"
+#include "cuda_plugin.hpp"
+#include "descriptors.hpp"
+#include "kernels.hpp"
+
+namespace {
+
+using namespace dtnn;
+using namespace dtnn::cuda;
+
+constexpr cudnnBatchNormMode_t kMode = CUDNN_BATCHNORM_SPATIAL;
+
+class CudaBatchnorm final : public Layer {
+ public:
+  explicit CudaBatchnorm(const Params& p)
+      : momentum_(p.get_double("momentum")),
+        epsilon_(p.get_double("epsilon")),
+        gamma_init_(p.get_double("gamma")),
+        beta_init_(p.get_double("beta")) {
+    if (!(momentum_ >= 0.0 && momentum_ < 1.0)) p.fail("momentum", "a number in [0, 1)");
+    if (!(epsilon_ >= CUDNN_BN_MIN_EPSILON))
+      p.fail("epsilon", "a number >= " + std::to_string(CUDNN_BN_MIN_EPSILON) + " (cuDNN's least)");
+    if (p.get_bool("sync_stats")) p.fail("sync_stats", "false: synchronised statistics are CPU-only");
+    if (!p.get_string("activation").empty())
+      p.fail("activation", "\"\": batchnorm+relu fusion is a CPU option (fusion.*)");
+  }
+
+  std::string type() const override { return "batchnorm"; }
+  Shape output_shape() const override { return shape_; }
+  std::string attributes() const override { return "cudnn"; }
+
+  void build(const LayerBuildContext& ctx) override {
+    shape_ = ctx.input_shape;
+    in_ = chw_of(ctx, "batchnorm");
+    dtype_ = ctx.dtype;
+    const Shape per_channel{in_.c};
+    Tensor host = Tensor::empty(per_channel, dtype_);
+    auto filled = [&](double v) {
+      dispatch_dtype(dtype_, [&](auto z) {
+        using T = decltype(z);
+        for (std::int64_t c = 0; c < in_.c; ++c) host.data<T>()[c] = T(v);
+      });
+      return host.to(Device::cuda);
+    };
+    auto zeros = [&] { return Tensor::zeros(per_channel, dtype_, Layout::nchw, Device::cuda); };
+    gamma_ = {"gamma", filled(gamma_init_), zeros()};
+    beta_ = {"beta", filled(beta_init_), zeros()};
+    running_mean_ = zeros();
+    running_var_ = filled(1.0);
+    save_mean_ = zeros();
+    save_inv_std_ = zeros();
+    if (!ctx.needs_input_gradient)  // cuDNN always writes dx
+      scratch_dx_ = Tensor::empty(shape_.with_batch(ctx.max_batch), dtype_, Layout::nchw,
+                                  Device::cuda);
+    param_desc_.set(1, in_.c, 1, 1, dtype_);
+  }
+
+  std::vector<Parameter> parameters() override { return {gamma_, beta_}; }
+  std::vector<Tensor> state() override { return {running_mean_, running_var_}; }
+
+  void forward(const Tensor& x, Tensor& y, Mode mode) override {
+    Context& cx = Context::get();
+    set_batch(x.dim(0));
+    const Scalars s(dtype_);
+    if (mode == Mode::eval) {
+      DTNN_CUDNN(cudnnBatchNormalizationForwardInference(
+          cx.cudnn(), kMode, s.one(), s.zero(), desc_, x.raw(), desc_, y.raw(), param_desc_,
+          gamma_.value.raw(), beta_.value.raw(), running_mean_.raw(), running_var_.raw(),
+          epsilon_));
+      return;
+    }
+    DTNN_CUDNN(cudnnBatchNormalizationForwardTraining(
+        cx.cudnn(), kMode, s.one(), s.zero(), desc_, x.raw(), desc_, y.raw(), param_desc_,
+        gamma_.value.raw(), beta_.value.raw(), 0.0, running_mean_.raw(), running_var_.raw(),
+        epsilon_, save_mean_.raw(), save_inv_std_.raw()));
+    kernels::batchnorm_running_update(cx.stream(), running_mean_.raw(), running_var_.raw(),
+                                      save_mean_.raw(), save_inv_std_.raw(), in_.c, dtype_,
+                                      momentum_, epsilon_);
+  }
+
+  void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    Context& cx = Context::get();
+    set_batch(x.dim(0));
+    const Scalars s(dtype_);
+    void* dx_out = dx ? dx->raw() : scratch_dx_.raw();
+    // Parameter gradients accumulate (beta 1), dx is overwritten (beta 0).
+    DTNN_CUDNN(cudnnBatchNormalizationBackward(
+        cx.cudnn(), kMode, s.one(), s.zero(), s.one(), s.one(), desc_, x.raw(), desc_, dy.raw(),
+        desc_, dx_out, param_desc_, gamma_.value.raw(), gamma_.grad.raw(), beta_.grad.raw(),
+        epsilon_, save_mean_.raw(), save_inv_std_.raw()));
+  }
+
+ private:
+  void set_batch(std::int64_t n) {
+    if (n == batch_) return;
+    batch_ = n;
+    desc_.set(n, in_.c, in_.h, in_.w, dtype_);
+  }
+
+  double momentum_, epsilon_, gamma_init_, beta_init_;
+  Shape shape_;
+  Chw in_;
+  DType dtype_ = DType::float32;
+  Parameter gamma_, beta_;
+  Tensor running_mean_, running_var_, save_mean_, save_inv_std_, scratch_dx_;
+  TensorDesc desc_, param_desc_;
+  std::int64_t batch_ = -1;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new CudaBatchnorm(p); }
+
+}  // namespace
+
+DTNN_CUDA_PLUGIN("layer", "cuda_batchnorm",
+                 "batch normalisation per channel on an NVIDIA GPU (cuDNN), running statistics",
+                 R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0,
+                     "sync_stats": false, "activation": ""})",
+                 create)

@@ -1,0 +1,49 @@
+// What the CUDA plugins' sources share: the export macro (every CUDA plugin reports itself
+// unavailable, with the reason, where no GPU can be used) and the NCHW view of per-sample shapes.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "context.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/plugin_api.hpp"
+
+#define DTNN_CUDA_PLUGIN(Kind, Name, Description, ParametersJson, Factory) \
+  DTNN_PLUGIN_WITH_PROBE(Kind, Name, Description, ParametersJson, Factory, ::dtnn::cuda::probe)
+
+namespace dtnn::cuda {
+
+// A per-sample shape as cuDNN's (C, H, W): an image in NCHW, or features as (C, 1, 1).
+struct Chw {
+  std::int64_t c = 1, h = 1, w = 1;
+  std::int64_t numel() const { return c * h * w; }
+};
+
+// The layer's input in NCHW terms; NHWC is refused by name (the CUDA layers keep dtnn's NCHW
+// weight layouts, so that checkpoints move between CPU and GPU runs).
+inline Chw chw_of(const LayerBuildContext& ctx, const std::string& layer) {
+  const Shape& s = ctx.input_shape;
+  if (s.rank() == 3 && ctx.layout != Layout::nchw)
+    throw Error(layer + " on cuda needs NCHW tensors: set training.tensor_format to \"auto\" or "
+                        "\"NCHW\"");
+  if (s.rank() == 3) return {s[0], s[1], s[2]};
+  return {s.numel(), 1, 1};
+}
+
+}  // namespace dtnn::cuda
+
+#include "dtnn/initializer.hpp"
+
+namespace dtnn::cuda {
+
+// A parameter tensor on the GPU holding what dtnn::initialize gives on the host with the same
+// arguments: a GPU model starts from the very weights its CPU twin starts from.
+inline Tensor initialized(const Shape& shape, DType dtype, const std::string& initializer,
+                          std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed) {
+  Tensor host = Tensor::empty(shape, dtype, Layout::nchw);
+  initialize(host, initializer, fan_in, fan_out, seed);
+  return host.to(Device::cuda);
+}
+
+}  // namespace dtnn::cuda

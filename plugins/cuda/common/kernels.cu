@@ -1,0 +1,318 @@
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "check.hpp"
+#include "dtnn/update_rules.hpp"
+#include "kernels.hpp"
+
+namespace dtnn::cuda::kernels {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// Enough blocks for n elements with a grid-stride loop, capped (the loop covers the rest).
+unsigned blocks(std::size_t n) {
+  const std::size_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65535 * 8 ? (b ? b : 1) : 65535 * 8);
+}
+
+#define DTNN_GRID_STRIDE(i, n)                                                   \
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += std::size_t(blockDim.x) * gridDim.x)
+
+// Runs f.template operator()<T>() with T = float or double according to dtype.
+template <class F>
+void by_dtype(DType dtype, F&& f) {
+  if (dtype == DType::float64)
+    f(double{});
+  else
+    f(float{});
+}
+
+void check_launch() { DTNN_CUDA(cudaGetLastError()); }
+
+template <class T>
+__global__ void scale_kernel(T* y, const T* x, std::size_t n, T alpha) {
+  DTNN_GRID_STRIDE(i, n) y[i] = alpha * x[i];
+}
+
+template <class T>
+__global__ void add_bias_rows_kernel(T* y, const T* b, std::size_t n, std::int64_t cols) {
+  DTNN_GRID_STRIDE(i, n) y[i] += b[i % cols];
+}
+
+// One thread per column; consecutive threads read consecutive addresses of a row.
+template <class T>
+__global__ void add_column_sums_kernel(T* db, const T* dy, std::int64_t rows, std::int64_t cols) {
+  const std::int64_t c = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (c >= cols) return;
+  double sum = 0;
+  for (std::int64_t r = 0; r < rows; ++r) sum += dy[r * cols + c];
+  db[c] += T(sum);
+}
+
+template <class T>
+__global__ void leaky_forward_kernel(T* y, const T* x, std::size_t n, T slope) {
+  DTNN_GRID_STRIDE(i, n) y[i] = x[i] > T(0) ? x[i] : slope * x[i];
+}
+
+template <class T>
+__global__ void leaky_backward_kernel(T* dx, const T* x, const T* dy, std::size_t n, T slope) {
+  DTNN_GRID_STRIDE(i, n) dx[i] = x[i] > T(0) ? dy[i] : slope * dy[i];
+}
+
+// SplitMix64 of (seed, i): a uniform in [0, 1) per element, the same wherever it runs.
+__device__ double uniform(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+template <class T>
+__global__ void dropout_forward_kernel(T* y, const T* x, std::uint8_t* keep, std::size_t n,
+                                       double rate, std::uint64_t seed, T inv_keep) {
+  DTNN_GRID_STRIDE(i, n) {
+    const bool k = uniform(seed, i) >= rate;
+    keep[i] = k;
+    y[i] = k ? x[i] * inv_keep : T(0);
+  }
+}
+
+template <class T>
+__global__ void dropout_backward_kernel(T* dx, const T* dy, const std::uint8_t* keep,
+                                        std::size_t n, T inv_keep) {
+  DTNN_GRID_STRIDE(i, n) dx[i] = keep[i] ? dy[i] * inv_keep : T(0);
+}
+
+template <class T>
+__device__ T clamp_eps(T p) {
+  const T eps = sizeof(T) == 4 ? T(1e-7) : T(1e-15);
+  return p > eps ? p : eps;
+}
+
+// One block: each thread sums its stride of elements, then a shared-memory tree.
+template <class T>
+__global__ void cross_entropy_sum_kernel(double* out, const T* p, const T* t, std::size_t n) {
+  __shared__ double partial[kThreads];
+  double sum = 0;
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x)
+    if (t[i] != T(0)) sum -= double(t[i]) * log(double(clamp_eps(p[i])));
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = partial[0];
+}
+
+template <class T>
+__global__ void cross_entropy_gradient_kernel(T* dy, const T* p, const T* t, std::size_t n,
+                                              T inv_rows) {
+  DTNN_GRID_STRIDE(i, n) dy[i] = -t[i] * inv_rows / clamp_eps(p[i]);
+}
+
+template <class T>
+__global__ void softmax_ce_gradient_kernel(T* d, const T* p, const T* t, std::size_t n,
+                                           T inv_rows) {
+  DTNN_GRID_STRIDE(i, n) d[i] = (p[i] - t[i]) * inv_rows;
+}
+
+template <class Rule, class T>
+__global__ void rule2_kernel(Rule rule, T* w, T* g, std::size_t n) {
+  DTNN_GRID_STRIDE(i, n) rule.apply(w[i], g[i]);
+}
+template <class Rule, class T>
+__global__ void rule3_kernel(Rule rule, T* w, T* g, T* v, std::size_t n) {
+  DTNN_GRID_STRIDE(i, n) rule.apply(w[i], g[i], v[i]);
+}
+template <class Rule, class T>
+__global__ void rule4_kernel(Rule rule, T* w, T* g, T* m, T* v, std::size_t n) {
+  DTNN_GRID_STRIDE(i, n) rule.apply(w[i], g[i], m[i], v[i]);
+}
+
+// S: cuDNN's type for saved statistics (float for float32 data, double for float64).
+template <class T>
+__global__ void batchnorm_running_kernel(T* rm, T* rv, const T* mean, const T* inv_std,
+                                         std::int64_t c, double momentum, double epsilon) {
+  const std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (k >= c) return;
+  const double is = double(inv_std[k]);
+  const double var = 1.0 / (is * is) - epsilon;
+  rm[k] = T(momentum * double(rm[k]) + (1 - momentum) * double(mean[k]));
+  rv[k] = T(momentum * double(rv[k]) + (1 - momentum) * (var > 0 ? var : 0.0));
+}
+
+}  // namespace
+
+void scale(cudaStream_t s, void* y, const void* x, std::size_t n, DType dtype, double alpha) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    scale_kernel<<<blocks(n), kThreads, 0, s>>>(static_cast<T*>(y), static_cast<const T*>(x), n,
+                                                T(alpha));
+  });
+  check_launch();
+}
+
+void add_bias_rows(cudaStream_t s, void* y, const void* b, std::int64_t rows, std::int64_t cols,
+                   DType dtype) {
+  const std::size_t n = std::size_t(rows) * std::size_t(cols);
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    add_bias_rows_kernel<<<blocks(n), kThreads, 0, s>>>(static_cast<T*>(y),
+                                                        static_cast<const T*>(b), n, cols);
+  });
+  check_launch();
+}
+
+void add_column_sums(cudaStream_t s, void* db, const void* dy, std::int64_t rows,
+                     std::int64_t cols, DType dtype) {
+  if (cols == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    add_column_sums_kernel<<<unsigned((cols + kThreads - 1) / kThreads), kThreads, 0, s>>>(
+        static_cast<T*>(db), static_cast<const T*>(dy), rows, cols);
+  });
+  check_launch();
+}
+
+void leaky_relu_forward(cudaStream_t s, void* y, const void* x, std::size_t n, DType dtype,
+                        double slope) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    leaky_forward_kernel<<<blocks(n), kThreads, 0, s>>>(static_cast<T*>(y),
+                                                        static_cast<const T*>(x), n, T(slope));
+  });
+  check_launch();
+}
+
+void leaky_relu_backward(cudaStream_t s, void* dx, const void* x, const void* dy, std::size_t n,
+                         DType dtype, double slope) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    leaky_backward_kernel<<<blocks(n), kThreads, 0, s>>>(
+        static_cast<T*>(dx), static_cast<const T*>(x), static_cast<const T*>(dy), n, T(slope));
+  });
+  check_launch();
+}
+
+void dropout_forward(cudaStream_t s, void* y, const void* x, std::uint8_t* keep, std::size_t n,
+                     DType dtype, double rate, std::uint64_t seed) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    dropout_forward_kernel<<<blocks(n), kThreads, 0, s>>>(static_cast<T*>(y),
+                                                          static_cast<const T*>(x), keep, n, rate,
+                                                          seed, T(1.0 / (1.0 - rate)));
+  });
+  check_launch();
+}
+
+void dropout_backward(cudaStream_t s, void* dx, const void* dy, const std::uint8_t* keep,
+                      std::size_t n, DType dtype, double rate) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    dropout_backward_kernel<<<blocks(n), kThreads, 0, s>>>(
+        static_cast<T*>(dx), static_cast<const T*>(dy), keep, n, T(1.0 / (1.0 - rate)));
+  });
+  check_launch();
+}
+
+void cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const void* t, std::size_t n,
+                       DType dtype) {
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    cross_entropy_sum_kernel<<<1, kThreads, 0, s>>>(sum, static_cast<const T*>(p),
+                                                    static_cast<const T*>(t), n);
+  });
+  check_launch();
+}
+
+void cross_entropy_gradient(cudaStream_t s, void* dy, const void* p, const void* t,
+                            std::size_t n, DType dtype, std::int64_t rows) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    cross_entropy_gradient_kernel<<<blocks(n), kThreads, 0, s>>>(
+        static_cast<T*>(dy), static_cast<const T*>(p), static_cast<const T*>(t), n,
+        T(1.0 / double(rows)));
+  });
+  check_launch();
+}
+
+void softmax_cross_entropy_gradient(cudaStream_t s, void* d, const void* p, const void* t,
+                                    std::size_t n, DType dtype, std::int64_t rows) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    softmax_ce_gradient_kernel<<<blocks(n), kThreads, 0, s>>>(
+        static_cast<T*>(d), static_cast<const T*>(p), static_cast<const T*>(t), n,
+        T(1.0 / double(rows)));
+  });
+  check_launch();
+}
+
+void sgd_update(cudaStream_t s, void* w, void* g, void* v, std::size_t n, DType dtype,
+                const SgdArgs& a) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    T *wp = static_cast<T*>(w), *gp = static_cast<T*>(g), *vp = static_cast<T*>(v);
+    const T lr = T(a.lr), mu = T(a.momentum), decay = T(a.decay);
+    if (!vp)
+      rule2_kernel<<<blocks(n), kThreads, 0, s>>>(rules::Sgd<T>{lr, decay}, wp, gp, n);
+    else if (a.pydtnn)
+      rule3_kernel<<<blocks(n), kThreads, 0, s>>>(
+          rules::PydtnnSgdMomentum<T>{lr, mu, decay, a.nesterov}, wp, gp, vp, n);
+    else
+      rule3_kernel<<<blocks(n), kThreads, 0, s>>>(
+          rules::SgdMomentum<T>{lr, mu, decay, a.nesterov}, wp, gp, vp, n);
+  });
+  check_launch();
+}
+
+void adam_update(cudaStream_t s, void* w, void* g, void* m, void* v, std::size_t n, DType dtype,
+                 const AdamArgs& a) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    T *wp = static_cast<T*>(w), *gp = static_cast<T*>(g), *mp = static_cast<T*>(m),
+      *vp = static_cast<T*>(v);
+    if (a.pydtnn)
+      rule4_kernel<<<blocks(n), kThreads, 0, s>>>(
+          rules::PydtnnAdam<T>{T(a.b1), T(a.b2), T(a.eps), T(a.lr * a.decay), T(a.lr / a.c1),
+                               T(1.0 / a.c2)},
+          wp, gp, mp, vp, n);
+    else
+      rule4_kernel<<<blocks(n), kThreads, 0, s>>>(
+          rules::Adam<T>{T(a.b1), T(a.b2), T(a.eps), T(a.decay), T(a.lr / a.c1),
+                         T(1.0 / std::sqrt(a.c2))},
+          wp, gp, mp, vp, n);
+  });
+  check_launch();
+}
+
+void batchnorm_running_update(cudaStream_t s, void* running_mean, void* running_var,
+                              const void* save_mean, const void* save_inv_std, std::int64_t c,
+                              DType dtype, double momentum, double epsilon) {
+  if (c == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    batchnorm_running_kernel<<<unsigned((c + kThreads - 1) / kThreads), kThreads, 0, s>>>(
+        static_cast<T*>(running_mean), static_cast<T*>(running_var),
+        static_cast<const T*>(save_mean), static_cast<const T*>(save_inv_std), c, momentum,
+        epsilon);
+  });
+  check_launch();
+}
+
+}  // namespace dtnn::cuda::kernels

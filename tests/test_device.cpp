@@ -1,0 +1,235 @@
+// The device layer of the core and what of the CUDA plugins runs without a GPU: the caching
+// allocator's logic, tensors on a device through an installed runtime (a host-memory double),
+// device plugin selection and its errors. The GPU itself is tested by dtnn_gpu_tests.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "caching_allocator.hpp"
+#include "dtnn/config.hpp"
+#include "dtnn/device.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/model.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using dtnn::cuda::CachingAllocator;
+
+namespace {
+
+// A driver that hands out host memory and counts, with a capacity to run out of.
+struct FakeDriver {
+  std::size_t capacity = std::size_t{1} << 30, used = 0;
+  int allocations = 0, frees = 0;
+  std::map<void*, std::size_t> live;
+  CachingAllocator make() {
+    return CachingAllocator(
+        [this](std::size_t bytes) -> void* {
+          if (used + bytes > capacity) return nullptr;
+          void* p = std::malloc(bytes);
+          live[p] = bytes;
+          used += bytes;
+          ++allocations;
+          return p;
+        },
+        [this](void* p) {
+          used -= live.at(p);
+          live.erase(p);
+          ++frees;
+          std::free(p);
+        });
+  }
+};
+
+// A "cuda" runtime on host memory: what the core asks of a device, observable.
+class HostBackedRuntime final : public DeviceRuntime {
+ public:
+  int allocations = 0, copies = 0, zeroings = 0, uploads = 0, pins = 0;
+  Device device() const override { return Device::cuda; }
+  void open(int, const Params&) override {}
+  std::shared_ptr<std::byte> allocate(std::size_t bytes) override {
+    ++allocations;
+    auto* p = static_cast<std::byte*>(std::malloc(bytes ? bytes : 1));
+    std::memset(p, 0xAB, bytes);  // garbage, as device memory is
+    return std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    ++copies;
+    std::memcpy(dst, src, bytes);
+  }
+  void upload_async(std::initializer_list<Upload> parts) override {
+    ++uploads;
+    for (const auto& p : parts) std::memcpy(p.device, p.host, p.bytes);
+  }
+  void fill_zero(void* dst, std::size_t bytes) override {
+    ++zeroings;
+    std::memset(dst, 0, bytes);
+  }
+  void scale(void*, const void*, std::size_t, DType, double) override {}
+  void pin(void*, std::size_t) override { ++pins; }
+  void unpin(void*) override { --pins; }
+  void synchronize() override {}
+  DeviceMemoryStats memory_stats() const override { return {}; }
+  std::string describe() const override { return "host-backed test device"; }
+  int ordinal() const override { return 0; }
+};
+
+// Installs a HostBackedRuntime for the scope of a test.
+struct InstalledDouble {
+  std::shared_ptr<HostBackedRuntime> runtime = std::make_shared<HostBackedRuntime>();
+  InstalledDouble() { install_device_runtime(runtime); }
+  ~InstalledDouble() { remove_device_runtime(Device::cuda); }
+};
+
+}  // namespace
+
+TEST_CASE("the caching allocator serves a released block again without the driver") {
+  FakeDriver driver;
+  {
+    CachingAllocator a = driver.make();
+    void* p = a.allocate(1000);
+    a.release(p);
+    void* q = a.allocate(900);  // the same 1024-byte class
+    CHECK(q == p);
+    CHECK(driver.allocations == 1);
+    CHECK(a.stats().driver_allocations == 1);
+    CHECK(a.stats().in_use == 1024);
+    CHECK(a.stats().reserved == 1024);
+    a.release(q);
+    // A steady state: the same requests over and over ask the driver for nothing more.
+    for (int step = 0; step < 5; ++step) {
+      std::vector<void*> blocks;
+      for (std::size_t bytes : {std::size_t{4} << 20, std::size_t{100}, std::size_t{3} << 20})
+        blocks.push_back(a.allocate(bytes));
+      for (void* b : blocks) a.release(b);
+    }
+    // 4 MiB and 3 MiB (a 4 MiB class) are new; 100 bytes (512) takes the cached 1024-byte block.
+    CHECK(driver.allocations == 3);
+    CHECK(a.stats().in_use == 0);
+    CHECK(a.stats().peak_in_use == (std::size_t{8} << 20) + 1024);
+  }
+  CHECK(driver.frees == 3);  // the destructor returns the cache
+  CHECK(driver.used == 0);
+}
+
+TEST_CASE("the caching allocator rounds to size classes and never wastes a block twice too big") {
+  CHECK(CachingAllocator::size_class(1) == 512);
+  CHECK(CachingAllocator::size_class(513) == 1024);
+  CHECK(CachingAllocator::size_class((1 << 20) - 1) == (1 << 20));
+  CHECK(CachingAllocator::size_class((1 << 20) + 1) == (std::size_t{2} << 20));
+  FakeDriver driver;
+  CachingAllocator a = driver.make();
+  void* big = a.allocate(std::size_t{64} << 20);
+  a.release(big);
+  void* small = a.allocate(std::size_t{1} << 20);  // 64 MiB is over twice 1 MiB: not reused
+  CHECK(small != big);
+  CHECK(driver.allocations == 2);
+  void* half = a.allocate(std::size_t{40} << 20);  // within twice: the cached 64 MiB block
+  CHECK(half == big);
+  a.release(half);
+  a.release(small);
+}
+
+TEST_CASE("out of device memory, the allocator empties its cache and tries again, then says so") {
+  FakeDriver driver;
+  driver.capacity = std::size_t{10} << 20;
+  CachingAllocator a = driver.make();
+  void* p = a.allocate(std::size_t{6} << 20);
+  a.release(p);  // cached: 6 MiB of the 10 are held
+  void* q = a.allocate(std::size_t{8} << 20);  // needs the cache given back first
+  CHECK(q != nullptr);
+  CHECK(a.stats().reserved == (std::size_t{8} << 20));
+  CHECK(test::error_of([&] { a.allocate(std::size_t{4} << 20); })
+            .find("GPU out of memory allocating 4194304 bytes") != std::string::npos);
+  a.release(q);
+  CHECK(test::error_of([&] { a.release(&driver); }).find("did not hand out") != std::string::npos);
+}
+
+TEST_CASE("a tensor on a device takes memory, copies and zeroing from the installed runtime") {
+  CHECK(test::error_of([] { Tensor::empty(Shape{4}, DType::float32, Layout::nchw, Device::cuda); })
+            .find("no runtime for device 'cuda'") != std::string::npos);
+  InstalledDouble d;
+  Tensor host = Tensor::empty(Shape{2, 3}, DType::float64);
+  for (int i = 0; i < 6; ++i) host.data<double>()[i] = i + 0.5;
+  Tensor dev = host.to(Device::cuda);
+  CHECK(dev.device() == Device::cuda);
+  CHECK(dev.shape() == host.shape());
+  CHECK(d.runtime->allocations == 1);
+  CHECK(d.runtime->copies == 1);
+  Tensor back = dev.to(Device::cpu);
+  CHECK(d.runtime->copies == 2);
+  CHECK(back.data<double>()[5] == 5.5);
+  CHECK(back.raw() != dev.raw());
+  CHECK(dev.to(Device::cuda).raw() == dev.raw());  // already there: no copy
+  Tensor z = Tensor::zeros(Shape{3}, DType::float32, Layout::nchw, Device::cuda);
+  CHECK(d.runtime->zeroings == 1);
+  CHECK(z.to(Device::cpu).data<float>()[2] == 0.0f);
+  // A view of device memory stays on the device.
+  CHECK(dev.slice_batch(1, 2).device() == Device::cuda);
+}
+
+TEST_CASE("device plugins are named <device>_<name>; a model on cuda asks for them by that name") {
+  CHECK(device_plugin_name(Device::cpu, "conv2d") == "conv2d");
+  CHECK(device_plugin_name(Device::cuda, "conv2d") == "cuda_conv2d");
+  CHECK(parse_device("cuda") == Device::cuda);
+  CHECK(test::error_of([] { parse_device("gpu"); }) ==
+        "unknown device 'gpu' (expected \"cpu\" or \"cuda\")");
+  InstalledDouble d;
+  const nlohmann::json spec = {
+      {"layers", {{{"type", "flatten"}}, {{"type", "fc"}, {"units", 3}}, {{"type", "softmax"}}}}};
+  ModelOptions o;
+  o.device = Device::cuda;
+  o.layout = Layout::nchw;
+  o.max_batch = 4;
+  // Without a GPU the CUDA plugins are there but unavailable (with CUDA at build time), or absent.
+  const std::string e = test::error_of([&] {
+    Model(parse_model_spec(spec, "m.json"), o, Shape{1, 2, 2}, test::plugins());
+  });
+  CAPTURE(e);
+  CHECK(e.find("cuda_fc") != std::string::npos);
+  CHECK((e.find("unavailable on this machine") != std::string::npos ||
+         e.find("has no cuda plugin (layer/cuda_fc)") != std::string::npos));
+  // flatten has no cuda plugin and needs none: it only reshapes.
+  const nlohmann::json only_flatten = {{"layers", {{{"type", "flatten"}}}}};
+  Model m(parse_model_spec(only_flatten, "m.json"), o, Shape{1, 2, 2}, test::plugins());
+  CHECK(m.output_shape() == Shape{4});
+}
+
+TEST_CASE("an experiment on cuda without a usable GPU stops with the reason") {
+  nlohmann::json c = {{"model", "simplecnn"},
+                      {"device", "cuda"},
+                      {"dataset", {{"name", "synthetic"}}}};
+  const std::string e = test::error_of([&] {
+    Experiment(make_experiment(c, {}, "gpu.json"), test::plugins());
+  });
+  CAPTURE(e);
+  if (find_device_runtime(Device::cuda) == nullptr && !std::getenv("DTNN_TEST_HAS_GPU"))
+    CHECK((e.find("device plugin 'cuda' is unavailable on this machine") != std::string::npos ||
+           e.find("no device plugin named 'cuda'") != std::string::npos));
+  nlohmann::json bad = c;
+  bad["device"] = "gpu";
+  CHECK(test::error_of([&] { make_experiment(bad, {}, "gpu.json"); }) ==
+        "gpu.json: device: expected \"cpu\" or \"cuda\" (one NVIDIA GPU per process), got \"gpu\"");
+}
+
+TEST_CASE("every CUDA plugin loads without a GPU and reports itself unavailable with the reason") {
+  int cuda_plugins = 0;
+  for (const PluginRecord& r : test::plugins().records()) {
+    if (!(r.name.starts_with("cuda_") || (r.kind == "device" && r.name == "cuda"))) continue;
+    ++cuda_plugins;
+    CAPTURE(r.file);
+    CHECK(r.status != PluginRecord::Status::rejected);
+    CHECK(r.status != PluginRecord::Status::load_failed);
+    if (r.status == PluginRecord::Status::unavailable)
+      CHECK(r.reason.find("CUDA") != std::string::npos);
+  }
+#if DTNN_HAVE_CUDA
+  CHECK(cuda_plugins >= 15);
+#else
+  CHECK(cuda_plugins == 0);
+#endif
+}
