@@ -12,6 +12,7 @@
 #include <span>
 
 #include "dtnn/optimizer.hpp"
+#include "dtnn/optimizer_settings.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/update_rules.hpp"
@@ -29,27 +30,15 @@ void update_range(const Rule& r, T* __restrict w, T* __restrict g, T* __restrict
 
 class Adam final : public Optimizer {
  public:
-  explicit Adam(const Params& p)
-      : rule_(parse_update_rule(p)),
-        lr_(number_or_rule_default(p, "learning_rate", rule_, 0.001, 0.01)),
-        beta1_(number_or_rule_default(p, "beta1", rule_, 0.9, 0.99)),
-        beta2_(p.get_double("beta2")),
-        epsilon_(number_or_rule_default(p, "epsilon", rule_, 1e-8, 1e-7)),
-        decay_(p.get_double("decay")) {
-    if (lr_ < 0) p.fail("learning_rate", "a number >= 0");
-    if (beta1_ < 0 || beta1_ >= 1) p.fail("beta1", "a number in [0, 1)");
-    if (beta2_ < 0 || beta2_ >= 1) p.fail("beta2", "a number in [0, 1)");
-    if (epsilon_ <= 0) p.fail("epsilon", "a number > 0");
-    if (decay_ < 0) p.fail("decay", "a number >= 0");
-  }
+  explicit Adam(const Params& p) : s_(parse_adam_settings(p)) {}
 
   void build(std::span<const Parameter> params) override {
     m_ = zeros_like(params);
     v_ = zeros_like(params);
     step_ = Tensor::zeros(Shape{1}, DType::float64);
   }
-  double learning_rate() const override { return lr_; }
-  void set_learning_rate(double lr) override { lr_ = lr; }
+  double learning_rate() const override { return s_.lr; }
+  void set_learning_rate(double lr) override { s_.lr = lr; }
   std::vector<Tensor> state() override {
     std::vector<Tensor> s{step_};
     s.insert(s.end(), m_.begin(), m_.end());
@@ -59,8 +48,8 @@ class Adam final : public Optimizer {
 
   void begin_step() override {
     const double t = ++step_.data<double>()[0];
-    c1_ = 1.0 - std::pow(beta1_, t);
-    c2_ = 1.0 - std::pow(beta2_, t);
+    c1_ = s_.correction1(t);
+    c2_ = s_.correction2(t);
   }
   void update(std::size_t index, const Parameter& p) override {
     dispatch_dtype(p.value.dtype(), [&](auto z) { apply<decltype(z)>(p, index); });
@@ -72,23 +61,22 @@ class Adam final : public Optimizer {
     T* w = p.value.data<T>();
     T* g = p.grad.data<T>();
     T *m = m_[i].data<T>(), *v = v_[i].data<T>();
-    if (rule_ == UpdateRule::pydtnn) {
-      const rules::PydtnnAdam<T> rule{T(beta1_),       T(beta2_),    T(epsilon_),
-                                   T(lr_ * decay_), T(lr_ / c1_), T(1.0 / c2_)};
+    if (s_.rule == UpdateRule::pydtnn) {
+      const rules::PydtnnAdam<T> rule{T(s_.beta1),       T(s_.beta2),    T(s_.epsilon),
+                                   T(s_.lr * s_.decay), T(s_.lr / c1_), T(1.0 / c2_)};
       parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
         update_range(rule, w, g, m, v, begin, end);
       });
       return;
     }
-    const rules::Adam<T> rule{T(beta1_), T(beta2_),    T(epsilon_),
-                           T(decay_), T(lr_ / c1_), T(1.0 / std::sqrt(c2_))};
+    const rules::Adam<T> rule{T(s_.beta1), T(s_.beta2),    T(s_.epsilon),
+                           T(s_.decay), T(s_.lr / c1_), T(1.0 / std::sqrt(c2_))};
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       update_range(rule, w, g, m, v, begin, end);
     });
   }
 
-  UpdateRule rule_;
-  double lr_, beta1_, beta2_, epsilon_, decay_;
+  AdamSettings s_;
   double c1_ = 1, c2_ = 1;  // bias corrections of the current step: 1 - beta^t
   std::vector<Tensor> m_, v_;
   Tensor step_;  // float64 [1]: the step count t, kept as a tensor so checkpoints carry it

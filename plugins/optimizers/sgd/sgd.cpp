@@ -8,6 +8,7 @@
 #include <span>
 
 #include "dtnn/optimizer.hpp"
+#include "dtnn/optimizer_settings.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/update_rules.hpp"
@@ -18,28 +19,18 @@ using namespace dtnn;
 
 class Sgd final : public Optimizer {
  public:
-  explicit Sgd(const Params& p)
-      : rule_(parse_update_rule(p)),
-        lr_(p.get_double("learning_rate")),
-        momentum_(number_or_rule_default(p, "momentum", rule_, 0.0, 0.9)),
-        decay_(p.get_double("decay")),
-        nesterov_(p.get_bool("nesterov")) {
-    if (lr_ < 0) p.fail("learning_rate", "a number >= 0");
-    if (momentum_ < 0 || momentum_ >= 1) p.fail("momentum", "a number in [0, 1)");
-    if (decay_ < 0) p.fail("decay", "a number >= 0");
-    if (nesterov_ && momentum_ == 0) p.fail("nesterov", "false when momentum is 0");
-  }
+  explicit Sgd(const Params& p) : s_(parse_sgd_settings(p)) {}
 
   void build(std::span<const Parameter> params) override {
     velocity_.clear();
     for (const auto& p : params)  // an empty tensor when momentum is 0
-      velocity_.push_back(momentum_ > 0 ? Tensor::zeros(p.value.shape(), p.value.dtype(),
+      velocity_.push_back(s_.momentum > 0 ? Tensor::zeros(p.value.shape(), p.value.dtype(),
                                                         p.value.layout(), p.value.device())
                                         : Tensor());
   }
-  double learning_rate() const override { return lr_; }
-  void set_learning_rate(double lr) override { lr_ = lr; }
-  std::vector<Tensor> state() override { return momentum_ > 0 ? velocity_ : std::vector<Tensor>{}; }
+  double learning_rate() const override { return s_.lr; }
+  void set_learning_rate(double lr) override { s_.lr = lr; }
+  std::vector<Tensor> state() override { return s_.momentum > 0 ? velocity_ : std::vector<Tensor>{}; }
 
   void update(std::size_t index, const Parameter& p) override {
     dispatch_dtype(p.value.dtype(), [&](auto z) { apply<decltype(z)>(p, velocity_[index]); });
@@ -51,8 +42,8 @@ class Sgd final : public Optimizer {
     T* w_all = p.value.data<T>();
     T* g_all = p.grad.data<T>();
     T* v_all = velocity.defined() ? velocity.data<T>() : nullptr;
-    const T lr = T(lr_), mu = T(momentum_), decay = T(decay_);
-    const bool nesterov = nesterov_, pydtnn = rule_ == UpdateRule::pydtnn;
+    const T lr = T(s_.lr), mu = T(s_.momentum), decay = T(s_.decay);
+    const bool nesterov = s_.nesterov, pydtnn = s_.rule == UpdateRule::pydtnn;
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       T* __restrict w = w_all;
       T* __restrict g = g_all;
@@ -70,9 +61,7 @@ class Sgd final : public Optimizer {
     });
   }
 
-  UpdateRule rule_;
-  double lr_, momentum_, decay_;
-  bool nesterov_;
+  SgdSettings s_;
   std::vector<Tensor> velocity_;
 };
 

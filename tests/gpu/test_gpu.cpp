@@ -1,0 +1,276 @@
+// dtnn_gpu_tests: the CUDA plugins on a real GPU. Every GPU layer against its CPU twin (same
+// parameters from the same seed, forward and gradients, float64 and float32), the CPU and GPU
+// optimizers' steps, a short Fashion-MNIST training on CPU and GPU to the same accuracy, and no
+// device memory growth across steps. Without a usable GPU it exits with code 77, which CTest
+// reports as skipped, after saying why.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dtnn/config.hpp"
+#include "dtnn/device.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/optimizer.hpp"
+#include "dtnn/registry.hpp"
+#include "dtnn/rng.hpp"
+#include "dtnn/runtime.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+
+const Registry& plugins() {
+  static const Registry registry({DTNN_TEST_PLUGIN_DIR});
+  return registry;
+}
+
+Tensor random_host(const Shape& shape, DType dtype, std::uint64_t seed) {
+  Tensor t = Tensor::empty(shape, dtype, Layout::nchw);
+  Rng rng(seed);
+  dispatch_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = T(rng.uniform(-1, 1));
+  });
+  return t;
+}
+
+// The largest |a - b| / (1 + |a|) over the elements (b copied back from wherever it is).
+double max_difference(const Tensor& a, const Tensor& b_any) {
+  const Tensor b = b_any.to(Device::cpu);
+  REQUIRE(a.numel() == b.numel());
+  double worst = 0;
+  dispatch_dtype(a.dtype(), [&](auto z) {
+    using T = decltype(z);
+    for (std::int64_t i = 0; i < a.numel(); ++i) {
+      const double x = a.data<T>()[i], y = b.data<T>()[i];
+      worst = std::max(worst, std::abs(x - y) / (1 + std::abs(x)));
+    }
+  });
+  return worst;
+}
+
+struct Twins {
+  std::shared_ptr<Layer> cpu, gpu;
+};
+
+Twins build_twins(const std::string& type, const json& params, const Shape& input, DType dtype,
+                  std::int64_t batch, bool needs_dx = true) {
+  LayerBuildContext ctx;
+  ctx.input_shape = input;
+  ctx.dtype = dtype;
+  ctx.layout = Layout::nchw;
+  ctx.max_batch = batch;
+  ctx.seed = 11;
+  ctx.registry = &plugins();
+  ctx.conv_algorithm = "reference";
+  ctx.needs_input_gradient = needs_dx;
+  Twins t;
+  t.cpu = plugins().create_as<Layer>("layer", type, Params(params, type));
+  t.cpu->build(ctx);
+  ctx.device = Device::cuda;
+  t.gpu = plugins().create_as<Layer>("layer", "cuda_" + type, Params(params, "cuda_" + type));
+  t.gpu->build(ctx);
+  return t;
+}
+
+// Forward (train, then eval) and backward of both twins on the same data; every output, input
+// gradient and parameter gradient must agree within tolerance.
+void compare_layer(const std::string& type, const json& params, const Shape& input, DType dtype,
+                   double tolerance) {
+  CAPTURE(type);
+  CAPTURE(params.dump());
+  CAPTURE(to_string(dtype));
+  const std::int64_t n = 3;
+  Twins t = build_twins(type, params, input, dtype, n);
+  auto pc = t.cpu->parameters(), pg = t.gpu->parameters();
+  REQUIRE(pc.size() == pg.size());
+  for (std::size_t i = 0; i < pc.size(); ++i) CHECK(max_difference(pc[i].value, pg[i].value) == 0);
+
+  const Tensor x = random_host(input.with_batch(n), dtype, 1);
+  const Tensor xg = x.to(Device::cuda);
+  const Shape out = t.cpu->output_shape().with_batch(n);
+  REQUIRE(out == t.gpu->output_shape().with_batch(n));
+  Tensor yc = Tensor::empty(out, dtype, Layout::nchw);
+  Tensor yg = Tensor::empty(out, dtype, Layout::nchw, Device::cuda);
+  t.cpu->forward(x, yc, Mode::train);
+  t.gpu->forward(xg, yg, Mode::train);
+  CHECK(max_difference(yc, yg) <= tolerance);
+
+  const Tensor dy = random_host(out, dtype, 2);
+  Tensor dxc = Tensor::empty(x.shape(), dtype, Layout::nchw);
+  Tensor dxg = Tensor::empty(x.shape(), dtype, Layout::nchw, Device::cuda);
+  t.cpu->backward(x, yc, dy, &dxc);
+  t.gpu->backward(xg, yg, dy.to(Device::cuda), &dxg);
+  CHECK(max_difference(dxc, dxg) <= tolerance);
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    CAPTURE(pc[i].name);
+    CHECK(max_difference(pc[i].grad, pg[i].grad) <= tolerance);
+  }
+  // Evaluation mode (batchnorm's running statistics, dropout's identity).
+  t.cpu->forward(x, yc, Mode::eval);
+  t.gpu->forward(xg, yg, Mode::eval);
+  CHECK(max_difference(yc, yg) <= tolerance);
+  auto sc = t.cpu->state(), sg = t.gpu->state();
+  REQUIRE(sc.size() == sg.size());
+  for (std::size_t i = 0; i < sc.size(); ++i) CHECK(max_difference(sc[i], sg[i]) <= tolerance);
+}
+
+struct Case {
+  std::string type;
+  json params;
+  Shape input;
+};
+
+const std::vector<Case>& layer_cases() {
+  static const std::vector<Case> cases = {
+      {"conv2d", {{"filters", 4}, {"kernel", 3}}, Shape{3, 8, 8}},
+      {"conv2d", {{"filters", 5}, {"kernel", 3}, {"padding", 1}, {"stride", 2}}, Shape{2, 9, 7}},
+      {"conv2d", {{"filters", 6}, {"kernel", 1}, {"use_bias", false}}, Shape{4, 5, 5}},
+      {"conv2d", {{"filters", 3}, {"kernel", 3}, {"dilation", 2}, {"padding", 2}}, Shape{2, 7, 7}},
+      {"conv2d", {{"filters", 4}, {"kernel", 3}, {"activation", "relu"}}, Shape{3, 6, 6}},
+      {"fc", {{"units", 7}}, Shape{12}},
+      {"fc", {{"units", 5}, {"use_bias", false}}, Shape{2, 3, 3}},
+      {"relu", json::object(), Shape{3, 4, 4}},
+      {"sigmoid", json::object(), Shape{10}},
+      {"tanh", json::object(), Shape{2, 3, 3}},
+      {"leaky_relu", {{"negative_slope", 0.1}}, Shape{2, 5, 5}},
+      {"maxpool2d", {{"pool", 2}}, Shape{3, 6, 6}},
+      {"maxpool2d", {{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{2, 7, 7}},
+      {"avgpool2d", {{"pool", 2}}, Shape{3, 6, 6}},
+      {"avgpool2d", {{"pool", 3}, {"stride", 1}, {"padding", 1}}, Shape{2, 5, 5}},
+      {"softmax", json::object(), Shape{10}},
+      {"batchnorm", json::object(), Shape{4, 5, 5}},
+      {"batchnorm", {{"momentum", 0.5}}, Shape{6}},
+      {"dropout", {{"rate", 0.0}}, Shape{8}},
+  };
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("every GPU layer matches its CPU twin, forward and gradients, in float64") {
+  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float64, 1e-9);
+}
+
+TEST_CASE("every GPU layer matches its CPU twin in float32 (TF32 off)") {
+  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float32, 2e-4);
+}
+
+TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
+  Twins t = build_twins("dropout", {{"rate", 0.3}}, Shape{1000}, DType::float64, 10);
+  const Tensor x = random_host(Shape{10, 1000}, DType::float64, 3);
+  Tensor y = Tensor::empty(x.shape(), DType::float64, Layout::nchw, Device::cuda);
+  t.gpu->forward(x.to(Device::cuda), y, Mode::train);
+  const Tensor h = y.to(Device::cpu);
+  int zeros = 0;
+  for (std::int64_t i = 0; i < h.numel(); ++i) {
+    const double v = h.data<double>()[i];
+    if (v == 0) ++zeros;
+    else CHECK(std::abs(v - x.data<double>()[i] / 0.7) < 1e-12);
+  }
+  CHECK(zeros > 2700);
+  CHECK(zeros < 3300);
+}
+
+TEST_CASE("GPU optimizers take the CPU optimizers' steps") {
+  for (const json& o : {json{{"name", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"decay", 0.01}},
+                        json{{"name", "sgd"}, {"rule", "pydtnn"}},
+                        json{{"name", "adam"}, {"decay", 0.001}},
+                        json{{"name", "adam"}, {"rule", "pydtnn"}}}) {
+    CAPTURE(o.dump());
+    json params = o;
+    params.erase("name");
+    const std::string name = o["name"];
+    auto cpu = plugins().create_as<Optimizer>("optimizer", name, Params(params, name));
+    auto gpu = plugins().create_as<Optimizer>("optimizer", "cuda_" + name, Params(params, name));
+    Parameter pc{"w", random_host(Shape{100}, DType::float64, 4), Tensor()};
+    Parameter pg{"w", pc.value.to(Device::cuda), Tensor()};
+    cpu->build(std::span<const Parameter>(&pc, 1));
+    gpu->build(std::span<const Parameter>(&pg, 1));
+    for (int step = 0; step < 3; ++step) {
+      pc.grad = random_host(Shape{100}, DType::float64, 10 + step);
+      pg.grad = pc.grad.to(Device::cuda);
+      cpu->step(std::span<const Parameter>(&pc, 1));
+      gpu->step(std::span<const Parameter>(&pg, 1));
+    }
+    CHECK(max_difference(pc.value, pg.value) <= 1e-12);
+    CHECK(max_difference(pc.grad, pg.grad) == 0);  // both consumed: zero
+  }
+}
+
+namespace {
+
+// A short Fashion-MNIST run of simplecnn; returns the test accuracy and checks the device memory
+// of the steady state on the GPU.
+double train(const std::string& device) {
+  json c = read_json_file(std::filesystem::path(DTNN_TEST_SOURCE_DIR) /
+                          "configs/fashion_mnist_simplecnn.json");
+  c["device"] = device;
+  c["training"]["tensor_format"] = "NCHW";  // the same weights layout (and initial weights)
+  c["training"]["epochs"] = 1;
+  c["dataset"]["train_limit"] = 10000;
+  c["output"]["progress"] = "none";
+  c["conv"] = {{"algorithm", "i2c"}};
+  Experiment e(make_experiment(c, {}, "gpu-test"), plugins());
+  const History h = e.run();
+  return h.test->metrics.at("categorical_accuracy");
+}
+
+}  // namespace
+
+TEST_CASE("the same short Fashion-MNIST training reaches the same accuracy on CPU and GPU") {
+  const double cpu = train("cpu"), gpu = train("cuda");
+  MESSAGE("test accuracy: cpu " << cpu << ", gpu " << gpu);
+  CHECK(gpu >= 0.80);
+  CHECK(std::abs(cpu - gpu) <= 0.005);
+}
+
+TEST_CASE("no device memory is allocated or kept across steady-state training steps") {
+  json c = read_json_file(std::filesystem::path(DTNN_TEST_SOURCE_DIR) /
+                          "configs/fashion_mnist_simplecnn.json");
+  c["device"] = "cuda";
+  c["dataset"] = {{"name", "synthetic"}, {"train_samples", 640}, {"test_samples", 64},
+                  {"input_shape", {28, 28, 1}}, {"classes", 10}};
+  c["output"]["progress"] = "none";
+  c["training"]["evaluate"] = false;
+  Experiment e(make_experiment(c, {}, "gpu-memory"), plugins());
+  Trainer& trainer = e.trainer();
+  std::vector<std::int64_t> idx(64);
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = std::int64_t(i);
+  DeviceRuntime& runtime = device_runtime(Device::cuda);
+  for (int s = 0; s < 3; ++s) trainer.train_step(idx);
+  runtime.synchronize();
+  const DeviceMemoryStats before = runtime.memory_stats();
+  for (int s = 0; s < 20; ++s) trainer.train_step(idx);
+  runtime.synchronize();
+  const DeviceMemoryStats after = runtime.memory_stats();
+  CHECK(after.driver_allocations == before.driver_allocations);
+  CHECK(after.in_use == before.in_use);
+  CHECK(after.reserved == before.reserved);
+}
+
+int main(int argc, char** argv) {
+  initialize_runtime();
+  const PluginRecord* gpu = plugins().find("device", "cuda");
+  if (!gpu || gpu->status != PluginRecord::Status::ok) {
+    std::printf("dtnn_gpu_tests: skipped: %s\n",
+                gpu ? gpu->reason.c_str() : "no device plugin 'cuda' was built");
+    return 77;
+  }
+  auto runtime = plugins().create_as<DeviceRuntime>("device", "cuda", Params());
+  runtime->open(0, Params());
+  install_device_runtime(runtime);
+  std::printf("%s\n", runtime->describe().c_str());
+  doctest::Context context(argc, argv);
+  return context.run();
+}
