@@ -1,8 +1,23 @@
 #include <string>
+#include <tuple>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/params.hpp"
 
 namespace dtnn {
+
+void ConvGeometry::read_window(const Params& p) {
+  std::tie(kh, kw) = p.get_pair("kernel", 1);
+  std::tie(stride_h, stride_w) = p.get_pair("stride", 1);
+  std::tie(pad_h, pad_w) = p.get_pair("padding", 0);
+  std::tie(dilation_h, dilation_w) = p.get_pair("dilation", 1);
+}
+
+std::string ConvGeometry::window_str() const {
+  auto s = [](std::int64_t v) { return std::to_string(v); };
+  return "padding=(" + s(pad_h) + "," + s(pad_w) + ") stride=(" + s(stride_h) + "," +
+         s(stride_w) + ") dilation=(" + s(dilation_h) + "," + s(dilation_w) + ")";
+}
 
 Shape ConvGeometry::x_shape(std::int64_t batch) const {
   return layout == Layout::nhwc ? Shape{batch, h, w, c} : Shape{batch, c, h, w};

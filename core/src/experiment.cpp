@@ -47,19 +47,12 @@ int local_rank() {
   return 0;
 }
 
-// The plugin of `kind` named `name` for the run's device: "<device>_<name>" off the cpu, with an
-// error that says which ones the device has when it lacks this one.
+// The plugin of `kind` named `name` for the run's device: "<device>_<name>" off the cpu.
 std::string plugin_for_device(const Registry& registry, Device device, const std::string& kind,
                               const std::string& name, const std::string& key) {
   const std::string wanted = device_plugin_name(device, name);
   if (device == Device::cpu || registry.find(kind, wanted)) return wanted;
-  std::string have;
-  const std::string prefix = std::string(to_string(device)) + "_";
-  for (const std::string& n : registry.available(kind))
-    if (n.starts_with(prefix)) have += (have.empty() ? "" : ", ") + n.substr(prefix.size());
-  throw Error(key + ": " + kind + " '" + name + "' has no " + to_string(device) + " plugin (" +
-              kind + "/" + wanted + "); on " + to_string(device) + ": " +
-              (have.empty() ? "none" : have));
+  throw_no_device_plugin(registry, device, kind, name, key);
 }
 
 // The number of processes the MPI launcher started (1 when it cannot tell).

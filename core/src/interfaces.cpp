@@ -1,7 +1,6 @@
 // Key functions of the core interfaces: their vtables and typeinfo are emitted here, once, and
 // exported, so dynamic_cast across the plugin boundary compares one typeinfo.
 #include <algorithm>
-#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>

@@ -21,13 +21,7 @@ std::shared_ptr<Layer> create_layer(const LayerSpec& ls, const LayerBuildContext
   if (registry.find("layer", name)) return registry.create_as<Layer>("layer", name, ls.params);
   auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
   if (layer->is_reshape()) return layer;
-  std::string have;
-  const std::string prefix = std::string(to_string(ctx.device)) + "_";
-  for (const std::string& n : registry.available("layer"))
-    if (n.starts_with(prefix)) have += (have.empty() ? "" : ", ") + n.substr(prefix.size());
-  throw Error(ls.params.where() + ": layer '" + ls.type + "' has no " + to_string(ctx.device) +
-              " plugin (layer/" + name + "); layers that run on " + to_string(ctx.device) +
-              ": " + (have.empty() ? "none" : have));
+  throw_no_device_plugin(registry, ctx.device, "layer", ls.type, ls.params.where());
 }
 
 }  // namespace

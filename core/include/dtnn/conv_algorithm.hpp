@@ -23,6 +23,8 @@
 
 namespace dtnn {
 
+class Params;
+
 struct DTNN_CORE_EXPORT ConvGeometry {
   std::int64_t n = 1;  // the largest batch the algorithm will see (actual batch comes from x)
   std::int64_t h = 1, w = 1, c = 1;
@@ -54,6 +56,10 @@ struct DTNN_CORE_EXPORT ConvGeometry {
     }
     return oy < out_h && ox < out_w;
   }
+  // The window of a layer's parameters: "kernel", "stride", "padding", "dilation" (each one
+  // integer or a [height, width] pair), as conv2d and depthwise_conv2d, CPU or GPU, take them.
+  void read_window(const Params& p);
+  std::string window_str() const;  // "padding=(1,1) stride=(2,2) dilation=(1,1)"
   Shape x_shape(std::int64_t batch) const;
   Shape w_shape() const;
   Shape y_shape(std::int64_t batch) const;

@@ -52,6 +52,11 @@ struct PydtnnSgdMomentum {
 template <class T>
 struct Adam {
   T b1, b2, eps, decay, step, inv_sqrt_c2;
+  // From the hyperparameters and the step's bias corrections c1 = 1 - b1^t, c2 = 1 - b2^t.
+  DTNN_HOST_DEVICE static Adam from(double b1, double b2, double eps, double decay, double lr,
+                                    double c1, double c2) {
+    return {T(b1), T(b2), T(eps), T(decay), T(lr / c1), T(1.0 / std::sqrt(c2))};
+  }
   DTNN_HOST_DEVICE void apply(T& w, T& g, T& m, T& v) const {
     const T gj = g + decay * w;
     m = b1 * m + (T(1) - b1) * gj;
@@ -65,6 +70,10 @@ struct Adam {
 template <class T>
 struct PydtnnAdam {
   T b1, b2, eps, lr_decay, step, inv_c2;
+  DTNN_HOST_DEVICE static PydtnnAdam from(double b1, double b2, double eps, double decay,
+                                          double lr, double c1, double c2) {
+    return {T(b1), T(b2), T(eps), T(lr * decay), T(lr / c1), T(1.0 / c2)};
+  }
   DTNN_HOST_DEVICE void apply(T& w, T& g, T& m, T& v) const {
     m = b1 * m + (T(1) - b1) * g;
     v = b2 * v + (T(1) - b2) * g * g;

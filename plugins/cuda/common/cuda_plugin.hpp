@@ -6,6 +6,7 @@
 
 #include "context.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -30,12 +31,6 @@ inline Chw chw_of(const LayerBuildContext& ctx, const std::string& layer) {
   if (s.rank() == 3) return {s[0], s[1], s[2]};
   return {s.numel(), 1, 1};
 }
-
-}  // namespace dtnn::cuda
-
-#include "dtnn/initializer.hpp"
-
-namespace dtnn::cuda {
 
 // A parameter tensor on the GPU holding what dtnn::initialize gives on the host with the same
 // arguments: a GPU model starts from the very weights its CPU twin starts from.

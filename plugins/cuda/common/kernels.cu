@@ -289,14 +289,11 @@ void adam_update(cudaStream_t s, void* w, void* g, void* m, void* v, std::size_t
       *vp = static_cast<T*>(v);
     if (a.pydtnn)
       rule4_kernel<<<blocks(n), kThreads, 0, s>>>(
-          rules::PydtnnAdam<T>{T(a.b1), T(a.b2), T(a.eps), T(a.lr * a.decay), T(a.lr / a.c1),
-                               T(1.0 / a.c2)},
-          wp, gp, mp, vp, n);
+          rules::PydtnnAdam<T>::from(a.b1, a.b2, a.eps, a.decay, a.lr, a.c1, a.c2), wp, gp, mp,
+          vp, n);
     else
       rule4_kernel<<<blocks(n), kThreads, 0, s>>>(
-          rules::Adam<T>{T(a.b1), T(a.b2), T(a.eps), T(a.decay), T(a.lr / a.c1),
-                         T(1.0 / std::sqrt(a.c2))},
-          wp, gp, mp, vp, n);
+          rules::Adam<T>::from(a.b1, a.b2, a.eps, a.decay, a.lr, a.c1, a.c2), wp, gp, mp, vp, n);
   });
   check_launch();
 }

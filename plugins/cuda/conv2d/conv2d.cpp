@@ -11,9 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "../../layers/common/layer_settings.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
+#include "dtnn/conv_algorithm.hpp"
 #include "kernels.hpp"
 
 namespace {
@@ -24,33 +26,22 @@ using namespace dtnn::cuda;
 class CudaConv2d final : public Layer {
  public:
   explicit CudaConv2d(const Params& p) : params_(p) {
-    k_ = p.get_int("filters");
-    if (k_ <= 0) p.fail("filters", "a positive number of filters");
-    std::tie(kh_, kw_) = p.get_pair("kernel", 1);
-    std::tie(sh_, sw_) = p.get_pair("stride", 1);
-    std::tie(ph_, pw_) = p.get_pair("padding", 0);
-    std::tie(dil_h_, dil_w_) = p.get_pair("dilation", 1);
-    use_bias_ = p.get_bool("use_bias");
-    const std::string activation = p.get_string("activation");
-    relu_ = activation == "relu";
-    if (!relu_ && !activation.empty()) p.fail("activation", "\"\" or \"relu\" (conv+relu fused)");
+    const layer_settings::Conv2d settings(p);
+    g_ = settings.geometry;
+    use_bias_ = settings.use_bias;
+    relu_ = settings.relu;
     if (!p.is_null("batchnorm"))
       p.fail("batchnorm", "null: conv2d+batchnorm fusion is a CPU option (fusion.*)");
-    check_initializer(p.get_string("weights_initializer"), p.key_path("weights_initializer"));
-    check_initializer(p.get_string("biases_initializer"), p.key_path("biases_initializer"));
   }
 
   std::string type() const override { return "conv2d"; }
-  Shape output_shape() const override { return Shape{k_, ho_, wo_}; }
+  Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
   std::string weights_shape() const override { return w_.shape().str(); }
   std::string attributes() const override {
-    auto s = [](std::int64_t v) { return std::to_string(v); };
-    return "padding=(" + s(ph_) + "," + s(pw_) + ") stride=(" + s(sh_) + "," + s(sw_) +
-           ") dilation=(" + s(dil_h_) + "," + s(dil_w_) + ") cudnn" + (relu_ ? " +relu" : "");
+    return g_.window_str() + " cudnn" + (relu_ ? " +relu" : "");
   }
   std::string report() const override {
-    return "cuda_conv2d " + std::to_string(in_.c) + "->" + std::to_string(k_) + " " +
-           std::to_string(kh_) + "x" + std::to_string(kw_) + ": forward algorithm " +
+    return "cuda_conv2d " + g_.str() + ": forward algorithm " +
            std::to_string(forward_algo_) + ", backward-data " + std::to_string(data_algo_) +
            ", backward-filter " + std::to_string(filter_algo_) + ", workspace " +
            std::to_string(workspace_ >> 10) + " KiB";
@@ -60,27 +51,31 @@ class CudaConv2d final : public Layer {
   void build(const LayerBuildContext& ctx) override {
     if (ctx.input_shape.rank() != 3)
       throw Error("conv2d expects image input (C, H, W), got " + ctx.input_shape.str());
-    in_ = chw_of(ctx, "conv2d");
-    ho_ = (in_.h + 2 * ph_ - dil_h_ * (kh_ - 1) - 1) / sh_ + 1;
-    wo_ = (in_.w + 2 * pw_ - dil_w_ * (kw_ - 1) - 1) / sw_ + 1;
-    if (ho_ < 1 || wo_ < 1) throw Error("kernel larger than the padded input");
-    dtype_ = ctx.dtype;
+    const Chw in = chw_of(ctx, "conv2d");
+    g_.c = in.c;
+    g_.h = in.h;
+    g_.w = in.w;
+    g_.n = ctx.max_batch;
+    g_.layout = Layout::nchw;
+    g_.dtype = ctx.dtype;
+    if (g_.ho() < 1 || g_.wo() < 1) throw Error("kernel larger than the padded input: " + g_.str());
     needs_dx_ = ctx.needs_input_gradient;
     Context& cx = Context::get();
-    const std::int64_t window = kh_ * kw_;
-    w_ = initialized(Shape{k_, in_.c, kh_, kw_}, dtype_, params_.get_string("weights_initializer"),
-                     in_.c * window, k_ * window, ctx.seed);
-    dw_ = Tensor::zeros(w_.shape(), dtype_, Layout::nchw, Device::cuda);
+    const std::int64_t window = g_.kh * g_.kw;
+    w_ = initialized(g_.w_shape(), g_.dtype, params_.get_string("weights_initializer"),
+                     g_.c * window, g_.k * window, ctx.seed);
+    dw_ = Tensor::zeros(w_.shape(), g_.dtype, Layout::nchw, Device::cuda);
     if (use_bias_) {
-      b_ = initialized(Shape{k_}, dtype_, params_.get_string("biases_initializer"),
-                       in_.c * window, k_ * window, ctx.seed + 1);
-      db_ = Tensor::zeros(b_.shape(), dtype_, Layout::nchw, Device::cuda);
-      bias_desc_.set(1, k_, 1, 1, dtype_);
+      b_ = initialized(Shape{g_.k}, g_.dtype, params_.get_string("biases_initializer"),
+                       g_.c * window, g_.k * window, ctx.seed + 1);
+      db_ = Tensor::zeros(b_.shape(), g_.dtype, Layout::nchw, Device::cuda);
+      bias_desc_.set(1, g_.k, 1, 1, g_.dtype);
     }
-    if (relu_) grad_ = Tensor::empty(output_shape().with_batch(ctx.max_batch), dtype_,
+    if (relu_) grad_ = Tensor::empty(output_shape().with_batch(ctx.max_batch), g_.dtype,
                                      Layout::nchw, Device::cuda);
-    filter_ = std::make_unique<FilterDesc>(k_, in_.c, kh_, kw_, dtype_);
-    conv_ = std::make_unique<ConvDesc>(ph_, pw_, sh_, sw_, dil_h_, dil_w_, dtype_,
+    filter_ = std::make_unique<FilterDesc>(g_.k, g_.c, g_.kh, g_.kw, g_.dtype);
+    conv_ = std::make_unique<ConvDesc>(g_.pad_h, g_.pad_w, g_.stride_h, g_.stride_w,
+                                       g_.dilation_h, g_.dilation_w, g_.dtype,
                                        cx.options().tf32);
     set_batch(ctx.max_batch);
     choose_algorithms(cx);
@@ -96,7 +91,7 @@ class CudaConv2d final : public Layer {
   void forward(const Tensor& x, Tensor& y, Mode) override {
     Context& cx = Context::get();
     set_batch(x.dim(0));
-    const Scalars s(dtype_);
+    const Scalars s(g_.dtype);
     DTNN_CUDNN(cudnnConvolutionForward(cx.cudnn(), s.one(), x_desc_, x.raw(), *filter_, w_.raw(),
                                        *conv_, forward_algo_, cx.workspace(),
                                        cx.workspace_bytes(), s.zero(), y_desc_, y.raw()));
@@ -111,11 +106,11 @@ class CudaConv2d final : public Layer {
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
     Context& cx = Context::get();
     set_batch(x.dim(0));
-    const Scalars s(dtype_);
+    const Scalars s(g_.dtype);
     const void* g = dy.raw();
     if (relu_) {  // dz = dy where y > 0 (y = relu(z) > 0 exactly when z > 0)
       kernels::leaky_relu_backward(cx.stream(), grad_.raw(), y.raw(), dy.raw(),
-                                   static_cast<std::size_t>(dy.numel()), dtype_, 0.0);
+                                   static_cast<std::size_t>(dy.numel()), g_.dtype, 0.0);
       g = grad_.raw();
     }
     if (use_bias_)
@@ -136,8 +131,8 @@ class CudaConv2d final : public Layer {
   void set_batch(std::int64_t n) {
     if (n == batch_) return;
     batch_ = n;
-    x_desc_.set(n, in_.c, in_.h, in_.w, dtype_);
-    y_desc_.set(n, k_, ho_, wo_, dtype_);
+    x_desc_.set(n, g_.c, g_.h, g_.w, g_.dtype);
+    y_desc_.set(n, g_.k, g_.ho(), g_.wo(), g_.dtype);
   }
 
   // Whether a search result may be used: it ran, fits the workspace limit, and uses tensor cores
@@ -196,11 +191,9 @@ class CudaConv2d final : public Layer {
   }
 
   Params params_;
-  std::int64_t k_ = 0, kh_ = 3, kw_ = 3, sh_ = 1, sw_ = 1, ph_ = 0, pw_ = 0, dil_h_ = 1, dil_w_ = 1;
-  std::int64_t ho_ = 0, wo_ = 0, batch_ = -1;
-  Chw in_;
+  ConvGeometry g_;  // NCHW
+  std::int64_t batch_ = -1;
   bool use_bias_ = true, relu_ = false, needs_dx_ = true;
-  DType dtype_ = DType::float32;
   Tensor w_, dw_, b_, db_, grad_;
   TensorDesc x_desc_, y_desc_, bias_desc_;
   std::unique_ptr<FilterDesc> filter_;

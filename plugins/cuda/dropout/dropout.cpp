@@ -5,6 +5,7 @@
 // generator); their statistics do not.
 #include <cuda_runtime_api.h>
 
+#include "../../layers/common/layer_settings.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "dtnn/rng.hpp"
@@ -17,9 +18,7 @@ using namespace dtnn::cuda;
 
 class CudaDropout final : public Layer {
  public:
-  explicit CudaDropout(const Params& p) : rate_(p.get_double("rate")) {
-    if (rate_ < 0.0 || rate_ >= 1.0) p.fail("rate", "a number in [0, 1)");
-  }
+  explicit CudaDropout(const Params& p) : rate_(layer_settings::dropout_rate(p)) {}
   std::string type() const override { return "dropout"; }
   Shape output_shape() const override { return shape_; }
   std::string attributes() const override { return "rate=" + std::to_string(rate_).substr(0, 4); }

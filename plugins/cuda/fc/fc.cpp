@@ -2,6 +2,7 @@
 // keeps them.  y = x w + b;  dw += x^T dy;  db += column sums of dy;  dx = dy w^T.
 // cuBLAS is column-major: a row-major [r, c] matrix is its column-major [c, r] transpose, so
 // y^T = w^T x^T is gemm(N, N) on (w, x), and so on below.
+#include "../../layers/common/layer_settings.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "kernels.hpp"
@@ -31,63 +32,54 @@ void gemm(cublasHandle_t h, DType dtype, cublasOperation_t ta, cublasOperation_t
 
 class CudaFc final : public Layer {
  public:
-  explicit CudaFc(const Params& p)
-      : units_(p.get_int("units")),
-        use_bias_(p.get_bool("use_bias")),
-        weights_init_(p.get_string("weights_initializer")),
-        biases_init_(p.get_string("biases_initializer")) {
-    if (units_ <= 0) p.fail("units", "a positive number of output units");
-    check_initializer(weights_init_, p.key_path("weights_initializer"));
-    check_initializer(biases_init_, p.key_path("biases_initializer"));
-  }
+  explicit CudaFc(const Params& p) : s_(p) {}
 
   std::string type() const override { return "fc"; }
-  Shape output_shape() const override { return Shape{units_}; }
+  Shape output_shape() const override { return Shape{s_.units}; }
   std::string weights_shape() const override { return w_.shape().str(); }
   std::string attributes() const override { return "cublas"; }
 
   void build(const LayerBuildContext& ctx) override {
     in_ = ctx.input_shape.numel();
     dtype_ = ctx.dtype;
-    w_ = initialized(Shape{in_, units_}, dtype_, weights_init_, in_, units_, ctx.seed);
+    w_ = initialized(Shape{in_, s_.units}, dtype_, s_.init.weights, in_, s_.units, ctx.seed);
     dw_ = Tensor::zeros(w_.shape(), dtype_, Layout::nchw, Device::cuda);
-    if (use_bias_) {
-      b_ = initialized(Shape{units_}, dtype_, biases_init_, in_, units_, ctx.seed + 1);
+    if (s_.use_bias) {
+      b_ = initialized(Shape{s_.units}, dtype_, s_.init.biases, in_, s_.units, ctx.seed + 1);
       db_ = Tensor::zeros(b_.shape(), dtype_, Layout::nchw, Device::cuda);
     }
   }
 
   std::vector<Parameter> parameters() override {
     std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (use_bias_) p.push_back({"biases", b_, db_});
+    if (s_.use_bias) p.push_back({"biases", b_, db_});
     return p;
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     Context& cx = Context::get();
     const std::int64_t n = x.dim(0);
-    gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_N, units_, n, in_, w_.raw(), units_, x.raw(),
-         in_, 0.0, y.raw(), units_);
-    if (use_bias_) kernels::add_bias_rows(cx.stream(), y.raw(), b_.raw(), n, units_, dtype_);
+    gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_N, s_.units, n, in_, w_.raw(), s_.units, x.raw(),
+         in_, 0.0, y.raw(), s_.units);
+    if (s_.use_bias) kernels::add_bias_rows(cx.stream(), y.raw(), b_.raw(), n, s_.units, dtype_);
   }
 
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
     Context& cx = Context::get();
     const std::int64_t n = x.dim(0);
     // dw^T [units, in] += dy^T [units, n] x [n, in]
-    gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_T, units_, in_, n, dy.raw(), units_, x.raw(),
-         in_, 1.0, dw_.raw(), units_);
-    if (use_bias_) kernels::add_column_sums(cx.stream(), db_.raw(), dy.raw(), n, units_, dtype_);
+    gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_T, s_.units, in_, n, dy.raw(), s_.units, x.raw(),
+         in_, 1.0, dw_.raw(), s_.units);
+    if (s_.use_bias) kernels::add_column_sums(cx.stream(), db_.raw(), dy.raw(), n, s_.units, dtype_);
     // dx^T [in, n] = w [in, units] dy^T [units, n]
     if (dx)
-      gemm(cx.cublas(), dtype_, CUBLAS_OP_T, CUBLAS_OP_N, in_, n, units_, w_.raw(), units_,
-           dy.raw(), units_, 0.0, dx->raw(), in_);
+      gemm(cx.cublas(), dtype_, CUBLAS_OP_T, CUBLAS_OP_N, in_, n, s_.units, w_.raw(), s_.units,
+           dy.raw(), s_.units, 0.0, dx->raw(), in_);
   }
 
  private:
-  std::int64_t units_, in_ = 0;
-  bool use_bias_;
-  std::string weights_init_, biases_init_;
+  layer_settings::Fc s_;
+  std::int64_t in_ = 0;
   DType dtype_ = DType::float32;
   Tensor w_, dw_, b_, db_;
 };

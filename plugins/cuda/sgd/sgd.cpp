@@ -11,16 +11,9 @@ namespace {
 using namespace dtnn;
 using namespace dtnn::cuda;
 
-class CudaSgd final : public Optimizer {
+class CudaSgd final : public SgdBase {
  public:
-  explicit CudaSgd(const Params& p) : s_(parse_sgd_settings(p)) {}
-
-  void build(std::span<const Parameter> params) override {
-    velocity_ = s_.momentum > 0 ? zeros_like(params) : std::vector<Tensor>(params.size());
-  }
-  double learning_rate() const override { return s_.lr; }
-  void set_learning_rate(double lr) override { s_.lr = lr; }
-  std::vector<Tensor> state() override { return s_.momentum > 0 ? velocity_ : std::vector<Tensor>{}; }
+  using SgdBase::SgdBase;
 
   void update(std::size_t index, const Parameter& p) override {
     const Tensor& v = velocity_[index];
@@ -29,10 +22,6 @@ class CudaSgd final : public Optimizer {
                         p.value.dtype(),
                         {s_.lr, s_.momentum, s_.decay, s_.nesterov, s_.rule == UpdateRule::pydtnn});
   }
-
- private:
-  SgdSettings s_;
-  std::vector<Tensor> velocity_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new CudaSgd(p); }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/layer_settings.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
@@ -35,24 +36,16 @@ constexpr std::int64_t kMaxPattern = 128;  // longest bias pattern of the vector
 class Conv2d final : public Layer {
  public:
   explicit Conv2d(const Params& p) : params_(p) {
-    g_.k = p.get_int("filters");
-    if (g_.k <= 0) p.fail("filters", "a positive number of filters");
-    std::tie(g_.kh, g_.kw) = p.get_pair("kernel", 1);
-    std::tie(g_.stride_h, g_.stride_w) = p.get_pair("stride", 1);
-    std::tie(g_.pad_h, g_.pad_w) = p.get_pair("padding", 0);
-    std::tie(g_.dilation_h, g_.dilation_w) = p.get_pair("dilation", 1);
-    use_bias_ = p.get_bool("use_bias");
-    const std::string activation = p.get_string("activation");
-    relu_ = activation == "relu";
-    if (!relu_ && !activation.empty()) p.fail("activation", "\"\" or \"relu\" (conv+relu fused)");
+    const layer_settings::Conv2d settings(p);
+    g_ = settings.geometry;
+    use_bias_ = settings.use_bias;
+    relu_ = settings.relu;
     if (!p.is_null("batchnorm")) {
       bn_params_ = p.get_object("batchnorm");
       if (bn_params_->has("activation") && !bn_params_->get_string("activation").empty())
         p.fail("batchnorm", "the batchnorm's parameters without an activation (a fused relu is "
                             "the conv2d's \"activation\")");
     }
-    check_initializer(p.get_string("weights_initializer"), p.key_path("weights_initializer"));
-    check_initializer(p.get_string("biases_initializer"), p.key_path("biases_initializer"));
   }
 
   std::string type() const override { return "conv2d"; }
@@ -61,10 +54,7 @@ class Conv2d final : public Layer {
   std::size_t workspace_bytes() const override { return algorithm_->workspace_bytes(); }
   std::string report() const override { return algorithm_->report(); }
   std::string attributes() const override {
-    auto s = [](std::int64_t v) { return std::to_string(v); };
-    return "padding=(" + s(g_.pad_h) + "," + s(g_.pad_w) + ") stride=(" + s(g_.stride_h) + "," +
-           s(g_.stride_w) + ") dilation=(" + s(g_.dilation_h) + "," + s(g_.dilation_w) + ") " +
-           algorithm_->name() + (bn_ ? " +batchnorm" : "") + (relu_ ? " +relu" : "");
+    return g_.window_str() + " " + algorithm_->name() + (bn_ ? " +batchnorm" : "") + (relu_ ? " +relu" : "");
   }
 
   void build(const LayerBuildContext& ctx) override {

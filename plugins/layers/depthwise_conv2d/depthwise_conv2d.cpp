@@ -25,10 +25,7 @@ using namespace dtnn;
 class DepthwiseConv2d final : public Layer {
  public:
   explicit DepthwiseConv2d(const Params& p) : params_(p) {
-    std::tie(g_.kh, g_.kw) = p.get_pair("kernel", 1);
-    std::tie(g_.stride_h, g_.stride_w) = p.get_pair("stride", 1);
-    std::tie(g_.pad_h, g_.pad_w) = p.get_pair("padding", 0);
-    std::tie(g_.dilation_h, g_.dilation_w) = p.get_pair("dilation", 1);
+    g_.read_window(p);
     use_bias_ = p.get_bool("use_bias");
     check_initializer(p.get_string("weights_initializer"), p.key_path("weights_initializer"));
     check_initializer(p.get_string("biases_initializer"), p.key_path("biases_initializer"));

@@ -4,6 +4,7 @@
 // re-run) see the same mask, so the layer is a deterministic function within a step.
 #include <cstdint>
 
+#include "../common/layer_settings.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -15,9 +16,7 @@ using namespace dtnn;
 
 class Dropout final : public Layer {
  public:
-  explicit Dropout(const Params& p) : rate_(p.get_double("rate")) {
-    if (rate_ < 0.0 || rate_ >= 1.0) p.fail("rate", "a number in [0, 1)");
-  }
+  explicit Dropout(const Params& p) : rate_(layer_settings::dropout_rate(p)) {}
   std::string type() const override { return "dropout"; }
   Shape output_shape() const override { return shape_; }
   std::string attributes() const override { return "rate=" + std::to_string(rate_).substr(0, 4); }

@@ -2,6 +2,7 @@
 // b: [units], y: [N, units] = x w + b.
 #include <string>
 
+#include "../common/layer_settings.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
@@ -14,35 +15,27 @@ using namespace dtnn;
 
 class FullyConnected final : public Layer {
  public:
-  explicit FullyConnected(const Params& p)
-      : units_(p.get_int("units")),
-        use_bias_(p.get_bool("use_bias")),
-        weights_init_(p.get_string("weights_initializer")),
-        biases_init_(p.get_string("biases_initializer")) {
-    if (units_ <= 0) p.fail("units", "a positive number of output units");
-    check_initializer(weights_init_, p.key_path("weights_initializer"));
-    check_initializer(biases_init_, p.key_path("biases_initializer"));
-  }
+  explicit FullyConnected(const Params& p) : s_(p) {}
 
   std::string type() const override { return "fc"; }
-  Shape output_shape() const override { return Shape{units_}; }
+  Shape output_shape() const override { return Shape{s_.units}; }
   std::string weights_shape() const override { return w_.shape().str(); }
 
   void build(const LayerBuildContext& ctx) override {
     in_ = ctx.input_shape.numel();
-    w_ = Tensor::empty(Shape{in_, units_}, ctx.dtype);
+    w_ = Tensor::empty(Shape{in_, s_.units}, ctx.dtype);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype);
-    initialize(w_, weights_init_, in_, units_, ctx.seed);
-    if (use_bias_) {
-      b_ = Tensor::empty(Shape{units_}, ctx.dtype);
+    initialize(w_, s_.init.weights, in_, s_.units, ctx.seed);
+    if (s_.use_bias) {
+      b_ = Tensor::empty(Shape{s_.units}, ctx.dtype);
       db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, biases_init_, in_, units_, ctx.seed + 1);
+      initialize(b_, s_.init.biases, in_, s_.units, ctx.seed + 1);
     }
   }
 
   std::vector<Parameter> parameters() override {
     std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (use_bias_) p.push_back({"biases", b_, db_});
+    if (s_.use_bias) p.push_back({"biases", b_, db_});
     return p;
   }
 
@@ -59,14 +52,14 @@ class FullyConnected final : public Layer {
   void forward_t(const Tensor& x, Tensor& y) {
     const std::int64_t n = x.dim(0);
     T* yp = y.data<T>();
-    if (use_bias_) {  // y = broadcast(b), then y += x w
+    if (s_.use_bias) {  // y = broadcast(b), then y += x w
       const T* b = b_.data<T>();
       parallel_for(n, 64, [&](std::int64_t r) {
-        for (std::int64_t j = 0; j < units_; ++j) yp[r * units_ + j] = b[j];
+        for (std::int64_t j = 0; j < s_.units; ++j) yp[r * s_.units + j] = b[j];
       });
     }
-    gemm(false, false, n, units_, in_, T(1), x.data<T>(), in_, w_.data<T>(), units_,
-         use_bias_ ? T(1) : T(0), yp, units_);
+    gemm(false, false, n, s_.units, in_, T(1), x.data<T>(), in_, w_.data<T>(), s_.units,
+         s_.use_bias ? T(1) : T(0), yp, s_.units);
   }
 
   // From y = x w + b:  dw += x^T dy,  db += sum_rows(dy),  dx = dy w^T.
@@ -74,21 +67,20 @@ class FullyConnected final : public Layer {
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
     const std::int64_t n = x.dim(0);
     const T* dyp = dy.data<T>();
-    gemm(true, false, in_, units_, n, T(1), x.data<T>(), in_, dyp, units_, T(1), dw_.data<T>(),
-         units_);
-    if (use_bias_) {
+    gemm(true, false, in_, s_.units, n, T(1), x.data<T>(), in_, dyp, s_.units, T(1), dw_.data<T>(),
+         s_.units);
+    if (s_.use_bias) {
       T* db = db_.data<T>();
       for (std::int64_t r = 0; r < n; ++r)
-        for (std::int64_t j = 0; j < units_; ++j) db[j] += dyp[r * units_ + j];
+        for (std::int64_t j = 0; j < s_.units; ++j) db[j] += dyp[r * s_.units + j];
     }
     if (dx)
-      gemm(false, true, n, in_, units_, T(1), dyp, units_, w_.data<T>(), units_, T(0),
+      gemm(false, true, n, in_, s_.units, T(1), dyp, s_.units, w_.data<T>(), s_.units, T(0),
            dx->data<T>(), in_);
   }
 
-  std::int64_t units_, in_ = 0;
-  bool use_bias_;
-  std::string weights_init_, biases_init_;
+  layer_settings::Fc s_;
+  std::int64_t in_ = 0;
   Tensor w_, dw_, b_, db_;
 };
 

@@ -8,7 +8,6 @@
 //     w -= lr * (decay * w + (m / (1 - b1^t)) / sqrt(v / (1 - b2^t) + epsilon))
 //   (PyDTNN's current CPU code divides by (1 - b)^t instead of 1 - b^t, which its own comments and
 //   earlier releases do not; dtnn follows the formula.)
-#include <cmath>
 #include <span>
 
 #include "dtnn/optimizer.hpp"
@@ -28,29 +27,10 @@ void update_range(const Rule& r, T* __restrict w, T* __restrict g, T* __restrict
   for (std::int64_t j = begin; j < end; ++j) r.apply(w[j], g[j], m[j], v[j]);
 }
 
-class Adam final : public Optimizer {
+class Adam final : public AdamBase {
  public:
-  explicit Adam(const Params& p) : s_(parse_adam_settings(p)) {}
+  using AdamBase::AdamBase;
 
-  void build(std::span<const Parameter> params) override {
-    m_ = zeros_like(params);
-    v_ = zeros_like(params);
-    step_ = Tensor::zeros(Shape{1}, DType::float64);
-  }
-  double learning_rate() const override { return s_.lr; }
-  void set_learning_rate(double lr) override { s_.lr = lr; }
-  std::vector<Tensor> state() override {
-    std::vector<Tensor> s{step_};
-    s.insert(s.end(), m_.begin(), m_.end());
-    s.insert(s.end(), v_.begin(), v_.end());
-    return s;
-  }
-
-  void begin_step() override {
-    const double t = ++step_.data<double>()[0];
-    c1_ = s_.correction1(t);
-    c2_ = s_.correction2(t);
-  }
   void update(std::size_t index, const Parameter& p) override {
     dispatch_dtype(p.value.dtype(), [&](auto z) { apply<decltype(z)>(p, index); });
   }
@@ -62,24 +42,19 @@ class Adam final : public Optimizer {
     T* g = p.grad.data<T>();
     T *m = m_[i].data<T>(), *v = v_[i].data<T>();
     if (s_.rule == UpdateRule::pydtnn) {
-      const rules::PydtnnAdam<T> rule{T(s_.beta1),       T(s_.beta2),    T(s_.epsilon),
-                                   T(s_.lr * s_.decay), T(s_.lr / c1_), T(1.0 / c2_)};
+      const auto rule =
+          rules::PydtnnAdam<T>::from(s_.beta1, s_.beta2, s_.epsilon, s_.decay, s_.lr, c1_, c2_);
       parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
         update_range(rule, w, g, m, v, begin, end);
       });
       return;
     }
-    const rules::Adam<T> rule{T(s_.beta1), T(s_.beta2),    T(s_.epsilon),
-                           T(s_.decay), T(s_.lr / c1_), T(1.0 / std::sqrt(c2_))};
+    const auto rule =
+        rules::Adam<T>::from(s_.beta1, s_.beta2, s_.epsilon, s_.decay, s_.lr, c1_, c2_);
     parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
       update_range(rule, w, g, m, v, begin, end);
     });
   }
-
-  AdamSettings s_;
-  double c1_ = 1, c2_ = 1;  // bias corrections of the current step: 1 - beta^t
-  std::vector<Tensor> m_, v_;
-  Tensor step_;  // float64 [1]: the step count t, kept as a tensor so checkpoints carry it
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Adam(p); }

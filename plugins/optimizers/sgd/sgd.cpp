@@ -17,20 +17,9 @@ namespace {
 
 using namespace dtnn;
 
-class Sgd final : public Optimizer {
+class Sgd final : public SgdBase {
  public:
-  explicit Sgd(const Params& p) : s_(parse_sgd_settings(p)) {}
-
-  void build(std::span<const Parameter> params) override {
-    velocity_.clear();
-    for (const auto& p : params)  // an empty tensor when momentum is 0
-      velocity_.push_back(s_.momentum > 0 ? Tensor::zeros(p.value.shape(), p.value.dtype(),
-                                                        p.value.layout(), p.value.device())
-                                        : Tensor());
-  }
-  double learning_rate() const override { return s_.lr; }
-  void set_learning_rate(double lr) override { s_.lr = lr; }
-  std::vector<Tensor> state() override { return s_.momentum > 0 ? velocity_ : std::vector<Tensor>{}; }
+  using SgdBase::SgdBase;
 
   void update(std::size_t index, const Parameter& p) override {
     dispatch_dtype(p.value.dtype(), [&](auto z) { apply<decltype(z)>(p, velocity_[index]); });
@@ -60,9 +49,6 @@ class Sgd final : public Optimizer {
       }
     });
   }
-
-  SgdSettings s_;
-  std::vector<Tensor> velocity_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Sgd(p); }

@@ -1,0 +1,58 @@
+// The parameters of layers that have a CPU plugin (plugins/layers) and a CUDA twin
+// (plugins/cuda), read and checked once for both, so the two accept and refuse alike.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/initializer.hpp"
+#include "dtnn/params.hpp"
+
+namespace dtnn::layer_settings {
+
+// The two initialiser names of a layer with weights and biases, checked.
+struct Initializers {
+  std::string weights, biases;
+  explicit Initializers(const Params& p)
+      : weights(p.get_string("weights_initializer")), biases(p.get_string("biases_initializer")) {
+    check_initializer(weights, p.key_path("weights_initializer"));
+    check_initializer(biases, p.key_path("biases_initializer"));
+  }
+};
+
+// fc: {"units", "use_bias", "weights_initializer", "biases_initializer"}.
+struct Fc {
+  std::int64_t units;
+  bool use_bias;
+  Initializers init;
+  explicit Fc(const Params& p)
+      : units(p.get_int("units")), use_bias(p.get_bool("use_bias")), init(p) {
+    if (units <= 0) p.fail("units", "a positive number of output units");
+  }
+};
+
+// conv2d: "filters" and the window into a geometry (its input set at build), "use_bias",
+// "activation" ("" or "relu"), the initialisers. "batchnorm" is each plugin's own.
+struct Conv2d {
+  ConvGeometry geometry;
+  bool use_bias;
+  bool relu;
+  Initializers init;
+  explicit Conv2d(const Params& p) : use_bias(p.get_bool("use_bias")), init(p) {
+    geometry.k = p.get_int("filters");
+    if (geometry.k <= 0) p.fail("filters", "a positive number of filters");
+    geometry.read_window(p);
+    const std::string activation = p.get_string("activation");
+    relu = activation == "relu";
+    if (!relu && !activation.empty()) p.fail("activation", "\"\" or \"relu\" (conv+relu fused)");
+  }
+};
+
+// dropout's "rate", in [0, 1).
+inline double dropout_rate(const Params& p) {
+  const double rate = p.get_double("rate");
+  if (rate < 0.0 || rate >= 1.0) p.fail("rate", "a number in [0, 1)");
+  return rate;
+}
+
+}  // namespace dtnn::layer_settings
