@@ -14,10 +14,12 @@
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/model.hpp"
+#include "host_backed_runtime.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
 using dtnn::cuda::CachingAllocator;
+using dtnn::test::InstalledDouble;
 
 namespace {
 
@@ -43,46 +45,6 @@ struct FakeDriver {
           std::free(p);
         });
   }
-};
-
-// A "cuda" runtime on host memory: what the core asks of a device, observable.
-class HostBackedRuntime final : public DeviceRuntime {
- public:
-  int allocations = 0, copies = 0, zeroings = 0, uploads = 0, pins = 0;
-  Device device() const override { return Device::cuda; }
-  void open(int, const Params&) override {}
-  std::shared_ptr<std::byte> allocate(std::size_t bytes) override {
-    ++allocations;
-    auto* p = static_cast<std::byte*>(std::malloc(bytes ? bytes : 1));
-    std::memset(p, 0xAB, bytes);  // garbage, as device memory is
-    return std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
-  }
-  void copy(void* dst, const void* src, std::size_t bytes) override {
-    ++copies;
-    std::memcpy(dst, src, bytes);
-  }
-  void upload_async(std::initializer_list<Upload> parts) override {
-    ++uploads;
-    for (const auto& p : parts) std::memcpy(p.device, p.host, p.bytes);
-  }
-  void fill_zero(void* dst, std::size_t bytes) override {
-    ++zeroings;
-    std::memset(dst, 0, bytes);
-  }
-  void scale(void*, const void*, std::size_t, DType, double) override {}
-  void pin(void*, std::size_t) override { ++pins; }
-  void unpin(void*) override { --pins; }
-  void synchronize() override {}
-  DeviceMemoryStats memory_stats() const override { return {}; }
-  std::string describe() const override { return "host-backed test device"; }
-  int ordinal() const override { return 0; }
-};
-
-// Installs a HostBackedRuntime for the scope of a test.
-struct InstalledDouble {
-  std::shared_ptr<HostBackedRuntime> runtime = std::make_shared<HostBackedRuntime>();
-  InstalledDouble() { install_device_runtime(runtime); }
-  ~InstalledDouble() { remove_device_runtime(Device::cuda); }
 };
 
 }  // namespace

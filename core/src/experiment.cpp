@@ -16,6 +16,7 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/device.hpp"
+#include "dtnn/device_communicator.hpp"
 #include "dtnn/image_transform.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/loss.hpp"
@@ -96,6 +97,27 @@ std::shared_ptr<Communicator> open_communicator(const std::string& requested,
                                           Params(json::object(), where + ": parallel"));
 }
 
+namespace {
+
+// The device's collectives library (cuda_nccl) joined over the host communicator; null, with a
+// warning, where it cannot be used (gradients then go through MPI).
+std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& registry,
+                                                             Device device, Communicator& host) {
+  const std::string name = device_plugin_name(device, "nccl");
+  const PluginRecord* record = registry.find("device_communicator", name);
+  if (!record || record->status != PluginRecord::Status::ok) {
+    log_warning("gpu.nccl: the device_communicator plugin '" + name + "' is " +
+                (record ? "unavailable (" + record->reason + ")" : std::string("not installed")) +
+                "; gradients go through MPI");
+    return nullptr;
+  }
+  auto comm = registry.create_as<DeviceCommunicator>("device_communicator", name, Params());
+  comm->open(host);
+  return comm;
+}
+
+}  // namespace
+
 Experiment::Experiment(const ExperimentConfig& config, const Registry& registry) : config_(config) {
   const json& j = config_.json;
   const std::string where = config_.where();
@@ -117,6 +139,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
+  if (device != Device::cpu && comm_->size() > 1 && j["gpu"]["nccl"].get<bool>())
+    device_comm_ = open_device_communicator(registry, device, *comm_);
 
   // The experiment's own dataset keys (every key of the defaults' dataset object) are not the
   // plugin's parameters.
@@ -279,6 +303,8 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.sync.exchange.bucket_bytes =
       static_cast<std::size_t>(par["bucket_size_mb"].get<double>() * 1024.0 * 1024.0);
   to.sync.exchange.blocking = par["blocking"].get<bool>();
+  to.sync.exchange.device_comm = device_comm_.get();
+  to.sync.exchange.gpudirect = j["gpu"]["gpudirect"].get<bool>();
   to.checkpoint_dir = j["output"]["checkpoint_dir"].get<std::string>();
   to.checkpoint_keep = static_cast<int>(j["output"]["checkpoint_keep"].get<std::int64_t>());
   to.optimizer_name = optimizer_name;
@@ -306,7 +332,14 @@ std::string Experiment::summary() const {
   char head[256];
   std::snprintf(head, sizeof head, "dtnn: %d thread(s), %d rank(s), BLIS %s kernels '%s'\n",
                 rt.threads, comm_->size(), rt.blis_version.c_str(), rt.blis_kernels.c_str());
-  return std::string(head) + "Parameters (" + config_.where() + "):\n" + params +
+  std::string devices;
+  if (const DeviceRuntime* runtime = find_device_runtime(model_->options().device))
+    devices += "Device: " + runtime->describe() + "\n";
+  if (const GradientExchange* exchange = trainer_->exchange())
+    devices += std::string("Gradients: ") + to_string(exchange->route()) +
+               (device_comm_ ? " (" + device_comm_->describe() + ")" : std::string()) + ", " +
+               std::to_string(exchange->num_buckets()) + " bucket(s)\n";
+  return std::string(head) + devices + "Parameters (" + config_.where() + "):\n" + params +
          model_->summary() + "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
          std::to_string(trainer_->validation_size()) + " validation, " +
          std::to_string(trainer_->test_size()) + " test samples\n";

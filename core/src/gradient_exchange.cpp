@@ -2,7 +2,10 @@
 
 #include <chrono>
 
+#include "dtnn/device.hpp"
+#include "dtnn/device_communicator.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/log.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/parallel.hpp"
 
@@ -36,6 +39,20 @@ void timed(double& total, F&& f) {
 }
 
 }  // namespace
+
+const char* to_string(ExchangeRoute route) {
+  switch (route) {
+    case ExchangeRoute::host:
+      return "host memory";
+    case ExchangeRoute::device_library:
+      return "device memory, by the device communicator";
+    case ExchangeRoute::device_pointers:
+      return "device memory, by the host communicator (CUDA-aware MPI)";
+    case ExchangeRoute::host_staged:
+      return "staged through pinned host memory";
+  }
+  return "?";
+}
 
 GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOptions options)
     : model_(model), comm_(comm), options_(options) {
@@ -72,10 +89,78 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
     buckets_[i].name = "gradients, bucket " + std::to_string(i + 1) + " of " +
                        std::to_string(buckets_.size()) + " (from " +
                        params[buckets_[i].parameters.front()].name + ")";
-  flat_ = Tensor::zeros(Shape{total}, dtype);
+  const Device device = params.front().value.device();
+  flat_ = Tensor::zeros(Shape{total}, dtype, Layout::nchw, device);
+  if (device == Device::cpu) return;
+  runtime_ = &device_runtime(device);
+  if (options_.device_comm) {
+    route_ = ExchangeRoute::device_library;
+  } else if (options_.gpudirect && comm_.accepts_memory_of(device)) {
+    route_ = ExchangeRoute::device_pointers;
+  } else {
+    if (options_.gpudirect)
+      log_warning("gpu.gpudirect: the communicator (" + comm_.describe() +
+                  ") does not take device memory (MPI is not CUDA-aware); gradients go through "
+                  "host memory");
+    route_ = ExchangeRoute::host_staged;
+    staging_ = Tensor::zeros(Shape{total}, dtype);
+    runtime_->pin(staging_.raw(), staging_.bytes());
+  }
 }
 
-GradientExchange::~GradientExchange() = default;
+GradientExchange::~GradientExchange() {
+  if (staging_.defined()) {
+    runtime_->synchronize();
+    runtime_->unpin(staging_.raw());
+  }
+}
+
+void* GradientExchange::at(const Tensor& t, std::int64_t offset) const {
+  return static_cast<char*>(t.raw()) + static_cast<std::size_t>(offset) * dtype_size(t.dtype());
+}
+
+void GradientExchange::pack(const Tensor& src, const Tensor& dst, double weight, bool consume) {
+  if (!runtime_) return scale_into(src, dst, weight, consume);
+  runtime_->scale(dst.raw(), src.raw(), static_cast<std::size_t>(src.numel()), src.dtype(), weight);
+  if (consume) runtime_->fill_zero(src.raw(), src.bytes());
+}
+
+std::unique_ptr<CommRequest> GradientExchange::collective(std::int64_t offset, std::int64_t count,
+                                                          const std::string& name, bool blocking,
+                                                          int root) {
+  const auto n = static_cast<std::size_t>(count);
+  const DType dtype = flat_.dtype();
+  if (route_ == ExchangeRoute::device_library) {
+    if (root >= 0) {
+      options_.device_comm->broadcast(at(flat_, offset), n, dtype, root, name);
+      return nullptr;
+    }
+    auto request = options_.device_comm->iallreduce_sum(at(flat_, offset), n, dtype, name);
+    if (!blocking) return request;
+    request->wait();
+    return nullptr;
+  }
+  void* data = at(flat_, offset);
+  if (route_ == ExchangeRoute::device_pointers) {
+    runtime_->synchronize();  // MPI reads device memory outside the device's streams
+  } else if (route_ == ExchangeRoute::host_staged) {
+    data = at(staging_, offset);
+    runtime_->copy(data, at(flat_, offset), n * dtype_size(dtype));  // returns once readable
+  }
+  if (root >= 0) {
+    comm_.broadcast(data, n, dtype, root, name);
+    return nullptr;
+  }
+  if (!blocking) return comm_.iallreduce_sum(data, n, dtype, name);
+  comm_.allreduce_sum(data, n, dtype, name);
+  return nullptr;
+}
+
+void GradientExchange::landed(std::int64_t offset, std::int64_t count) {
+  if (route_ == ExchangeRoute::host_staged)
+    runtime_->copy(at(flat_, offset), at(staging_, offset),
+                   static_cast<std::size_t>(count) * dtype_size(flat_.dtype()));
+}
 
 Tensor GradientExchange::region(const Bucket& b, std::size_t i) const {
   const Parameter& p = model_.parameters()[b.parameters[i]];
@@ -93,7 +178,7 @@ void GradientExchange::gradients_ready(std::size_t first, std::size_t count) {
   const auto params = model_.parameters();
   for (std::size_t p = first; p < first + count; ++p) {
     Bucket& b = buckets_[bucket_of_[p]];
-    scale_into(params[p].grad, region(b, slot_of_[p]), weight_, /*consume=*/true);
+    pack(params[p].grad, region(b, slot_of_[p]), weight_, /*consume=*/true);
     if (--b.pending == 0) start(b);
   }
   progress();
@@ -107,13 +192,10 @@ void GradientExchange::contribute_nothing() {
 }
 
 void GradientExchange::start(Bucket& b) {
-  void* data = static_cast<char*>(flat_.raw()) +
-               static_cast<std::size_t>(b.offset) * dtype_size(flat_.dtype());
-  const auto count = static_cast<std::size_t>(b.numel);
   if (options_.blocking)
-    timed(stats_.wait_seconds, [&] { comm_.allreduce_sum(data, count, flat_.dtype(), b.name); });
+    timed(stats_.wait_seconds, [&] { collective(b.offset, b.numel, b.name, /*blocking=*/true); });
   else
-    b.request = comm_.iallreduce_sum(data, count, flat_.dtype(), b.name);
+    b.request = collective(b.offset, b.numel, b.name, /*blocking=*/false);
   started_.push_back(static_cast<std::size_t>(&b - buckets_.data()));
 }
 
@@ -135,6 +217,7 @@ void GradientExchange::finish(Optimizer& optimizer) {
       timed(stats_.wait_seconds, [&] { b.request->wait(); });
       b.request.reset();
     }
+    landed(b.offset, b.numel);
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
       const Parameter& p = params[b.parameters[k]];
       optimizer.update(b.parameters[k], Parameter{std::string(), p.value, region(b, k)});
@@ -143,13 +226,15 @@ void GradientExchange::finish(Optimizer& optimizer) {
   ++stats_.steps;
 }
 
-void GradientExchange::average_weights(double weight) {
+void GradientExchange::pack_all_values(double weight) {
   const auto params = model_.parameters();
   for (Bucket& b : buckets_)
     for (std::size_t k = 0; k < b.parameters.size(); ++k)
-      scale_into(params[b.parameters[k]].value, region(b, k), weight, /*consume=*/false);
-  comm_.allreduce_sum(flat_.raw(), static_cast<std::size_t>(flat_.numel()), flat_.dtype(),
-                      "model sync: weights");
+      pack(params[b.parameters[k]].value, region(b, k), weight, /*consume=*/false);
+}
+
+void GradientExchange::unpack_all_values() {
+  const auto params = model_.parameters();
   for (Bucket& b : buckets_)
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
       Tensor value = params[b.parameters[k]].value;  // a handle on the same storage
@@ -157,10 +242,21 @@ void GradientExchange::average_weights(double weight) {
     }
 }
 
+void GradientExchange::average_weights(double weight) {
+  pack_all_values(weight);
+  collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
+  landed(0, flat_.numel());
+  unpack_all_values();
+}
+
+// One broadcast of the packed model rather than one per parameter: fewer, larger messages.
 void GradientExchange::broadcast_weights(int root) {
-  for (const Parameter& p : model_.parameters())
-    comm_.broadcast(p.value.raw(), static_cast<std::size_t>(p.value.numel()), p.value.dtype(), root,
-                    "weights from rank " + std::to_string(root) + ": " + p.name);
+  if (buckets_.empty()) return;
+  pack_all_values(1.0);
+  collective(0, flat_.numel(), "weights from rank " + std::to_string(root), /*blocking=*/true,
+             root);
+  landed(0, flat_.numel());
+  unpack_all_values();
 }
 
 }  // namespace dtnn

@@ -9,6 +9,7 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/dataset.hpp"
+#include "dtnn/device_communicator.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
@@ -26,6 +27,7 @@ Scheduler::~Scheduler() = default;
 Dataset::~Dataset() = default;
 Communicator::~Communicator() = default;
 CommRequest::~CommRequest() = default;
+DeviceCommunicator::~DeviceCommunicator() = default;
 Loss::~Loss() = default;
 Metric::~Metric() = default;
 

@@ -38,7 +38,7 @@ namespace {
 
 const std::set<std::string> kKinds = {"layer",   "conv",         "optimizer", "scheduler",
                                       "dataset", "communicator", "loss",      "metric",
-                                      "device"};
+                                      "device",  "device_communicator"};
 
 fs::path executable_dir() {
   std::error_code ec;

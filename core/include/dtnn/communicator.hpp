@@ -42,6 +42,9 @@ class DTNN_CORE_EXPORT Communicator : public Plugin {
   // The longest one rank waits in one collective (parallel.timeout_s). Past it the rank reports
   // the collective and the ranks that have not reached it, and ends the job. 0: wait forever.
   virtual void set_timeout(double /*seconds*/) {}
+  // True when the collectives take pointers to memory of device d (CUDA-aware MPI): the caller
+  // must have finished the device work that writes them (DeviceRuntime::synchronize).
+  virtual bool accepts_memory_of(Device d) const { return d == Device::cpu; }
   // One line for `dtnn info` and logs: rank, size, host, library.
   virtual std::string describe() const = 0;
 };

@@ -19,6 +19,7 @@ class Loss;
 class Metric;
 class Scheduler;
 class Communicator;
+class DeviceCommunicator;
 
 class DTNN_CORE_EXPORT Experiment {
  public:
@@ -41,6 +42,7 @@ class DTNN_CORE_EXPORT Experiment {
   std::vector<std::shared_ptr<Metric>> metrics_;
   std::vector<std::shared_ptr<Scheduler>> schedulers_;
   std::shared_ptr<Communicator> comm_;
+  std::shared_ptr<DeviceCommunicator> device_comm_;  // NCCL, with several GPU ranks
   std::unique_ptr<Trainer> trainer_;
 };
 

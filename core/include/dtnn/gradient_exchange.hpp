@@ -8,6 +8,11 @@
 // bucket and runs the optimizer's update on the bucket itself: packing is the only copy.
 // The same buckets carry weights for model averaging (average_weights) and rank 0's weights for
 // the initial and final synchronisation (broadcast_weights).
+//
+// A model on a GPU keeps its buckets in device memory, and they reach the other ranks by one of
+// PyDTNN's three routes (ExchangeRoute): NCCL on the device's own stream (no host involvement);
+// device pointers handed to a CUDA-aware MPI (gpu.gpudirect); or through pinned host memory to
+// any MPI.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -22,11 +27,25 @@
 namespace dtnn {
 
 class Optimizer;
+class DeviceCommunicator;
+class DeviceRuntime;
 
 struct ExchangeOptions {
   std::size_t bucket_bytes = std::size_t{4} << 20;
   bool blocking = false;  // PyDTNN's --use-blocking-mpi: each bucket's allreduce waits at once
+  // For a model on a device: NCCL's collectives (when set), else device pointers to the host
+  // communicator when gpudirect is on and it takes them, else host staging.
+  DeviceCommunicator* device_comm = nullptr;
+  bool gpudirect = false;
 };
+
+enum class ExchangeRoute {
+  host,            // a model on the cpu: the host communicator on host memory
+  device_library,  // DeviceCommunicator (NCCL) on device memory, on its stream
+  device_pointers, // the host communicator on device memory (CUDA-aware MPI, gpu.gpudirect)
+  host_staged,     // device buckets copied to pinned host memory, reduced there, copied back
+};
+DTNN_CORE_EXPORT const char* to_string(ExchangeRoute route);
 
 struct ExchangeStats {
   double wait_seconds = 0;  // time spent waiting for allreduces (blocking: inside them)
@@ -51,6 +70,7 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   void broadcast_weights(int root);
 
   std::size_t num_buckets() const { return buckets_.size(); }
+  ExchangeRoute route() const { return route_; }
   const ExchangeStats& stats() const { return stats_; }
 
  private:
@@ -65,6 +85,17 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   void start(Bucket& bucket);
   void progress();  // lets the library advance the allreduces in flight
   Tensor region(const Bucket& b, std::size_t i) const;  // parameter i's slice of flat_
+  // dst = weight * src on the model's device; src zeroed when `consume`.
+  void pack(const Tensor& src, const Tensor& dst, double weight, bool consume);
+  // The allreduce (or broadcast from root >= 0) of flat_'s elements [offset, offset + count) by
+  // the route; null when it has completed (blocking), else the request to wait on. landed()
+  // completes it on flat_ once waited for (host staging: the copy back).
+  std::unique_ptr<CommRequest> collective(std::int64_t offset, std::int64_t count,
+                                          const std::string& name, bool blocking, int root = -1);
+  void landed(std::int64_t offset, std::int64_t count);
+  void* at(const Tensor& t, std::int64_t offset) const;  // t's element `offset`
+  void pack_all_values(double weight);  // every parameter's value into flat_
+  void unpack_all_values();             // and back
 
   Model& model_;
   Communicator& comm_;
@@ -72,7 +103,10 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   std::vector<Bucket> buckets_;
   std::vector<std::size_t> bucket_of_, slot_of_;  // per parameter: its bucket and position
   std::vector<std::size_t> started_;              // bucket indices, in start order
-  Tensor flat_;                                   // every bucket, back to back
+  Tensor flat_;     // every bucket, back to back, on the model's device
+  Tensor staging_;  // host_staged: flat_'s pinned host mirror
+  DeviceRuntime* runtime_ = nullptr;  // the model's device (null on the cpu)
+  ExchangeRoute route_ = ExchangeRoute::host;
   double weight_ = 1;
   ExchangeStats stats_;
 };

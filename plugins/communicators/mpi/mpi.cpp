@@ -3,6 +3,9 @@
 // error on any rank aborts the whole job through MPI_Abort.
 #include <mpi.h>
 #include <unistd.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: MPIX_Query_cuda_support
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -146,6 +149,17 @@ class Mpi final : public Communicator {
     collective(
         name, "allgather", [&] { return MPI_Allgather(from, n, type, recv, n, type, comm_); },
         [&](MPI_Request* r) { return MPI_Iallgather(from, n, type, recv, n, type, comm_, r); });
+  }
+
+  // CUDA-aware: Open MPI built with CUDA support says so at run time (its cuda extension);
+  // other MPI libraries are not assumed to be.
+  bool accepts_memory_of(Device d) const override {
+    if (d == Device::cpu) return true;
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+    return d == Device::cuda && MPIX_Query_cuda_support() == 1;
+#else
+    return false;
+#endif
   }
 
   void barrier(std::string_view name) override {

@@ -1,0 +1,244 @@
+// GradientExchange for a model on a device, without a GPU: the host-backed runtime plays the
+// device, communicator doubles play the other rank. Each of the three routes (NCCL-like device
+// collectives, device pointers to a CUDA-aware MPI, host staging) must hand the optimizer the
+// same averaged gradients, give each collective memory it can use, and sync weights.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "dtnn/device_communicator.hpp"
+#include "dtnn/gradient_exchange.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/optimizer.hpp"
+#include "host_backed_runtime.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using dtnn::test::HostBackedRuntime;
+using dtnn::test::InstalledDouble;
+
+namespace {
+
+class Done final : public CommRequest {
+ public:
+  void wait() override {}
+  bool test() override { return true; }
+};
+
+// What both doubles do: this process plays rank 1 of 2, whose partner holds the same gradients
+// (an allreduce doubles them) and, as root, `partner_value` everywhere.
+struct TwinCollectives {
+  double partner_value = 7;
+  std::vector<const void*> seen;  // the memory each collective was given
+  void reduce(void* data, std::size_t count) {
+    seen.push_back(data);
+    for (std::size_t i = 0; i < count; ++i) static_cast<double*>(data)[i] *= 2;
+  }
+  void broadcast(void* data, std::size_t count, int root) {
+    seen.push_back(data);
+    if (root != 1)
+      for (std::size_t i = 0; i < count; ++i) static_cast<double*>(data)[i] = partner_value;
+  }
+};
+
+class TwinHost final : public Communicator {
+ public:
+  TwinCollectives twin;
+  bool cuda_aware = false;
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  void allreduce_sum(void* data, std::size_t count, DType, std::string_view) override {
+    twin.reduce(data, count);
+  }
+  std::unique_ptr<CommRequest> iallreduce_sum(void* data, std::size_t count, DType,
+                                              std::string_view) override {
+    twin.reduce(data, count);
+    return std::make_unique<Done>();
+  }
+  void broadcast(void* data, std::size_t count, DType, int root, std::string_view) override {
+    twin.broadcast(data, count, root);
+  }
+  void allgather(const void*, void*, std::size_t, DType, std::string_view) override {}
+  void barrier(std::string_view) override {}
+  bool accepts_memory_of(Device d) const override { return d == Device::cpu || cuda_aware; }
+  std::string describe() const override { return "twin host ranks"; }
+};
+
+class TwinDevice final : public DeviceCommunicator {
+ public:
+  TwinCollectives twin;
+  void open(Communicator&) override {}
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  std::unique_ptr<CommRequest> iallreduce_sum(void* data, std::size_t count, DType,
+                                              std::string_view) override {
+    twin.reduce(data, count);
+    return std::make_unique<Done>();
+  }
+  void broadcast(void* data, std::size_t count, DType, int root, std::string_view) override {
+    twin.broadcast(data, count, root);
+  }
+  std::string describe() const override { return "twin device ranks"; }
+};
+
+// Keeps a host copy of each gradient the exchange hands over.
+class Recorder final : public Optimizer {
+ public:
+  std::vector<std::vector<double>> grads;
+  void build(std::span<const Parameter> parameters) override { grads.resize(parameters.size()); }
+  void update(std::size_t index, const Parameter& p) override {
+    const double* g = p.grad.data<double>();
+    grads[index].assign(g, g + p.grad.numel());
+  }
+  double learning_rate() const override { return 0; }
+  void set_learning_rate(double) override {}
+};
+
+// Two layers of 5 and the host-backed device: 2 parameters, on "cuda".
+struct DeviceModel {
+  InstalledDouble device;
+  Registry registry{{DTNN_TEST_DOUBLES "/device"}};
+  Model model;
+  DeviceModel() : model(spec(), options(), Shape{5}, registry) {}
+  static ModelSpec spec() {
+    return parse_model_spec(
+        nlohmann::json::parse(R"({"layers": [{"type": "test_weights"}, {"type": "test_weights"}]})"),
+        "two.json");
+  }
+  static ModelOptions options() {
+    ModelOptions o;
+    o.device = Device::cuda;
+    o.layout = Layout::nchw;
+    o.dtype = DType::float64;
+    o.max_batch = 2;
+    return o;
+  }
+  HostBackedRuntime& runtime() { return *device.runtime; }
+};
+
+// Gradient j of parameter p: 10 (p + 1) + j.
+double gradient(std::size_t p, std::int64_t j) { return 10.0 * static_cast<double>(p + 1) + j; }
+
+// One step through the exchange with this rank's weight w; the recorder's gradients come back.
+std::vector<std::vector<double>> step(Model& m, GradientExchange& exchange, double w) {
+  const auto params = m.parameters();
+  for (std::size_t p = 0; p < params.size(); ++p)
+    for (std::int64_t j = 0; j < params[p].grad.numel(); ++j)
+      params[p].grad.data<double>()[j] = gradient(p, j);
+  Recorder recorder;
+  recorder.build(params);
+  exchange.begin(w);
+  for (std::size_t layer = m.num_layers(); layer-- > 0;) {  // backward's order
+    const auto [first, end] = m.parameter_range(layer);
+    exchange.gradients_ready(first, end - first);
+  }
+  exchange.finish(recorder);
+  for (const Parameter& p : params)  // taken over by the exchange, as an update would
+    for (std::int64_t j = 0; j < p.grad.numel(); ++j) CHECK(p.grad.data<double>()[j] == 0.0);
+  return recorder.grads;
+}
+
+void check_averaged(const std::vector<std::vector<double>>& grads, double w) {
+  REQUIRE(grads.size() == 2);
+  for (std::size_t p = 0; p < 2; ++p) {
+    REQUIRE(grads[p].size() == 5);
+    for (std::size_t j = 0; j < 5; ++j)
+      CHECK(grads[p][j] == doctest::Approx(2 * w * gradient(p, static_cast<std::int64_t>(j))));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("device gradients: NCCL-like device collectives get device memory, and the host none") {
+  DeviceModel d;
+  TwinHost host;
+  TwinDevice nccl;
+  ExchangeOptions o;
+  o.device_comm = &nccl;
+  o.gpudirect = true;  // the device library wins
+  for (const bool blocking : {false, true}) {
+    CAPTURE(blocking);
+    o.blocking = blocking;
+    GradientExchange exchange(d.model, host, o);
+    CHECK(exchange.route() == ExchangeRoute::device_library);
+    nccl.twin.seen.clear();
+    check_averaged(step(d.model, exchange, 0.25), 0.25);
+    CHECK(host.twin.seen.empty());
+    REQUIRE(nccl.twin.seen.size() == exchange.num_buckets());
+    for (const void* p : nccl.twin.seen) CHECK(d.runtime().owns(p));
+    CHECK(d.runtime().synchronizations == 0);  // ordered on streams: the host never waits
+  }
+}
+
+TEST_CASE("device gradients: gpudirect hands device memory to a CUDA-aware MPI after a sync") {
+  DeviceModel d;
+  TwinHost host;
+  host.cuda_aware = true;
+  ExchangeOptions o;
+  o.gpudirect = true;
+  o.bucket_bytes = 40;  // one parameter (5 doubles) per bucket: two buckets
+  GradientExchange exchange(d.model, host, o);
+  CHECK(exchange.route() == ExchangeRoute::device_pointers);
+  CHECK(exchange.num_buckets() == 2);
+  check_averaged(step(d.model, exchange, 0.5), 0.5);
+  REQUIRE(host.twin.seen.size() == 2);
+  for (const void* p : host.twin.seen) CHECK(d.runtime().owns(p));
+  CHECK(d.runtime().synchronizations == 2);  // one before each bucket's allreduce
+}
+
+TEST_CASE("device gradients: otherwise they are staged through pinned host memory") {
+  DeviceModel d;
+  TwinHost host;  // not CUDA-aware
+  for (const bool gpudirect : {false, true}) {
+    CAPTURE(gpudirect);
+    ExchangeOptions o;
+    o.gpudirect = gpudirect;  // asked for, but MPI cannot take device memory: staged all the same
+    host.twin.seen.clear();
+    {
+      GradientExchange exchange(d.model, host, o);
+      CHECK(exchange.route() == ExchangeRoute::host_staged);
+      CHECK(d.runtime().pins == 1);
+      check_averaged(step(d.model, exchange, 0.125), 0.125);
+      REQUIRE(!host.twin.seen.empty());
+      for (const void* p : host.twin.seen) CHECK_FALSE(d.runtime().owns(p));
+    }
+    CHECK(d.runtime().pins == 0);  // the staging buffer is unpinned with the exchange
+  }
+}
+
+TEST_CASE("device weights: broadcast and averaging go by the same routes") {
+  DeviceModel d;
+  TwinHost host;
+  host.cuda_aware = true;
+  TwinDevice nccl;
+  auto fill_values = [&](double v) {
+    for (const Parameter& p : d.model.parameters())
+      for (std::int64_t j = 0; j < p.value.numel(); ++j) p.value.data<double>()[j] = v + j;
+  };
+  auto values_are = [&](auto expected) {
+    for (const Parameter& p : d.model.parameters())
+      for (std::int64_t j = 0; j < p.value.numel(); ++j)
+        CHECK(p.value.data<double>()[j] == doctest::Approx(expected(j)));
+  };
+  for (int route = 0; route < 3; ++route) {
+    CAPTURE(route);
+    ExchangeOptions o;
+    if (route == 0) o.device_comm = &nccl;
+    o.gpudirect = route == 1;
+    host.cuda_aware = route == 1;
+    GradientExchange exchange(d.model, host, o);
+    CHECK(exchange.route() == (route == 0   ? ExchangeRoute::device_library
+                               : route == 1 ? ExchangeRoute::device_pointers
+                                            : ExchangeRoute::host_staged));
+    fill_values(1);
+    exchange.broadcast_weights(0);  // rank 0 holds 7 everywhere
+    values_are([](std::int64_t) { return 7.0; });
+    fill_values(1);
+    exchange.broadcast_weights(1);  // this rank is the root: unchanged
+    values_are([](std::int64_t j) { return 1.0 + j; });
+    exchange.average_weights(0.25);  // both ranks hold 1 + j: 2 * 0.25 (1 + j)
+    values_are([](std::int64_t j) { return 0.5 * (1.0 + j); });
+  }
+}
