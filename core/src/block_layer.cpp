@@ -9,10 +9,7 @@
 
 namespace dtnn {
 
-namespace {
-
-// a += b, element by element.
-void add_into(Tensor& a, const Tensor& b) {
+void BlockLayer::accumulate(Tensor& a, const Tensor& b) const {
   dispatch_dtype(a.dtype(), [&](auto z) {
     using T = decltype(z);
     T* __restrict ap = a.data<T>();
@@ -20,8 +17,6 @@ void add_into(Tensor& a, const Tensor& b) {
     parallel_for(a.numel(), kParallelGrain, [&](std::int64_t i) { ap[i] += bp[i]; });
   });
 }
-
-}  // namespace
 
 BlockLayer::BlockLayer(const Params& params) : params_(params) {}
 BlockLayer::~BlockLayer() = default;
@@ -44,9 +39,11 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
   output_shape_ = merged_shape(path_shapes_);
   if (shares_need_buffers())
     for (const Shape& s : path_shapes_)
-      share_buffers_.push_back(Tensor::empty(s.with_batch(ctx.max_batch), ctx.dtype, ctx.layout));
+      share_buffers_.push_back(
+          Tensor::empty(s.with_batch(ctx.max_batch), ctx.dtype, ctx.layout, ctx.device));
   if (ctx.needs_input_gradient && paths_.size() > 1)
-    dx_scratch_ = Tensor::empty(ctx.input_shape.with_batch(ctx.max_batch), ctx.dtype, ctx.layout);
+    dx_scratch_ = Tensor::empty(ctx.input_shape.with_batch(ctx.max_batch), ctx.dtype, ctx.layout,
+                                ctx.device);
   outputs_.resize(paths_.size());
 }
 
@@ -70,7 +67,7 @@ void BlockLayer::backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor
       target.copy_from(dy_p);
     else
       paths_[p].backward(dy_p, &target);
-    if (p > 0) add_into(*dx, target);
+    if (p > 0) accumulate(*dx, target);
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "dtnn/config.hpp"
 #include "dtnn/device.hpp"
+#include "dtnn/device_communicator.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/model.hpp"
@@ -152,6 +153,19 @@ const std::vector<Case>& layer_cases() {
       {"batchnorm", json::object(), Shape{4, 5, 5}},
       {"batchnorm", {{"momentum", 0.5}}, Shape{6}},
       {"dropout", {{"rate", 0.0}}, Shape{8}},
+      // A residual block (conv path beside the identity) and an inception-like concat.
+      {"add",
+       {{"paths", json::array({json::array({{{"type", "conv2d"}, {"filters", 3}, {"kernel", 3},
+                                             {"padding", 1}},
+                                            {{"type", "batchnorm"}}}),
+                               json::array()})}},
+       Shape{3, 6, 6}},
+      {"concat",
+       {{"paths", json::array({json::array({{{"type", "conv2d"}, {"filters", 4}, {"kernel", 1}}}),
+                               json::array(),
+                               json::array({{{"type", "maxpool2d"}, {"pool", 3}, {"stride", 1},
+                                             {"padding", 1}}})})}},
+       Shape{2, 5, 5}},
   };
   return cases;
 }
@@ -206,6 +220,22 @@ TEST_CASE("GPU optimizers take the CPU optimizers' steps") {
     CHECK(max_difference(pc.value, pg.value) <= 1e-12);
     CHECK(max_difference(pc.grad, pg.grad) == 0);  // both consumed: zero
   }
+}
+
+TEST_CASE("cuda_nccl on one rank opens over the host communicator and reduces in place") {
+  LocalCommunicator host;
+  auto nccl = plugins().create_as<DeviceCommunicator>("device_communicator", "cuda_nccl", Params());
+  nccl->open(host);
+  MESSAGE(nccl->describe());
+  CHECK(nccl->size() == 1);
+  const Tensor h = random_host(Shape{1 << 20}, DType::float32, 5);
+  Tensor d = h.to(Device::cuda);
+  auto request = nccl->iallreduce_sum(d.raw(), h.numel(), DType::float32, "test");
+  request->wait();
+  CHECK(max_difference(h, d) == 0);  // to() copies on the compute stream, after the wait
+  CHECK(request->test());
+  nccl->broadcast(d.raw(), h.numel(), DType::float32, 0, "test");
+  CHECK(max_difference(h, d) == 0);
 }
 
 namespace {

@@ -3,6 +3,9 @@
 //   {"type": "add", "paths": [[{"type": "conv2d", ...}, ...], []]}
 // An empty path is the identity (a residual shortcut). Backward sends each path its share of dy
 // and sums the paths' input gradients.
+//
+// The buffers live on the build context's device; a device's plugins (cuda_add, cuda_concat)
+// override merge, share and accumulate with the device's own operations.
 #pragma once
 #include <string>
 #include <vector>
@@ -40,6 +43,8 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   virtual const Tensor& share(const Tensor& dy, std::size_t p, Tensor& buffer) const = 0;
   // Whether share() writes into its buffer (then build allocates one per path).
   virtual bool shares_need_buffers() const = 0;
+  // a += b, element by element (the paths' input gradients); on the host unless overridden.
+  virtual void accumulate(Tensor& a, const Tensor& b) const;
 
   const std::vector<Shape>& path_shapes() const { return path_shapes_; }
   Layout layout() const { return layout_; }

@@ -177,7 +177,7 @@ class Mpi final : public Communicator {
     std::string lib(library, static_cast<std::size_t>(length));
     if (auto cut = lib.find_first_of(",\n"); cut != std::string::npos) lib.resize(cut);
     return "mpi: rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " on " + host +
-           ", " + lib;
+           ", " + lib + (accepts_memory_of(Device::cuda) ? ", CUDA-aware" : "");
   }
 
   // Completes r, collective #seq. With a timeout the wait polls, reading the other ranks'

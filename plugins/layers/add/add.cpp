@@ -1,7 +1,7 @@
 // add: the sum of parallel paths' outputs (PyDTNN's AdditionBlock; a ResNet block is a path of
 // layers beside an empty path, the identity shortcut). Every path must give the same shape.
+#include "../common/block_geometry.hpp"
 #include "dtnn/block_layer.hpp"
-#include "dtnn/error.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -16,11 +16,7 @@ class Add final : public BlockLayer {
 
  protected:
   Shape merged_shape(const std::vector<Shape>& paths) const override {
-    for (std::size_t p = 1; p < paths.size(); ++p)
-      if (!(paths[p] == paths[0]))
-        throw Error("add: path " + std::to_string(p) + " gives " + paths[p].str() +
-                    " but path 0 gives " + paths[0].str() + " (paths must agree to be added)");
-    return paths[0];
+    return block_geometry::sum_shape(paths);
   }
 
   void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {

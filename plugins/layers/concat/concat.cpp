@@ -1,14 +1,10 @@
 // concat: parallel paths' outputs joined along channels (PyDTNN's ConcatenationBlock, as in
 // GoogLeNet's inception modules and DenseNet's dense layers). Paths must agree on all but
-// channels.
-//
-// Each path's output is a sequence of pieces, one per row of y: NHWC, a pixel's channels (y's
-// rows are pixels); NCHW, a sample's channel planes (y's rows are samples). Row r of y is path 0's
-// piece r, then path 1's, and so on.
+// channels; block_geometry.hpp says where each path's channels go.
 #include <cstring>
 
+#include "../common/block_geometry.hpp"
 #include "dtnn/block_layer.hpp"
-#include "dtnn/error.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -23,18 +19,7 @@ class Concat final : public BlockLayer {
 
  protected:
   Shape merged_shape(const std::vector<Shape>& paths) const override {
-    const int ch = channel_axis(paths[0]);
-    Shape out = paths[0];
-    out[ch] = 0;
-    for (std::size_t p = 0; p < paths.size(); ++p) {
-      Shape a = paths[p], b = paths[0];
-      a[ch] = b[ch] = 0;
-      if (!(a == b))
-        throw Error("concat: path " + std::to_string(p) + " gives " + paths[p].str() +
-                    " but path 0 gives " + paths[0].str() + " (all but channels must agree)");
-      out[ch] += paths[p][ch];
-    }
-    return out;
+    return block_geometry::concat_shape(paths, layout());
   }
 
   void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {
@@ -48,18 +33,10 @@ class Concat final : public BlockLayer {
   bool shares_need_buffers() const override { return true; }
 
  private:
-  int channel_axis(const Shape& s) const { return layout() == Layout::nhwc ? s.rank() - 1 : 0; }
-
   // into_whole: path p's pieces from `part` into their places in `whole`; else the reverse.
   void copy_pieces(const Tensor& part, const Tensor& whole, std::size_t p, bool into_whole) const {
-    const Shape& s = path_shapes()[p];
-    const std::int64_t piece = layout() == Layout::nhwc ? s[s.rank() - 1] : s.numel();
-    const std::int64_t rows = part.numel() / piece, row = whole.numel() / rows;
-    std::int64_t at = 0;  // where path p's piece starts within a row of whole
-    for (std::size_t q = 0; q < p; ++q) {
-      const Shape& sq = path_shapes()[q];
-      at += layout() == Layout::nhwc ? sq[sq.rank() - 1] : sq.numel();
-    }
+    const auto [piece, row, at, rows] =
+        block_geometry::pieces_of(path_shapes(), layout(), p, part.numel(), whole.numel());
     const std::size_t size = dtype_size(part.dtype()), bytes = static_cast<std::size_t>(piece) * size;
     auto* a = static_cast<std::byte*>(part.raw());
     auto* b = static_cast<std::byte*>(whole.raw());

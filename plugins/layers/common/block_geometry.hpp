@@ -1,0 +1,64 @@
+// What the add and concat layers' CPU and CUDA plugins share: the merged shape of their paths and,
+// for concat, where each path's channels sit in the merged tensor.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtnn/error.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn::block_geometry {
+
+// add: every path must give the same shape, which is the sum's.
+inline Shape sum_shape(const std::vector<Shape>& paths) {
+  for (std::size_t p = 1; p < paths.size(); ++p)
+    if (!(paths[p] == paths[0]))
+      throw Error("add: path " + std::to_string(p) + " gives " + paths[p].str() +
+                  " but path 0 gives " + paths[0].str() + " (paths must agree to be added)");
+  return paths[0];
+}
+
+inline int channel_axis(const Shape& s, Layout layout) {
+  return layout == Layout::nhwc ? s.rank() - 1 : 0;
+}
+
+// concat: paths agree on all but channels; the merged shape has the channels of all.
+inline Shape concat_shape(const std::vector<Shape>& paths, Layout layout) {
+  const int ch = channel_axis(paths[0], layout);
+  Shape out = paths[0];
+  out[ch] = 0;
+  for (std::size_t p = 0; p < paths.size(); ++p) {
+    Shape a = paths[p], b = paths[0];
+    a[ch] = b[ch] = 0;
+    if (!(a == b))
+      throw Error("concat: path " + std::to_string(p) + " gives " + paths[p].str() +
+                  " but path 0 gives " + paths[0].str() + " (all but channels must agree)");
+    out[ch] += paths[p][ch];
+  }
+  return out;
+}
+
+// Each path's output is a sequence of pieces, one per row of the merged tensor: NHWC, a pixel's
+// channels (rows are pixels); NCHW, a sample's channel planes (rows are samples). Row r of the
+// merged tensor is path 0's piece r, then path 1's, and so on.
+struct Pieces {
+  std::int64_t piece = 0;  // elements of path p's piece
+  std::int64_t row = 0;    // elements of a row of the merged tensor
+  std::int64_t at = 0;     // where path p's piece starts within a row
+  std::int64_t rows = 0;
+};
+
+// Path p's pieces, for a part of part_numel elements (a batch of path p's output).
+inline Pieces pieces_of(const std::vector<Shape>& paths, Layout layout, std::size_t p,
+                        std::int64_t part_numel, std::int64_t whole_numel) {
+  auto piece_of = [&](const Shape& s) { return layout == Layout::nhwc ? s[s.rank() - 1] : s.numel(); };
+  Pieces g;
+  g.piece = piece_of(paths[p]);
+  g.rows = part_numel / g.piece;
+  g.row = whole_numel / g.rows;
+  for (std::size_t q = 0; q < p; ++q) g.at += piece_of(paths[q]);
+  return g;
+}
+
+}  // namespace dtnn::block_geometry
