@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dtnn/config.hpp"
+#include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/registry.hpp"
@@ -57,7 +58,13 @@ int main(int argc, char** argv) {
           static_cast<std::size_t>(cursor), static_cast<std::size_t>(batch)));
       cursor += batch;
     };
+    // On a GPU a step's work may still run when step() returns: each timing ends once it is done.
+    dtnn::DeviceRuntime* device = dtnn::find_device_runtime(e.model().options().device);
+    auto finish = [&] {
+      if (device) device->synchronize();
+    };
     for (int i = 0; i < warmup; ++i) step();
+    finish();
     if (profile) e.model().set_profiling(true);
     // Wall time, and process CPU time: on a shared machine time taken by a neighbour inflates the
     // former but not the latter, so CPU ms per step is the steadier figure for comparing variants.
@@ -71,6 +78,7 @@ int main(int argc, char** argv) {
       auto t0 = std::chrono::steady_clock::now();
       const double c0 = cpu_now();
       for (int i = 0; i < steps; ++i) step();
+      finish();
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rates.push_back(static_cast<double>(steps * batch) / s);
       cpu_ms.push_back(1e3 * (cpu_now() - c0) / steps);
@@ -85,6 +93,7 @@ int main(int argc, char** argv) {
                 rt.blis_kernels.c_str(), cfg.json["conv"]["algorithm"].get<std::string>().c_str(),
                 cfg.json["training"]["dtype"].get<std::string>().c_str(),
                 cfg.json["training"]["tensor_format"].get<std::string>().c_str());
+    if (device) std::printf("device: %s\n", device->describe().c_str());
     std::printf("samples/s per repeat:");
     for (double v : rates) std::printf(" %.0f", v);
     std::printf("\nmedian: %.0f samples/s (%.3f ms/step, %.3f CPU ms/step)\n", median,
@@ -93,9 +102,10 @@ int main(int argc, char** argv) {
     std::printf(
         "JSON {\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"blis_kernels\": \"%s\", "
         "\"samples_per_second\": %.1f, \"cpu_ms_per_step\": %.3f, \"repeats\": %d, \"steps\": "
-        "%d}\n",
+        "%d, \"device\": \"%s\"}\n",
         e.model().name().c_str(), static_cast<long long>(batch), rt.threads,
-        rt.blis_kernels.c_str(), median, cpu_ms[cpu_ms.size() / 2], repeats, steps);
+        rt.blis_kernels.c_str(), median, cpu_ms[cpu_ms.size() / 2], repeats, steps,
+        cfg.json["device"].get<std::string>().c_str());
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "dtnn_bench: error: %s\n", ex.what());
     return 1;

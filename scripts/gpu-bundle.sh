@@ -8,7 +8,7 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib .gpu/deps
-cp "$build"/bin/dtnn "$build"/bin/dtnn_gpu_tests .gpu/bin/
+cp "$build"/bin/dtnn "$build"/bin/dtnn_gpu_tests "$build"/bin/dtnn_bench .gpu/bin/
 cp -a "$build"/lib/. .gpu/lib/
 for f in .gpu/bin/* .gpu/lib/*.so* .gpu/lib/dtnn/plugins/*.so; do
   ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'

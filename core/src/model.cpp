@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtnn/config.hpp"
+#include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer_chain.hpp"
 #include "dtnn/loss.hpp"
@@ -215,15 +216,22 @@ const Tensor& Model::forward(const Tensor& x, Mode mode) {
       continue;
     }
     output_views_[i] = outputs_[i].slice_batch(0, batch_);
-    const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
+    const auto t0 = profiling_ ? profile_clock() : Clock::time_point();
     layers_[i]->forward(*in, output_views_[i], mode);
     if (profiling_) {
-      times_[i].forward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      times_[i].forward_seconds += std::chrono::duration<double>(profile_clock() - t0).count();
       ++times_[i].forward_calls;
     }
     in = &output_views_[i];
   }
   return output_views_.back();
+}
+
+// Now, once the device has finished the work issued so far (a layer's time on a GPU is its
+// kernels' time, not their launch's).
+std::chrono::steady_clock::time_point Model::profile_clock() const {
+  if (options_.device != Device::cpu) device_runtime(options_.device).synchronize();
+  return Clock::now();
 }
 
 void Model::set_profiling(bool on) {
@@ -257,10 +265,10 @@ void Model::backward(Loss& loss, const Tensor& y_true, GradientListener* listene
       continue;
     }
     Tensor dx = wants_dx ? dx_buffer->view(x.shape()) : Tensor();
-    const auto t0 = profiling_ ? Clock::now() : Clock::time_point();
+    const auto t0 = profiling_ ? profile_clock() : Clock::time_point();
     layers_[i]->backward(x, output_views_[i], dy, wants_dx ? &dx : nullptr);
     if (profiling_) {
-      times_[i].backward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      times_[i].backward_seconds += std::chrono::duration<double>(profile_clock() - t0).count();
       ++times_[i].backward_calls;
     }
     const std::size_t first = first_parameter_[i], count = first_parameter_[i + 1] - first;

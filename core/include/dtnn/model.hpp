@@ -6,6 +6,7 @@
 // A layer entry may be {"repeat": N, "layers": [...]}, expanded in place N times.
 // {"type": "pointwise_conv2d", ...} (PyDTNN's PointwiseConv2D) is read as a conv2d with kernel 1.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -133,6 +134,7 @@ class DTNN_CORE_EXPORT Model {
   bool ends_in_softmax_ = false;
   std::size_t first_trainable_ = 0;  // backward stops here
   bool profiling_ = false;
+  std::chrono::steady_clock::time_point profile_clock() const;
   std::vector<LayerTime> times_;
 };
 
