@@ -86,6 +86,38 @@ AdamSettings parse_adam_settings(const Params& p) {
   return s;
 }
 
+RmsPropSettings parse_rmsprop_settings(const Params& p) {
+  RmsPropSettings s;
+  s.rule = parse_update_rule(p);
+  s.lr = p.get_double("learning_rate");
+  s.rho = number_or_rule_default(p, "rho", s.rule, 0.99, 0.9);
+  s.epsilon = number_or_rule_default(p, "epsilon", s.rule, 1e-8, 1e-7);
+  s.decay = p.get_double("decay");
+  if (s.lr < 0) p.fail("learning_rate", "a number >= 0");
+  if (s.rho < 0 || s.rho >= 1) p.fail("rho", "a number in [0, 1)");
+  if (s.epsilon <= 0) p.fail("epsilon", "a number > 0");
+  if (s.decay < 0) p.fail("decay", "a number >= 0");
+  return s;
+}
+
+NadamSettings parse_nadam_settings(const Params& p) {
+  NadamSettings s;
+  s.rule = parse_update_rule(p);
+  s.lr = number_or_rule_default(p, "learning_rate", s.rule, 0.002, 0.01);
+  s.beta1 = number_or_rule_default(p, "beta1", s.rule, 0.9, 0.99);
+  s.beta2 = p.get_double("beta2");
+  s.epsilon = number_or_rule_default(p, "epsilon", s.rule, 1e-8, 1e-7);
+  s.decay = p.get_double("decay");
+  s.momentum_decay = p.get_double("momentum_decay");
+  if (s.lr < 0) p.fail("learning_rate", "a number >= 0");
+  if (s.beta1 < 0 || s.beta1 >= 1) p.fail("beta1", "a number in [0, 1)");
+  if (s.beta2 < 0 || s.beta2 >= 1) p.fail("beta2", "a number in [0, 1)");
+  if (s.epsilon <= 0) p.fail("epsilon", "a number > 0");
+  if (s.decay < 0) p.fail("decay", "a number >= 0");
+  if (s.momentum_decay < 0) p.fail("momentum_decay", "a number >= 0");
+  return s;
+}
+
 void Optimizer::step(std::span<const Parameter> parameters) {
   begin_step();
   for (std::size_t i = 0; i < parameters.size(); ++i) update(i, parameters[i]);

@@ -200,7 +200,11 @@ TEST_CASE("GPU optimizers take the CPU optimizers' steps") {
   for (const json& o : {json{{"name", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"decay", 0.01}},
                         json{{"name", "sgd"}, {"rule", "pydtnn"}},
                         json{{"name", "adam"}, {"decay", 0.001}},
-                        json{{"name", "adam"}, {"rule", "pydtnn"}}}) {
+                        json{{"name", "adam"}, {"rule", "pydtnn"}},
+                        json{{"name", "rmsprop"}, {"decay", 0.01}},
+                        json{{"name", "rmsprop"}, {"rule", "pydtnn"}},
+                        json{{"name", "nadam"}, {"decay", 0.001}},
+                        json{{"name", "nadam"}, {"rule", "pydtnn"}}}) {
     CAPTURE(o.dump());
     json params = o;
     params.erase("name");

@@ -82,4 +82,56 @@ struct PydtnnAdam {
   }
 };
 
+// rmsprop, rule "textbook": g += decay w; s = rho s + (1 - rho) g^2; w -= lr g / (sqrt(s) + eps).
+template <class T>
+struct RmsProp {
+  T lr, rho, eps, decay;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& s) const {
+    const T gi = g + decay * w;
+    s = rho * s + (T(1) - rho) * gi * gi;
+    w -= lr * gi / (std::sqrt(s) + eps);
+    g = T(0);
+  }
+};
+
+// rmsprop, rule "pydtnn": s = rho s + (1 - rho) g^2; w -= lr (decay w + g / sqrt(s + eps)).
+template <class T>
+struct PydtnnRmsProp {
+  T lr, rho, eps, decay;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& s) const {
+    s = rho * s + (T(1) - rho) * g * g;
+    w -= lr * (decay * w + g / std::sqrt(s + eps));
+    g = T(0);
+  }
+};
+
+// nadam, rule "textbook" (PyTorch's NAdam), with this step's coefficients from NadamBase:
+// grad_coef = lr (1 - mu_t) / (1 - P_t), moment_coef = lr mu_{t+1} / (1 - P_t mu_{t+1}),
+// inv_c2 = 1 / (1 - b2^t).
+template <class T>
+struct Nadam {
+  T b1, b2, eps, decay, inv_c2, grad_coef, moment_coef;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& m, T& v) const {
+    const T gj = g + decay * w;
+    m = b1 * m + (T(1) - b1) * gj;
+    v = b2 * v + (T(1) - b2) * gj * gj;
+    const T d = std::sqrt(v * inv_c2) + eps;
+    w -= (grad_coef * gj + moment_coef * m) / d;
+    g = T(0);
+  }
+};
+
+// nadam, rule "pydtnn": inv_c1 = 1 / (1 - b1^t), inv_c2 = 1 / (1 - b2^t).
+template <class T>
+struct PydtnnNadam {
+  T b1, b2, eps, decay, lr, inv_c1, inv_c2;
+  DTNN_HOST_DEVICE void apply(T& w, T& g, T& m, T& v) const {
+    m = b1 * m + (T(1) - b1) * g;
+    v = b2 * v + (T(1) - b2) * g * g;
+    const T mt = (m + (T(1) - b1) * g) * inv_c1;
+    w -= lr * (decay * w + mt / std::sqrt(v * inv_c2 + eps));
+    g = T(0);
+  }
+};
+
 }  // namespace dtnn::rules

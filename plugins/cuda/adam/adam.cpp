@@ -30,6 +30,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaAdam(p); 
 
 DTNN_CUDA_PLUGIN("optimizer", "cuda_adam",
                  "Adam with bias correction and weight decay on an NVIDIA GPU (as adam)",
-                 R"({"rule": "textbook", "learning_rate": null, "beta1": null, "beta2": 0.999,
-                     "epsilon": null, "decay": 0.0})",
+                 dtnn::kAdamParameters,
                  create)

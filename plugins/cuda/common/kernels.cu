@@ -298,6 +298,43 @@ void adam_update(cudaStream_t s, void* w, void* g, void* m, void* v, std::size_t
   check_launch();
 }
 
+void rmsprop_update(cudaStream_t s, void* w, void* g, void* square, std::size_t n, DType dtype,
+                    const RmsPropArgs& a) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    T *wp = static_cast<T*>(w), *gp = static_cast<T*>(g), *sp = static_cast<T*>(square);
+    const T lr = T(a.lr), rho = T(a.rho), eps = T(a.eps), decay = T(a.decay);
+    if (a.pydtnn)
+      rule3_kernel<<<blocks(n), kThreads, 0, s>>>(rules::PydtnnRmsProp<T>{lr, rho, eps, decay}, wp,
+                                                  gp, sp, n);
+    else
+      rule3_kernel<<<blocks(n), kThreads, 0, s>>>(rules::RmsProp<T>{lr, rho, eps, decay}, wp, gp,
+                                                  sp, n);
+  });
+  check_launch();
+}
+
+void nadam_update(cudaStream_t s, void* w, void* g, void* m, void* v, std::size_t n, DType dtype,
+                  const NadamArgs& a) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    T *wp = static_cast<T*>(w), *gp = static_cast<T*>(g), *mp = static_cast<T*>(m),
+      *vp = static_cast<T*>(v);
+    const T b1 = T(a.b1), b2 = T(a.b2), eps = T(a.eps), decay = T(a.decay);
+    if (a.pydtnn)
+      rule4_kernel<<<blocks(n), kThreads, 0, s>>>(
+          rules::PydtnnNadam<T>{b1, b2, eps, decay, T(a.lr), T(a.inv_c1), T(a.inv_c2)}, wp, gp,
+          mp, vp, n);
+    else
+      rule4_kernel<<<blocks(n), kThreads, 0, s>>>(
+          rules::Nadam<T>{b1, b2, eps, decay, T(a.inv_c2), T(a.grad_coef), T(a.moment_coef)}, wp,
+          gp, mp, vp, n);
+  });
+  check_launch();
+}
+
 void batchnorm_running_update(cudaStream_t s, void* running_mean, void* running_var,
                               const void* save_mean, const void* save_inv_std, std::int64_t c,
                               DType dtype, double momentum, double epsilon) {

@@ -58,6 +58,19 @@ struct AdamArgs {
 void adam_update(cudaStream_t s, void* w, void* g, void* m, void* v, std::size_t n, DType dtype,
                  const AdamArgs& a);
 
+struct RmsPropArgs {
+  double lr, rho, eps, decay;
+  bool pydtnn;
+};
+void rmsprop_update(cudaStream_t s, void* w, void* g, void* square, std::size_t n, DType dtype,
+                    const RmsPropArgs& a);
+struct NadamArgs {
+  double b1, b2, eps, decay, lr;
+  double inv_c1, inv_c2, grad_coef, moment_coef;  // this step's, from NadamBase
+  bool pydtnn;
+};
+void nadam_update(cudaStream_t s, void* w, void* g, void* m, void* v, std::size_t n, DType dtype,
+                  const NadamArgs& a);
 // running = momentum running + (1 - momentum) batch, for the mean and the biased variance, from
 // cuDNN's saved batch mean and inverse standard deviation (var = 1/inv_std^2 - epsilon).
 // save_mean and save_inv_std are float for float32 and double for float64, as cuDNN keeps them.

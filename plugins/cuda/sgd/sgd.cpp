@@ -30,6 +30,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaSgd(p); }
 
 DTNN_CUDA_PLUGIN("optimizer", "cuda_sgd",
                  "SGD with momentum, Nesterov and weight decay on an NVIDIA GPU (as sgd)",
-                 R"({"rule": "textbook", "learning_rate": 0.01, "momentum": null, "nesterov": false,
-                     "decay": 0.0})",
+                 dtnn::kSgdParameters,
                  create)

@@ -63,6 +63,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new Adam(p); }
 
 DTNN_PLUGIN("optimizer", "adam",
             "Adam with bias correction and weight decay (rule: textbook as PyTorch, or pydtnn)",
-            R"({"rule": "textbook", "learning_rate": null, "beta1": null, "beta2": 0.999,
-                "epsilon": null, "decay": 0.0})",
+            dtnn::kAdamParameters,
             create)

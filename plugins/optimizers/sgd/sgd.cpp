@@ -57,6 +57,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new Sgd(p); }
 
 DTNN_PLUGIN("optimizer", "sgd",
             "SGD with momentum, Nesterov and weight decay (rule: textbook as PyTorch, or pydtnn)",
-            R"({"rule": "textbook", "learning_rate": 0.01, "momentum": null, "nesterov": false,
-                "decay": 0.0})",
+            dtnn::kSgdParameters,
             create)
