@@ -19,6 +19,7 @@
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/loss.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/registry.hpp"
@@ -139,6 +140,8 @@ const std::vector<Case>& layer_cases() {
       {"conv2d", {{"filters", 6}, {"kernel", 1}, {"use_bias", false}}, Shape{4, 5, 5}},
       {"conv2d", {{"filters", 3}, {"kernel", 3}, {"dilation", 2}, {"padding", 2}}, Shape{2, 7, 7}},
       {"conv2d", {{"filters", 4}, {"kernel", 3}, {"activation", "relu"}}, Shape{3, 6, 6}},
+      {"depthwise_conv2d", {{"kernel", 3}, {"padding", 1}}, Shape{4, 6, 6}},
+      {"depthwise_conv2d", {{"kernel", 3}, {"stride", 2}, {"use_bias", false}}, Shape{3, 7, 7}},
       {"fc", {{"units", 7}}, Shape{12}},
       {"fc", {{"units", 5}, {"use_bias", false}}, Shape{2, 3, 3}},
       {"relu", json::object(), Shape{3, 4, 4}},
@@ -194,6 +197,42 @@ TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
   }
   CHECK(zeros > 2700);
   CHECK(zeros < 3300);
+}
+
+TEST_CASE("GPU losses match the CPU losses: value and gradients") {
+  for (const std::string name : {"categorical_cross_entropy", "binary_cross_entropy"})
+    for (const DType dtype : {DType::float64, DType::float32}) {
+      CAPTURE(name);
+      CAPTURE(to_string(dtype));
+      const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
+      auto cpu = plugins().create_as<Loss>("loss", name, Params(json::object(), name));
+      auto gpu = plugins().create_as<Loss>("loss", "cuda_" + name, Params(json::object(), name));
+      // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
+      const Shape shape{8, 5};
+      Tensor p = random_host(shape, dtype, 6), t = Tensor::zeros(shape, dtype, Layout::nchw);
+      dispatch_dtype(dtype, [&](auto z) {
+        using T = decltype(z);
+        T *pp = p.data<T>(), *tp = t.data<T>();
+        for (std::int64_t i = 0; i < p.numel(); ++i) pp[i] = T(0.5) + T(0.49) * pp[i];
+        pp[0] = T(0);
+        pp[1] = T(1);
+        for (std::int64_t r = 0; r < 8; ++r) tp[r * 5 + (r * 3) % 5] = T(1);
+      });
+      const Tensor pg = p.to(Device::cuda), tg = t.to(Device::cuda);
+      const double lc = cpu->forward(p, t), lg = gpu->forward(pg, tg);
+      CHECK(std::abs(lc - lg) <= tolerance * (1 + std::abs(lc)));
+      Tensor dc = Tensor::empty(shape, dtype, Layout::nchw);
+      Tensor dg = Tensor::empty(shape, dtype, Layout::nchw, Device::cuda);
+      cpu->backward(p, t, dc);
+      gpu->backward(pg, tg, dg);
+      CHECK(max_difference(dc, dg) <= tolerance);
+      if (cpu->has_softmax_gradient()) {
+        REQUIRE(gpu->has_softmax_gradient());
+        cpu->backward_through_softmax(p, t, dc);
+        gpu->backward_through_softmax(pg, tg, dg);
+        CHECK(max_difference(dc, dg) <= tolerance);
+      }
+    }
 }
 
 TEST_CASE("GPU optimizers take the CPU optimizers' steps") {

@@ -1,10 +1,8 @@
 // cuda_categorical_cross_entropy: the CPU loss's formulas on the GPU (see
 // plugins/losses/categorical_cross_entropy): the loss is summed on the device in double and read
 // back (one 8-byte copy per batch); the gradients never leave the device.
-#include <cuda_runtime_api.h>
-
-#include "check.hpp"
 #include "cuda_plugin.hpp"
+#include "device_sum.hpp"
 #include "dtnn/loss.hpp"
 #include "kernels.hpp"
 
@@ -19,15 +17,9 @@ class CudaCategoricalCrossEntropy final : public Loss {
   bool has_softmax_gradient() const override { return true; }
 
   double forward(const Tensor& p, const Tensor& t) override {
-    Context& cx = Context::get();
-    if (!sum_) sum_ = cx.allocate(sizeof(double));
-    auto* sum = reinterpret_cast<double*>(sum_.get());
-    kernels::cross_entropy_sum(cx.stream(), sum, p.raw(), t.raw(), std::size_t(p.numel()),
-                               p.dtype());
-    double host = 0;
-    DTNN_CUDA(cudaMemcpyAsync(&host, sum, sizeof host, cudaMemcpyDeviceToHost, cx.stream()));
-    cx.synchronize();
-    return host / static_cast<double>(p.dim(0));
+    kernels::cross_entropy_sum(Context::get().stream(), sum_.get(), p.raw(), t.raw(),
+                               std::size_t(p.numel()), p.dtype());
+    return sum_.read() / static_cast<double>(p.dim(0));
   }
   void backward(const Tensor& p, const Tensor& t, Tensor& dy) override {
     kernels::cross_entropy_gradient(Context::get().stream(), dy.raw(), p.raw(), t.raw(),
@@ -39,7 +31,7 @@ class CudaCategoricalCrossEntropy final : public Loss {
   }
 
  private:
-  std::shared_ptr<std::byte> sum_;  // one double on the device
+  DeviceSum sum_;
 };
 
 Plugin* create(const Params&, const PluginContext&) { return new CudaCategoricalCrossEntropy(); }

@@ -36,11 +36,12 @@ FilterDesc::~FilterDesc() { cudnnDestroyFilterDescriptor(d_); }
 
 ConvDesc::ConvDesc(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h,
                    std::int64_t stride_w, std::int64_t dilation_h, std::int64_t dilation_w,
-                   DType dtype, bool tf32) {
+                   DType dtype, bool tf32, std::int64_t groups) {
   DTNN_CUDNN(cudnnCreateConvolutionDescriptor(&d_));
   DTNN_CUDNN(cudnnSetConvolution2dDescriptor(d_, i32(pad_h), i32(pad_w), i32(stride_h),
                                              i32(stride_w), i32(dilation_h), i32(dilation_w),
                                              CUDNN_CROSS_CORRELATION, cudnn_type(dtype)));
+  DTNN_CUDNN(cudnnSetConvolutionGroupCount(d_, i32(groups)));
   // cuDNN's default math lets float32 convolutions use TF32 tensor cores; FMA math forbids it.
   DTNN_CUDNN(cudnnSetConvolutionMathType(
       d_, tf32 && dtype == DType::float32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION

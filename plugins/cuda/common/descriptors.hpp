@@ -39,7 +39,8 @@ class FilterDesc {
 class ConvDesc {
  public:
   ConvDesc(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h, std::int64_t stride_w,
-           std::int64_t dilation_h, std::int64_t dilation_w, DType dtype, bool tf32);
+           std::int64_t dilation_h, std::int64_t dilation_w, DType dtype, bool tf32,
+           std::int64_t groups = 1);
   ~ConvDesc();
   ConvDesc(const ConvDesc&) = delete;
   ConvDesc& operator=(const ConvDesc&) = delete;

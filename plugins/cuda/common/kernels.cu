@@ -94,13 +94,35 @@ __device__ T clamp_eps(T p) {
   return p > eps ? p : eps;
 }
 
-// One block: each thread sums its stride of elements, then a shared-memory tree.
+// p clipped to [eps, 1 - eps] (binary cross-entropy: neither log may be infinite).
 template <class T>
-__global__ void cross_entropy_sum_kernel(double* out, const T* p, const T* t, std::size_t n) {
+__device__ T clamp_both(T p) {
+  const T eps = sizeof(T) == 4 ? T(1e-7) : T(1e-15);
+  return p < eps ? eps : p > T(1) - eps ? T(1) - eps : p;
+}
+
+// The loss terms, summed in double: categorical (-t log p over t != 0) and binary
+// (-(t log p + (1 - t) log(1 - p))), with the CPU losses' clipping.
+struct CategoricalTerm {
+  template <class T>
+  __device__ double operator()(T p, T t) const {
+    return t != T(0) ? -double(t) * log(double(clamp_eps(p))) : 0.0;
+  }
+};
+struct BinaryTerm {
+  template <class T>
+  __device__ double operator()(T p, T t) const {
+    const double q = double(clamp_both(p)), u = double(t);
+    return -(u * log(q) + (1.0 - u) * log(1.0 - q));
+  }
+};
+
+// One block: each thread sums its stride of term(p, t), then a shared-memory tree.
+template <class Term, class T>
+__global__ void loss_sum_kernel(Term term, double* out, const T* p, const T* t, std::size_t n) {
   __shared__ double partial[kThreads];
   double sum = 0;
-  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x)
-    if (t[i] != T(0)) sum -= double(t[i]) * log(double(clamp_eps(p[i])));
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) sum += term(p[i], t[i]);
   partial[threadIdx.x] = sum;
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
@@ -108,6 +130,16 @@ __global__ void cross_entropy_sum_kernel(double* out, const T* p, const T* t, st
     __syncthreads();
   }
   if (threadIdx.x == 0) *out = partial[0];
+}
+
+// dL/dp = (p - t) / (N p (1 - p)), p clipped.
+template <class T>
+__global__ void binary_cross_entropy_gradient_kernel(T* dy, const T* p, const T* t, std::size_t n,
+                                                     T inv_n) {
+  DTNN_GRID_STRIDE(i, n) {
+    const T q = clamp_both(p[i]);
+    dy[i] = (q - t[i]) * inv_n / (q * (T(1) - q));
+  }
 }
 
 template <class T>
@@ -231,8 +263,30 @@ void cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const void* t
                        DType dtype) {
   by_dtype(dtype, [&](auto z) {
     using T = decltype(z);
-    cross_entropy_sum_kernel<<<1, kThreads, 0, s>>>(sum, static_cast<const T*>(p),
-                                                    static_cast<const T*>(t), n);
+    loss_sum_kernel<<<1, kThreads, 0, s>>>(CategoricalTerm{}, sum, static_cast<const T*>(p),
+                                           static_cast<const T*>(t), n);
+  });
+  check_launch();
+}
+
+void binary_cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const void* t,
+                              std::size_t n, DType dtype) {
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    loss_sum_kernel<<<1, kThreads, 0, s>>>(BinaryTerm{}, sum, static_cast<const T*>(p),
+                                           static_cast<const T*>(t), n);
+  });
+  check_launch();
+}
+
+void binary_cross_entropy_gradient(cudaStream_t s, void* dy, const void* p, const void* t,
+                                   std::size_t n, DType dtype) {
+  if (n == 0) return;
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    binary_cross_entropy_gradient_kernel<<<blocks(n), kThreads, 0, s>>>(
+        static_cast<T*>(dy), static_cast<const T*>(p), static_cast<const T*>(t), n,
+        T(1.0 / double(n)));
   });
   check_launch();
 }

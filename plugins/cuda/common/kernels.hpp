@@ -43,6 +43,12 @@ void cross_entropy_gradient(cudaStream_t s, void* dy, const void* p, const void*
 void softmax_cross_entropy_gradient(cudaStream_t s, void* d, const void* p, const void* t,
                                     std::size_t n, DType dtype, std::int64_t rows);
 
+// *sum = -sum over i of t_i log p_i + (1 - t_i) log(1 - p_i), p clipped to [eps, 1 - eps];
+// dy = (p - t) / (n p (1 - p)) (binary cross-entropy, the mean over all n outputs).
+void binary_cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const void* t,
+                              std::size_t n, DType dtype);
+void binary_cross_entropy_gradient(cudaStream_t s, void* dy, const void* p, const void* t,
+                                   std::size_t n, DType dtype);
 // Optimizer updates with the rules of dtnn/update_rules.hpp. v, m may be null where the rule
 // keeps no such state (sgd without momentum).
 struct SgdArgs {

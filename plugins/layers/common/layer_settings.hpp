@@ -48,6 +48,17 @@ struct Conv2d {
   }
 };
 
+// depthwise_conv2d: the window into a geometry (one filter per channel: no "filters"),
+// "use_bias", the initialisers.
+struct DepthwiseConv2d {
+  ConvGeometry geometry;
+  bool use_bias;
+  Initializers init;
+  explicit DepthwiseConv2d(const Params& p) : use_bias(p.get_bool("use_bias")), init(p) {
+    geometry.read_window(p);
+  }
+};
+
 // dropout's "rate", in [0, 1).
 inline double dropout_rate(const Params& p) {
   const double rate = p.get_double("rate");

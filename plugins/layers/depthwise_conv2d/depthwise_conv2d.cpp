@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/layer_settings.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
@@ -25,10 +26,9 @@ using namespace dtnn;
 class DepthwiseConv2d final : public Layer {
  public:
   explicit DepthwiseConv2d(const Params& p) : params_(p) {
-    g_.read_window(p);
-    use_bias_ = p.get_bool("use_bias");
-    check_initializer(p.get_string("weights_initializer"), p.key_path("weights_initializer"));
-    check_initializer(p.get_string("biases_initializer"), p.key_path("biases_initializer"));
+    const layer_settings::DepthwiseConv2d settings(p);
+    g_ = settings.geometry;
+    use_bias_ = settings.use_bias;
   }
 
   std::string type() const override { return "depthwise_conv2d"; }

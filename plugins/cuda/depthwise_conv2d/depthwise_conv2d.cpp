@@ -1,0 +1,18 @@
+// cuda_depthwise_conv2d: depthwise_conv2d on the GPU, a cuDNN convolution with one group per
+// channel (conv_layer.hpp); weights [C, KH, KW] as the CPU plugin keeps them in NCHW.
+#include "conv_layer.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+Plugin* create(const Params& p, const PluginContext&) { return new cuda::ConvLayer(p, true); }
+
+}  // namespace
+
+DTNN_CUDA_PLUGIN("layer", "cuda_depthwise_conv2d",
+                 "depthwise 2-D convolution on an NVIDIA GPU (cuDNN, one group per channel)",
+                 R"({"kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
+                     "use_bias": true, "weights_initializer": "glorot_uniform",
+                     "biases_initializer": "zeros"})",
+                 create)
