@@ -11,4 +11,6 @@ for lib in libcudnn.so.9 libcublas.so.13 libnccl.so.2 libcudart.so.13; do
 done
 export LD_LIBRARY_PATH="$here/.gpu/lib:$here/.gpu/deps$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DTNN_PLUGIN_PATH="$here/.gpu/lib/dtnn/plugins"
+# The packed Fashion-MNIST files, for the GPU tests (that machine has no Debian datasets).
+[ -d "$here/.gpu/data/fashion-mnist" ] && export DTNN_FASHION_MNIST_PATH="$here/.gpu/data/fashion-mnist"
 exec "$@"

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -289,6 +290,7 @@ double train(const std::string& device) {
   json c = read_json_file(std::filesystem::path(DTNN_TEST_SOURCE_DIR) /
                           "configs/fashion_mnist_simplecnn.json");
   c["device"] = device;
+  if (const char* path = std::getenv("DTNN_FASHION_MNIST_PATH")) c["dataset"]["path"] = path;
   c["training"]["tensor_format"] = "NCHW";  // the same weights layout (and initial weights)
   c["training"]["epochs"] = 1;
   c["dataset"]["train_limit"] = 10000;

@@ -14,12 +14,14 @@ if [ -z "$gpus" ]; then
   exit 77
 fi
 mkdir -p "$out"
+data=""
+[ -n "${DTNN_FASHION_MNIST_PATH:-}" ] && data="--set dataset.path=\"$DTNN_FASHION_MNIST_PATH\""
 run() {  # route, expected Gradients: line, --set options...
   route=$1 expect=$2
   shift 2
   echo "== $route"
   "$mpiexec" -np 2 "$dtnn" run "$config" --set device=cuda --set training.epochs=1 \
-    --set dataset.train_limit=10000 --set output.progress=lines "$@" \
+    --set dataset.train_limit=10000 --set output.progress=lines $data "$@" \
     --history "$out/two_ranks_$route.json" >"$out/two_ranks_$route.log" 2>&1 ||
     { cat "$out/two_ranks_$route.log"; exit 1; }
   grep -E "^(Device|Gradients):" "$out/two_ranks_$route.log"
