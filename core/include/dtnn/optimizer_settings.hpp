@@ -45,9 +45,9 @@ struct RmsPropSettings {
 };
 DTNN_CORE_EXPORT RmsPropSettings parse_rmsprop_settings(const Params& p);
 
-struct NadamSettings {
-  UpdateRule rule = UpdateRule::textbook;
-  double lr = 0.002, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, decay = 0, momentum_decay = 0.004;
+// nadam: adam's hyperparameters (learning rate 0.002 under rule textbook) and momentum_decay.
+struct NadamSettings : AdamSettings {
+  double momentum_decay = 0.004;
 };
 DTNN_CORE_EXPORT NadamSettings parse_nadam_settings(const Params& p);
 

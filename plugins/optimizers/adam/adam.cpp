@@ -10,22 +10,15 @@
 //   earlier releases do not; dtnn follows the formula.)
 #include <span>
 
+#include "dtnn/apply_rule.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/optimizer_settings.hpp"
-#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/update_rules.hpp"
 
 namespace {
 
 using namespace dtnn;
-
-// The rule over elements [begin, end) (the compiler vectorises this loop).
-template <class Rule, class T>
-void update_range(const Rule& r, T* __restrict w, T* __restrict g, T* __restrict m, T* __restrict v,
-                  std::int64_t begin, std::int64_t end) {
-  for (std::int64_t j = begin; j < end; ++j) r.apply(w[j], g[j], m[j], v[j]);
-}
 
 class Adam final : public AdamBase {
  public:
@@ -41,19 +34,14 @@ class Adam final : public AdamBase {
     T* w = p.value.data<T>();
     T* g = p.grad.data<T>();
     T *m = m_[i].data<T>(), *v = v_[i].data<T>();
-    if (s_.rule == UpdateRule::pydtnn) {
-      const auto rule =
-          rules::PydtnnAdam<T>::from(s_.beta1, s_.beta2, s_.epsilon, s_.decay, s_.lr, c1_, c2_);
-      parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
-        update_range(rule, w, g, m, v, begin, end);
-      });
-      return;
-    }
-    const auto rule =
-        rules::Adam<T>::from(s_.beta1, s_.beta2, s_.epsilon, s_.decay, s_.lr, c1_, c2_);
-    parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
-      update_range(rule, w, g, m, v, begin, end);
-    });
+    const std::int64_t n = p.value.numel();
+    if (s_.rule == UpdateRule::pydtnn)
+      apply_rule(
+          rules::PydtnnAdam<T>::from(s_.beta1, s_.beta2, s_.epsilon, s_.decay, s_.lr, c1_, c2_),
+          n, w, g, m, v);
+    else
+      apply_rule(rules::Adam<T>::from(s_.beta1, s_.beta2, s_.epsilon, s_.decay, s_.lr, c1_, c2_),
+                 n, w, g, m, v);
   }
 };
 

@@ -9,22 +9,15 @@
 //     w -= lr * (decay * w + ((m + (1 - b1) g) / (1 - b1^t)) / sqrt(v / (1 - b2^t) + epsilon))
 #include <span>
 
+#include "dtnn/apply_rule.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/optimizer_settings.hpp"
-#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/update_rules.hpp"
 
 namespace {
 
 using namespace dtnn;
-
-// The rule over elements [begin, end) (the compiler vectorises this loop).
-template <class Rule, class T>
-void update_range(const Rule& r, T* __restrict w, T* __restrict g, T* __restrict m, T* __restrict v,
-                  std::int64_t begin, std::int64_t end) {
-  for (std::int64_t j = begin; j < end; ++j) r.apply(w[j], g[j], m[j], v[j]);
-}
 
 class Nadam final : public NadamBase {
  public:
@@ -40,16 +33,14 @@ class Nadam final : public NadamBase {
     T* w = p.value.data<T>();
     T* g = p.grad.data<T>();
     T *m = m_[i].data<T>(), *v = v_[i].data<T>();
-    auto run = [&](const auto& rule) {
-      parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
-        update_range(rule, w, g, m, v, begin, end);
-      });
-    };
+    const std::int64_t n = p.value.numel();
     const T b1 = T(s_.beta1), b2 = T(s_.beta2), eps = T(s_.epsilon), decay = T(s_.decay);
     if (s_.rule == UpdateRule::pydtnn)
-      run(rules::PydtnnNadam<T>{b1, b2, eps, decay, T(s_.lr), T(inv_c1_), T(inv_c2_)});
+      apply_rule(rules::PydtnnNadam<T>{b1, b2, eps, decay, T(s_.lr), T(inv_c1_), T(inv_c2_)}, n,
+                 w, g, m, v);
     else
-      run(rules::Nadam<T>{b1, b2, eps, decay, T(inv_c2_), T(grad_coef_), T(moment_coef_)});
+      apply_rule(rules::Nadam<T>{b1, b2, eps, decay, T(inv_c2_), T(grad_coef_), T(moment_coef_)},
+                 n, w, g, m, v);
   }
 };
 

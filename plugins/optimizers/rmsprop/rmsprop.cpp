@@ -5,22 +5,15 @@
 //     s = rho s + (1 - rho) g^2;   w -= lr * (decay * w + g / sqrt(s + epsilon))
 #include <span>
 
+#include "dtnn/apply_rule.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/optimizer_settings.hpp"
-#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/update_rules.hpp"
 
 namespace {
 
 using namespace dtnn;
-
-// The rule over elements [begin, end) (the compiler vectorises this loop).
-template <class Rule, class T>
-void update_range(const Rule& r, T* __restrict w, T* __restrict g, T* __restrict s,
-                  std::int64_t begin, std::int64_t end) {
-  for (std::int64_t i = begin; i < end; ++i) r.apply(w[i], g[i], s[i]);
-}
 
 class RmsProp final : public RmsPropBase {
  public:
@@ -35,17 +28,12 @@ class RmsProp final : public RmsPropBase {
   void apply(const Parameter& p, Tensor& square) const {
     T* w = p.value.data<T>();
     T* g = p.grad.data<T>();
-    T* sq = square.data<T>();
+    const std::int64_t n = p.value.numel();
     const T lr = T(s_.lr), rho = T(s_.rho), eps = T(s_.epsilon), decay = T(s_.decay);
-    auto run = [&](const auto& rule) {
-      parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
-        update_range(rule, w, g, sq, begin, end);
-      });
-    };
     if (s_.rule == UpdateRule::pydtnn)
-      run(rules::PydtnnRmsProp<T>{lr, rho, eps, decay});
+      apply_rule(rules::PydtnnRmsProp<T>{lr, rho, eps, decay}, n, w, g, square.data<T>());
     else
-      run(rules::RmsProp<T>{lr, rho, eps, decay});
+      apply_rule(rules::RmsProp<T>{lr, rho, eps, decay}, n, w, g, square.data<T>());
   }
 };
 

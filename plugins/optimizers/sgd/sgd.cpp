@@ -7,9 +7,9 @@
 // With momentum 0 both are w -= lr * (g + decay * w).
 #include <span>
 
+#include "dtnn/apply_rule.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/optimizer_settings.hpp"
-#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/update_rules.hpp"
 
@@ -28,26 +28,17 @@ class Sgd final : public SgdBase {
  private:
   template <class T>
   void apply(const Parameter& p, Tensor& velocity) const {
-    T* w_all = p.value.data<T>();
-    T* g_all = p.grad.data<T>();
-    T* v_all = velocity.defined() ? velocity.data<T>() : nullptr;
+    T* w = p.value.data<T>();
+    T* g = p.grad.data<T>();
+    const std::int64_t n = p.value.numel();
     const T lr = T(s_.lr), mu = T(s_.momentum), decay = T(s_.decay);
-    const bool nesterov = s_.nesterov, pydtnn = s_.rule == UpdateRule::pydtnn;
-    parallel_chunks(p.value.numel(), kParallelGrain, [=](std::int64_t begin, std::int64_t end) {
-      T* __restrict w = w_all;
-      T* __restrict g = g_all;
-      T* __restrict v = v_all;
-      if (!v) {  // momentum 0: no velocity is kept
-        const rules::Sgd<T> rule{lr, decay};
-        for (std::int64_t i = begin; i < end; ++i) rule.apply(w[i], g[i]);
-      } else if (pydtnn) {
-        const rules::PydtnnSgdMomentum<T> rule{lr, mu, decay, nesterov};
-        for (std::int64_t i = begin; i < end; ++i) rule.apply(w[i], g[i], v[i]);
-      } else {
-        const rules::SgdMomentum<T> rule{lr, mu, decay, nesterov};
-        for (std::int64_t i = begin; i < end; ++i) rule.apply(w[i], g[i], v[i]);
-      }
-    });
+    if (!velocity.defined())  // momentum 0: no velocity is kept
+      apply_rule(rules::Sgd<T>{lr, decay}, n, w, g);
+    else if (s_.rule == UpdateRule::pydtnn)
+      apply_rule(rules::PydtnnSgdMomentum<T>{lr, mu, decay, s_.nesterov}, n, w, g,
+                 velocity.data<T>());
+    else
+      apply_rule(rules::SgdMomentum<T>{lr, mu, decay, s_.nesterov}, n, w, g, velocity.data<T>());
   }
 };
 
