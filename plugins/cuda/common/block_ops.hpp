@@ -10,11 +10,15 @@
 
 namespace dtnn::cuda {
 
-// a += b, element by element (same numel and dtype).
+// a += b, element by element (the same NCHW shape and dtype), described by their shape: a batch
+// of images [N, C, H, W] or of feature vectors [N, F] (as [N, F, 1, 1]).
 inline void add_into(const Tensor& a, const Tensor& b) {
-  const TensorDesc flat(1, a.numel(), 1, 1, a.dtype());
+  const Shape& s4 = a.shape();
+  const bool image = s4.rank() == 4;
+  const TensorDesc d(s4[0], image ? s4[1] : a.numel() / s4[0], image ? s4[2] : 1,
+                     image ? s4[3] : 1, a.dtype());
   const Scalars s(a.dtype());
-  DTNN_CUDNN(cudnnAddTensor(Context::get().cudnn(), s.one(), flat, b.raw(), s.one(), flat, a.raw()));
+  DTNN_CUDNN(cudnnAddTensor(Context::get().cudnn(), s.one(), d, b.raw(), s.one(), d, a.raw()));
 }
 
 // into_whole: the part's pieces (g) into their places in whole; else the reverse. One 2-D copy:
