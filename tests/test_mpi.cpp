@@ -21,6 +21,7 @@
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/model_sync.hpp"
+#include "device_model_double.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -192,6 +193,43 @@ TEST_CASE("average_weights computes each algorithm's weighted average") {
       for (std::int64_t i = 0; i < p.value.numel(); ++i)
         CHECK(p.value.data<float>()[i] == doctest::Approx(expected).epsilon(1e-6));
   }
+}
+
+TEST_CASE("a model on a device: its gradients, staged through pinned host memory, average over ranks") {
+  // Open MPI without CUDA support takes host memory only: gpudirect falls back to staging.
+  auto comm = world();
+  const int n = comm->size(), me = comm->rank();
+  test::DeviceModel d;
+  ExchangeOptions o;
+  o.gpudirect = true;
+  o.bucket_bytes = 40;  // a bucket per parameter: two non-blocking allreduces in flight
+  GradientExchange exchange(d.model, *comm, o);
+  CHECK(exchange.route() == ExchangeRoute::host_staged);
+  const auto params = d.model.parameters();
+  for (int step = 0; step < 2; ++step) {
+    // Rank r's gradient j of parameter p: (r + 1) (10 p + j + step).
+    for (std::size_t p = 0; p < params.size(); ++p)
+      for (std::int64_t j = 0; j < 5; ++j)
+        params[p].grad.data<double>()[j] = (me + 1) * (10.0 * double(p) + double(j + step));
+    test::Recorder recorder;
+    recorder.build(params);
+    exchange.begin(1.0 / n);
+    for (std::size_t layer = d.model.num_layers(); layer-- > 0;) {
+      const auto [first, end] = d.model.parameter_range(layer);
+      exchange.gradients_ready(first, end - first);
+    }
+    exchange.finish(recorder);
+    const double mean_factor = (n + 1) / 2.0;  // the mean of r + 1 over the ranks
+    for (std::size_t p = 0; p < params.size(); ++p)
+      for (std::size_t j = 0; j < 5; ++j)
+        CHECK(recorder.grads[p][j] ==
+              doctest::Approx(mean_factor * (10.0 * double(p) + double(j) + step)));
+  }
+  // Rank 0's weights reach every rank by the same route.
+  for (const auto& p : params) std::fill(p.value.data<double>(), p.value.data<double>() + 5, me + 1.0);
+  exchange.broadcast_weights(0);
+  for (const auto& p : params)
+    for (std::int64_t j = 0; j < 5; ++j) CHECK(p.value.data<double>()[j] == 1.0);
 }
 
 TEST_CASE("best_of: every rank takes the choice the ranks' medians make together") {
