@@ -156,3 +156,38 @@ TEST_CASE("one shared workspace is the largest layer's need, and training throug
     CHECK(grads[0] == grads[1]);
   }
 }
+
+TEST_CASE("profiling times every layer, the layers inside blocks by kind") {
+  const ModelSpec spec = parse_model_spec(nlohmann::json::parse(R"({"layers": [
+      {"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1},
+      {"type": "add", "paths": [[{"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1},
+                                 {"type": "relu"}],
+                                [{"type": "conv2d", "filters": 4, "kernel": 1}]]},
+      {"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]})"),
+                                          "profiled.json");
+  Model m = build(spec, Shape{6, 6, 2});
+  Tensor x = Tensor::zeros(Shape{4, 6, 6, 2}, DType::float32);
+  Tensor y = Tensor::zeros(Shape{4, 3}, DType::float32);
+  for (int r = 0; r < 4; ++r) y.data<float>()[r * 3 + r % 3] = 1;
+  auto loss = test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
+  m.set_profiling(true);
+  for (int step = 0; step < 2; ++step) {
+    m.forward(x, Mode::train);
+    m.backward(*loss, y);
+  }
+  const std::string t = m.profile_table();
+  CAPTURE(t);
+  // The model's own table has the add block as one row; the kinds table has its layers.
+  CHECK(t.find("| add ") != std::string::npos);
+  CHECK(t.find("conv2d (6, 6, 2) w(3, 3, 2, 4)") != std::string::npos);  // the first conv
+  CHECK(t.find("conv2d (6, 6, 4) w(3, 3, 4, 4)") != std::string::npos);  // path 0's
+  CHECK(t.find("conv2d (6, 6, 4) w(1, 1, 4, 4)") != std::string::npos);  // path 1's
+  CHECK(t.find("relu (6, 6, 4)") != std::string::npos);
+  const std::string kinds = t.substr(t.find("By kind"));
+  CHECK(kinds.find("| add") == std::string::npos);  // the block itself is no kind of its own
+  CHECK(kinds.find("| conv2d") != std::string::npos);
+  // Each kind ran twice (two steps), forward and backward.
+  const auto row = t.substr(t.find("conv2d (6, 6, 4) w(1, 1, 4, 4)"));
+  CHECK(row.substr(0, row.find('\n')).find("|     2 |") != std::string::npos);
+  m.set_profiling(false);
+}

@@ -4,6 +4,7 @@
 
 #include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/layer_profile.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/rng.hpp"
@@ -74,7 +75,8 @@ const Tensor& LayerChain::forward(const Tensor& x, Mode mode) {
       views_[i] = in->view(layers_[i]->output_shape().with_batch(batch));
     } else {
       views_[i] = outputs_[i].slice_batch(0, batch);
-      layers_[i]->forward(*in, views_[i], mode);
+      layer_profile::timed(*layers_[i], in->shape(), true,
+                           [&] { layers_[i]->forward(*in, views_[i], mode); });
     }
     in = &views_[i];
   }
@@ -92,7 +94,8 @@ void LayerChain::backward(const Tensor& dy_in, Tensor* dx) {
       continue;
     }
     Tensor out = i ? next_buffer->view(x.shape()) : (dx ? *dx : Tensor());
-    layers_[i]->backward(x, views_[i], dy, i || dx ? &out : nullptr);
+    layer_profile::timed(*layers_[i], x.shape(), false,
+                         [&] { layers_[i]->backward(x, views_[i], dy, i || dx ? &out : nullptr); });
     dy = out;
     next_buffer = next_buffer == &grad_a_ ? &grad_b_ : &grad_a_;
   }

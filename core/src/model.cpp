@@ -8,6 +8,7 @@
 #include "dtnn/config.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/layer_profile.hpp"
 #include "dtnn/layer_chain.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/registry.hpp"
@@ -217,7 +218,8 @@ const Tensor& Model::forward(const Tensor& x, Mode mode) {
     }
     output_views_[i] = outputs_[i].slice_batch(0, batch_);
     const auto t0 = profiling_ ? profile_clock() : Clock::time_point();
-    layers_[i]->forward(*in, output_views_[i], mode);
+    layer_profile::timed(*layers_[i], in->shape(), true,
+                         [&] { layers_[i]->forward(*in, output_views_[i], mode); });
     if (profiling_) {
       times_[i].forward_seconds += std::chrono::duration<double>(profile_clock() - t0).count();
       ++times_[i].forward_calls;
@@ -230,12 +232,12 @@ const Tensor& Model::forward(const Tensor& x, Mode mode) {
 // Now, once the device has finished the work issued so far (a layer's time on a GPU is its
 // kernels' time, not their launch's).
 std::chrono::steady_clock::time_point Model::profile_clock() const {
-  if (options_.device != Device::cpu) device_runtime(options_.device).synchronize();
-  return Clock::now();
+  return layer_profile::now();
 }
 
 void Model::set_profiling(bool on) {
   profiling_ = on;
+  layer_profile::enable(on, options_.device);
   times_.assign(layers_.size(), LayerTime{});
 }
 
@@ -266,7 +268,9 @@ void Model::backward(Loss& loss, const Tensor& y_true, GradientListener* listene
     }
     Tensor dx = wants_dx ? dx_buffer->view(x.shape()) : Tensor();
     const auto t0 = profiling_ ? profile_clock() : Clock::time_point();
-    layers_[i]->backward(x, output_views_[i], dy, wants_dx ? &dx : nullptr);
+    layer_profile::timed(*layers_[i], x.shape(), false, [&] {
+      layers_[i]->backward(x, output_views_[i], dy, wants_dx ? &dx : nullptr);
+    });
     if (profiling_) {
       times_[i].backward_seconds += std::chrono::duration<double>(profile_clock() - t0).count();
       ++times_[i].backward_calls;

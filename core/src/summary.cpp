@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "dtnn/layer_profile.hpp"
 #include "dtnn/model.hpp"
 #include "format.hpp"
 
@@ -13,25 +14,9 @@ namespace {
 
 using detail::group_thousands;
 
+// Summary tables right-align columns 0, 2 and 5 (the numbers).
 std::string table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width(rows[0].size(), 0);
-  for (const auto& r : rows)
-    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-  std::string rule = "+";
-  for (auto w : width) rule += std::string(w + 2, '-') + "+";
-  std::string out = rule + "\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    out += "|";
-    for (std::size_t c = 0; c < rows[i].size(); ++c) {
-      const std::string& cell = rows[i][c];
-      std::size_t pad = width[c] - cell.size();
-      bool right = c == 0 || c == 2 || c == 5;  // numbers
-      out += " " + (right ? std::string(pad, ' ') + cell : cell + std::string(pad, ' ')) + " |";
-    }
-    out += "\n";
-    if (i == 0) out += rule + "\n";
-  }
-  return out + rule + "\n";
+  return detail::format_table(rows, {0, 2, 5});
 }
 
 }  // namespace
@@ -90,7 +75,7 @@ std::string Model::profile_table() const {
                     ms(t.forward_seconds, t.forward_calls),
                     ms(t.backward_seconds, t.backward_calls), share});
   }
-  return table(rows);
+  return table(rows) + "By kind of layer, blocks' layers included:\n" + layer_profile::table();
 }
 
 }  // namespace dtnn

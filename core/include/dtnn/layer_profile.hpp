@@ -1,0 +1,35 @@
+// layer_profile: time per kind of layer (type, input shape, weights, geometry) over every layer a
+// model runs, the layers inside add/concat blocks included, while enabled (Model::set_profiling,
+// dtnn_bench --profile). The model's own table gives its top-level layers, where a ResNet block is
+// one row; this one says which kinds of layer the time goes to. On a device the device is
+// synchronised around each layer, so a layer's time is its kernels' time.
+#pragma once
+#include <chrono>
+#include <string>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/layer.hpp"
+
+namespace dtnn::layer_profile {
+
+DTNN_CORE_EXPORT void enable(bool on, Device device);  // and forget what was recorded
+DTNN_CORE_EXPORT bool enabled();
+// Now, once the profiled device (if any) has finished the work issued so far.
+DTNN_CORE_EXPORT std::chrono::steady_clock::time_point now();
+DTNN_CORE_EXPORT void record(const Layer& layer, const Shape& input, bool forward, double seconds);
+// The kinds by total time, the largest `rows` of them: calls, ms per call forward and backward,
+// share of the total.
+DTNN_CORE_EXPORT std::string table(std::size_t rows = 30);
+DTNN_CORE_EXPORT bool is_block(const Layer& layer);  // add, concat: timed through their paths
+
+// Runs f, the forward (or backward) of layer on an input of that shape, timing it when enabled.
+// Blocks are not timed themselves: the layers of their paths are.
+template <class F>
+void timed(const Layer& layer, const Shape& input, bool forward, F&& f) {
+  if (!enabled() || is_block(layer)) return f();
+  const auto t0 = now();
+  f();
+  record(layer, input, forward, std::chrono::duration<double>(now() - t0).count());
+}
+
+}  // namespace dtnn::layer_profile

@@ -1,0 +1,91 @@
+#include "dtnn/layer_profile.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <vector>
+
+#include "dtnn/block_layer.hpp"
+#include "dtnn/device.hpp"
+#include "format.hpp"
+
+namespace dtnn::layer_profile {
+
+namespace {
+
+struct Tally {
+  double forward = 0, backward = 0;  // seconds
+  std::int64_t forward_calls = 0, backward_calls = 0;
+};
+
+struct State {
+  bool on = false;
+  Device device = Device::cpu;
+  std::map<std::string, Tally> kinds;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+std::string kind_of(const Layer& layer, const Shape& input) {
+  std::string k = layer.type() + " " + input.without_batch().str();
+  if (const std::string w = layer.weights_shape(); !w.empty()) k += " w" + w;
+  if (const std::string a = layer.attributes(); !a.empty()) k += " " + a;
+  return k;
+}
+
+}  // namespace
+
+void enable(bool on, Device device) {
+  state() = State{on, device, {}};
+}
+
+bool enabled() { return state().on; }
+
+bool is_block(const Layer& layer) { return dynamic_cast<const BlockLayer*>(&layer) != nullptr; }
+
+std::chrono::steady_clock::time_point now() {
+  if (state().device != Device::cpu) device_runtime(state().device).synchronize();
+  return std::chrono::steady_clock::now();
+}
+
+void record(const Layer& layer, const Shape& input, bool forward, double seconds) {
+  Tally& t = state().kinds[kind_of(layer, input)];
+  (forward ? t.forward : t.backward) += seconds;
+  ++(forward ? t.forward_calls : t.backward_calls);
+}
+
+std::string table(std::size_t rows) {
+  const auto& kinds = state().kinds;
+  std::vector<std::pair<std::string, Tally>> sorted(kinds.begin(), kinds.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.forward + a.second.backward > b.second.forward + b.second.backward;
+  });
+  double total = 0;
+  for (const auto& [k, t] : sorted) total += t.forward + t.backward;
+  auto ms = [](double s, std::int64_t calls) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4f", calls ? 1e3 * s / static_cast<double>(calls) : 0.0);
+    return std::string(b);
+  };
+  std::vector<std::vector<std::string>> cells;
+  cells.push_back({"Layer kind (input, weights, geometry)", "calls", "forward ms", "backward ms",
+                   "share"});
+  for (std::size_t i = 0; i < sorted.size() && i < rows; ++i) {
+    const auto& [kind, t] = sorted[i];
+    char share[16];
+    std::snprintf(share, sizeof share, "%.1f%%",
+                  total > 0 ? 100.0 * (t.forward + t.backward) / total : 0.0);
+    cells.push_back({kind, std::to_string(std::max(t.forward_calls, t.backward_calls)),
+                     ms(t.forward, t.forward_calls), ms(t.backward, t.backward_calls), share});
+  }
+  std::string out = detail::format_table(cells, {1, 2, 3, 4});
+  if (sorted.size() > rows)
+    out += "(" + std::to_string(sorted.size() - rows) + " more kinds, " +
+           "each below the last row)\n";
+  return out;
+}
+
+}  // namespace dtnn::layer_profile
