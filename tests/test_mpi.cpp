@@ -16,6 +16,7 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/device_communicator.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
@@ -230,6 +231,15 @@ TEST_CASE("a model on a device: its gradients, staged through pinned host memory
   exchange.broadcast_weights(0);
   for (const auto& p : params)
     for (std::int64_t j = 0; j < 5; ++j) CHECK(p.value.data<double>()[j] == 1.0);
+}
+
+TEST_CASE("ranks that would share a GPU are found, the same on every rank (NCCL needs one each)") {
+  auto comm = world();
+  // All ranks of this test run on one host: device 0 for all is shared, one device each is not.
+  CHECK(ranks_sharing_a_device(*comm, 0) == "ranks 0 and 1 both use device 0 of one host");
+  CHECK(ranks_sharing_a_device(*comm, comm->rank()) == "");
+  CHECK(ranks_sharing_a_device(*comm, comm->rank() == 2 ? 1 : comm->rank()) ==
+        (comm->size() > 2 ? "ranks 1 and 2 both use device 1 of one host" : ""));
 }
 
 TEST_CASE("best_of: every rank takes the choice the ranks' medians make together") {

@@ -1,5 +1,12 @@
 #include "dtnn/device.hpp"
 
+#include <unistd.h>
+
+#include <functional>
+#include <vector>
+
+#include "dtnn/device_communicator.hpp"
+
 #include <array>
 #include <mutex>
 
@@ -70,6 +77,22 @@ Device parse_device(std::string_view s) {
   if (s == "cpu") return Device::cpu;
   if (s == "cuda") return Device::cuda;
   throw Error("unknown device '" + std::string(s) + "' (expected \"cpu\" or \"cuda\")");
+}
+
+std::string ranks_sharing_a_device(Communicator& host, int ordinal) {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  // The host as a number a double holds exactly (52 bits of its name's hash), and the ordinal.
+  const double mine[2] = {double(std::hash<std::string>{}(name) & ((std::uint64_t{1} << 52) - 1)),
+                          double(ordinal)};
+  std::vector<double> all(2 * static_cast<std::size_t>(host.size()));
+  host.allgather(mine, all.data(), 2, DType::float64, "device ordinals");
+  for (int a = 0; a < host.size(); ++a)
+    for (int b = a + 1; b < host.size(); ++b)
+      if (all[2 * a] == all[2 * b] && all[2 * a + 1] == all[2 * b + 1])
+        return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " both use device " +
+               std::to_string(int(all[2 * a + 1])) + " of one host";
+  return "";
 }
 
 }  // namespace dtnn

@@ -111,6 +111,15 @@ std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& reg
                 "; gradients go through MPI");
     return nullptr;
   }
+  // NCCL refuses two ranks on one GPU (more ranks than GPUs on a node): every rank learns so
+  // from the same collective, and all go through MPI together.
+  if (const std::string shared = ranks_sharing_a_device(host, device_runtime(device).ordinal());
+      !shared.empty()) {
+    if (host.rank() == 0)
+      log_warning("gpu.nccl: " + shared + ", and NCCL needs one GPU per rank; gradients go "
+                  "through MPI (start as many ranks per node as it has GPUs to use NCCL)");
+    return nullptr;
+  }
   auto comm = registry.create_as<DeviceCommunicator>("device_communicator", name, Params());
   comm->open(host);
   return comm;

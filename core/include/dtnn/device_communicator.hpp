@@ -39,4 +39,9 @@ class DTNN_CORE_EXPORT DeviceCommunicator : public Plugin {
   virtual std::string describe() const = 0;
 };
 
+// NCCL takes one device per rank. A collective over host: every rank tells the others its host
+// and device ordinal; the answer, the same on every rank, names two ranks that share a device
+// ("ranks 0 and 1 both use GPU 0 of host n1"), or is empty.
+DTNN_CORE_EXPORT std::string ranks_sharing_a_device(Communicator& host, int ordinal);
+
 }  // namespace dtnn
