@@ -1,7 +1,8 @@
 // dtnn_bench: steady-state training throughput of an experiment, as a table and as JSON.
 //   dtnn_bench EXP.json [--set key=value ...] [--steps 200] [--warmup 20] [--repeats 5] [--profile]
-// Each repeat times `steps` training steps (data read + forward + loss + backward + update) after
-// `warmup` untimed ones; the median repeat is reported. --profile adds per-layer times.
+// Each repeat times `steps` training steps (data read, overlapped with the previous step as in
+// training; forward, loss, backward, update) after `warmup` untimed ones; the median repeat is
+// reported. --profile adds per-layer times.
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -52,10 +53,15 @@ int main(int argc, char** argv) {
     std::vector<std::int64_t> order(static_cast<std::size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     std::int64_t cursor = 0;
+    // As in training, each step names the next batch, which the loader reads meanwhile.
+    auto batch_at = [&](std::int64_t at) {
+      return std::span<const std::int64_t>(order).subspan(static_cast<std::size_t>(at),
+                                                          static_cast<std::size_t>(batch));
+    };
     auto step = [&] {
       if (cursor + batch > n) cursor = 0;
-      e.trainer().train_step(std::span<const std::int64_t>(order).subspan(
-          static_cast<std::size_t>(cursor), static_cast<std::size_t>(batch)));
+      const std::int64_t next = cursor + 2 * batch > n ? 0 : cursor + batch;
+      e.trainer().train_step(batch_at(cursor), 1.0, false, batch_at(next));
       cursor += batch;
     };
     // On a GPU a step's work may still run when step() returns: each timing ends once it is done.
