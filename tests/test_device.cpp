@@ -14,6 +14,7 @@
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/model.hpp"
+#include "dtnn/testing/device_twin.hpp"
 #include "host_backed_runtime.hpp"
 #include "test_support.hpp"
 
@@ -194,4 +195,25 @@ TEST_CASE("every CUDA plugin loads without a GPU and reports itself unavailable 
 #else
   CHECK(cuda_plugins == 0);
 #endif
+}
+
+TEST_CASE("the device-twin conformance check passes a faithful twin and catches a skewed one") {
+  InstalledDouble d;
+  const Registry registry({DTNN_TEST_DOUBLES "/device"});
+  auto worst = [&](const std::string& type, const std::string& what) {
+    double error = -1;
+    for (const auto& c : dtnn::testing::check_device_twin(registry, Device::cuda, type, Params(),
+                                                          Shape{2, 3, 3}, DType::float64))
+      if (c.what == what) error = c.error;
+    return error;
+  };
+  for (const char* what : {"parameters at build: weights", "forward (train)", "input gradient",
+                           "gradient of weights", "forward (eval)"}) {
+    CAPTURE(what);
+    CHECK(worst("test_weights", what) == 0.0);  // the same arithmetic on both "devices"
+  }
+  CHECK(worst("test_weights_skewed", "forward (train)") == 0.0);
+  CHECK(worst("test_weights_skewed", "input gradient") > dtnn::testing::twin_tolerance(DType::float64));
+  CHECK(worst("test_weights_skewed", "gradient of weights") == 0.0);
+  CHECK(d.runtime->copies > 0);  // the twin's tensors went through the device runtime
 }

@@ -1,17 +1,28 @@
-// A layer for a "cuda" model in tests without a GPU (with the host-backed test runtime, device
-// memory is host memory): cuda_test_weights, y = w * x elementwise, w on the model's device.
-// It gives GradientExchange a model whose parameters live on a device.
+// test_weights, y = w * x elementwise (w drawn by glorot_uniform from the layer's seed), built as
+// four layer plugins from this one source (tests/CMakeLists.txt):
+//   test_weights, test_weights_skewed: CPU layers;
+//   cuda_test_weights: its device twin for tests without a GPU (with the host-backed test runtime
+//     device memory is host memory): w lives on the model's device; GradientExchange tests use it;
+//   cuda_test_weights_skewed: a twin whose input gradient is off by 1e-3, which the device-twin
+//     conformance check must catch.
+#include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
 
+#ifndef DTNN_TWIN_SKEW
+#define DTNN_TWIN_SKEW 0.0
+#endif
+
 namespace {
 using namespace dtnn;
-class DeviceWeights final : public Layer {
+class Weights final : public Layer {
  public:
   std::string type() const override { return "test_weights"; }
   void build(const LayerBuildContext& ctx) override {
     shape_ = ctx.input_shape;
-    w_ = Tensor::zeros(shape_, ctx.dtype, ctx.layout, ctx.device);
+    Tensor w = Tensor::empty(shape_, ctx.dtype, ctx.layout);
+    initialize(w, "glorot_uniform", shape_.numel(), shape_.numel(), ctx.seed);
+    w_ = w.to(ctx.device);
     dw_ = Tensor::zeros(shape_, ctx.dtype, ctx.layout, ctx.device);
   }
   Shape output_shape() const override { return shape_; }
@@ -24,7 +35,9 @@ class DeviceWeights final : public Layer {
     const std::int64_t n = w_.numel();
     for (std::int64_t i = 0; i < dy.numel(); ++i) {
       dw_.data<double>()[i % n] += dy.data<double>()[i] * x.data<double>()[i];
-      if (dx) dx->data<double>()[i] = w_.data<double>()[i % n] * dy.data<double>()[i];
+      if (dx)
+        dx->data<double>()[i] =
+            (1.0 + DTNN_TWIN_SKEW) * w_.data<double>()[i % n] * dy.data<double>()[i];
     }
   }
   std::vector<Parameter> parameters() override { return {{"weights", w_, dw_}}; }
@@ -33,8 +46,7 @@ class DeviceWeights final : public Layer {
   Shape shape_;
   Tensor w_, dw_;
 };
-Plugin* create(const Params&, const PluginContext&) { return new DeviceWeights(); }
+Plugin* create(const Params&, const PluginContext&) { return new Weights(); }
 }  // namespace
 
-DTNN_PLUGIN("layer", "cuda_test_weights", "test double: y = w * x on a host-backed device", "{}",
-            create)
+DTNN_PLUGIN("layer", DTNN_TWIN_NAME, "test double: y = w * x", "{}", create)

@@ -26,6 +26,7 @@
 #include "dtnn/registry.hpp"
 #include "dtnn/rng.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/testing/device_twin.hpp"
 
 using namespace dtnn;
 using nlohmann::json;
@@ -48,26 +49,18 @@ Tensor random_host(const Shape& shape, DType dtype, std::uint64_t seed) {
 }
 
 // The largest |a - b| / (1 + |a|) over the elements (b copied back from wherever it is).
-double max_difference(const Tensor& a, const Tensor& b_any) {
-  const Tensor b = b_any.to(Device::cpu);
+double max_difference(const Tensor& a, const Tensor& b) {
   REQUIRE(a.numel() == b.numel());
-  double worst = 0;
-  dispatch_dtype(a.dtype(), [&](auto z) {
-    using T = decltype(z);
-    for (std::int64_t i = 0; i < a.numel(); ++i) {
-      const double x = a.data<T>()[i], y = b.data<T>()[i];
-      worst = std::max(worst, std::abs(x - y) / (1 + std::abs(x)));
-    }
-  });
-  return worst;
+  return testing::max_relative_difference(a, b);
 }
 
 struct Twins {
   std::shared_ptr<Layer> cpu, gpu;
 };
 
+// A CPU layer and its GPU twin built alike (for the tests that look inside a layer).
 Twins build_twins(const std::string& type, const json& params, const Shape& input, DType dtype,
-                  std::int64_t batch, bool needs_dx = true) {
+                  std::int64_t batch) {
   LayerBuildContext ctx;
   ctx.input_shape = input;
   ctx.dtype = dtype;
@@ -75,8 +68,6 @@ Twins build_twins(const std::string& type, const json& params, const Shape& inpu
   ctx.max_batch = batch;
   ctx.seed = 11;
   ctx.registry = &plugins();
-  ctx.conv_algorithm = "reference";
-  ctx.needs_input_gradient = needs_dx;
   Twins t;
   t.cpu = plugins().create_as<Layer>("layer", type, Params(params, type));
   t.cpu->build(ctx);
@@ -86,46 +77,17 @@ Twins build_twins(const std::string& type, const json& params, const Shape& inpu
   return t;
 }
 
-// Forward (train, then eval) and backward of both twins on the same data; every output, input
-// gradient and parameter gradient must agree within tolerance.
-void compare_layer(const std::string& type, const json& params, const Shape& input, DType dtype,
-                   double tolerance) {
+// The conformance harness's twin check (dtnn/testing/device_twin.hpp): parameters at build
+// exactly equal, everything else within the dtype's tolerance.
+void compare_layer(const std::string& type, const json& params, const Shape& input, DType dtype) {
   CAPTURE(type);
   CAPTURE(params.dump());
   CAPTURE(to_string(dtype));
-  const std::int64_t n = 3;
-  Twins t = build_twins(type, params, input, dtype, n);
-  auto pc = t.cpu->parameters(), pg = t.gpu->parameters();
-  REQUIRE(pc.size() == pg.size());
-  for (std::size_t i = 0; i < pc.size(); ++i) CHECK(max_difference(pc[i].value, pg[i].value) == 0);
-
-  const Tensor x = random_host(input.with_batch(n), dtype, 1);
-  const Tensor xg = x.to(Device::cuda);
-  const Shape out = t.cpu->output_shape().with_batch(n);
-  REQUIRE(out == t.gpu->output_shape().with_batch(n));
-  Tensor yc = Tensor::empty(out, dtype, Layout::nchw);
-  Tensor yg = Tensor::empty(out, dtype, Layout::nchw, Device::cuda);
-  t.cpu->forward(x, yc, Mode::train);
-  t.gpu->forward(xg, yg, Mode::train);
-  CHECK(max_difference(yc, yg) <= tolerance);
-
-  const Tensor dy = random_host(out, dtype, 2);
-  Tensor dxc = Tensor::empty(x.shape(), dtype, Layout::nchw);
-  Tensor dxg = Tensor::empty(x.shape(), dtype, Layout::nchw, Device::cuda);
-  t.cpu->backward(x, yc, dy, &dxc);
-  t.gpu->backward(xg, yg, dy.to(Device::cuda), &dxg);
-  CHECK(max_difference(dxc, dxg) <= tolerance);
-  for (std::size_t i = 0; i < pc.size(); ++i) {
-    CAPTURE(pc[i].name);
-    CHECK(max_difference(pc[i].grad, pg[i].grad) <= tolerance);
+  for (const testing::TwinCheck& c :
+       testing::check_device_twin(plugins(), Device::cuda, type, Params(params, type), input, dtype)) {
+    CAPTURE(c.what);
+    CHECK(c.error <= (c.what.starts_with("parameters at build") ? 0.0 : testing::twin_tolerance(dtype)));
   }
-  // Evaluation mode (batchnorm's running statistics, dropout's identity).
-  t.cpu->forward(x, yc, Mode::eval);
-  t.gpu->forward(xg, yg, Mode::eval);
-  CHECK(max_difference(yc, yg) <= tolerance);
-  auto sc = t.cpu->state(), sg = t.gpu->state();
-  REQUIRE(sc.size() == sg.size());
-  for (std::size_t i = 0; i < sc.size(); ++i) CHECK(max_difference(sc[i], sg[i]) <= tolerance);
 }
 
 struct Case {
@@ -177,11 +139,11 @@ const std::vector<Case>& layer_cases() {
 }  // namespace
 
 TEST_CASE("every GPU layer matches its CPU twin, forward and gradients, in float64") {
-  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float64, 1e-9);
+  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float64);
 }
 
 TEST_CASE("every GPU layer matches its CPU twin in float32 (TF32 off)") {
-  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float32, 2e-4);
+  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float32);
 }
 
 TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {

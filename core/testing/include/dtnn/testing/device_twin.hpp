@@ -1,0 +1,36 @@
+// Conformance of a device layer plugin ("<device>_<type>", e.g. cuda_conv2d) against its CPU
+// plugin ("<type>"): both built from the same parameters and seed on the same input, the twins
+// must start from the same parameters and agree on the outputs (training and evaluation mode),
+// the input gradient, every parameter gradient and the state (batchnorm's running statistics).
+// The device's runtime must be installed (install_device_runtime).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dtnn/params.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+class Registry;
+}
+
+namespace dtnn::testing {
+
+struct TwinCheck {
+  std::string what;  // "parameters at build: weights", "forward (train)", "input gradient", ...
+  double error = 0;  // the largest |cpu - device| / (1 + |cpu|) over the elements
+};
+
+std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device,
+                                         const std::string& type, const Params& params,
+                                         const Shape& input, DType dtype, std::int64_t batch = 3);
+
+// The error the twins may show: reduction order and library kernels differ (1e-9 in float64,
+// 2e-4 in float32 without TF32); parameters at build must agree exactly.
+double twin_tolerance(DType dtype);
+
+// The largest |a - b| / (1 + |a|) over the elements (either may live on a device).
+double max_relative_difference(const Tensor& a, const Tensor& b);
+
+}  // namespace dtnn::testing

@@ -1,0 +1,102 @@
+#include "dtnn/testing/device_twin.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "dtnn/error.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/registry.hpp"
+#include "dtnn/rng.hpp"
+
+namespace dtnn::testing {
+
+namespace {
+
+Tensor random_host(const Shape& shape, DType dtype, std::uint64_t seed) {
+  Tensor t = Tensor::empty(shape, dtype, Layout::nchw);
+  Rng rng(seed);
+  dispatch_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    for (std::int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = T(rng.uniform(-1, 1));
+  });
+  return t;
+}
+
+}  // namespace
+
+double twin_tolerance(DType dtype) { return dtype == DType::float64 ? 1e-9 : 2e-4; }
+
+double max_relative_difference(const Tensor& a_any, const Tensor& b_any) {
+  const Tensor a = a_any.to(Device::cpu), b = b_any.to(Device::cpu);
+  DTNN_CHECK(a.numel() == b.numel() && a.dtype() == b.dtype(), "tensors of different sizes");
+  double worst = 0;
+  dispatch_dtype(a.dtype(), [&](auto z) {
+    using T = decltype(z);
+    for (std::int64_t i = 0; i < a.numel(); ++i) {
+      const double x = a.data<T>()[i], y = b.data<T>()[i];
+      worst = std::max(worst, std::isfinite(y) ? std::abs(x - y) / (1 + std::abs(x)) : INFINITY);
+    }
+  });
+  return worst;
+}
+
+std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device,
+                                         const std::string& type, const Params& params,
+                                         const Shape& input, DType dtype, std::int64_t batch) {
+  LayerBuildContext ctx;
+  ctx.input_shape = input;
+  ctx.dtype = dtype;
+  ctx.layout = Layout::nchw;  // the device layers' layout
+  ctx.max_batch = batch;
+  ctx.seed = 11;
+  ctx.registry = &registry;
+  ctx.conv_algorithm = "reference";
+  auto cpu = registry.create_as<Layer>("layer", type, params);
+  cpu->build(ctx);
+  ctx.device = device;
+  const std::string name = std::string(to_string(device)) + "_" + type;
+  auto dev = registry.create_as<Layer>("layer", name, params);
+  dev->build(ctx);
+
+  std::vector<TwinCheck> out;
+  auto pc = cpu->parameters(), pd = dev->parameters();
+  if (pc.size() != pd.size())
+    throw Error(name + " has " + std::to_string(pd.size()) + " parameters, " + type + " has " +
+                std::to_string(pc.size()));
+  for (std::size_t i = 0; i < pc.size(); ++i)
+    out.push_back({"parameters at build: " + pc[i].name,
+                   max_relative_difference(pc[i].value, pd[i].value)});
+
+  const Shape out_shape = cpu->output_shape().with_batch(batch);
+  if (!(out_shape == dev->output_shape().with_batch(batch)))
+    throw Error(name + " gives " + dev->output_shape().str() + ", " + type + " gives " +
+                cpu->output_shape().str());
+  const Tensor x = random_host(input.with_batch(batch), dtype, 1);
+  const Tensor xd = x.to(device);
+  Tensor yc = Tensor::empty(out_shape, dtype, Layout::nchw);
+  Tensor yd = Tensor::empty(out_shape, dtype, Layout::nchw, device);
+  cpu->forward(x, yc, Mode::train);
+  dev->forward(xd, yd, Mode::train);
+  out.push_back({"forward (train)", max_relative_difference(yc, yd)});
+
+  const Tensor dy = random_host(out_shape, dtype, 2);
+  Tensor dxc = Tensor::empty(x.shape(), dtype, Layout::nchw);
+  Tensor dxd = Tensor::empty(x.shape(), dtype, Layout::nchw, device);
+  cpu->backward(x, yc, dy, &dxc);
+  dev->backward(xd, yd, dy.to(device), &dxd);
+  out.push_back({"input gradient", max_relative_difference(dxc, dxd)});
+  for (std::size_t i = 0; i < pc.size(); ++i)
+    out.push_back({"gradient of " + pc[i].name, max_relative_difference(pc[i].grad, pd[i].grad)});
+
+  cpu->forward(x, yc, Mode::eval);
+  dev->forward(xd, yd, Mode::eval);
+  out.push_back({"forward (eval)", max_relative_difference(yc, yd)});
+  auto sc = cpu->state(), sd = dev->state();
+  if (sc.size() != sd.size()) throw Error(name + " keeps another number of state tensors");
+  for (std::size_t i = 0; i < sc.size(); ++i)
+    out.push_back({"state " + std::to_string(i), max_relative_difference(sc[i], sd[i])});
+  return out;
+}
+
+}  // namespace dtnn::testing
