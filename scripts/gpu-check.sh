@@ -1,0 +1,39 @@
+#!/bin/sh
+# On the GPU machine, in one call of the device tool (carry [".gpu"], made by scripts/gpu-bundle.sh
+# here): what the GPU work needs checked, each step's output kept under OUT (default ./gpu-out).
+#   scripts/gpu-check.sh [tests|bench|all]      (default all)
+#   1. dtnn info (the GPU, driver and library versions)
+#   2. dtnn_gpu_tests (layers against their CPU twins, losses, optimizers, NCCL on one rank,
+#      CPU-vs-GPU Fashion-MNIST accuracy, device memory across steps)
+#   3. one epoch of the default experiment on the GPU (history JSON)
+#   4. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32")
+set -u
+cd "$(dirname "$0")/.."
+what=${1:-all}
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+env=scripts/gpu-env.sh
+status=0
+step() {  # name, command...
+  name=$1
+  shift
+  echo "== $name: $*"
+  "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  tail -n 40 "$out/$name.log"
+  echo "== $name: exit $rc"
+  [ $rc -eq 0 ] || status=1
+}
+step info $env .gpu/bin/dtnn info
+if [ "$what" != bench ]; then
+  step gpu_tests $env .gpu/bin/dtnn_gpu_tests
+  step train $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
+    --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --set output.progress=\"lines\" \
+    --history "$out/train_history.json"
+fi
+if [ "$what" != tests ]; then
+  # shellcheck disable=SC2086
+  step bench $env python3 bench/gpu/compare_gpu.py --dtnn-bench .gpu/bin/dtnn_bench \
+    --out "$out/bench" ${BENCH_ARGS:-}
+fi
+exit $status
