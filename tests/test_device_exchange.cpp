@@ -8,8 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "dtnn/dataset.hpp"
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/gradient_exchange.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/metric.hpp"
+#include "dtnn/trainer.hpp"
 #include "device_model_double.hpp"
 #include "test_support.hpp"
 
@@ -204,4 +208,60 @@ TEST_CASE("device weights: broadcast and averaging go by the same routes") {
     exchange.average_weights(0.25);  // both ranks hold 1 + j: 2 * 0.25 (1 + j)
     values_are([](std::int64_t j) { return 0.5 * (1.0 + j); });
   }
+}
+
+namespace {
+
+// A metric that notes where the tensors it is given live.
+class WhereMetric final : public Metric {
+ public:
+  WhereMetric(const dtnn::test::HostBackedRuntime& runtime, Device device) : runtime_(runtime), device_(device) {}
+  std::string name() const override { return device_ == Device::cpu ? "where_host" : "where_device"; }
+  std::size_t num_totals() const override { return 2; }
+  Device device() const override { return device_; }
+  void accumulate(const Tensor& p, const Tensor& t, std::span<double> totals) const override {
+    totals[0] += runtime_.owns(p.raw()) && runtime_.owns(t.raw()) ? 1 : 0;  // both on the device
+    totals[1] += !runtime_.owns(p.raw()) && !runtime_.owns(t.raw()) ? 1 : 0;  // both on the host
+  }
+  // Batches seen where the metric expects them.
+  double value(std::span<const double> totals) const override {
+    return device_ == Device::cpu ? totals[1] : totals[0];
+  }
+
+ private:
+  const dtnn::test::HostBackedRuntime& runtime_;
+  Device device_;
+};
+
+}  // namespace
+
+TEST_CASE("on a device, a device metric reads the predictions there, host metrics one host copy") {
+  DeviceModel d;
+  const Registry& plugins = test::plugins();
+  auto dataset = plugins.create_as<Dataset>(
+      "dataset", "synthetic",
+      Params(nlohmann::json{{"input_shape", {5}}, {"classes", 5}, {"train_samples", 8},
+                            {"test_samples", 0}},
+             "synthetic"));
+  auto loss = plugins.create_as<Loss>("loss", "categorical_cross_entropy", Params());
+  auto sgd = plugins.create_as<Optimizer>("optimizer", "sgd", Params());
+  sgd->build(d.model.parameters());
+  auto on_device = std::make_shared<WhereMetric>(d.runtime(), Device::cuda);
+  auto on_host = std::make_shared<WhereMetric>(d.runtime(), Device::cpu);
+  auto accuracy = plugins.create_as<Metric>("metric", "categorical_accuracy", Params());
+  LocalCommunicator comm;
+  TrainerOptions o;
+  o.batch_size = 2;
+  o.evaluate = false;
+  o.progress = ProgressStyle::none;
+  Trainer trainer(d.model, *dataset, *sgd, *loss, {on_device, on_host, accuracy}, {}, comm, o);
+  const std::vector<std::int64_t> batch = {0, 1};
+  const int copies = d.runtime().copies;
+  trainer.train_step(batch);
+  // The prediction went to the host once, for the two host metrics (and the labels never).
+  CHECK(d.runtime().copies == copies + 1);
+  const EvalResult r = trainer.evaluate(Split::train, 0, 4);
+  CHECK(r.metrics.at("where_device") == 2.0);  // two batches of 2, each seen on the device
+  CHECK(r.metrics.at("where_host") == 2.0);    // and each on the host
+  CHECK(r.samples == 4);
 }

@@ -249,8 +249,13 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
     const json& m = j["metrics"][i];
     const bool named = m.is_string();
+    // On a device, its metric plugin when there is a usable one (it reads the predictions where
+    // they are); else the host's, on a copy.
+    const std::string name = (named ? m : m["name"]).get<std::string>();
+    const std::string on_device = device_plugin_name(device, name);
+    const PluginRecord* r = registry.find("metric", on_device);
     metrics_.push_back(registry.create_as<Metric>(
-        "metric", (named ? m : m["name"]).get<std::string>(),
+        "metric", r && r->status == PluginRecord::Status::ok ? on_device : name,
         Params(named ? json::object() : m, where + ": metrics[" + std::to_string(i) + "]"),
         {"name"}));
   }

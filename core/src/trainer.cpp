@@ -190,7 +190,7 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
   if (n > 0) {
     const Tensor& prediction = model_.forward(x, Mode::train);
     batch_loss = loss_.forward(prediction, y);
-    accumulate_metrics(prediction, y_host, metric_totals_);
+    accumulate_metrics(prediction, y, y_host, metric_totals_);
   }
   // Grads start at zero: the model builds them so, and each optimizer update leaves them so.
   if (!sync_gradients) {  // update each layer as soon as its gradients are final
@@ -211,17 +211,24 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
 }
 
 // totals holds every metric's totals at metric_offsets_ (and may hold more after them).
-void Trainer::accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
-                                 std::span<double> totals) {
-  if (metrics_.empty()) return;
-  Tensor on_host = prediction;
-  if (prediction.device() != Device::cpu) {
-    on_host = prediction_host_.slice_batch(0, prediction.dim(0));
-    on_host.copy_from(prediction);
+void Trainer::accumulate_metrics(const Tensor& prediction, const Tensor& y_model,
+                                 const Tensor& y_host, std::span<double> totals) {
+  Tensor on_host;  // the prediction on the host, copied when the first host metric needs it
+  for (std::size_t m = 0; m < metrics_.size(); ++m) {
+    const std::span<double> mine = totals.subspan(metric_offsets_[m], metrics_[m]->num_totals());
+    if (metrics_[m]->device() == prediction.device()) {
+      metrics_[m]->accumulate(prediction, y_model, mine);
+      continue;
+    }
+    if (!on_host.defined()) {
+      on_host = prediction;
+      if (prediction.device() != Device::cpu) {
+        on_host = prediction_host_.slice_batch(0, prediction.dim(0));
+        on_host.copy_from(prediction);
+      }
+    }
+    metrics_[m]->accumulate(on_host, y_host, mine);
   }
-  for (std::size_t m = 0; m < metrics_.size(); ++m)
-    metrics_[m]->accumulate(on_host, y_true,
-                            totals.subspan(metric_offsets_[m], metrics_[m]->num_totals()));
 }
 
 std::map<std::string, std::vector<std::vector<double>>> Trainer::metric_matrices(
@@ -263,7 +270,7 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
     const Tensor& prediction = model_.forward(xm, Mode::eval);
     totals[totals.size() - 2] += loss_.forward(prediction, ym) * static_cast<double>(n);
     totals[totals.size() - 1] += static_cast<double>(n);
-    accumulate_metrics(prediction, y, totals);
+    accumulate_metrics(prediction, ym, y, totals);
   }
   comm_.allreduce_sum(totals.data(), totals.size(), DType::float64,
                       split == Split::test ? "test totals" : "validation totals");

@@ -21,6 +21,7 @@
 #include "dtnn/experiment.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/loss.hpp"
+#include "dtnn/metric.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/registry.hpp"
@@ -195,6 +196,31 @@ TEST_CASE("GPU losses match the CPU losses: value and gradients") {
         gpu->backward_through_softmax(pg, tg, dg);
         CHECK(max_difference(dc, dg) <= tolerance);
       }
+    }
+}
+
+TEST_CASE("the GPU categorical accuracy counts what the CPU one counts") {
+  auto cpu = plugins().create_as<Metric>("metric", "categorical_accuracy", Params());
+  auto gpu = plugins().create_as<Metric>("metric", "cuda_categorical_accuracy", Params());
+  REQUIRE(gpu->device() == Device::cuda);
+  for (const DType dtype : {DType::float32, DType::float64})
+    for (const std::int64_t rows : {1, 7, 300}) {  // more rows than the kernel's threads
+      CAPTURE(rows);
+      const Shape shape{rows, 10};
+      Tensor p = random_host(shape, dtype, 20), t = Tensor::zeros(shape, dtype, Layout::nchw);
+      dispatch_dtype(dtype, [&](auto z) {
+        using T = decltype(z);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          t.data<T>()[r * 10 + (r * 7) % 10] = T(1);
+          if (r % 3 == 0) p.data<T>()[r * 10 + (r * 7) % 10] = T(2);  // a sure match
+          if (r % 5 == 0) p.data<T>()[r * 10 + 9] = p.data<T>()[r * 10];  // a tie: the first wins
+        }
+      });
+      double tc[2] = {0, 0}, tg[2] = {0, 0};
+      cpu->accumulate(p, t, tc);
+      gpu->accumulate(p.to(Device::cuda), t.to(Device::cuda), tg);
+      CHECK(tg[0] == tc[0]);
+      CHECK(tg[1] == tc[1]);
     }
 }
 

@@ -23,6 +23,9 @@ class DTNN_CORE_EXPORT Metric : public Plugin {
   virtual double value(std::span<const double> totals) const = 0;
   // Told the dataset's class count before num_totals() is asked (metrics sized by it).
   virtual void set_classes(std::int64_t classes) { (void)classes; }
+  // Where the tensors accumulate() reads live: the host, or the model's device for a device
+  // plugin ("cuda_<name>"), which reads the predictions there instead of a copy on the host.
+  virtual Device device() const { return Device::cpu; }
   // A metric that is a matrix (a confusion matrix) gives its rows here, value() being its
   // summary; the history records both. Empty for the others.
   virtual std::vector<std::vector<double>> matrix(std::span<const double> totals) const {

@@ -130,8 +130,10 @@ class DTNN_CORE_EXPORT Trainer {
  private:
   void restore_scheduler_states();  // from options_.resumed_schedulers
   void print(const std::string& line) const;
-  // Metrics run on the host: a prediction on a device is copied back first (y_true: the host's).
-  void accumulate_metrics(const Tensor& prediction, const Tensor& y_true,
+  // Each metric reads the prediction where it is (a device metric plugin) or a host copy of it
+  // (made once per batch, when a metric needs it). y_model: the targets beside the prediction;
+  // y_host: the host's.
+  void accumulate_metrics(const Tensor& prediction, const Tensor& y_model, const Tensor& y_host,
                           std::span<double> totals);
   // The batch (host tensors) where the model runs: views of the next x_device_ / y_device_ pair
   // on a device, their copies started.

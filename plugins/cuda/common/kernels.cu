@@ -132,6 +132,32 @@ __global__ void loss_sum_kernel(Term term, double* out, const T* p, const T* t, 
   if (threadIdx.x == 0) *out = partial[0];
 }
 
+// One block: each thread takes rows by stride, compares the argmax of p and t (the first largest,
+// as std::max_element), and the block sums the matches.
+template <class T>
+__global__ void argmax_matches_kernel(double* out, const T* p, const T* t, std::int64_t rows,
+                                      std::int64_t cols) {
+  __shared__ double partial[kThreads];
+  double matches = 0;
+  for (std::int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
+    const T* pr = p + r * cols;
+    const T* tr = t + r * cols;
+    std::int64_t pi = 0, ti = 0;
+    for (std::int64_t c = 1; c < cols; ++c) {
+      if (pr[c] > pr[pi]) pi = c;
+      if (tr[c] > tr[ti]) ti = c;
+    }
+    matches += pi == ti ? 1.0 : 0.0;
+  }
+  partial[threadIdx.x] = matches;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = partial[0];
+}
+
 // dL/dp = (p - t) / (N p (1 - p)), p clipped.
 template <class T>
 __global__ void binary_cross_entropy_gradient_kernel(T* dy, const T* p, const T* t, std::size_t n,
@@ -275,6 +301,16 @@ void binary_cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const 
     using T = decltype(z);
     loss_sum_kernel<<<1, kThreads, 0, s>>>(BinaryTerm{}, sum, static_cast<const T*>(p),
                                            static_cast<const T*>(t), n);
+  });
+  check_launch();
+}
+
+void argmax_matches(cudaStream_t s, double* matches, const void* p, const void* t,
+                    std::int64_t rows, std::int64_t cols, DType dtype) {
+  by_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    argmax_matches_kernel<<<1, kThreads, 0, s>>>(matches, static_cast<const T*>(p),
+                                                 static_cast<const T*>(t), rows, cols);
   });
   check_launch();
 }

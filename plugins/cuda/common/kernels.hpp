@@ -49,6 +49,10 @@ void binary_cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const 
                               std::size_t n, DType dtype);
 void binary_cross_entropy_gradient(cudaStream_t s, void* dy, const void* p, const void* t,
                                    std::size_t n, DType dtype);
+// *matches = the number of rows of the row-major [rows, cols] p and t whose largest element (the
+// first, on ties) is in the same column: categorical accuracy's count. Overwritten.
+void argmax_matches(cudaStream_t s, double* matches, const void* p, const void* t,
+                    std::int64_t rows, std::int64_t cols, DType dtype);
 // Optimizer updates with the rules of dtnn/update_rules.hpp. v, m may be null where the rule
 // keeps no such state (sgd without momentum).
 struct SgdArgs {
