@@ -40,13 +40,7 @@ const Registry& plugins() {
 }
 
 Tensor random_host(const Shape& shape, DType dtype, std::uint64_t seed) {
-  Tensor t = Tensor::empty(shape, dtype, Layout::nchw);
-  Rng rng(seed);
-  dispatch_dtype(dtype, [&](auto z) {
-    using T = decltype(z);
-    for (std::int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = T(rng.uniform(-1, 1));
-  });
-  return t;
+  return testing::random_tensor(shape, dtype, seed);
 }
 
 // The largest |a - b| / (1 + |a|) over the elements (b copied back from wherever it is).

@@ -11,9 +11,7 @@
 
 namespace dtnn::testing {
 
-namespace {
-
-Tensor random_host(const Shape& shape, DType dtype, std::uint64_t seed) {
+Tensor random_tensor(const Shape& shape, DType dtype, std::uint64_t seed) {
   Tensor t = Tensor::empty(shape, dtype, Layout::nchw);
   Rng rng(seed);
   dispatch_dtype(dtype, [&](auto z) {
@@ -22,8 +20,6 @@ Tensor random_host(const Shape& shape, DType dtype, std::uint64_t seed) {
   });
   return t;
 }
-
-}  // namespace
 
 double twin_tolerance(DType dtype) { return dtype == DType::float64 ? 1e-9 : 2e-4; }
 
@@ -72,7 +68,7 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
   if (!(out_shape == dev->output_shape().with_batch(batch)))
     throw Error(name + " gives " + dev->output_shape().str() + ", " + type + " gives " +
                 cpu->output_shape().str());
-  const Tensor x = random_host(input.with_batch(batch), dtype, 1);
+  const Tensor x = random_tensor(input.with_batch(batch), dtype, 1);
   const Tensor xd = x.to(device);
   Tensor yc = Tensor::empty(out_shape, dtype, Layout::nchw);
   Tensor yd = Tensor::empty(out_shape, dtype, Layout::nchw, device);
@@ -80,7 +76,7 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
   dev->forward(xd, yd, Mode::train);
   out.push_back({"forward (train)", max_relative_difference(yc, yd)});
 
-  const Tensor dy = random_host(out_shape, dtype, 2);
+  const Tensor dy = random_tensor(out_shape, dtype, 2);
   Tensor dxc = Tensor::empty(x.shape(), dtype, Layout::nchw);
   Tensor dxd = Tensor::empty(x.shape(), dtype, Layout::nchw, device);
   cpu->backward(x, yc, dy, &dxc);

@@ -94,6 +94,18 @@ __device__ T clamp_eps(T p) {
   return p > eps ? p : eps;
 }
 
+// The sum of every thread's v in a one-block launch of kThreads threads, written to *out.
+__device__ void block_sum_to(double v, double* out) {
+  __shared__ double partial[kThreads];
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = partial[0];
+}
+
 // p clipped to [eps, 1 - eps] (binary cross-entropy: neither log may be infinite).
 template <class T>
 __device__ T clamp_both(T p) {
@@ -120,16 +132,9 @@ struct BinaryTerm {
 // One block: each thread sums its stride of term(p, t), then a shared-memory tree.
 template <class Term, class T>
 __global__ void loss_sum_kernel(Term term, double* out, const T* p, const T* t, std::size_t n) {
-  __shared__ double partial[kThreads];
   double sum = 0;
   for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) sum += term(p[i], t[i]);
-  partial[threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *out = partial[0];
+  block_sum_to(sum, out);
 }
 
 // One block: each thread takes rows by stride, compares the argmax of p and t (the first largest,
@@ -137,7 +142,6 @@ __global__ void loss_sum_kernel(Term term, double* out, const T* p, const T* t, 
 template <class T>
 __global__ void argmax_matches_kernel(double* out, const T* p, const T* t, std::int64_t rows,
                                       std::int64_t cols) {
-  __shared__ double partial[kThreads];
   double matches = 0;
   for (std::int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
     const T* pr = p + r * cols;
@@ -149,13 +153,7 @@ __global__ void argmax_matches_kernel(double* out, const T* p, const T* t, std::
     }
     matches += pi == ti ? 1.0 : 0.0;
   }
-  partial[threadIdx.x] = matches;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *out = partial[0];
+  block_sum_to(matches, out);
 }
 
 // dL/dp = (p - t) / (N p (1 - p)), p clipped.

@@ -30,6 +30,9 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
 // 2e-4 in float32 without TF32); parameters at build must agree exactly.
 double twin_tolerance(DType dtype);
 
+// A host NCHW tensor of values uniform in [-1, 1) from seed.
+Tensor random_tensor(const Shape& shape, DType dtype, std::uint64_t seed);
+
 // The largest |a - b| / (1 + |a|) over the elements (either may live on a device).
 double max_relative_difference(const Tensor& a, const Tensor& b);
 
