@@ -292,6 +292,39 @@ TEST_CASE("the same short Fashion-MNIST training reaches the same accuracy on CP
   CHECK(std::abs(cpu - gpu) <= 0.005);
 }
 
+TEST_CASE("a checkpoint of a GPU run goes on on the CPU, and one of a CPU run on the GPU") {
+  // Two epochs of simplecnn on a 2000-sample part of Fashion-MNIST: the first on one device,
+  // checkpointed, the second resumed on the other; both orders must end where two epochs on the
+  // CPU end, within the devices' rounding (accuracy within 1 point).
+  auto run = [](const std::string& device, int epochs, const std::string& dir,
+                const std::string& resume) {
+    json c = read_json_file(std::filesystem::path(DTNN_TEST_SOURCE_DIR) /
+                            "configs/fashion_mnist_simplecnn.json");
+    c["device"] = device;
+    if (const char* path = std::getenv("DTNN_FASHION_MNIST_PATH")) c["dataset"]["path"] = path;
+    c["training"]["tensor_format"] = "NCHW";
+    c["training"]["epochs"] = epochs;
+    c["training"]["resume"] = resume;
+    c["dataset"]["train_limit"] = 2000;
+    c["output"] = {{"progress", "none"}, {"checkpoint_dir", dir}};
+    c["conv"] = {{"algorithm", "i2c"}};
+    Experiment e(make_experiment(c, {}, "gpu-checkpoint"), plugins());
+    return e.run().test->metrics.at("categorical_accuracy");
+  };
+  const auto dir = std::filesystem::temp_directory_path() / "dtnn-gpu-checkpoint";
+  const double straight = run("cpu", 2, "", "");
+  for (const auto& [first, second] : {std::pair{"cuda", "cpu"}, std::pair{"cpu", "cuda"}}) {
+    CAPTURE(first);
+    std::filesystem::remove_all(dir);
+    run(first, 1, dir.string(), "");
+    const double resumed = run(second, 2, "", dir.string());
+    MESSAGE(first << " then " << second << ": " << resumed << " (cpu throughout: " << straight
+                  << ")");
+    CHECK(std::abs(resumed - straight) <= 0.01);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("no device memory is allocated or kept across steady-state training steps") {
   json c = read_json_file(std::filesystem::path(DTNN_TEST_SOURCE_DIR) /
                           "configs/fashion_mnist_simplecnn.json");
