@@ -1,6 +1,8 @@
-# Optional CUDA: AUTO builds the CUDA plugins when nvcc, cuDNN and NCCL are found, ON requires
-# them, OFF skips the search. Sets DTNN_HAVE_CUDA. Never links libcuda (see docs/architecture.md).
+# Optional CUDA: AUTO builds the CUDA plugins when nvcc and cuDNN are found, ON requires them, OFF
+# skips the search. Sets DTNN_HAVE_CUDA, and DTNN_HAVE_NCCL when NCCL is found too (only the
+# cuda_nccl plugin needs it). Never links libcuda (see docs/architecture.md).
 set(DTNN_HAVE_CUDA OFF)
+set(DTNN_HAVE_NCCL OFF)
 if(NOT DTNN_ENABLE_CUDA STREQUAL "OFF")
   if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
     find_program(DTNN_NVCC nvcc HINTS /usr/local/cuda/bin)
@@ -26,16 +28,22 @@ if(NOT DTNN_ENABLE_CUDA STREQUAL "OFF")
     find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
     find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
-    if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
       add_library(CUDNN::cudnn UNKNOWN IMPORTED)
       set_target_properties(CUDNN::cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
                             INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
-      add_library(NCCL::nccl UNKNOWN IMPORTED)
-      set_target_properties(NCCL::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
-                            INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
       set(DTNN_HAVE_CUDA ON)
+      if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+        add_library(NCCL::nccl UNKNOWN IMPORTED)
+        set_target_properties(NCCL::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
+                              INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+        set(DTNN_HAVE_NCCL ON)
+      else()
+        message(STATUS "dtnn: NCCL not found; the cuda_nccl plugin is not built (several GPUs "
+                       "exchange gradients through MPI)")
+      endif()
     else()
-      set(_dtnn_cuda_why "cuDNN or NCCL not found")
+      set(_dtnn_cuda_why "cuDNN not found")
     endif()
   else()
     set(_dtnn_cuda_why "no working nvcc")

@@ -1,6 +1,6 @@
 #include "context.hpp"
 
-#include <nccl.h>
+#include <dlfcn.h>
 
 #include <mutex>
 
@@ -26,6 +26,21 @@ std::string version(int v, int major_div, int minor_div, int minor_mod) {
   return std::to_string(v / major_div) + "." + std::to_string(v / minor_div % minor_mod);
 }
 
+// NCCL's version when its library can be loaded ("absent" otherwise): asked at run time, so that
+// only the cuda_nccl plugin links NCCL and the other CUDA plugins build and run without it.
+std::string nccl_version() {
+  void* lib = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
+  if (!lib) return "absent";
+  using GetVersion = int (*)(int*);
+  auto get = reinterpret_cast<GetVersion>(dlsym(lib, "ncclGetVersion"));
+  int v = 0;
+  const bool ok = get && get(&v) == 0;  // ncclSuccess
+  dlclose(lib);
+  if (!ok) return "unknown version";
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100);
+}
+
 }  // namespace
 
 bool probe(std::string& why_not) {
@@ -45,17 +60,15 @@ bool probe(std::string& why_not) {
 }
 
 std::string library_versions() {
-  int runtime = 0, driver = 0, nccl = 0;
+  int runtime = 0, driver = 0;
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);  // 0 without a driver
-  ncclGetVersion(&nccl);
   const std::size_t cudnn = cudnnGetVersion();
   std::string s = "CUDA runtime " + version(runtime, 1000, 10, 100) + ", driver " +
                   (driver ? "supports CUDA " + version(driver, 1000, 10, 100) : "absent") +
                   ", cuDNN " + std::to_string(cudnn / 10000) + "." +
                   std::to_string(cudnn / 100 % 100) + "." + std::to_string(cudnn % 100) +
-                  ", NCCL " + std::to_string(nccl / 10000) + "." +
-                  std::to_string(nccl / 100 % 100) + "." + std::to_string(nccl % 100);
+                  ", NCCL " + nccl_version();
   int cublas = 0;
   if (cublasGetProperty(MAJOR_VERSION, &cublas) == CUBLAS_STATUS_SUCCESS) {
     int minor = 0;
