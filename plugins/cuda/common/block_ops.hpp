@@ -3,7 +3,7 @@
 #pragma once
 #include <cstddef>
 
-#include "../../layers/common/block_geometry.hpp"
+#include "../../layers/common/merge_blocks.hpp"
 #include "check.hpp"
 #include "context.hpp"
 #include "descriptors.hpp"

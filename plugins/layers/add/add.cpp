@@ -1,7 +1,6 @@
 // add: the sum of parallel paths' outputs (PyDTNN's AdditionBlock; a ResNet block is a path of
 // layers beside an empty path, the identity shortcut). Every path must give the same shape.
-#include "../common/block_geometry.hpp"
-#include "dtnn/block_layer.hpp"
+#include "../common/merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -9,16 +8,11 @@ namespace {
 
 using namespace dtnn;
 
-class Add final : public BlockLayer {
+class Add final : public AddBase {
  public:
-  using BlockLayer::BlockLayer;
-  std::string type() const override { return "add"; }
+  using AddBase::AddBase;
 
  protected:
-  Shape merged_shape(const std::vector<Shape>& paths) const override {
-    return block_geometry::sum_shape(paths);
-  }
-
   void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {
     dispatch_dtype(y.dtype(), [&](auto z) {
       using T = decltype(z);
@@ -31,10 +25,6 @@ class Add final : public BlockLayer {
       }
     });
   }
-
-  // d(sum)/d(output of path p) = 1: every path gets dy itself.
-  const Tensor& share(const Tensor& dy, std::size_t, Tensor&) const override { return dy; }
-  bool shares_need_buffers() const override { return false; }
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Add(p); }

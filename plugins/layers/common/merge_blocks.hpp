@@ -1,10 +1,12 @@
-// What the add and concat layers' CPU and CUDA plugins share: the merged shape of their paths and,
-// for concat, where each path's channels sit in the merged tensor.
+// What the add and concat layers' CPU and CUDA plugins share: the merged shape of their paths,
+// where each of concat's paths sits in the merged tensor, and the device-independent half of each
+// layer (AddBase, ConcatBase), to which a plugin adds its device's copies and sums.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "dtnn/block_layer.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/tensor.hpp"
 
@@ -62,3 +64,53 @@ inline Pieces pieces_of(const std::vector<Shape>& paths, Layout layout, std::siz
 }
 
 }  // namespace dtnn::block_geometry
+
+namespace dtnn {
+
+// add: every path gets dy itself (d(sum)/d(output of path p) = 1). A plugin gives merge (y = the
+// sum of the outputs) and, off the host, accumulate.
+class AddBase : public BlockLayer {
+ public:
+  using BlockLayer::BlockLayer;
+  std::string type() const override { return "add"; }
+
+ protected:
+  Shape merged_shape(const std::vector<Shape>& paths) const override {
+    return block_geometry::sum_shape(paths);
+  }
+  const Tensor& share(const Tensor& dy, std::size_t, Tensor&) const override { return dy; }
+  bool shares_need_buffers() const override { return false; }
+};
+
+// concat: merge and share are copies of each path's pieces (block_geometry::Pieces), into y and
+// out of dy. A plugin gives copy_pieces and, off the host, accumulate.
+class ConcatBase : public BlockLayer {
+ public:
+  using BlockLayer::BlockLayer;
+  std::string type() const override { return "concat"; }
+
+ protected:
+  // into_whole: the part's pieces into their places in whole; else the reverse.
+  virtual void copy_pieces(const Tensor& part, const Tensor& whole,
+                           const block_geometry::Pieces& g, bool into_whole) const = 0;
+
+  Shape merged_shape(const std::vector<Shape>& paths) const override {
+    return block_geometry::concat_shape(paths, layout());
+  }
+  void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {
+    for (std::size_t p = 0; p < outputs.size(); ++p)
+      copy_pieces(*outputs[p], y, pieces(p, *outputs[p], y), true);
+  }
+  const Tensor& share(const Tensor& dy, std::size_t p, Tensor& buffer) const override {
+    copy_pieces(buffer, dy, pieces(p, buffer, dy), false);
+    return buffer;
+  }
+  bool shares_need_buffers() const override { return true; }
+
+ private:
+  block_geometry::Pieces pieces(std::size_t p, const Tensor& part, const Tensor& whole) const {
+    return block_geometry::pieces_of(path_shapes(), layout(), p, part.numel(), whole.numel());
+  }
+};
+
+}  // namespace dtnn
