@@ -1,5 +1,6 @@
 // cuda_add: the add layer on the GPU (parallel paths of CUDA layers, their outputs summed by
 // cuDNN). The paths and their shapes are the CPU plugin's (merge_blocks.hpp).
+#include "../../layers/common/layer_settings.hpp"
 #include "block_ops.hpp"
 #include "cuda_plugin.hpp"
 
@@ -25,4 +26,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaAdd(p); }
 }  // namespace
 
 DTNN_CUDA_PLUGIN("layer", "cuda_add", "add on the GPU: paths of CUDA layers, summed by cuDNN",
-                 R"({"paths": [[], []]})", create)
+                 dtnn::layer_settings::kBlockParameters, create)

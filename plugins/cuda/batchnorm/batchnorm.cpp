@@ -3,6 +3,7 @@
 // running = momentum running + (1 - momentum) batch (Keras's momentum). cuDNN's own running
 // update (unbiased variance, the other momentum) is switched off (factor 0) and a dtnn kernel
 // applies dtnn's from the batch statistics cuDNN saved.
+#include "../../layers/common/layer_settings.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
@@ -118,6 +119,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaBatchnorm
 
 DTNN_CUDA_PLUGIN("layer", "cuda_batchnorm",
                  "batch normalisation per channel on an NVIDIA GPU (cuDNN), running statistics",
-                 R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0,
-                     "sync_stats": false, "activation": ""})",
+                 dtnn::layer_settings::kBatchnormParameters,
                  create)

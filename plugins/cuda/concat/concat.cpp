@@ -1,6 +1,7 @@
 // cuda_concat: the concat layer on the GPU, NCHW (parallel paths of CUDA layers joined along
 // channels: one strided copy per path). The paths and their shapes are the CPU plugin's
 // (merge_blocks.hpp).
+#include "../../layers/common/layer_settings.hpp"
 #include "block_ops.hpp"
 #include "cuda_plugin.hpp"
 
@@ -30,4 +31,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaConcat(p)
 
 DTNN_CUDA_PLUGIN("layer", "cuda_concat",
                  "concat on the GPU (NCHW): paths of CUDA layers joined along channels",
-                 R"({"paths": [[], []]})", create)
+                 dtnn::layer_settings::kBlockParameters, create)

@@ -12,7 +12,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new cuda::ConvLay
 
 DTNN_CUDA_PLUGIN("layer", "cuda_depthwise_conv2d",
                  "depthwise 2-D convolution on an NVIDIA GPU (cuDNN, one group per channel)",
-                 R"({"kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
-                     "use_bias": true, "weights_initializer": "glorot_uniform",
-                     "biases_initializer": "zeros"})",
+                 dtnn::layer_settings::kDepthwiseConv2dParameters,
                  create)

@@ -66,4 +66,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaDropout(p
 
 DTNN_CUDA_PLUGIN("layer", "cuda_dropout",
                  "inverted dropout on an NVIDIA GPU: zeroes a fraction 'rate' of values in training",
-                 R"({"rate": 0.5})", create)
+                 dtnn::layer_settings::kDropoutParameters, create)

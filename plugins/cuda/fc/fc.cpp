@@ -89,6 +89,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaFc(p); }
 }  // namespace
 
 DTNN_CUDA_PLUGIN("layer", "cuda_fc", "fully connected on an NVIDIA GPU (cuBLAS): y = x w + b",
-                 R"({"units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
-                     "biases_initializer": "zeros"})",
+                 dtnn::layer_settings::kFcParameters,
                  create)

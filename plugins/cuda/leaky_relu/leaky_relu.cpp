@@ -1,4 +1,5 @@
 // cuda_leaky_relu: y = x > 0 ? x : slope x on the GPU (a dtnn kernel: cuDNN has no leaky relu).
+#include "../../layers/common/layer_settings.hpp"
 #include "cuda_plugin.hpp"
 #include "kernels.hpp"
 
@@ -39,4 +40,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaLeakyRelu
 
 DTNN_CUDA_PLUGIN("layer", "cuda_leaky_relu",
                  "leaky rectified linear unit on an NVIDIA GPU, y = x > 0 ? x : slope * x",
-                 R"({"negative_slope": 0.01})", create)
+                 dtnn::layer_settings::kLeakyReluParameters, create)

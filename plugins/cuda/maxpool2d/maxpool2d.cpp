@@ -1,4 +1,5 @@
 // cuda_maxpool2d: 2-D max pooling on the GPU through cuDNN (stride 0 means stride = pool).
+#include "../../layers/common/layer_settings.hpp"
 #include "pooling_layer.hpp"
 
 namespace {
@@ -8,4 +9,4 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 }  // namespace
 
 DTNN_CUDA_PLUGIN("layer", "cuda_maxpool2d", "2-D max pooling on an NVIDIA GPU (cuDNN)",
-                 R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})", create)
+                 dtnn::layer_settings::kPool2dParameters, create)

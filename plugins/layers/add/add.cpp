@@ -1,5 +1,6 @@
 // add: the sum of parallel paths' outputs (PyDTNN's AdditionBlock; a ResNet block is a path of
 // layers beside an empty path, the identity shortcut). Every path must give the same shape.
+#include "../common/layer_settings.hpp"
 #include "../common/merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -33,4 +34,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new Add(p); }
 
 DTNN_PLUGIN("layer", "add",
             "sum of parallel paths of layers (an empty path is the identity shortcut)",
-            R"({"paths": [[], []]})", create)
+            dtnn::layer_settings::kBlockParameters, create)

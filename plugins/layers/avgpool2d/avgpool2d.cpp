@@ -2,6 +2,7 @@
 // zeros (PyTorch's count_include_pad). Backward: each x in the window gets dy / (ph * pw).
 #include <cstdint>
 
+#include "../common/layer_settings.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -84,4 +85,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new AvgPool2d(p);
 }  // namespace
 
 DTNN_PLUGIN("layer", "avgpool2d", "2-D average pooling (stride 0 means stride = pool)",
-            R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})", create)
+            dtnn::layer_settings::kPool2dParameters, create)

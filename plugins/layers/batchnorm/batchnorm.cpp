@@ -19,6 +19,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../common/layer_settings.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
@@ -319,6 +320,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new BatchNorm(p);
 }  // namespace
 
 DTNN_PLUGIN("layer", "batchnorm", "batch normalisation per channel, with running statistics",
-            R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0, "sync_stats": false,
-                "activation": ""})",
+            dtnn::layer_settings::kBatchnormParameters,
             create)

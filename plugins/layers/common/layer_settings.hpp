@@ -10,6 +10,26 @@
 
 namespace dtnn::layer_settings {
 
+// The parameters, with their defaults, that each layer's CPU plugin and CUDA twin declare.
+inline constexpr const char* kFcParameters =
+    R"({"units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
+        "biases_initializer": "zeros"})";
+inline constexpr const char* kConv2dParameters =
+    R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
+        "use_bias": true, "algorithm": "", "weights_initializer": "glorot_uniform",
+        "biases_initializer": "zeros", "activation": "", "batchnorm": null})";
+inline constexpr const char* kDepthwiseConv2dParameters =
+    R"({"kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
+        "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
+inline constexpr const char* kBatchnormParameters =
+    R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0, "sync_stats": false,
+        "activation": ""})";
+inline constexpr const char* kDropoutParameters = R"({"rate": 0.5})";
+inline constexpr const char* kLeakyReluParameters = R"({"negative_slope": 0.01})";
+inline constexpr const char* kPool2dParameters =  // maxpool2d, avgpool2d
+    R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})";
+inline constexpr const char* kBlockParameters = R"({"paths": [[], []]})";  // add, concat
+
 // The two initialiser names of a layer with weights and biases, checked.
 struct Initializers {
   std::string weights, biases;

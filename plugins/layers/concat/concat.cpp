@@ -3,6 +3,7 @@
 // channels; merge_blocks.hpp says where each path's channels go.
 #include <cstring>
 
+#include "../common/layer_settings.hpp"
 #include "../common/merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -35,4 +36,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new Concat(p); }
 }  // namespace
 
 DTNN_PLUGIN("layer", "concat", "parallel paths of layers joined along channels",
-            R"({"paths": [[], []]})", create)
+            dtnn::layer_settings::kBlockParameters, create)

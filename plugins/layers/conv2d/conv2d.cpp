@@ -318,7 +318,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new Conv2d(p); }
 DTNN_PLUGIN(
     "layer", "conv2d",
     "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
-    R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "use_bias": true,
-                "algorithm": "", "weights_initializer": "glorot_uniform", "biases_initializer": "zeros",
-                "activation": "", "batchnorm": null})",
+    dtnn::layer_settings::kConv2dParameters,
     create)

@@ -211,6 +211,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new DepthwiseConv
 
 DTNN_PLUGIN("layer", "depthwise_conv2d",
             "depthwise 2-D convolution: one KH x KW filter per channel (MobileNet)",
-            R"({"kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1], "use_bias": true,
-                "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})",
+            dtnn::layer_settings::kDepthwiseConv2dParameters,
             create)

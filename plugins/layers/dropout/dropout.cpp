@@ -84,4 +84,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new Dropout(p); }
 }  // namespace
 
 DTNN_PLUGIN("layer", "dropout", "inverted dropout: zeroes a fraction 'rate' of values in training",
-            R"({"rate": 0.5})", create)
+            dtnn::layer_settings::kDropoutParameters, create)

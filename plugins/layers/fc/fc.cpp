@@ -89,6 +89,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new FullyConnecte
 }  // namespace
 
 DTNN_PLUGIN("layer", "fc", "fully connected: y = x w + b, x flattened per sample",
-            R"({"units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
-                "biases_initializer": "zeros"})",
+            dtnn::layer_settings::kFcParameters,
             create)

@@ -1,5 +1,6 @@
 // leaky_relu: y = x for x > 0, negative_slope * x otherwise (PyDTNN's LeakyRelu, slope 0.01 by
 // default); dy/dx = 1 or negative_slope.
+#include "../common/layer_settings.hpp"
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -25,4 +26,4 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 }  // namespace
 
 DTNN_PLUGIN("layer", "leaky_relu", "leaky rectified linear unit, y = x > 0 ? x : slope * x",
-            R"({"negative_slope": 0.01})", create)
+            dtnn::layer_settings::kLeakyReluParameters, create)

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "../common/layer_settings.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -136,4 +137,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new MaxPool2d(p);
 }  // namespace
 
 DTNN_PLUGIN("layer", "maxpool2d", "2-D max pooling (stride 0 means stride = pool)",
-            R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})", create)
+            dtnn::layer_settings::kPool2dParameters, create)
