@@ -18,17 +18,16 @@ constexpr cudnnBatchNormMode_t kMode = CUDNN_BATCHNORM_SPATIAL;
 
 class CudaBatchnorm final : public Layer {
  public:
-  explicit CudaBatchnorm(const Params& p)
-      : momentum_(p.get_double("momentum")),
-        epsilon_(p.get_double("epsilon")),
-        gamma_init_(p.get_double("gamma")),
-        beta_init_(p.get_double("beta")) {
-    if (!(momentum_ >= 0.0 && momentum_ < 1.0)) p.fail("momentum", "a number in [0, 1)");
+  explicit CudaBatchnorm(const Params& p) {
+    const layer_settings::Batchnorm s(p);
+    momentum_ = s.momentum;
+    epsilon_ = s.epsilon;
+    gamma_init_ = s.gamma;
+    beta_init_ = s.beta;
     if (!(epsilon_ >= CUDNN_BN_MIN_EPSILON))
       p.fail("epsilon", "a number >= " + std::to_string(CUDNN_BN_MIN_EPSILON) + " (cuDNN's least)");
-    if (p.get_bool("sync_stats")) p.fail("sync_stats", "false: synchronised statistics are CPU-only");
-    if (!p.get_string("activation").empty())
-      p.fail("activation", "\"\": batchnorm+relu fusion is a CPU option (fusion.*)");
+    if (s.sync_stats) p.fail("sync_stats", "false: synchronised statistics are CPU-only");
+    if (s.relu) p.fail("activation", "\"\": batchnorm+relu fusion is a CPU option (fusion.*)");
   }
 
   std::string type() const override { return "batchnorm"; }
@@ -103,7 +102,7 @@ class CudaBatchnorm final : public Layer {
     desc_.set(n, in_.c, in_.h, in_.w, dtype_);
   }
 
-  double momentum_, epsilon_, gamma_init_, beta_init_;
+  double momentum_ = 0, epsilon_ = 0, gamma_init_ = 1, beta_init_ = 0;
   Shape shape_;
   Chw in_;
   DType dtype_ = DType::float32;

@@ -32,18 +32,14 @@ using namespace dtnn;
 
 class BatchNorm final : public Layer {
  public:
-  explicit BatchNorm(const Params& p)
-      : momentum_(p.get_double("momentum")),
-        epsilon_(p.get_double("epsilon")),
-        gamma_init_(p.get_double("gamma")),
-        beta_init_(p.get_double("beta")),
-        sync_stats_(p.get_bool("sync_stats")),
-        relu_(p.get_string("activation") == "relu") {
-    if (!relu_ && !p.get_string("activation").empty())
-      p.fail("activation", "\"\" or \"relu\" (batchnorm+relu fused)");
-    if (!(momentum_ >= 0.0 && momentum_ < 1.0)) p.fail("momentum", "a number in [0, 1)");
-    if (!(epsilon_ > 0.0)) p.fail("epsilon", "a positive number");
-  }
+  explicit BatchNorm(const Params& p) : BatchNorm(layer_settings::Batchnorm(p)) {}
+  explicit BatchNorm(const layer_settings::Batchnorm& s)
+      : momentum_(s.momentum),
+        epsilon_(s.epsilon),
+        gamma_init_(s.gamma),
+        beta_init_(s.beta),
+        sync_stats_(s.sync_stats),
+        relu_(s.relu) {}
 
   std::string type() const override { return "batchnorm"; }
   Shape output_shape() const override { return shape_; }

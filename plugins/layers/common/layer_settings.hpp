@@ -79,6 +79,26 @@ struct DepthwiseConv2d {
   }
 };
 
+// batchnorm: "momentum" in [0, 1), "epsilon" > 0, the initial "gamma" and "beta", "sync_stats",
+// "activation" ("" or "relu": batchnorm+relu fused). What a device cannot do is its plugin's to
+// refuse.
+struct Batchnorm {
+  double momentum, epsilon, gamma, beta;
+  bool sync_stats, relu;
+  explicit Batchnorm(const Params& p)
+      : momentum(p.get_double("momentum")),
+        epsilon(p.get_double("epsilon")),
+        gamma(p.get_double("gamma")),
+        beta(p.get_double("beta")),
+        sync_stats(p.get_bool("sync_stats")),
+        relu(p.get_string("activation") == "relu") {
+    if (!relu && !p.get_string("activation").empty())
+      p.fail("activation", "\"\" or \"relu\" (batchnorm+relu fused)");
+    if (!(momentum >= 0.0 && momentum < 1.0)) p.fail("momentum", "a number in [0, 1)");
+    if (!(epsilon > 0.0)) p.fail("epsilon", "a positive number");
+  }
+};
+
 // dropout's "rate", in [0, 1).
 inline double dropout_rate(const Params& p) {
   const double rate = p.get_double("rate");
