@@ -133,6 +133,14 @@ TEST_CASE("a tensor on a device takes memory, copies and zeroing from the instal
   CHECK(z.to(Device::cpu).data<float>()[2] == 0.0f);
   // A view of device memory stays on the device.
   CHECK(dev.slice_batch(1, 2).device() == Device::cuda);
+  // Host code writes a tensor's new values into its host staging, then copies them in.
+  CHECK(host.host_staging().raw() == host.raw());  // on the cpu: the tensor itself
+  Tensor staging = dev.host_staging();
+  CHECK(staging.device() == Device::cpu);
+  CHECK(staging.shape() == dev.shape());
+  staging.data<double>()[0] = 42.0;
+  dev.copy_from(staging);
+  CHECK(dev.to(Device::cpu).data<double>()[0] == 42.0);
 }
 
 TEST_CASE("device plugins are named <device>_<name>; a model on cuda asks for them by that name") {

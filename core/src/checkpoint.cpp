@@ -191,13 +191,9 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
   // Everything matches: copy.
   for (std::size_t i = 0; i < list.size(); ++i) {
     Tensor t = list[i].tensor;  // shares the storage
-    if (t.device() == Device::cpu) {
-      std::memcpy(t.raw(), bytes.data() + begins[i], t.bytes());
-    } else {
-      Tensor host = Tensor::empty(t.shape(), t.dtype(), t.layout());
-      std::memcpy(host.raw(), bytes.data() + begins[i], t.bytes());
-      t.copy_from(host);
-    }
+    Tensor host = t.host_staging();
+    std::memcpy(host.raw(), bytes.data() + begins[i], t.bytes());
+    t.copy_from(host);
   }
   CheckpointInfo info;
   info.optimizer = meta.value("optimizer", "");

@@ -205,9 +205,7 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
   }
   for (const Entry& e : entries) {
     const NpyArray& a = *by_key.at(e.key);
-    Tensor host = e.tensor.device() == Device::cpu
-                      ? e.tensor
-                      : Tensor::empty(e.tensor.shape(), e.tensor.dtype(), e.tensor.layout());
+    Tensor host = e.tensor.host_staging();
     dispatch_dtype(e.tensor.dtype(), [&](auto z) {
       using T = decltype(z);
       dispatch_dtype(a.dtype, [&](auto s) {
@@ -216,7 +214,7 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
                 false);
       });
     });
-    if (host.raw() != e.tensor.raw()) Tensor(e.tensor).copy_from(host);
+    Tensor(e.tensor).copy_from(host);
   }
 }
 

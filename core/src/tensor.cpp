@@ -152,6 +152,10 @@ void Tensor::copy_from(const Tensor& other) {
     std::memcpy(data_, other.data_, bytes());
 }
 
+Tensor Tensor::host_staging() const {
+  return device_ == Device::cpu ? *this : empty(shape_, dtype_, layout_);
+}
+
 Tensor Tensor::to(Device device) const {
   if (device == device_) return *this;
   Tensor t = empty(shape_, dtype_, layout_, device);

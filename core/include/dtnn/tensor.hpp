@@ -110,6 +110,9 @@ class DTNN_CORE_EXPORT Tensor {
   // Same numel and dtype; either tensor may be on a device (the copy goes through its runtime).
   void copy_from(const Tensor& other);
   Tensor to(Device device) const;  // a copy on `device` (this tensor itself when already there)
+  // Where host code writes this tensor's new values before copy_from(them): the tensor itself on
+  // the cpu (the copy is then nothing), else a host tensor of its shape.
+  Tensor host_staging() const;
 
  private:
   std::shared_ptr<std::byte> storage_;
