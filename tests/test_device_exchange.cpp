@@ -265,3 +265,30 @@ TEST_CASE("on a device, a device metric reads the predictions there, host metric
   CHECK(r.metrics.at("where_host") == 2.0);    // and each on the host
   CHECK(r.samples == 4);
 }
+
+TEST_CASE("a device metric with a model on the cpu is refused by name") {
+  DeviceModel d;  // for its runtime, which the metric double reads
+  const Registry& plugins = test::plugins();
+  ModelOptions o;
+  o.dtype = DType::float64;
+  o.max_batch = 2;
+  Model cpu_model(parse_model_spec(nlohmann::json::parse(R"({"layers": [{"type": "fc", "units": 5}]})"),
+                                   "cpu.json"),
+                  o, Shape{5}, plugins);
+  auto dataset = plugins.create_as<Dataset>(
+      "dataset", "synthetic",
+      Params(nlohmann::json{{"input_shape", {5}}, {"classes", 5}, {"train_samples", 8},
+                            {"test_samples", 0}},
+             "synthetic"));
+  auto loss = plugins.create_as<Loss>("loss", "categorical_cross_entropy", Params());
+  auto sgd = plugins.create_as<Optimizer>("optimizer", "sgd", Params());
+  LocalCommunicator comm;
+  TrainerOptions to;
+  to.batch_size = 2;
+  to.progress = ProgressStyle::none;
+  const std::string e = test::error_of([&] {
+    Trainer(cpu_model, *dataset, *sgd, *loss,
+            {std::make_shared<WhereMetric>(d.runtime(), Device::cuda)}, {}, comm, to);
+  });
+  CHECK(e == "trainer: metric 'where_device' reads cuda memory, but the model is on cpu");
+}

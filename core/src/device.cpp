@@ -2,14 +2,12 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 #include "dtnn/device_communicator.hpp"
-
-#include <array>
-#include <mutex>
-
 #include "dtnn/error.hpp"
 #include "dtnn/registry.hpp"
 

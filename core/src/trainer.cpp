@@ -109,6 +109,9 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
     for (const Tensor& t : pinned_) runtime.pin(t.raw(), t.bytes());
   }
   for (const auto& m : metrics_) {
+    if (m->device() != Device::cpu && m->device() != model_.options().device)
+      throw Error("trainer: metric '" + m->name() + "' reads " + to_string(m->device()) +
+                  " memory, but the model is on " + to_string(model_.options().device));
     m->set_classes(dataset_.num_classes());
     metric_offsets_.push_back(metric_totals_.size());
     metric_totals_.resize(metric_totals_.size() + m->num_totals(), 0.0);
@@ -220,12 +223,9 @@ void Trainer::accumulate_metrics(const Tensor& prediction, const Tensor& y_model
       metrics_[m]->accumulate(prediction, y_model, mine);
       continue;
     }
-    if (!on_host.defined()) {
-      on_host = prediction;
-      if (prediction.device() != Device::cpu) {
-        on_host = prediction_host_.slice_batch(0, prediction.dim(0));
-        on_host.copy_from(prediction);
-      }
+    if (!on_host.defined()) {  // a host metric of a model on a device (checked at construction)
+      on_host = prediction_host_.slice_batch(0, prediction.dim(0));
+      on_host.copy_from(prediction);
     }
     metrics_[m]->accumulate(on_host, y_host, mine);
   }
