@@ -39,9 +39,6 @@ const Registry& plugins() {
   return registry;
 }
 
-Tensor random_host(const Shape& shape, DType dtype, std::uint64_t seed) {
-  return testing::random_tensor(shape, dtype, seed);
-}
 
 // The largest |a - b| / (1 + |a|) over the elements (b copied back from wherever it is).
 double max_difference(const Tensor& a, const Tensor& b) {
@@ -143,7 +140,7 @@ TEST_CASE("every GPU layer matches its CPU twin in float32 (TF32 off)") {
 
 TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
   Twins t = build_twins("dropout", {{"rate", 0.3}}, Shape{1000}, DType::float64, 10);
-  const Tensor x = random_host(Shape{10, 1000}, DType::float64, 3);
+  const Tensor x = testing::random_tensor(Shape{10, 1000}, DType::float64, 3);
   Tensor y = Tensor::empty(x.shape(), DType::float64, Layout::nchw, Device::cuda);
   t.gpu->forward(x.to(Device::cuda), y, Mode::train);
   const Tensor h = y.to(Device::cpu);
@@ -167,7 +164,7 @@ TEST_CASE("GPU losses match the CPU losses: value and gradients") {
       auto gpu = plugins().create_as<Loss>("loss", "cuda_" + name, Params(json::object(), name));
       // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
       const Shape shape{8, 5};
-      Tensor p = random_host(shape, dtype, 6), t = Tensor::zeros(shape, dtype, Layout::nchw);
+      Tensor p = testing::random_tensor(shape, dtype, 6), t = Tensor::zeros(shape, dtype, Layout::nchw);
       dispatch_dtype(dtype, [&](auto z) {
         using T = decltype(z);
         T *pp = p.data<T>(), *tp = t.data<T>();
@@ -201,7 +198,7 @@ TEST_CASE("the GPU categorical accuracy counts what the CPU one counts") {
     for (const std::int64_t rows : {1, 7, 300}) {  // more rows than the kernel's threads
       CAPTURE(rows);
       const Shape shape{rows, 10};
-      Tensor p = random_host(shape, dtype, 20), t = Tensor::zeros(shape, dtype, Layout::nchw);
+      Tensor p = testing::random_tensor(shape, dtype, 20), t = Tensor::zeros(shape, dtype, Layout::nchw);
       dispatch_dtype(dtype, [&](auto z) {
         using T = decltype(z);
         for (std::int64_t r = 0; r < rows; ++r) {
@@ -233,12 +230,12 @@ TEST_CASE("GPU optimizers take the CPU optimizers' steps") {
     const std::string name = o["name"];
     auto cpu = plugins().create_as<Optimizer>("optimizer", name, Params(params, name));
     auto gpu = plugins().create_as<Optimizer>("optimizer", "cuda_" + name, Params(params, name));
-    Parameter pc{"w", random_host(Shape{100}, DType::float64, 4), Tensor()};
+    Parameter pc{"w", testing::random_tensor(Shape{100}, DType::float64, 4), Tensor()};
     Parameter pg{"w", pc.value.to(Device::cuda), Tensor()};
     cpu->build(std::span<const Parameter>(&pc, 1));
     gpu->build(std::span<const Parameter>(&pg, 1));
     for (int step = 0; step < 3; ++step) {
-      pc.grad = random_host(Shape{100}, DType::float64, 10 + step);
+      pc.grad = testing::random_tensor(Shape{100}, DType::float64, 10 + step);
       pg.grad = pc.grad.to(Device::cuda);
       cpu->step(std::span<const Parameter>(&pc, 1));
       gpu->step(std::span<const Parameter>(&pg, 1));
@@ -254,7 +251,7 @@ TEST_CASE("cuda_nccl on one rank opens over the host communicator and reduces in
   nccl->open(host);
   MESSAGE(nccl->describe());
   CHECK(nccl->size() == 1);
-  const Tensor h = random_host(Shape{1 << 20}, DType::float32, 5);
+  const Tensor h = testing::random_tensor(Shape{1 << 20}, DType::float32, 5);
   Tensor d = h.to(Device::cuda);
   auto request = nccl->iallreduce_sum(d.raw(), h.numel(), DType::float32, "test");
   request->wait();
