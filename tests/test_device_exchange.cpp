@@ -233,28 +233,40 @@ class WhereMetric final : public Metric {
   Device device_;
 };
 
-}  // namespace
-
-TEST_CASE("on a device, a device metric reads the predictions there, host metrics one host copy") {
-  DeviceModel d;
+// What a trainer needs besides a model and metrics: 8 synthetic samples of 5 features in 5
+// classes, cross-entropy, sgd, one process, batches of 2.
+struct TrainerParts {
   const Registry& plugins = test::plugins();
-  auto dataset = plugins.create_as<Dataset>(
+  std::shared_ptr<Dataset> dataset = plugins.create_as<Dataset>(
       "dataset", "synthetic",
       Params(nlohmann::json{{"input_shape", {5}}, {"classes", 5}, {"train_samples", 8},
                             {"test_samples", 0}},
              "synthetic"));
-  auto loss = plugins.create_as<Loss>("loss", "categorical_cross_entropy", Params());
-  auto sgd = plugins.create_as<Optimizer>("optimizer", "sgd", Params());
-  sgd->build(d.model.parameters());
+  std::shared_ptr<Loss> loss =
+      plugins.create_as<Loss>("loss", "categorical_cross_entropy", Params());
+  std::shared_ptr<Optimizer> sgd = plugins.create_as<Optimizer>("optimizer", "sgd", Params());
+  LocalCommunicator comm;
+  TrainerOptions options;
+  TrainerParts() {
+    options.batch_size = 2;
+    options.evaluate = false;
+    options.progress = ProgressStyle::none;
+  }
+  Trainer trainer(Model& model, std::vector<std::shared_ptr<Metric>> metrics) {
+    return Trainer(model, *dataset, *sgd, *loss, std::move(metrics), {}, comm, options);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("on a device, a device metric reads the predictions there, host metrics one host copy") {
+  DeviceModel d;
+  TrainerParts parts;
+  parts.sgd->build(d.model.parameters());
   auto on_device = std::make_shared<WhereMetric>(d.runtime(), Device::cuda);
   auto on_host = std::make_shared<WhereMetric>(d.runtime(), Device::cpu);
-  auto accuracy = plugins.create_as<Metric>("metric", "categorical_accuracy", Params());
-  LocalCommunicator comm;
-  TrainerOptions o;
-  o.batch_size = 2;
-  o.evaluate = false;
-  o.progress = ProgressStyle::none;
-  Trainer trainer(d.model, *dataset, *sgd, *loss, {on_device, on_host, accuracy}, {}, comm, o);
+  auto accuracy = parts.plugins.create_as<Metric>("metric", "categorical_accuracy", Params());
+  Trainer trainer = parts.trainer(d.model, {on_device, on_host, accuracy});
   const std::vector<std::int64_t> batch = {0, 1};
   const int copies = d.runtime().copies;
   trainer.train_step(batch);
@@ -268,27 +280,15 @@ TEST_CASE("on a device, a device metric reads the predictions there, host metric
 
 TEST_CASE("a device metric with a model on the cpu is refused by name") {
   DeviceModel d;  // for its runtime, which the metric double reads
-  const Registry& plugins = test::plugins();
+  TrainerParts parts;
   ModelOptions o;
   o.dtype = DType::float64;
   o.max_batch = 2;
   Model cpu_model(parse_model_spec(nlohmann::json::parse(R"({"layers": [{"type": "fc", "units": 5}]})"),
                                    "cpu.json"),
-                  o, Shape{5}, plugins);
-  auto dataset = plugins.create_as<Dataset>(
-      "dataset", "synthetic",
-      Params(nlohmann::json{{"input_shape", {5}}, {"classes", 5}, {"train_samples", 8},
-                            {"test_samples", 0}},
-             "synthetic"));
-  auto loss = plugins.create_as<Loss>("loss", "categorical_cross_entropy", Params());
-  auto sgd = plugins.create_as<Optimizer>("optimizer", "sgd", Params());
-  LocalCommunicator comm;
-  TrainerOptions to;
-  to.batch_size = 2;
-  to.progress = ProgressStyle::none;
+                  o, Shape{5}, parts.plugins);
   const std::string e = test::error_of([&] {
-    Trainer(cpu_model, *dataset, *sgd, *loss,
-            {std::make_shared<WhereMetric>(d.runtime(), Device::cuda)}, {}, comm, to);
+    parts.trainer(cpu_model, {std::make_shared<WhereMetric>(d.runtime(), Device::cuda)});
   });
   CHECK(e == "trainer: metric 'where_device' reads cuda memory, but the model is on cpu");
 }
