@@ -2,11 +2,13 @@
 // batches (and so across ranks) to the value of the whole.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "dtnn/experiment.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
+#include "dtnn/registry.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -142,6 +144,48 @@ TEST_CASE("confusion matrices: counts by hand, summed over batches, in the histo
   CHECK(sum == 25);
   CHECK(trace / 25 == doctest::Approx(h.test->metrics.at("categorical_accuracy")));
   CHECK(h.to_json().find("\"multiclass_confusion_matrix_matrix\"") != std::string::npos);
+}
+
+TEST_CASE("metric rules: a row adds at most kMaxContributions, inside the totals") {
+  // The CUDA twins give each row kMaxContributions slots: a rule that wrote more would overrun
+  // them, one outside the totals would be lost. Every built-in metric is a row rule (so each has a
+  // twin), over widths 1 (a sigmoid output), 2 and 5 and rows of every kind of decision.
+  for (const PluginRecord& r : test::plugins().records()) {
+    if (r.kind != "metric" || r.status != PluginRecord::Status::ok) continue;
+    CAPTURE(r.name);
+    auto m = test::plugins().create_as<Metric>("metric", r.name, Params(json::object(), "test"));
+    const auto* rows = dynamic_cast<const RowRuleMetric*>(m.get());
+    REQUIRE(rows != nullptr);
+    for (const std::int64_t width : {1, 2, 5}) {
+      m->set_classes(width);
+      for (int row = 0; row < 20; ++row) {
+        std::vector<double> p(static_cast<std::size_t>(width)), t(p.size(), 0.0);
+        for (std::size_t j = 0; j < p.size(); ++j) p[j] = 0.5 + 0.5 * std::sin(1.7 * row + 3.1 * j);
+        t[static_cast<std::size_t>(row) % t.size()] = width == 1 ? row % 2 : 1.0;
+        rules::Contribution out[rules::kMaxContributions + 2];
+        for (auto& c : out) c = {-7, -7.0};
+        const int n = rows->rule().row(p.data(), t.data(), width, out);
+        CHECK(n >= 0);
+        CHECK(n <= rules::kMaxContributions);
+        for (int k = 0; k < n; ++k) {
+          CHECK(out[k].index >= 0);
+          CHECK(out[k].index < static_cast<std::int64_t>(m->num_totals()));
+        }
+        for (int k = n; k < rules::kMaxContributions + 2; ++k) CHECK(out[k].index == -7);
+      }
+    }
+  }
+}
+
+TEST_CASE("a confusion matrix refuses predictions wider than its classes, by name") {
+  auto multi = test::plugins().create_as<Metric>("metric", "multiclass_confusion_matrix",
+                                                 Params(json::object(), "test"));
+  multi->set_classes(3);
+  std::vector<double> totals(multi->num_totals(), 0.0);
+  const Tensor p = matrix(1, 4, {0, 0, 0, 1}), t = matrix(1, 4, {0, 0, 0, 1});
+  CHECK_THROWS_WITH_AS(multi->accumulate(p, t, totals),
+                       doctest::Contains("adds to total 15 of 9"), Error);
+  CHECK(std::all_of(totals.begin(), totals.end(), [](double v) { return v == 0; }));
 }
 
 TEST_CASE("a metric's parameters come from its entry in the experiment") {

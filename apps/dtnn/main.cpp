@@ -2,6 +2,7 @@
 //   dtnn run [EXP.json] [--set key=value ...] [--history FILE] [PyDTNN flags]
 //   dtnn summary [EXP.json] [...]      dtnn plugins [--verbose]      dtnn info
 // Exit status: 0 success, 1 error in the experiment (config, data, plugin), 2 bad command line.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -281,19 +282,23 @@ int cmd_plugins(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
   dtnn::Registry registry = common.registry();
-  std::printf("%-13s %-26s %-12s %s\n", "KIND", "NAME", "STATUS", "FILE / DESCRIPTION");
+  // The name column fits the longest name; descriptions and parameters line up under FILE.
+  int width = 26;
+  for (const auto& r : registry.records()) width = std::max(width, static_cast<int>(r.name.size()));
+  const int indent = 13 + 1 + width + 1 + 12;
+  std::printf("%-13s %-*s %-12s %s\n", "KIND", width, "NAME", "STATUS", "FILE / DESCRIPTION");
   for (const auto& r : registry.records()) {
-    std::printf("%-13s %-26s %-12s %s\n", r.kind.empty() ? "-" : r.kind.c_str(),
+    std::printf("%-13s %-*s %-12s %s\n", r.kind.empty() ? "-" : r.kind.c_str(), width,
                 r.name.empty() ? "-" : r.name.c_str(), dtnn::to_string(r.status),
                 r.file.string().c_str());
     std::printf(
-        "%-53s %s\n", "",
+        "%-*s %s\n", indent, "",
         r.status == dtnn::PluginRecord::Status::ok ? r.description.c_str() : r.reason.c_str());
     if (verbose && r.status == dtnn::PluginRecord::Status::ok) {
       json p = json::parse(r.parameters);
-      if (p.empty()) std::printf("%-53s parameters: none\n", "");
+      if (p.empty()) std::printf("%-*s parameters: none\n", indent, "");
       for (auto it = p.begin(); it != p.end(); ++it)
-        std::printf("%-53s   %s = %s\n", "", it.key().c_str(), it.value().dump().c_str());
+        std::printf("%-*s   %s = %s\n", indent, "", it.key().c_str(), it.value().dump().c_str());
     }
   }
   return 0;

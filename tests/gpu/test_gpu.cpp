@@ -190,29 +190,48 @@ TEST_CASE("GPU losses match the CPU losses: value and gradients") {
     }
 }
 
-TEST_CASE("the GPU categorical accuracy counts what the CPU one counts") {
-  auto cpu = plugins().create_as<Metric>("metric", "categorical_accuracy", Params());
-  auto gpu = plugins().create_as<Metric>("metric", "cuda_categorical_accuracy", Params());
-  REQUIRE(gpu->device() == Device::cuda);
-  for (const DType dtype : {DType::float32, DType::float64})
-    for (const std::int64_t rows : {1, 7, 300}) {  // more rows than the kernel's threads
-      CAPTURE(rows);
-      const Shape shape{rows, 10};
-      Tensor p = testing::random_tensor(shape, dtype, 20), t = Tensor::zeros(shape, dtype, Layout::nchw);
-      dispatch_dtype(dtype, [&](auto z) {
-        using T = decltype(z);
-        for (std::int64_t r = 0; r < rows; ++r) {
-          t.data<T>()[r * 10 + (r * 7) % 10] = T(1);
-          if (r % 3 == 0) p.data<T>()[r * 10 + (r * 7) % 10] = T(2);  // a sure match
-          if (r % 5 == 0) p.data<T>()[r * 10 + 9] = p.data<T>()[r * 10];  // a tie: the first wins
+TEST_CASE("every GPU metric adds up the totals its CPU twin adds up") {
+  std::vector<std::string> names;
+  for (const PluginRecord& r : plugins().records())
+    if (r.kind == "metric" && r.name.rfind("cuda_", 0) != 0) names.push_back(r.name);
+  REQUIRE(names.size() >= 11);
+  for (const std::string& name : names) {
+    CAPTURE(name);
+    auto cpu = plugins().create_as<Metric>("metric", name, Params());
+    auto gpu = plugins().create_as<Metric>("metric", "cuda_" + name, Params());
+    REQUIRE(gpu->device() == Device::cuda);
+    for (const DType dtype : {DType::float32, DType::float64})
+      for (const std::int64_t cols : {1, 2, 10})
+        for (const std::int64_t rows : {1, 7, 300}) {  // more rows than a block has threads
+          CAPTURE(dtype);
+          CAPTURE(cols);
+          CAPTURE(rows);
+          cpu->set_classes(cols);
+          gpu->set_classes(cols);
+          const Shape shape{rows, cols};
+          Tensor p = testing::random_tensor(shape, dtype, 20 + std::uint64_t(cols)),
+                 t = Tensor::zeros(shape, dtype, Layout::nchw);
+          dispatch_dtype(dtype, [&](auto z) {
+            using T = decltype(z);
+            T* pd = p.data<T>();
+            for (std::int64_t r = 0; r < rows; ++r) {
+              const std::int64_t k = cols == 1 ? 0 : (r * 7) % cols;
+              t.data<T>()[r * cols + k] = cols == 1 ? T(r % 2) : T(1);
+              if (r % 3 == 0) pd[r * cols + k] = T(2);                 // a sure match
+              if (r % 5 == 0) pd[r * cols + cols - 1] = pd[r * cols];  // a tie: the first wins
+            }
+          });
+          std::vector<double> tc(cpu->num_totals(), 0.0), tg(gpu->num_totals(), 0.0);
+          REQUIRE(tc.size() == tg.size());
+          cpu->accumulate(p, t, tc);
+          gpu->accumulate(p.to(Device::cuda), t.to(Device::cuda), tg);
+          for (std::size_t i = 0; i < tc.size(); ++i) {
+            CAPTURE(i);
+            CHECK(tg[i] == doctest::Approx(tc[i]).epsilon(1e-12));
+          }
+          CHECK(gpu->value(tg) == doctest::Approx(cpu->value(tc)).epsilon(1e-12));
         }
-      });
-      double tc[2] = {0, 0}, tg[2] = {0, 0};
-      cpu->accumulate(p, t, tc);
-      gpu->accumulate(p.to(Device::cuda), t.to(Device::cuda), tg);
-      CHECK(tg[0] == tc[0]);
-      CHECK(tg[1] == tc[1]);
-    }
+  }
 }
 
 TEST_CASE("GPU optimizers take the CPU optimizers' steps") {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dtnn/core_export.hpp"
+#include "dtnn/metric_rules.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin.hpp"
 #include "dtnn/tensor.hpp"
@@ -34,49 +35,73 @@ class DTNN_CORE_EXPORT Metric : public Plugin {
   }
 };
 
-// For metrics that are a mean over rows: adds f(p_row, t_row, m) for each of the n rows of
-// (y_pred, y_true) to totals[0] and n to totals[1]. f is called with float or double pointers.
-template <class RowValue>
-void accumulate_row_mean(const Tensor& y_pred, const Tensor& y_true, std::span<double> totals,
-                         RowValue f) {
-  dispatch_dtype(y_pred.dtype(), [&](auto z) {
-    using T = decltype(z);
-    const std::int64_t n = y_pred.dim(0), m = y_pred.numel() / (n > 0 ? n : 1);
-    const T *p = y_pred.data<T>(), *t = y_true.data<T>();
-    double sum = 0;
-    for (std::int64_t r = 0; r < n; ++r) sum += f(p + r * m, t + r * m, m);
-    totals[0] += sum;
-    totals[1] += static_cast<double>(n);
-  });
-}
+// The host executor of a metric rule (dtnn/metric_rules.hpp): every row of (y_pred, y_true),
+// [n, m] of float or double, through rule, its contributions added to totals.
+DTNN_CORE_EXPORT void accumulate_rows(const Tensor& y_pred, const Tensor& y_true,
+                                      const rules::MetricRule& rule, std::span<double> totals);
+// Adds rule contributions in slots (kMaxContributions per row, the unused with index -1) to
+// totals: the fold of both executors. An Error when an index falls outside the totals (a
+// confusion matrix sized for other classes than the predictions have).
+DTNN_CORE_EXPORT void add_contributions(std::span<const rules::Contribution> slots,
+                                        std::span<double> totals);
 
-// Counts of a binary decision for class `positive`: a row is predicted positive when its argmax is
-// `positive` (with a single output: when it is >= 0.5), and is positive when its target's is.
-// Adds true positives, false positives and false negatives to totals[0], [1], [2].
-DTNN_CORE_EXPORT void accumulate_binary_counts(const Tensor& y_pred, const Tensor& y_true,
-                                               std::int64_t positive, std::span<double> totals);
-
-// A metric of the binary decision "class positive_class" (precision, recall, f1_score, the binary
-// confusion matrix): reads and checks the parameter, and sums the decision's counts (TP, FP, FN)
-// into totals[0], [1], [2]; a metric that needs more totals extends both.
-class BinaryDecisionMetric : public Metric {
+// A metric whose totals are sums over rows of a rule's contributions: accumulate() runs the rule
+// on the host; the metric's CUDA twin (plugins/cuda/common/device_metric.hpp) inherits the rest
+// and runs the same rule where the predictions are.
+class RowRuleMetric : public Metric {
  public:
-  explicit BinaryDecisionMetric(const Params& p) : positive_(p.get_int("positive_class")) {
-    if (positive_ < 0) p.fail("positive_class", "a class index >= 0");
-  }
-  std::size_t num_totals() const override { return 3; }
+  const rules::MetricRule& rule() const { return rule_; }
   void accumulate(const Tensor& y_pred, const Tensor& y_true,
                   std::span<double> totals) const override {
-    accumulate_binary_counts(y_pred, y_true, positive_, totals.subspan(0, 3));
+    accumulate_rows(y_pred, y_true, rule_, totals);
   }
 
+ protected:
+  explicit RowRuleMetric(rules::MetricRule rule) : rule_(rule) {}
+
  private:
-  std::int64_t positive_;
+  rules::MetricRule rule_;
 };
 
 // totals[0] / totals[1], or 0 before any row.
 inline double row_mean(std::span<const double> totals) {
   return totals[1] > 0 ? totals[0] / totals[1] : 0.0;
+}
+
+// A mean over rows of one value per row. Totals: {sum over rows, rows}.
+class RowMeanMetric : public RowRuleMetric {
+ public:
+  std::size_t num_totals() const override { return 2; }
+  double value(std::span<const double> totals) const override { return row_mean(totals); }
+
+ protected:
+  explicit RowMeanMetric(rules::RowMetric kind) : RowRuleMetric({kind}) {}
+};
+
+// A metric of the binary decision "class positive_class" (precision, recall, f1_score, the binary
+// confusion matrix): reads and checks the parameter; its rule sums the decision's counts (TP, FP,
+// FN) into totals[0], [1], [2] (binary_confusion adds the rows in totals[3]).
+class BinaryDecisionMetric : public RowRuleMetric {
+ public:
+  std::size_t num_totals() const override { return 3; }
+
+ protected:
+  explicit BinaryDecisionMetric(const Params& p,
+                                rules::RowMetric kind = rules::RowMetric::binary_counts)
+      : RowRuleMetric({kind, positive_class(p)}) {}
+
+ private:
+  static std::int64_t positive_class(const Params& p) {
+    const std::int64_t c = p.get_int("positive_class");
+    if (c < 0) p.fail("positive_class", "a class index >= 0");
+    return c;
+  }
+};
+
+// The factory of a metric plugin whose class is made from its parameters.
+template <class M>
+Plugin* create_metric(const Params& p, const PluginContext&) {
+  return new M(p);
 }
 
 }  // namespace dtnn

@@ -5,11 +5,7 @@
 #pragma once
 #include <cmath>
 
-#ifdef __CUDACC__
-#define DTNN_HOST_DEVICE __host__ __device__
-#else
-#define DTNN_HOST_DEVICE
-#endif
+#include "dtnn/host_device.hpp"
 
 namespace dtnn::rules {
 

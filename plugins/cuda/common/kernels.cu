@@ -137,23 +137,14 @@ __global__ void loss_sum_kernel(Term term, double* out, const T* p, const T* t, 
   block_sum_to(sum, out);
 }
 
-// One block: each thread takes rows by stride, compares the argmax of p and t (the first largest,
-// as std::max_element), and the block sums the matches.
+// A thread per row: its kMaxContributions slots.
 template <class T>
-__global__ void argmax_matches_kernel(double* out, const T* p, const T* t, std::int64_t rows,
-                                      std::int64_t cols) {
-  double matches = 0;
-  for (std::int64_t r = threadIdx.x; r < rows; r += blockDim.x) {
-    const T* pr = p + r * cols;
-    const T* tr = t + r * cols;
-    std::int64_t pi = 0, ti = 0;
-    for (std::int64_t c = 1; c < cols; ++c) {
-      if (pr[c] > pr[pi]) pi = c;
-      if (tr[c] > tr[ti]) ti = c;
-    }
-    matches += pi == ti ? 1.0 : 0.0;
+__global__ void metric_rows_kernel(rules::MetricRule rule, rules::Contribution* slots, const T* p,
+                                   const T* t, std::int64_t rows, std::int64_t cols) {
+  DTNN_GRID_STRIDE(r, std::size_t(rows)) {
+    const std::size_t at = r * std::size_t(cols);
+    rules::row_slots(rule, p + at, t + at, cols, slots + r * rules::kMaxContributions);
   }
-  block_sum_to(matches, out);
 }
 
 // dL/dp = (p - t) / (N p (1 - p)), p clipped.
@@ -303,12 +294,13 @@ void binary_cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const 
   check_launch();
 }
 
-void argmax_matches(cudaStream_t s, double* matches, const void* p, const void* t,
-                    std::int64_t rows, std::int64_t cols, DType dtype) {
+void metric_rows(cudaStream_t s, rules::Contribution* slots, const void* p, const void* t,
+                 std::int64_t rows, std::int64_t cols, DType dtype, const rules::MetricRule& rule) {
+  if (rows == 0) return;
   by_dtype(dtype, [&](auto z) {
     using T = decltype(z);
-    argmax_matches_kernel<<<1, kThreads, 0, s>>>(matches, static_cast<const T*>(p),
-                                                 static_cast<const T*>(t), rows, cols);
+    metric_rows_kernel<<<blocks(std::size_t(rows)), kThreads, 0, s>>>(
+        rule, slots, static_cast<const T*>(p), static_cast<const T*>(t), rows, cols);
   });
   check_launch();
 }

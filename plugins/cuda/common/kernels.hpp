@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dtnn/metric_rules.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn::cuda::kernels {
@@ -49,10 +50,10 @@ void binary_cross_entropy_sum(cudaStream_t s, double* sum, const void* p, const 
                               std::size_t n, DType dtype);
 void binary_cross_entropy_gradient(cudaStream_t s, void* dy, const void* p, const void* t,
                                    std::size_t n, DType dtype);
-// *matches = the number of rows of the row-major [rows, cols] p and t whose largest element (the
-// first, on ties) is in the same column: categorical accuracy's count. Overwritten.
-void argmax_matches(cudaStream_t s, double* matches, const void* p, const void* t,
-                    std::int64_t rows, std::int64_t cols, DType dtype);
+// The metric rule's contributions of each row of the row-major [rows, cols] p and t
+// (dtnn/metric_rules.hpp): kMaxContributions slots per row written to slots, in row order.
+void metric_rows(cudaStream_t s, rules::Contribution* slots, const void* p, const void* t,
+                 std::int64_t rows, std::int64_t cols, DType dtype, const rules::MetricRule& rule);
 // Optimizer updates with the rules of dtnn/update_rules.hpp. v, m may be null where the rule
 // keeps no such state (sgd without momentum).
 struct SgdArgs {

@@ -1,27 +1,6 @@
-// f1_score: the harmonic mean of precision and recall, 2 TP / (2 TP + FP + FN), for the class
-// positive_class (default 1: the second output; a model with one output is positive where that
-// output is >= 0.5). The counts are summed over batches and ranks before dividing, so the value is
-// exact, not a mean of means. Totals: {TP, FP, FN}.
-#include "dtnn/metric.hpp"
+#include "f1_score.hpp"
+
 #include "dtnn/plugin_api.hpp"
 
-namespace {
-
-using namespace dtnn;
-
-class F1Score final : public BinaryDecisionMetric {
- public:
-  using BinaryDecisionMetric::BinaryDecisionMetric;
-  std::string name() const override { return "f1_score"; }
-  double value(std::span<const double> totals) const override {
-    const double d = 2 * totals[0] + totals[1] + totals[2];
-    return d > 0 ? 2 * totals[0] / d : 0.0;
-  }
-};
-
-Plugin* create(const Params& p, const PluginContext&) { return new F1Score(p); }
-
-}  // namespace
-
-DTNN_PLUGIN("metric", "f1_score", "2 TP / (2 TP + FP + FN) for positive_class",
-            R"({"positive_class": 1})", create)
+DTNN_PLUGIN("metric", "f1_score", dtnn::metrics::F1Score::kDescription,
+            dtnn::metrics::F1Score::kParameters, dtnn::create_metric<dtnn::metrics::F1Score>)
