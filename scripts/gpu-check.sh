@@ -1,7 +1,7 @@
 #!/bin/sh
 # On the GPU machine, in one call of the device tool (carry [".gpu"], made by scripts/gpu-bundle.sh
 # here): what the GPU work needs checked, each step's output kept under OUT (default ./gpu-out).
-#   scripts/gpu-check.sh [tests|bench|all]      (default all)
+#   scripts/gpu-check.sh [tests|bench|sanitize|all]      (default all)
 #   1. dtnn info (the GPU, driver and library versions)
 #   2. dtnn_gpu_tests (layers against their CPU twins, losses, optimizers, NCCL on one rank,
 #      CPU-vs-GPU Fashion-MNIST accuracy, device memory across steps)
@@ -9,8 +9,13 @@
 #   4. two MPI ranks on the GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh,
 #      with the Open MPI that gpu-bundle packed)
 #   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32")
+# `sanitize` runs only info and the kernel-level GPU tests (layers, losses, metrics, optimizers)
+# under compute-sanitizer's memcheck: an out-of-bounds or misaligned device access, or a CUDA
+# error a test did not check, fails it. It needs a runtime where compute-sanitizer works (the
+# device tool's KINDS.md: Firecracker, not gVisor). The caching allocator rounds blocks up, so
+# overruns smaller than the rounding stay unseen.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -27,6 +32,12 @@ step() {  # name, command...
   [ $rc -eq 0 ] || status=1
 }
 step info $env .gpu/bin/dtnn info
+if [ "$what" = sanitize ]; then
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  step sanitize $env "$sanitizer" --tool memcheck --error-exitcode 1 .gpu/bin/dtnn_gpu_tests \
+    -tc='*twin*,*dropout*,*losses*,*metric*,*optimizers*'
+  exit $status
+fi
 if [ "$what" != bench ]; then
   step gpu_tests $env .gpu/bin/dtnn_gpu_tests
   step train $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \

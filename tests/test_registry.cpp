@@ -100,6 +100,14 @@ TEST_CASE("a plugin folder from DTNN_PLUGIN_PATH is found") {
   CHECK(layer->type() == "test_scale");
 }
 
+TEST_CASE("a plugin folder named twice is searched and listed once") {
+  const std::string extra = std::string(DTNN_TEST_DOUBLES) + "/extra";
+  Registry r({extra, extra + "/", std::string(DTNN_TEST_DOUBLES) + "/../test-doubles/extra"});
+  CHECK(r.folders().size() == 1);
+  REQUIRE(r.find("layer", "test_scale") != nullptr);
+  CHECK(r.warnings().empty());  // the same plugin seen twice would be a duplicate-name warning
+}
+
 TEST_CASE("plugin parameters are checked against the plugin's defaults") {
   const Registry& r = test::plugins();
   std::string e = test::error_of([&] {

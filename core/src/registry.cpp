@@ -94,13 +94,16 @@ std::vector<fs::path> Registry::default_folders(const std::vector<std::string>& 
   return out;
 }
 
-Registry::Registry(std::vector<fs::path> folders) : folders_(std::move(folders)) {
+Registry::Registry(std::vector<fs::path> folders) {
   std::set<fs::path> seen;
-  for (const auto& f : folders_) {
+  for (auto& f : folders) {  // a folder named twice (DTNN_PLUGIN_PATH and the default) counts once
     std::error_code ec;
-    fs::path canonical = fs::weakly_canonical(f, ec);
-    if (!seen.insert(ec ? f : canonical).second) continue;
-    scan(f);
+    fs::path key = fs::weakly_canonical(f, ec);
+    if (ec) key = f.lexically_normal();
+    if (!key.has_filename()) key = key.parent_path();  // "dir/" is "dir"
+    if (!seen.insert(key).second) continue;
+    folders_.push_back(std::move(f));
+    scan(folders_.back());
   }
 }
 
