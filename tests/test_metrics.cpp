@@ -167,9 +167,11 @@ TEST_CASE("metric rules: a row adds at most kMaxContributions, inside the totals
         const int n = rows->rule().row(p.data(), t.data(), width, out);
         CHECK(n >= 0);
         CHECK(n <= rules::kMaxContributions);
+        CHECK(rows->rule().totals_reached(width) <= static_cast<std::int64_t>(m->num_totals()));
         for (int k = 0; k < n; ++k) {
           CHECK(out[k].index >= 0);
           CHECK(out[k].index < static_cast<std::int64_t>(m->num_totals()));
+          CHECK(out[k].index < rows->rule().totals_reached(width));
         }
         for (int k = n; k < rules::kMaxContributions + 2; ++k) CHECK(out[k].index == -7);
       }
@@ -182,9 +184,11 @@ TEST_CASE("a confusion matrix refuses predictions wider than its classes, by nam
                                                  Params(json::object(), "test"));
   multi->set_classes(3);
   std::vector<double> totals(multi->num_totals(), 0.0);
-  const Tensor p = matrix(1, 4, {0, 0, 0, 1}), t = matrix(1, 4, {0, 0, 0, 1});
+  // The first row alone would fit (cell [0][0]); the batch is refused before either is counted.
+  const Tensor p = matrix(2, 4, {1, 0, 0, 0, 0, 0, 0, 1}), t = matrix(2, 4, {1, 0, 0, 0, 0, 0, 0, 1});
   CHECK_THROWS_WITH_AS(multi->accumulate(p, t, totals),
-                       doctest::Contains("adds to total 15 of 9"), Error);
+                       doctest::Contains("rows of 4 values add to 16 totals, but the metric keeps 9"),
+                       Error);
   CHECK(std::all_of(totals.begin(), totals.end(), [](double v) { return v == 0; }));
 }
 

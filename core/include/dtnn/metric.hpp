@@ -39,9 +39,13 @@ class DTNN_CORE_EXPORT Metric : public Plugin {
 // [n, m] of float or double, through rule, its contributions added to totals.
 DTNN_CORE_EXPORT void accumulate_rows(const Tensor& y_pred, const Tensor& y_true,
                                       const rules::MetricRule& rule, std::span<double> totals);
+// Both executors' check before a batch: an Error when rows of m values would add to more totals
+// than the metric keeps (a confusion matrix told other classes than the predictions have), so
+// that a refused batch leaves the totals as they were.
+DTNN_CORE_EXPORT void check_rows_fit(const rules::MetricRule& rule, std::int64_t m,
+                                     std::size_t totals);
 // Adds rule contributions in slots (kMaxContributions per row, the unused with index -1) to
-// totals: the fold of both executors. An Error when an index falls outside the totals (a
-// confusion matrix sized for other classes than the predictions have).
+// totals: the fold of both executors, after check_rows_fit.
 DTNN_CORE_EXPORT void add_contributions(std::span<const rules::Contribution> slots,
                                         std::span<double> totals);
 

@@ -45,7 +45,22 @@ struct MetricRule {
   // argmax is `positive`, or, with a single output (m = 1), when that output is >= 0.5.
   std::int64_t positive = 1;
 
-  // Writes this row's contributions to out; returns how many (0 to kMaxContributions).
+  // How many totals a row of m values may add to (its largest index + 1).
+  DTNN_HOST_DEVICE std::int64_t totals_reached(std::int64_t m) const {
+    switch (kind) {
+      case RowMetric::binary_counts:
+        return 3;
+      case RowMetric::binary_confusion:
+        return 4;
+      case RowMetric::confusion:
+        return m * m;
+      default:
+        return 2;  // a mean over rows
+    }
+  }
+
+  // Writes this row's contributions to out; returns how many (0 to kMaxContributions), each with
+  // an index below totals_reached(m).
   template <class T>
   DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, Contribution* out) const {
     switch (kind) {

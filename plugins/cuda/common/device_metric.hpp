@@ -29,6 +29,8 @@ class OnGpu final : public HostMetric {
                   std::span<double> totals) const override {
     const std::int64_t rows = y_pred.dim(0);
     if (rows == 0) return;
+    const std::int64_t cols = y_pred.numel() / rows;
+    check_rows_fit(this->rule(), cols, totals.size());
     Context& cx = Context::get();
     const std::size_t count = static_cast<std::size_t>(rows) * rules::kMaxContributions;
     const std::size_t bytes = count * sizeof(rules::Contribution);
@@ -37,8 +39,8 @@ class OnGpu final : public HostMetric {
       device_ = cx.allocate(bytes);
     }
     auto* slots = reinterpret_cast<rules::Contribution*>(device_.get());
-    kernels::metric_rows(cx.stream(), slots, y_pred.raw(), y_true.raw(), rows,
-                         y_pred.numel() / rows, y_pred.dtype(), this->rule());
+    kernels::metric_rows(cx.stream(), slots, y_pred.raw(), y_true.raw(), rows, cols, y_pred.dtype(),
+                         this->rule());
     DTNN_CUDA(cudaMemcpyAsync(host_.data(), slots, bytes, cudaMemcpyDeviceToHost, cx.stream()));
     cx.synchronize();
     add_contributions(std::span(host_.data(), count), totals);
