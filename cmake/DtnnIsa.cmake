@@ -1,36 +1,55 @@
-# dtnn_add_isa_variants(<target> SOURCES <files...>)
-# Compiles <files> once per instruction set into <target>, for code that picks the best variant
-# the CPU runs when it starts (plugins/conv/winograd/kernels.hpp does). On x86-64 the variants are
+# Instruction-set levels (dtnn/isa.hpp, docs/architecture.md "Every CPU"). On x86-64:
+#   portable  -march=x86-64-v2  (SSE4.2, POPCNT): the floor the default build runs on
+#   avx2      -march=x86-64-v3  (AVX2, FMA, BMI2, ...)
 #   avx512    -march=x86-64-v4  (AVX-512 F, BW, CD, DQ, VL)
-#   avx2      -march=x86-64-v3  (AVX2, FMA, BMI2)
-#   portable  -march=x86-64     (SSE2)
-# and elsewhere `portable` alone, built for the build's own target. Each compilation gets
-# DTNN_ISA=<variant> (the code puts everything in namespace DTNN_ISA, so that no inline function
-# of one variant can stand in for another's), and <target> gets DTNN_HAVE_ISA_<variant> for each.
-# The -march given here comes after DTNN_NATIVE's -march=native and overrides it.
+# elsewhere `portable` alone, built for the build's own target. Code of a level above the floor is
+# built two ways, both chosen at run time by the core (never run before the CPU said it has it):
+#   dtnn_add_plugin(... ISA_VARIANTS)            the whole plugin once per level (DtnnPlugin.cmake)
+#   dtnn_add_isa_variants(<target> SOURCES ...)  a kernel family inside a library (isa::Family)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(DTNN_ISA_LEVELS portable avx2 avx512)
+  set(DTNN_ISA_FLAGS_portable -march=x86-64-v2)
+  set(DTNN_ISA_FLAGS_avx2 -march=x86-64-v3)
+  set(DTNN_ISA_FLAGS_avx512 -march=x86-64-v4)
+else()
+  set(DTNN_ISA_LEVELS portable)
+  set(DTNN_ISA_FLAGS_portable "")
+endif()
+
+# dtnn_isa_compile_options(<target> <level>): compiles <target>'s C++ for <level>. The -march given
+# here comes after the build's own (x86-64-v2, or DTNN_NATIVE's -march=native) and overrides it.
+function(dtnn_isa_compile_options target level)
+  foreach(flag IN LISTS DTNN_ISA_FLAGS_${level})
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${flag}>)
+  endforeach()
+endfunction()
+
+# dtnn_add_isa_variants(<target> SOURCES <files...>)
+# Compiles <files> once per level into <target>. Each compilation gets DTNN_ISA_VARIANT=<level>:
+# the code puts everything it defines in namespace DTNN_ISA_VARIANT, so that no inline function of
+# one level can stand in for another's (tests/isa_variant_symbols.cmake checks the objects), and
+# defines there the function its isa::Family lists for that level; <target> gets
+# DTNN_HAVE_ISA_<level> for each level built.
 function(dtnn_add_isa_variants target)
   cmake_parse_arguments(P "" "" "SOURCES" ${ARGN})
   if(NOT P_SOURCES)
     message(FATAL_ERROR "dtnn_add_isa_variants needs SOURCES")
   endif()
-  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-    set(variants avx512 avx2 portable)
-    set(flags_avx512 -march=x86-64-v4)
-    set(flags_avx2 -march=x86-64-v3)
-    set(flags_portable -march=x86-64)
-  else()
-    set(variants portable)
-    set(flags_portable "")
-  endif()
-  foreach(variant IN LISTS variants)
-    set(objects ${target}_${variant})
+  foreach(level IN LISTS DTNN_ISA_LEVELS)
+    set(objects ${target}_isa_${level})
     add_library(${objects} OBJECT ${P_SOURCES})
-    target_link_libraries(${objects} PRIVATE dtnn::core)
-    target_compile_definitions(${objects} PRIVATE DTNN_ISA=${variant})
-    target_compile_options(${objects} PRIVATE ${flags_${variant}}
-      $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
+    if(target STREQUAL "dtnn_core")  # the core's own families: its headers, not a link to it
+      target_include_directories(${objects} PRIVATE $<TARGET_PROPERTY:dtnn_core,INCLUDE_DIRECTORIES>)
+      target_link_libraries(${objects} PRIVATE OpenMP::OpenMP_CXX)
+    else()
+      target_link_libraries(${objects} PRIVATE dtnn::core)
+    endif()
+    target_compile_definitions(${objects} PRIVATE DTNN_ISA_VARIANT=${level})
+    dtnn_isa_compile_options(${objects} ${level})
+    target_compile_options(${objects} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
     set_target_properties(${objects} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     target_sources(${target} PRIVATE $<TARGET_OBJECTS:${objects}>)
-    target_compile_definitions(${target} PRIVATE DTNN_HAVE_ISA_${variant})
+    target_compile_definitions(${target} PRIVATE DTNN_HAVE_ISA_${level})
+    set_property(TARGET ${target} APPEND PROPERTY DTNN_ISA_OBJECT_LIBRARIES ${objects})
   endforeach()
 endfunction()

@@ -1,7 +1,14 @@
-# dtnn_add_plugin(NAME <name> KIND <kind> SOURCES <files...> [LIBRARIES <targets...>])
+# dtnn_add_plugin(NAME <name> KIND <kind> SOURCES <files...> [LIBRARIES <targets...>]
+#                 [OUTPUT_DIR <dir>] [ISA_VARIANTS])
 # Builds plugins/<kind>/<name> as a MODULE library <kind>_<name>.so in DTNN_PLUGIN_OUTPUT_DIR.
+# ISA_VARIANTS (a plugin whose loops are worth compiling for wider vectors): the plugin is built
+# once per instruction-set level of DtnnIsa.cmake, <kind>_<name>.so for the floor (portable) and
+# <kind>_<name>.<level>.so above it (conv_direct.avx2.so, conv_direct.avx512.so); the registry
+# loads the best one this CPU runs and never opens the others. Each level's target is
+# dtnn_<kind>_<name>_<level>; dtnn_plugin_targets(<kind> <name> <var>) lists them all, for
+# settings a plugin's CMakeLists adds after this call.
 function(dtnn_add_plugin)
-  cmake_parse_arguments(P "" "NAME;KIND;OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(P "ISA_VARIANTS" "NAME;KIND;OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT P_NAME OR NOT P_KIND OR NOT P_SOURCES)
     message(FATAL_ERROR "dtnn_add_plugin needs NAME, KIND and SOURCES")
   endif()
@@ -9,16 +16,46 @@ function(dtnn_add_plugin)
     set(P_OUTPUT_DIR ${DTNN_PLUGIN_OUTPUT_DIR})
   endif()
   set(target dtnn_${P_KIND}_${P_NAME})
-  add_library(${target} MODULE ${P_SOURCES})
-  target_link_libraries(${target} PRIVATE dtnn::core ${P_LIBRARIES})
-  set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME "${P_KIND}_${P_NAME}"
-    LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR} INSTALL_RPATH "$ORIGIN/../..")
+  set(levels "")
+  if(P_ISA_VARIANTS)
+    set(levels ${DTNN_ISA_LEVELS})
+    list(REMOVE_ITEM levels portable)
+  endif()
+  set(targets ${target})
+  _dtnn_plugin_library(${target} "${P_KIND}_${P_NAME}" "${P_OUTPUT_DIR}" "${P_SOURCES}" "${P_LIBRARIES}")
+  if(P_ISA_VARIANTS)
+    dtnn_isa_compile_options(${target} portable)
+  endif()
+  foreach(level IN LISTS levels)
+    _dtnn_plugin_library(${target}_${level} "${P_KIND}_${P_NAME}.${level}" "${P_OUTPUT_DIR}"
+                         "${P_SOURCES}" "${P_LIBRARIES}")
+    dtnn_isa_compile_options(${target}_${level} ${level})
+    target_compile_definitions(${target}_${level} PRIVATE DTNN_ISA_VARIANT=${level})
+    list(APPEND targets ${target}_${level})
+  endforeach()
+  if(P_ISA_VARIANTS)
+    target_compile_definitions(${target} PRIVATE DTNN_ISA_VARIANT=portable)
+  endif()
+  set_property(GLOBAL PROPERTY DTNN_PLUGIN_LEVEL_TARGETS_${P_KIND}_${P_NAME} ${targets})
+endfunction()
+
+# The targets of plugin <kind>/<name>, one per level it is built for, in <var>.
+function(dtnn_plugin_targets kind name var)
+  get_property(targets GLOBAL PROPERTY DTNN_PLUGIN_LEVEL_TARGETS_${kind}_${name})
+  set(${var} ${targets} PARENT_SCOPE)
+endfunction()
+
+function(_dtnn_plugin_library target output_name output_dir sources libraries)
+  add_library(${target} MODULE ${sources})
+  target_link_libraries(${target} PRIVATE dtnn::core ${libraries})
+  set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME "${output_name}"
+    LIBRARY_OUTPUT_DIRECTORY ${output_dir} INSTALL_RPATH "$ORIGIN/../..")
   target_link_options(${target} PRIVATE "LINKER:--no-undefined")
   # gcc's STB_GNU_UNIQUE symbols would pin the .so in memory and hide lifetime bugs.
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>)
   set_property(GLOBAL APPEND PROPERTY DTNN_PLUGIN_TARGETS ${target})
-  if(P_OUTPUT_DIR STREQUAL DTNN_PLUGIN_OUTPUT_DIR)
+  if(output_dir STREQUAL DTNN_PLUGIN_OUTPUT_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION lib/dtnn/plugins)
   endif()
 endfunction()

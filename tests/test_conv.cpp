@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "dtnn/isa.hpp"
 #include "dtnn/testing/conv_conformance.hpp"
 #include "dtnn/testing/guarded.hpp"
 #include "test_support.hpp"
@@ -61,10 +62,9 @@ namespace {
 
 // winograd with `params` on g against reference: every supported pass within tolerance, guard
 // zones intact. Returns the number of passes compared.
-int check_winograd(const ConvGeometry& g, const nlohmann::json& params) {
+int check_winograd(const Registry& r, const ConvGeometry& g, const nlohmann::json& params) {
   int compared = 0;
-  for (const auto& c :
-       testing::check_conv_algorithm(test::plugins(), "winograd", g, Params(params, "test"))) {
+  for (const auto& c : testing::check_conv_algorithm(r, "winograd", g, Params(params, "test"))) {
     if (!c.supported) continue;
     CAPTURE(params.dump());
     CAPTURE(g.str());
@@ -80,7 +80,7 @@ int check_winograd(const ConvGeometry& g, const nlohmann::json& params) {
 // both ways of sharing blocks, params added. backward_filter "winograd": the Winograd-domain
 // gradient on every geometry (auto hands the few-channel ones to i2c). thread_block 0: blocks
 // shared by the threads; 3 (tiles): each thread takes its own blocks, several on every geometry.
-void sweep_winograd(nlohmann::json params) {
+void sweep_winograd(nlohmann::json params, const Registry& r = test::plugins()) {
   int compared = 0;
   params["backward_filter"] = "winograd";
   for (std::int64_t tile : {2, 4})
@@ -90,7 +90,7 @@ void sweep_winograd(nlohmann::json params) {
       for (DType dtype : {DType::float32, DType::float64})
         for (Layout layout : {Layout::nhwc, Layout::nchw})
           for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout))
-            compared += check_winograd(g, params);
+            compared += check_winograd(r, g, params);
     }
   CHECK(compared >= 2 * 2 * 2 * 2 * 3 * 9);
 }
@@ -101,35 +101,40 @@ TEST_CASE("winograd F(2x2,3x3) and F(4x4,3x3) both match reference") {
   sweep_winograd(nlohmann::json::object());
 }
 
-TEST_CASE("each instruction-set variant of winograd's transforms matches reference") {
-  // The transforms are built once per instruction set (x86-64: avx512, avx2 and portable SSE2;
-  // elsewhere portable alone) and `isa` forces one; "auto" takes the best this CPU runs. Each
-  // variant the CPU runs gets the whole sweep; one it cannot run, or one not built here, must be
-  // refused as such.
-  int variants = 0;
-  for (const std::string isa : {"avx512", "avx2", "portable"}) {
-    CAPTURE(isa);
-    const std::string why = test::error_of([&] {
-      test::plugins().create_as<ConvAlgorithm>("conv", "winograd",
-                                               Params(nlohmann::json{{"isa", isa}}, "test"));
-    });
-    if (!why.empty()) {
-      CAPTURE(why);
-      CHECK(isa != "portable");
-      CHECK((why.find("which this CPU does not have") != std::string::npos ||
-             why.find("the instruction sets built") != std::string::npos));
-      continue;
+TEST_CASE("every instruction-set variant of every conv plugin matches reference") {
+  // The plugins built per level (conv_direct.so, .avx2.so, .avx512.so): a registry capped at each
+  // level this CPU runs loads that level's files (never one above), and each gets the conformance
+  // sweep; winograd also gets its tile and thread-block sweep.
+  int levels = 0;
+  for (isa::Level level : isa::platform_levels()) {
+    if (level > isa::cpu_level()) continue;
+    CAPTURE(isa::name(level));
+    const Registry r({DTNN_TEST_PLUGIN_DIR}, level);
+    ++levels;
+    int per_level = 0;
+    for (const char* algo : {"i2c", "gemm", "winograd", "direct"}) {
+      CAPTURE(algo);
+      const PluginRecord* rec = r.find("conv", algo);
+      REQUIRE(rec != nullptr);
+      REQUIRE(rec->level.has_value());
+      CHECK(*rec->level == *isa::best_of(rec->levels_built, level));
+      CHECK(rec->levels_built == isa::platform_levels());
+      for (DType dtype : {DType::float32, DType::float64})
+        for (Layout layout : {Layout::nhwc, Layout::nchw})
+          for (const ConvGeometry& g : testing::conformance_geometries(dtype, layout))
+            for (const auto& c : testing::check_conv_algorithm(r, algo, g)) {
+              if (!c.supported) continue;
+              CAPTURE(g.str());
+              CAPTURE(c.pass);
+              CHECK(c.error < testing::conv_tolerance(dtype));
+              CHECK(c.guard == "");
+              ++per_level;
+            }
     }
-    ++variants;
-    sweep_winograd({{"isa", isa}});
+    CHECK(per_level > 300);
+    sweep_winograd(nlohmann::json::object(), r);
   }
-  CHECK(variants >= 1);
-  CHECK(test::error_of([] {
-          test::plugins().create_as<ConvAlgorithm>("conv", "winograd",
-                                                   Params(nlohmann::json{{"isa", "sse9"}}, "test"));
-        })
-            .find("parameter 'isa' is \"sse9\"; expected \"auto\" or one of the instruction sets "
-                  "built:") != std::string::npos);
+  CHECK(levels >= 1);
 }
 
 TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches reference") {
@@ -143,10 +148,11 @@ TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches
     for (DType dtype : {DType::float32, DType::float64})
       for (Layout layout : {Layout::nhwc, Layout::nchw}) {
         g.dtype = dtype, g.layout = layout;
-        compared += check_winograd(g, {{"tile", 4},
-                                       {"block_bytes", 1},
-                                       {"thread_block", thread_block},
-                                       {"backward_filter", "winograd"}});
+        compared += check_winograd(test::plugins(), g,
+                                   {{"tile", 4},
+                                    {"block_bytes", 1},
+                                    {"thread_block", thread_block},
+                                    {"backward_filter", "winograd"}});
       }
   CHECK(compared == 3 * 2 * 2 * 3);
 }

@@ -75,7 +75,8 @@ TEST_CASE("a small conv model trains to the same accuracy with every conv algori
     History h = run(config);
     REQUIRE(h.test);
     const double accuracy = h.test->metrics.at("categorical_accuracy");
-    MESSAGE(algorithm << ": test accuracy " << accuracy << ", test loss " << std::setprecision(9) << h.test->loss);
+    MESSAGE(algorithm << ": test accuracy " << accuracy << ", test loss " << std::setprecision(9)
+                      << h.test->loss);
     CHECK(accuracy >= 0.70);
     if (first < 0) first = accuracy, first_loss = h.test->loss;
     CHECK(std::abs(accuracy - first) <= 0.01);
@@ -154,7 +155,7 @@ TEST_CASE("ResNet-20 trains on CIFAR-10-format files: the loss falls and the cla
   json config = {{"model", "resnet20_cifar10"},
                  {"dataset", {{"name", "cifar10"}, {"path", dir.string()}}},
                  {"training", {{"batch_size", 32}, {"epochs", 2}}},
-                 {"optimizer", {{"name", "adam"}, {"learning_rate", 0.002}}},
+                 {"optimizer", {{"name", "adam"}, {"learning_rate", 0.001}}},
                  {"conv", {{"algorithm", "direct"}}}};
   History h = run(config);
   REQUIRE(h.test_before);
@@ -163,7 +164,8 @@ TEST_CASE("ResNet-20 trains on CIFAR-10-format files: the loss falls and the cla
                        << h.test_before->metrics.at("categorical_accuracy") << " -> "
                        << h.test->metrics.at("categorical_accuracy"));
   CHECK(h.test->loss < 0.5 * h.test_before->loss);
-  CHECK(h.test->metrics.at("categorical_accuracy") >= 0.8);  // measured 0.914 (chance: 0.1)
+  // Measured 0.875 (avx512, avx2) and 0.879 (portable): the levels round differently (chance: 0.1).
+  CHECK(h.test->metrics.at("categorical_accuracy") >= 0.8);
 }
 
 TEST_CASE("--history-file: PyDTNN's text columns, or dtnn's JSON for a .json name") {
@@ -195,10 +197,12 @@ TEST_CASE("--history-file: PyDTNN's text columns, or dtnn's JSON for a .json nam
     fields >> index >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5];
     CHECK(index == epoch);
     CHECK(line.size() == 3 + 6 * 21);  // "%3d" and six " %20.4f"
-    const std::vector<double> expected = {
-        r.loss, r.metrics.at("categorical_accuracy"), r.metrics.at("categorical_mse"),
-        r.validation->loss, r.validation->metrics.at("categorical_accuracy"),
-        r.validation->metrics.at("categorical_mse")};
+    const std::vector<double> expected = {r.loss,
+                                          r.metrics.at("categorical_accuracy"),
+                                          r.metrics.at("categorical_mse"),
+                                          r.validation->loss,
+                                          r.validation->metrics.at("categorical_accuracy"),
+                                          r.validation->metrics.at("categorical_mse")};
     for (std::size_t k = 0; k < 6; ++k) CHECK(v[k] == doctest::Approx(expected[k]).epsilon(1e-3));
     ++epoch;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,8 +16,10 @@
 #include "dtnn/config.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
+#include "dtnn/isa.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/model.hpp"
+#include "dtnn/peak.hpp"
 #include "dtnn/plugin.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
@@ -361,6 +364,36 @@ void print_gpus(const dtnn::Registry& registry) {
   std::printf("%s\n", runtime->describe().c_str());
 }
 
+// What the CPU runs, the ceiling, each kernel family's variant and the measured FP32 peak.
+void print_instruction_sets() {
+  namespace isa = dtnn::isa;
+  std::string features, runs;
+  for (const auto& f : isa::cpu_features()) features += " " + f;
+  for (isa::Level l : isa::platform_levels())
+    if (l <= isa::cpu_level()) runs += std::string(runs.empty() ? "" : ", ") + isa::name(l);
+  const char* env = std::getenv("DTNN_ISA");
+  std::printf("Instruction sets: this CPU runs %s; ceiling %s (%s)\n  features:%s\n", runs.c_str(),
+              isa::describe(isa::ceiling()).c_str(),
+              env ? ("DTNN_ISA=" + std::string(env)).c_str() : "DTNN_ISA unset: the CPU's best",
+              features.c_str());
+  std::printf("Kernel variants (chosen, of those built):\n");
+  for (const isa::Choice& c : isa::choices()) {
+    std::string built;
+    for (isa::Level l : c.built) built += std::string(built.empty() ? "" : ", ") + isa::name(l);
+    std::printf("  %-32s %-9s (%s)\n", c.family.c_str(), c.chosen ? isa::name(*c.chosen) : "none",
+                built.c_str());
+  }
+  const dtnn::Fp32Peak peak = dtnn::measure_fp32_peak();
+  std::printf("FP32 peak (measured): %.0f GFLOPS = %d threads x %d lanes (%s) x 2 flops x %.2f G "
+              "vector %s/s",
+              peak.gflops, peak.threads, peak.lanes, isa::name(peak.level),
+              peak.fmas_per_second * 1e-9, peak.fused ? "FMAs" : "multiply-adds");
+  if (peak.nominal_ghz > 0)
+    std::printf("; %.2f per cycle at the nominal %.2f GHz", peak.fmas_per_cycle(),
+                peak.nominal_ghz);
+  std::printf("\n");
+}
+
 int cmd_info(const std::vector<std::string>& args) {
   Common common;
   po::options_description desc("info options");
@@ -378,6 +411,7 @@ int cmd_info(const std::vector<std::string>& args) {
     std::printf("dtnn %s (%s), plugin ABI v%u\n", DTNN_VERSION, DTNN_BUILD_FINGERPRINT,
                 dtnn::kPluginAbiVersion);
     std::printf("CPU: %s\n", rt.cpu.c_str());
+    print_instruction_sets();
     std::printf("BLIS: %s, kernels '%s' (%s)\n", rt.blis_version.c_str(), rt.blis_kernels.c_str(),
                 rt.blis_selection.c_str());
     std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);

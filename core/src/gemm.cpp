@@ -41,7 +41,8 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
           std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (use_small(trans_a, trans_b, m, n, k))
-    return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return small_gemm_kernels().best().f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
+                                           c, ldc);
   rntm_t rntm = runtime_for(trans_a, m, n, k);
   bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, const_cast<float*>(a),
@@ -53,7 +54,8 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
           double* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (use_small(trans_a, trans_b, m, n, k))
-    return detail::small_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return small_gemm_kernels().best().f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
+                                           c, ldc);
   rntm_t rntm = runtime_for(trans_a, m, n, k);
   bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -44,6 +45,27 @@ fs::path executable_dir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::path() : exe.parent_path();
+}
+
+// "conv_direct.avx2.so" is level avx2 of the plugin file "conv_direct"; "conv_direct.so" the floor.
+std::pair<std::string, isa::Level> plugin_file_level(const fs::path& file) {
+  const fs::path stem = file.stem();
+  const std::string tag = stem.extension().string();
+  if (!tag.empty())
+    if (std::optional<isa::Level> level = isa::parse(tag.substr(1)))
+      return {stem.stem().string(), *level};
+  return {stem.string(), isa::Level::portable};
+}
+
+// Why code of `level` does not run under `ceiling`.
+std::string why_not_runs(isa::Level level, isa::Level ceiling) {
+  const std::vector<std::string> missing = isa::missing_features(level);
+  std::string lacks;
+  for (const auto& f : missing) lacks += (lacks.empty() ? "" : ", ") + f;
+  return std::string("built for ") + isa::name(level) + ", above this process's ceiling " +
+         isa::name(ceiling) +
+         (missing.empty() ? std::string(" (DTNN_ISA lowered it)")
+                          : " (this CPU lacks " + lacks + ")");
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -94,7 +116,8 @@ std::vector<fs::path> Registry::default_folders(const std::vector<std::string>& 
   return out;
 }
 
-Registry::Registry(std::vector<fs::path> folders) {
+Registry::Registry(std::vector<fs::path> folders, std::optional<isa::Level> ceiling)
+    : ceiling_(ceiling ? *ceiling : isa::ceiling()), reports_choices_(!ceiling) {
   std::set<fs::path> seen;
   for (auto& f : folders) {  // a folder named twice (DTNN_PLUGIN_PATH and the default) counts once
     std::error_code ec;
@@ -109,19 +132,47 @@ Registry::Registry(std::vector<fs::path> folders) {
 
 void Registry::scan(const fs::path& folder) {
   std::error_code ec;
-  if (fs::is_regular_file(folder, ec)) return load(folder);  // a plugin file named on its own
+  if (fs::is_regular_file(folder, ec))  // a plugin file named on its own
+    return load_best({{plugin_file_level(folder).second, folder}});
   if (!fs::is_directory(folder, ec)) return;  // absent folders of the search order are normal
-  std::vector<fs::path> files;
+  std::map<std::string, std::vector<Variant>> plugins;  // the files of each plugin, by level
   for (const auto& e : fs::directory_iterator(folder, ec))
-    if (e.is_regular_file() && e.path().extension() == DTNN_PLUGIN_SUFFIX)
-      files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) load(f);
+    if (e.is_regular_file() && e.path().extension() == DTNN_PLUGIN_SUFFIX) {
+      auto [base, level] = plugin_file_level(e.path());
+      plugins[base].push_back({level, e.path()});
+    }
+  for (auto& [base, variants] : plugins) {
+    std::sort(variants.begin(), variants.end(),
+              [](const Variant& a, const Variant& b) { return a.level < b.level; });
+    load_best(variants);
+  }
 }
 
-void Registry::load(const fs::path& file) {
+void Registry::load_best(const std::vector<Variant>& variants) {
+  const Variant* best = nullptr;
+  for (const Variant& v : variants)
+    if (v.level <= ceiling_ && (!best || v.level > best->level)) best = &v;
+  if (!best) {  // never opened: its static initialisers would run code of its level
+    PluginRecord rec;
+    rec.file = variants.front().file;
+    rec.status = PluginRecord::Status::unavailable;
+    rec.reason = why_not_runs(variants.front().level, ceiling_);
+    for (const Variant& v : variants) rec.levels_built.push_back(v.level);
+    records_.push_back(std::move(rec));
+    return;
+  }
+  load(best->file, variants.size() > 1 || best->level != isa::Level::portable
+                       ? variants
+                       : std::vector<Variant>{});
+}
+
+void Registry::load(const fs::path& file, const std::vector<Variant>& variants) {
   PluginRecord rec;
   rec.file = file;
+  for (const Variant& v : variants) {
+    rec.levels_built.push_back(v.level);
+    if (v.file == file) rec.level = v.level;
+  }
   auto reject = [&](PluginRecord::Status status, const std::string& why) {
     rec.status = status;
     rec.reason = why;
@@ -188,6 +239,8 @@ void Registry::load(const fs::path& file) {
     }
     if (!ok) return reject(PluginRecord::Status::unavailable, why.empty() ? "probe failed" : why);
   }
+  if (rec.level && reports_choices_)
+    isa::record_choice({rec.kind + "/" + rec.name, rec.levels_built, rec.level});
   records_.push_back(std::move(rec));
 }
 

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "dtnn/isa.hpp"
 #include "dtnn/log.hpp"
 
 namespace dtnn {
@@ -113,6 +114,8 @@ void set_num_threads(int threads) {
 }
 
 void initialize_runtime(int threads) {
+  isa::check_build_runs();
+  isa::ceiling();  // a bad DTNN_ISA is an error here, at start-up
   static std::once_flag once;
   std::call_once(once, [] {
     select_blis_kernels();

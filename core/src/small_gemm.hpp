@@ -1,6 +1,7 @@
 // Skinny products that BLIS handles poorly (an output only a few columns wide, as in the first
 // convolutions of a network): register-blocked kernels, written as fixed-size loops that the
-// compiler vectorises for the target CPU. Row-major, like dtnn::gemm.
+// compiler vectorises, one variant per instruction-set level (small_gemm_kernels.cpp; the family
+// is dtnn::small_gemm_kernels()). Row-major, like dtnn::gemm.
 //
 //   nn: C[m, n] = alpha * A[m, k] * B[k, n] + beta * C     (n <= kSmallWidth or k <= kShallowDepth)
 //   nt: C[m, n] = alpha * A[m, k] * B[n, k]^T + beta * C   (n <= kSmallWidth or k <= kShallowDepth)
@@ -8,6 +9,8 @@
 //   huge)
 #pragma once
 #include <cstdint>
+
+#include "dtnn/gemm.hpp"
 
 namespace dtnn::detail {
 
@@ -17,9 +20,15 @@ inline constexpr std::int64_t kSmallWidth = 48;  // widest output one small kern
 // 16 GFLOPS through BLIS).
 inline constexpr std::int64_t kShallowDepth = 16;
 
-template <class T>
-void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
-                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
-                std::int64_t ldc);
+// Each level's table, defined in small_gemm_kernels.cpp compiled for that level.
+namespace portable {
+const SmallGemmKernels& small_gemm_kernels();
+}
+namespace avx2 {
+const SmallGemmKernels& small_gemm_kernels();
+}
+namespace avx512 {
+const SmallGemmKernels& small_gemm_kernels();
+}
 
 }  // namespace dtnn::detail

@@ -5,15 +5,23 @@
 // file and the reason; asking for a missing plugin is an Error that lists what is available.
 // Libraries are opened with RTLD_NODELETE: nothing is ever unmapped while the process lives,
 // so an object a plugin created can never outlive its code.
+//
+// A plugin built once per instruction-set level (kind_name.so, kind_name.avx2.so,
+// kind_name.avx512.so; dtnn/isa.hpp) is one plugin: the registry opens only the file of the best
+// level not above its ceiling (by default the process's: what the CPU runs, lowered by DTNN_ISA)
+// and, when that ceiling is the process's, records the choice (isa::choices()). A file of a higher
+// level is never opened: its static initialisers are code of that level too.
 #pragma once
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/isa.hpp"
 #include "dtnn/plugin.hpp"
 
 namespace dtnn {
@@ -26,6 +34,9 @@ struct PluginRecord {
   std::string kind, name, description, parameters;  // parameters: JSON with defaults
   std::filesystem::path file;
   std::string reason;  // why not ok
+  // For a plugin built per instruction-set level: the levels found and the one loaded.
+  std::vector<isa::Level> levels_built;
+  std::optional<isa::Level> level;
   const PluginDescriptor* descriptor = nullptr;
   std::shared_ptr<void> library;  // keeps the shared object open
 };
@@ -34,7 +45,10 @@ DTNN_CORE_EXPORT const char* to_string(PluginRecord::Status s);
 
 class DTNN_CORE_EXPORT Registry {
  public:
-  explicit Registry(std::vector<std::filesystem::path> folders);
+  // ceiling: the highest instruction-set level of plugin file to load (default: isa::ceiling(),
+  // which throws dtnn::Error for a bad DTNN_ISA).
+  explicit Registry(std::vector<std::filesystem::path> folders,
+                    std::optional<isa::Level> ceiling = std::nullopt);
   // The folders of the search order above, extra_folders first.
   static std::vector<std::filesystem::path> default_folders(
       const std::vector<std::string>& extra_folders = {});
@@ -42,6 +56,7 @@ class DTNN_CORE_EXPORT Registry {
   const std::vector<std::filesystem::path>& folders() const { return folders_; }
   const std::vector<PluginRecord>& records() const { return records_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+  isa::Level ceiling() const { return ceiling_; }
 
   const PluginRecord* find(std::string_view kind, std::string_view name) const;  // ok or not
   std::vector<std::string> available(std::string_view kind) const;               // ok only
@@ -63,9 +78,17 @@ class DTNN_CORE_EXPORT Registry {
   }
 
  private:
+  struct Variant {  // one file of a plugin built per level
+    isa::Level level;
+    std::filesystem::path file;
+  };
   void scan(const std::filesystem::path& folder);
-  void load(const std::filesystem::path& file);
+  // The variant to load of one plugin's files (all of them when it has one file only).
+  void load_best(const std::vector<Variant>& variants);
+  void load(const std::filesystem::path& file, const std::vector<Variant>& variants = {});
 
+  isa::Level ceiling_;
+  bool reports_choices_;  // the process's ceiling: its choices are the process's (isa::choices())
   std::vector<std::filesystem::path> folders_;
   std::vector<PluginRecord> records_;
   std::vector<std::string> warnings_;

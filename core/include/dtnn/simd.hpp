@@ -1,6 +1,10 @@
-// Vec<T, Bytes>: a vector of float or double, 32 bytes unless said otherwise (16 and 64 too),
-// through GCC/Clang vector extensions (portable C++ the compiler maps to AVX2/AVX-512/NEON
-// registers, or splits where the target's are narrower), for register-blocked kernels.
+// Vec<T, Bytes>: a vector of float or double through GCC/Clang vector extensions (portable C++ the
+// compiler maps to SSE/AVX2/AVX-512/NEON registers), for register-blocked kernels. By default as
+// wide as the instruction set the translation unit is compiled for handles in one register:
+// kVectorBytes, 32 with AVX (also with AVX-512: the kernels were tuned on 32-byte vectors there,
+// with more of them), 16 otherwise. A wider Vec than the target's registers is split by the
+// compiler, and not well: a 32-byte accumulator block on SSE alone ran 30-45x slower than on
+// AVX2 (bench/conv_bench, direct, ResNet-20's layers), through the stack.
 #pragma once
 
 namespace dtnn::simd {
@@ -22,20 +26,26 @@ DTNN_SIMD_VECTOR(double, 32)
 DTNN_SIMD_VECTOR(double, 64)
 #undef DTNN_SIMD_VECTOR
 
-template <class T, int Bytes = 32>
+#if defined(__AVX__)
+inline constexpr int kVectorBytes = 32;
+#else
+inline constexpr int kVectorBytes = 16;
+#endif
+
+template <class T, int Bytes = kVectorBytes>
 using Vec = typename VectorOf<T, Bytes>::type;
-template <class T, int Bytes = 32>
+template <class T, int Bytes = kVectorBytes>
 inline constexpr int kLanes = Bytes / static_cast<int>(sizeof(T));
 
 // (Always inlined: code built for several instruction sets calls these, and one copy out of line
 // would serve them all.)
-template <class T, int Bytes = 32>
+template <class T, int Bytes = kVectorBytes>
 [[gnu::always_inline]] inline Vec<T, Bytes> load(const T* p) {
   Vec<T, Bytes> v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
-template <class T, int Bytes = 32>
+template <class T, int Bytes = kVectorBytes>
 [[gnu::always_inline]] inline void store(T* p, const Vec<T, Bytes>& v) {
   __builtin_memcpy(p, &v, sizeof v);
 }

@@ -227,6 +227,13 @@ class GemmConv final : public ConvAlgorithm {
     return dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x;
   }
 
+  // Without AVX2 (the portable level) the compiler builds 64-byte shuffles from 16-byte pieces:
+  // the plain loop is used there.
+#if defined(__AVX2__)
+  static constexpr bool kInterleaveByShuffles = true;
+#else
+  static constexpr bool kInterleaveByShuffles = false;
+#endif
   // interleave's 6 rows (BLIS's float MR on Zen and Haswell) for 8 columns from c: dst[k * 6 + r] =
   // src[r][c + k], three 16-float vectors each put together from the rows, two at a time, by
   // two-source shuffles (vpermt2ps with AVX-512), instead of 48 single loads and stores.
@@ -267,7 +274,7 @@ class GemmConv final : public ConvAlgorithm {
       case 4:
         return fixed(std::integral_constant<std::int64_t, 4>{});
       case 6:
-        if constexpr (std::is_same_v<T, float>) {
+        if constexpr (std::is_same_v<T, float> && kInterleaveByShuffles) {
           const std::int64_t blocked = run / 8 * 8;
           for (std::int64_t c = 0; c < blocked; c += 8, dst += 48) interleave_6x8(src, c, dst);
           return fixed(std::integral_constant<std::int64_t, 6>{}, blocked);

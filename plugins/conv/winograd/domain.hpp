@@ -1,10 +1,5 @@
 // The Winograd-domain kernels of the winograd plugin: the tile transforms between an activation and
 // a block of the Winograd domain, and the filter transforms (transforms.hpp does the arithmetic).
-// Compiled once per instruction set by kernels.cpp, each time inside the namespace DTNN_ISA, so
-// everything here that the compiler vectorises or leaves out of line is that variant's own. (For
-// the same reason there are no calls to std algorithms here, whose copy built for AVX-512 could be
-// the one the linker keeps for every variant: the core's copy_short and copy_strided are always
-// inlined.)
 #pragma once
 #include <omp.h>
 
@@ -14,7 +9,7 @@
 #include "kernels.hpp"
 #include "transforms.hpp"
 
-namespace dtnn::winograd::DTNN_ISA {
+namespace dtnn::winograd {
 
 // dst[0, count) = value.
 template <class T>
@@ -265,4 +260,4 @@ void add_filter_gradient(const T* acc, std::int64_t c, std::int64_t k, FilterStr
   }
 }
 
-}  // namespace dtnn::winograd::DTNN_ISA
+}  // namespace dtnn::winograd

@@ -1,29 +1,20 @@
-// One variant of the winograd kernels (kernels.hpp): this file is compiled once per instruction set
-// (cmake/DtnnIsa.cmake), each time with DTNN_ISA naming it (avx512, avx2, portable) and the
-// compiler targeting it, and defines kernel_set_<DTNN_ISA>().
+// The winograd plugin's Winograd-domain kernels (domain.hpp) as one table (kernels.hpp), in a
+// translation unit of their own: the templates of domain.hpp compile beside winograd.cpp.
 #include "domain.hpp"
-
-#define DTNN_WINOGRAD_CAT2(a, b) a##b
-#define DTNN_WINOGRAD_CAT(a, b) DTNN_WINOGRAD_CAT2(a, b)
-#define DTNN_WINOGRAD_STR2(a) #a
-#define DTNN_WINOGRAD_STR(a) DTNN_WINOGRAD_STR2(a)
 
 namespace dtnn::winograd {
 
-namespace DTNN_ISA {
 namespace {
 template <class T, int M>
-Kernels<T, M> kernels() {
+constexpr Kernels<T, M> kernels() {
   return {&inputs_to_domain<T, M>, &outputs_from_domain<T, M>, &gradients_to_domain<T, M>,
           &filter_transform<T, M>, &add_filter_gradient<T, M>};
 }
 }  // namespace
-}  // namespace DTNN_ISA
 
-const KernelSet& DTNN_WINOGRAD_CAT(kernel_set_, DTNN_ISA)() {
-  static const KernelSet set{DTNN_WINOGRAD_STR(DTNN_ISA), DTNN_ISA::kernels<float, 2>(),
-                             DTNN_ISA::kernels<float, 4>(), DTNN_ISA::kernels<double, 2>(),
-                             DTNN_ISA::kernels<double, 4>()};
+const KernelSet& kernel_set() {
+  static constexpr KernelSet set{kernels<float, 2>(), kernels<float, 4>(), kernels<double, 2>(),
+                                 kernels<double, 4>()};
   return set;
 }
 

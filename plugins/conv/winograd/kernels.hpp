@@ -1,14 +1,10 @@
-// The winograd plugin's Winograd-domain kernels (the tile and filter transforms, domain.hpp), built
-// once per instruction set (kernels.cpp, compiled by cmake/DtnnIsa.cmake with -march=x86-64-v4,
-// x86-64-v3 and x86-64 on x86-64; once, as the build's own target, elsewhere) and chosen at run
-// time by what the CPU has: a build for one machine runs the best its CPU takes on another.
-// Only plain types cross between the variants: each variant's code, vectors included, lives in a
-// namespace of its own (DTNN_ISA), so the linker cannot merge one variant's inline functions into
-// another's.
+// The winograd plugin's Winograd-domain kernels (the tile and filter transforms, domain.hpp), as a
+// table for winograd.cpp (kernels.cpp). Their vectors are as wide as the instruction set the
+// plugin is compiled for: the plugin is built once per level (ISA_VARIANTS), and the registry
+// loads the best one this CPU runs.
 #pragma once
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
 
@@ -72,7 +68,6 @@ struct Kernels {
 };
 
 struct KernelSet {
-  const char* isa;  // "avx512", "avx2" or "portable"
   Kernels<float, 2> f2;
   Kernels<float, 4> f4;
   Kernels<double, 2> d2;
@@ -91,16 +86,6 @@ struct KernelSet {
   }
 };
 
-// Each variant (kernels.cpp); a build defines those of its platform (DTNN_HAVE_ISA_<name>).
-const KernelSet& kernel_set_avx512();
-const KernelSet& kernel_set_avx2();
-const KernelSet& kernel_set_portable();
-
-// The variants this build has, best first, each with whether this CPU runs it.
-struct Variant {
-  const KernelSet* set;
-  bool runs_here;
-};
-std::vector<Variant> kernel_variants();
+const KernelSet& kernel_set();  // kernels.cpp
 
 }  // namespace dtnn::winograd

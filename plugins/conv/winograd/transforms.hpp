@@ -5,8 +5,8 @@
 //   filter gradient:  dg = Gt [ sum over tiles (Bt d B) .* (A dY At) ] G
 // Every transform here works on a chunk of W channels at once (8, 16 or 32): each entry of a tile
 // is W contiguous values, so each coefficient multiplies whole simd vectors (simd.hpp: GCC vector
-// types) as wide as the variant's instruction set has: 64 bytes for AVX-512, 32 for AVX2, 16
-// otherwise (kernels.hpp: one variant per instruction set, each in its namespace DTNN_ISA). The
+// types) as wide as the instruction set the plugin is compiled for has: 64 bytes for AVX-512, 32
+// for AVX2, 16 otherwise (the plugin is built once per level, cmake/DtnnIsa.cmake). The
 // loops over the matrices are unrolled, so zero coefficients are dropped at compile time.
 #pragma once
 #include <algorithm>
@@ -15,19 +15,15 @@
 
 #include "dtnn/simd.hpp"
 
-#ifndef DTNN_ISA
-#error "DTNN_ISA names the instruction-set variant: build this through dtnn_add_isa_variants"
-#endif
-
-namespace dtnn::winograd::DTNN_ISA {
+namespace dtnn::winograd {
 
 // The widest simd vector of the instruction set this is compiled for.
 #if defined(__AVX512F__)
-inline constexpr int kVectorBytes = 64;
+inline constexpr int kTransformBytes = 64;
 #elif defined(__AVX__)
-inline constexpr int kVectorBytes = 32;
+inline constexpr int kTransformBytes = 32;
 #else
-inline constexpr int kVectorBytes = 16;
+inline constexpr int kTransformBytes = 16;
 #endif
 
 template <int M>
@@ -87,13 +83,13 @@ Strided<T> dense(T* p) {
 }
 
 // out(i, j) = sum_{r,s} L(i, r) in(r, s) R(j, s) for I x J outputs from an R_ x S input, each
-// entry a chunk of W channels, computed in simd vectors of up to kVectorBytes (explicit, since the
-// compiler unrolls a 16-value loop completely and then leaves it scalar). L and R are accessors
+// entry a chunk of W channels, computed in simd vectors of up to kTransformBytes (explicit, since
+// the compiler unrolls a 16-value loop completely and then leaves it scalar). L and R are accessors
 // returning matrix coefficients, so one function serves Bt d B, G g Gt, At m A and their
 // transposes; zero coefficients are dropped at compile time.
 template <class T, int W, int I, int R_, int J, int S, class In, class Out, class Left, class Right>
 inline void sandwich(In in, Out out, Left left, Right right) {
-  constexpr int kBytes = std::min<int>(kVectorBytes, W * sizeof(T));
+  constexpr int kBytes = std::min<int>(kTransformBytes, W * sizeof(T));
   using V = simd::Vec<T, kBytes>;
   constexpr int kL = kBytes / static_cast<int>(sizeof(T)), kNV = W / kL;
   static_assert(W % kL == 0, "a chunk is whole vectors");
@@ -175,4 +171,4 @@ inline void filter_gradient_tile(In du, Out dg) {
   sandwich<T, W, 3, S::a, 3, S::a>(du, dg, S::gt, S::gt);
 }
 
-}  // namespace dtnn::winograd::DTNN_ISA
+}  // namespace dtnn::winograd

@@ -10,8 +10,8 @@
 // each thread taking whole blocks through all three steps; wider ones share each step of a block
 // among the threads (the points' GEMMs split between them). The filter transform U[t] is rebuilt
 // on each call (the weights change every step; it costs 1/Ntiles of the GEMMs). This file runs
-// the passes and the GEMMs (BLIS); the transforms (domain.hpp) are built once per instruction set
-// and the best this CPU runs is chosen when the algorithm is created (kernels.hpp).
+// the passes and the GEMMs (BLIS); the transforms are domain.hpp's, compiled in kernels.cpp. The
+// plugin is built once per instruction-set level and the registry loads the best this CPU runs.
 #include <omp.h>
 
 #include <algorithm>
@@ -22,25 +22,6 @@
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
 #include "kernels.hpp"
-
-namespace dtnn::winograd {
-
-std::vector<Variant> kernel_variants() {
-  std::vector<Variant> variants;
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-#endif
-#ifdef DTNN_HAVE_ISA_avx512
-  variants.push_back({&kernel_set_avx512(), __builtin_cpu_supports("x86-64-v4") != 0});
-#endif
-#ifdef DTNN_HAVE_ISA_avx2
-  variants.push_back({&kernel_set_avx2(), __builtin_cpu_supports("x86-64-v3") != 0});
-#endif
-  variants.push_back({&kernel_set_portable(), true});
-  return variants;
-}
-
-}  // namespace dtnn::winograd
 
 namespace {
 
@@ -58,7 +39,7 @@ class Winograd final : public ConvAlgorithm {
         wanted_thread_block_(p.get_int("thread_block")),
         filter_choice_(p.get_string("backward_filter")),
         registry_(registry),
-        kernels_(choose_kernels(p.get_string("isa"))) {
+        kernels_(&winograd::kernel_set()) {
     if (wanted_tile_ != 0 && wanted_tile_ != 2 && wanted_tile_ != 4)
       throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
                   "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work)");
@@ -351,28 +332,12 @@ class Winograd final : public ConvAlgorithm {
   T* part(std::size_t at) const {
     return slice<T>(memory_, at);
   }
-  // The kernels of the instruction set asked for ("auto": the best this CPU runs).
-  static const winograd::KernelSet* choose_kernels(const std::string& wanted) {
-    std::string built, runs;
-    for (const winograd::Variant& v : winograd::kernel_variants()) {
-      if (wanted == "auto" ? v.runs_here : wanted == v.set->isa) {
-        if (v.runs_here) return v.set;
-        throw Error("conv 'winograd': parameter 'isa' is \"" + wanted +
-                    "\", which this CPU does not have; expected \"auto\" or one of:" + runs);
-      }
-      built += std::string(" ") + v.set->isa;
-      if (v.runs_here) runs += std::string(" ") + v.set->isa;
-    }
-    throw Error("conv 'winograd': parameter 'isa' is \"" + wanted +
-                "\"; expected \"auto\" or one of the instruction sets built:" + built);
-  }
-
   bool u_transposed_ = false;  // the filter slice is [t][co][ci] (filter_transform)
   std::size_t filter_at_ = 0, v_at_ = 0, m_at_ = 0, thread_acc_at_ = 0, workspace_bytes_ = 0;
   std::string filter_choice_;  // the backward_filter parameter
   const Registry* registry_;
   std::shared_ptr<ConvAlgorithm> filter_by_;  // backward-filter's algorithm, when not winograd
-  const winograd::KernelSet* kernels_;        // the transforms' instruction-set variant
+  const winograd::KernelSet* kernels_;        // the transforms (kernels.cpp)
   std::byte* memory_ = nullptr;               // the workspace memory of the current pass
 };
 
@@ -383,6 +348,4 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new Winograd(
 DTNN_PLUGIN(
     "conv", "winograd",
     "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 layers, all passes",
-    R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto",
-        "isa": "auto"})",
-    create)
+    R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto"})", create)

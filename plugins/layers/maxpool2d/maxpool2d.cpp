@@ -55,7 +55,7 @@ class MaxPool2d final : public Layer {
   // compare-and-branch mispredicts on real activations and costs several times more).
   void forward_nhwc_vector(const Tensor& x, Tensor& y) {
     using V = simd::Vec<float>;
-    typedef std::int32_t I __attribute__((vector_size(32)));
+    typedef std::int32_t I __attribute__((vector_size(sizeof(V))));
     constexpr int L = simd::kLanes<float>;
     const std::int64_t h = g_.h, w = g_.w, c = g_.c, ho = g_.ho(), wo = g_.wo();
     const std::int64_t ph = g_.ph, pw = g_.pw, sh = g_.sh, sw = g_.sw, pad_h = g_.pad_h,

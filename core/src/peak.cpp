@@ -1,0 +1,88 @@
+#include "dtnn/peak.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "dtnn/runtime.hpp"
+
+namespace dtnn {
+
+namespace detail {
+namespace portable {
+const PeakKernels& peak_kernels();
+}
+namespace avx2 {
+const PeakKernels& peak_kernels();
+}
+namespace avx512 {
+const PeakKernels& peak_kernels();
+}
+}  // namespace detail
+
+namespace {
+
+const isa::Family<PeakKernels> kPeak("core/fp32_peak",
+                                     {
+                                         {isa::Level::portable, &detail::portable::peak_kernels},
+#ifdef DTNN_HAVE_ISA_avx2
+                                         {isa::Level::avx2, &detail::avx2::peak_kernels},
+#endif
+#ifdef DTNN_HAVE_ISA_avx512
+                                         {isa::Level::avx512, &detail::avx512::peak_kernels},
+#endif
+                                     });
+
+double nominal_ghz() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("cpu MHz", 0) == 0) {
+      try {
+        return std::stod(line.substr(line.find(':') + 1)) / 1000.0;
+      } catch (const std::exception&) {
+        return 0;
+      }
+    }
+  return 0;
+}
+
+}  // namespace
+
+const isa::Family<PeakKernels>& peak_kernels() { return kPeak; }
+
+Fp32Peak measure_fp32_peak(int threads) {
+  using Clock = std::chrono::steady_clock;
+  const PeakKernels& k = kPeak.best();
+  Fp32Peak peak;
+  peak.level = *isa::best_of(kPeak.built(), isa::ceiling());
+  peak.lanes = k.lanes;
+  peak.fused = k.fused;
+  peak.threads = threads > 0 ? threads : runtime_info().threads;
+  peak.nominal_ghz = nominal_ghz();
+  // Iterations for about 20 ms at 2 vector FMAs per ns.
+  const long iterations = 40'000'000L / k.chains;
+  double best_rate = 0, total = 0;
+  float sink = 0;
+#pragma omp parallel num_threads(peak.threads) reduction(+ : total, sink) reduction(max : best_rate)
+  {
+    double rate = 0;
+    for (int repeat = 0; repeat < 5; ++repeat) {
+      const auto start = Clock::now();
+      sink += k.fma_chains(iterations);
+      const double s = std::chrono::duration<double>(Clock::now() - start).count();
+      rate = std::max(rate, static_cast<double>(iterations) * k.chains / s);
+    }
+    total += rate;
+    best_rate = std::max(best_rate, rate);
+  }
+  static volatile float used;  // the chains' results are used: nothing is optimised away
+  used = sink;
+  peak.fmas_per_second = best_rate;
+  peak.gflops = total * k.lanes * 2 * 1e-9;
+  return peak;
+}
+
+}  // namespace dtnn

@@ -1,0 +1,215 @@
+// Register-blocked small GEMM kernels (see small_gemm.hpp). A block of R rows of C times the
+// padded width W lives in R*W/V vector registers (V lanes of 32 bytes); op(B) is packed once
+// into aligned, zero-padded rows of W so every load is a whole vector.
+//
+// Compiled once per instruction-set level (dtnn_add_isa_variants), each time into the namespace
+// DTNN_ISA_VARIANT: everything here is that level's own. No std algorithm or std template is
+// called (min, fill, unique_ptr): its copy compiled for AVX-512 could be the one the linker keeps
+// for every level (tests/isa_variant_symbols.cmake checks the objects for such shared symbols).
+#include <omp.h>
+
+#include <cstdlib>
+
+#include "dtnn/gemm.hpp"
+#include "dtnn/simd.hpp"
+#include "small_gemm.hpp"
+
+namespace dtnn::detail::DTNN_ISA_VARIANT {
+
+namespace {
+
+inline std::int64_t min(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
+
+using simd::kLanes;
+using simd::rows_for;
+using simd::Vec;
+
+// Aligned scratch that grows once and is then reused: the training step must not allocate.
+struct Buffer {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  ~Buffer() { std::free(data); }
+};
+template <class T>
+T* scratch(std::size_t count, int slot) {
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[slot];
+  if (b.bytes < count * sizeof(T)) {
+    std::free(b.data);
+    b.bytes = (count * sizeof(T) + 63) / 64 * 64;
+    b.data = std::aligned_alloc(64, b.bytes);
+  }
+  return static_cast<T*>(b.data);
+}
+
+// acc[r] += A(r, kk) * P[kk] for kk in [0, k), R rows; A(r, kk) = a[r * lda + kk * acs] and row
+// kk of P starts at p + kk * ldp (NV whole vectors readable there).
+template <class T, int NV, int R>
+inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a, std::int64_t lda,
+                       std::int64_t acs, const T* p, std::int64_t ldp) {
+  constexpr int L = kLanes<T>;
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    Vec<T> bv[NV];
+    for (int v = 0; v < NV; ++v) __builtin_memcpy(&bv[v], p + kk * ldp + v * L, sizeof(Vec<T>));
+    for (int r = 0; r < R; ++r) {
+      const T av = a[r * lda + kk * acs];
+      for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
+    }
+  }
+}
+
+// C rows [0, R) (first n columns) = alpha * acc + beta * C: whole vectors, then the tail.
+template <class T, int NV, int R>
+inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T* c,
+                  std::int64_t ldc) {
+  constexpr int L = kLanes<T>;
+  const std::int64_t whole = n / L;
+  for (int r = 0; r < R; ++r) {
+    T* cr = c + r * ldc;
+    for (std::int64_t v = 0; v < whole; ++v) {
+      Vec<T> out = acc[r][v] * alpha;
+      if (beta != T(0)) {
+        Vec<T> old;
+        __builtin_memcpy(&old, cr + v * L, sizeof old);
+        out += beta * old;
+      }
+      __builtin_memcpy(cr + v * L, &out, sizeof out);
+    }
+    const T* lanes = reinterpret_cast<const T*>(&acc[r][0]);
+    for (std::int64_t j = whole * L; j < n; ++j)
+      cr[j] = alpha * lanes[j] + (beta == T(0) ? T(0) : beta * cr[j]);
+  }
+}
+
+// C[m, n] = alpha * op(A)[m, k] * P[k, W] + beta * C; op(A)(i, kk) = a[i * lda + kk * acs].
+template <class T, int NV>
+void run_nn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
+            std::int64_t acs, const T* p, T beta, T* c, std::int64_t ldc) {
+  constexpr int R = rows_for(NV);
+  const std::int64_t blocks = m / R;
+#pragma omp parallel for schedule(static) if (blocks * k * NV > 16384 && !omp_in_parallel())
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    Vec<T> acc[R][NV] = {};
+    accumulate<T, NV, R>(acc, k, a + blk * R * lda, lda, acs, p, NV * kLanes<T>);
+    store<T, NV, R>(acc, n, alpha, beta, c + blk * R * ldc, ldc);
+  }
+  for (std::int64_t i = blocks * R; i < m; ++i) {  // the last rows, one at a time
+    Vec<T> acc[1][NV] = {};
+    accumulate<T, NV, 1>(acc, k, a + i * lda, lda, acs, p, NV * kLanes<T>);
+    store<T, NV, 1>(acc, n, alpha, beta, c + i * ldc, ldc);
+  }
+}
+
+// sums[rows, W] += A[c0:c1, i0:i0+R]^T P, the R rows of C starting at i0.
+template <class T, int NV, int R>
+inline void add_rows(Vec<T>* sums, std::int64_t i0, std::int64_t len, const T* a, std::int64_t lda,
+                     const T* p, std::int64_t ldp) {
+  Vec<T> acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = sums[(i0 + r) * NV + v];
+  accumulate<T, NV, R>(acc, len, a + i0, 1, lda, p, ldp);  // A^T(i0 + r, kk) = a[kk * lda + i0 + r]
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) sums[(i0 + r) * NV + v] = acc[r][v];
+}
+
+// C[m, n] = alpha * A[k, m]^T B[k, n] + beta * C: the reduction over k is split across threads
+// and walked in chunks that stay in L1 while every block of rows of C passes over them.
+template <class T, int NV>
+void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
+            const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  constexpr int W = NV * kLanes<T>, R = rows_for(NV);
+  constexpr std::int64_t kChunk = 256;
+  const int threads = (k * m * NV > 32768 && !omp_in_parallel()) ? omp_get_max_threads() : 1;
+  T* partial = scratch<T>(static_cast<std::size_t>(threads) * static_cast<std::size_t>(m * W), 1);
+  const bool b_in_place = n == W;  // rows of B are whole vectors already: read them where they are
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const std::int64_t k0 = k * t / threads, k1 = k * (t + 1) / threads;
+    auto* sums = reinterpret_cast<Vec<T>*>(partial + static_cast<std::int64_t>(t) * m * W);
+    for (std::int64_t i = 0; i < m * NV; ++i) sums[i] = Vec<T>{};
+    T* packed_b = b_in_place ? nullptr : scratch<T>(static_cast<std::size_t>(kChunk * W), 0);
+    for (std::int64_t c0 = k0; c0 < k1; c0 += kChunk) {
+      const std::int64_t len = min(k1, c0 + kChunk) - c0;
+      const T* p = b + c0 * ldb;
+      std::int64_t ldp = ldb;
+      if (!b_in_place) {  // B rows zero-padded to W
+        for (std::int64_t kk = 0; kk < len; ++kk)
+          for (std::int64_t j = 0; j < W; ++j)
+            packed_b[kk * W + j] = j < n ? p[kk * ldb + j] : T(0);
+        p = packed_b;
+        ldp = W;
+      }
+      const T* ac = a + c0 * lda;
+      std::int64_t i0 = 0;
+      for (; i0 + R <= m; i0 += R) add_rows<T, NV, R>(sums, i0, len, ac, lda, p, ldp);
+      for (; i0 < m; ++i0) add_rows<T, NV, 1>(sums, i0, len, ac, lda, p, ldp);
+    }
+  }
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      T s = 0;
+      for (int t = 0; t < threads; ++t)
+        s += partial[(static_cast<std::int64_t>(t) * m + i) * W + j];
+      c[i * ldc + j] = alpha * s + (beta == T(0) ? T(0) : beta * c[i * ldc + j]);
+    }
+}
+
+template <class T, int NV>
+void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+         const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+         std::int64_t ldc) {
+  if (trans_a && !trans_b) return run_tn<T, NV>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  constexpr int W = NV * kLanes<T>;
+  T* p = scratch<T>(static_cast<std::size_t>(k * W), 0);  // op(B) as [k, W], zero-padded
+  for (std::int64_t kk = 0; kk < k; ++kk)
+    for (std::int64_t j = 0; j < W; ++j)
+      p[kk * W + j] = j < n ? (trans_b ? b[j * ldb + kk] : b[kk * ldb + j]) : T(0);
+  if (trans_a)
+    run_nn<T, NV>(m, n, k, alpha, a, 1, lda, p, beta, c, ldc);  // op(A)(i, kk) = A[kk, i]
+  else
+    run_nn<T, NV>(m, n, k, alpha, a, lda, 1, p, beta, c, ldc);
+}
+
+template <class T>
+void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+                std::int64_t ldc) {
+  // The widest block of columns one kernel takes: kSmallWidth, or 12 vectors where that is fewer
+  // (double on 16-byte vectors: 24 columns).
+  constexpr std::int64_t kPanel = 12 * kLanes<T> < kSmallWidth ? 12 * kLanes<T> : kSmallWidth;
+  if (n > kPanel) {  // wide and shallow (nn/nt): independent column panels, one per thread
+    const std::int64_t panels = (n + kPanel - 1) / kPanel;
+#pragma omp parallel for schedule(static) if (m * n * k > 65536 && !omp_in_parallel())
+    for (std::int64_t panel = 0; panel < panels; ++panel) {
+      const std::int64_t j0 = panel * kPanel, width = min(kPanel, n - j0);
+      small_gemm(trans_a, trans_b, m, width, k, alpha, a, lda, trans_b ? b + j0 * ldb : b + j0, ldb,
+                 beta, c + j0, ldc);
+    }
+    return;
+  }
+  const std::int64_t vectors = (n + kLanes<T> - 1) / kLanes<T>;
+  switch (vectors) {
+    case 1:
+      return run<T, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case 2:
+      return run<T, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case 3:
+    case 4:
+      return run<T, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    case 5:
+    case 6:
+      return run<T, 6>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    default:  // at most 12 (kPanel)
+      return run<T, 12>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
+}  // namespace
+
+const SmallGemmKernels& small_gemm_kernels() {
+  static constexpr SmallGemmKernels kernels{&small_gemm<float>, &small_gemm<double>};
+  return kernels;
+}
+
+}  // namespace dtnn::detail::DTNN_ISA_VARIANT
