@@ -32,14 +32,17 @@ def find_peer(explicit):
     sys.exit("compare_torch.py: cannot find torch_peer.py; pass --peer PATH")
 
 
-def run_dtnn(a, env):
+def run_dtnn(a, env, dtnn=None):
+    """Steady-state samples/s of one `dtnn run` of a.model (dtnn: the binary, build/bin/dtnn by default)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as h:
-        cmd = [str(ROOT / "build/bin/dtnn"), "run", str(ROOT / CONFIGS[a.model]), "--num-epochs", str(a.epochs),
+        cmd = [str(dtnn or a.dtnn), "run", str(ROOT / CONFIGS[a.model]), "--num-epochs", str(a.epochs),
                "--batch-size", str(a.batch_size), "--evaluate", "false", "--validation-split", "0",
                "--set", "output.progress=\"none\"", "--history", h.name]
         if a.steps:
             cmd += ["--steps-per-epoch", str(a.steps)]
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:  # best_of's choices and other notes go to stderr: shown only on failure
+            sys.exit(f"compare: {' '.join(cmd)} failed ({done.returncode}):\n{done.stderr}")
         return json.load(open(h.name))["train_samples_per_second"]
 
 
@@ -62,6 +65,10 @@ def main():
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--peer", default=None, help="path of torch_peer.py")
+    p.add_argument("--dtnn", default=str(ROOT / "build/bin/dtnn"), help="the dtnn binary (default: build/bin/dtnn)")
+    p.add_argument("--isa", default=None,
+                   help="cap both at an instruction set, to compare on a lesser CPU's code paths: dtnn's "
+                        "DTNN_ISA (portable, avx2) and PyTorch's ATEN_CPU_CAPABILITY / ONEDNN_MAX_CPU_ISA")
     p.add_argument("--peer-blis-arch-type", default=None,
                    help="BLIS_ARCH_TYPE for the PyTorch runs (the peer README's command uses 0; unset by "
                         "default: on CPUs BLIS recognises, 0 makes PyTorch slower)")
@@ -71,6 +78,10 @@ def main():
     torch_env = dict(env)
     if a.peer_blis_arch_type is not None:
         torch_env["BLIS_ARCH_TYPE"] = a.peer_blis_arch_type
+    if a.isa:
+        env["DTNN_ISA"] = a.isa
+        torch_env.update(ATEN_CPU_CAPABILITY={"avx2": "avx2", "portable": "default"}.get(a.isa, a.isa),
+                         ONEDNN_MAX_CPU_ISA={"avx2": "AVX2", "portable": "SSE41", "avx512": "AVX512_CORE"}[a.isa])
     if '"best_of"' in (ROOT / CONFIGS[a.model]).read_text():
         # best_of tunes for 10 rounds of every candidate (40 steps with four) and caches its
         # choices per machine; one untimed run fills the cache, as a user's first run would.
@@ -87,7 +98,7 @@ def main():
           f"dtnn {d:,.0f} samples/s, pytorch {t:,.0f} samples/s, ratio {d / t:.2f}x")
     paired = statistics.median(x / y for x, y in zip(dtnn_runs, torch_runs))
     print(f"median of the {a.repeats} paired ratios (dtnn run / the PyTorch run after it): {paired:.2f}x")
-    print("JSON " + json.dumps(dict(model=a.model, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs,
+    print("JSON " + json.dumps(dict(model=a.model, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs, isa=a.isa,
                                     peer_blis_arch_type=a.peer_blis_arch_type,
                                     steps=a.steps, repeats=a.repeats, dtnn=dtnn_runs, pytorch=torch_runs,
                                     dtnn_median=d, pytorch_median=t, ratio=round(d / t, 3),

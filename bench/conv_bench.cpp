@@ -5,7 +5,10 @@
 //              [--dtype float32] [--layout NHWC] [--min-time 0.3] [--param winograd.tile=2]
 // Each point: 2 warm-up calls, then repeats until min-time has passed (at least 5); the median.
 // GFLOPS count 2*N*Ho*Wo*K*C*KH*KW per pass (bias excluded), as the PyTorch peer does: the
-// arithmetic of a direct convolution, whatever the algorithm really does.
+// arithmetic of a direct convolution, whatever the algorithm really does. "peak" is the f+b rate
+// (forward, backward-filter and, where the network needs it, backward-data) as a fraction of the
+// machine's FP32 peak, measured at the start (dtnn/peak.hpp): the headroom left. Winograd does
+// fewer multiplications than it is credited with, so it can pass 100%.
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -21,6 +24,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include "dtnn/params.hpp"
+#include "dtnn/peak.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
 
@@ -117,10 +121,12 @@ int main(int argc, char** argv) {
         if (n != "reference" && n != "best_of") names.push_back(n);
     const std::vector<std::string> wanted_nets = split(nets);
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
-    std::printf("%s %s, %d threads, BLIS '%s', workspace %s\n", dtype.c_str(), layout.c_str(),
-                rt.threads, rt.blis_kernels.c_str(), workspace_policy.c_str());
-    std::printf("%-30s %-9s %9s %7s %9s %7s %9s %7s %9s %9s\n", "layer", "algorithm", "fwd ms",
-                "GF/s", "bwd-data", "GF/s", "bwd-filt", "GF/s", "f+b ms", "work MiB");
+    const dtnn::Fp32Peak peak = dtnn::measure_fp32_peak();
+    std::printf("%s %s, %d threads, BLIS '%s', workspace %s; FP32 peak %.0f GFLOPS (measured, %s)\n",
+                dtype.c_str(), layout.c_str(), rt.threads, rt.blis_kernels.c_str(),
+                workspace_policy.c_str(), peak.gflops, dtnn::isa::name(peak.level));
+    std::printf("%-30s %-9s %9s %7s %9s %7s %9s %7s %9s %6s %9s\n", "layer", "algorithm", "fwd ms",
+                "GF/s", "bwd-data", "GF/s", "bwd-filt", "GF/s", "f+b ms", "peak", "work MiB");
     std::string json = "[";
     for (const dtnn::bench::ConvShape& s : dtnn::bench::kConvShapes) {
       if (std::find(wanted_nets.begin(), wanted_nets.end(), s.net) == wanted_nets.end()) continue;
@@ -170,23 +176,27 @@ int main(int argc, char** argv) {
         const double tw = filter_times[filter_times.size() / 2];
         const double total = tf + tw + (s.needs_dx ? td : 0.0);
         const double work = static_cast<double>(algo->workspace_bytes());
-        std::printf("%-30s %-9s %9.3f %7.1f %9.3f %7.1f %9.3f %7.1f %9.3f %9.2f\n", s.label,
+        const double passes = s.needs_dx ? 3.0 : 2.0;
+        const double of_peak = passes * flops / total * 1e-9 / peak.gflops;
+        std::printf("%-30s %-9s %9.3f %7.1f %9.3f %7.1f %9.3f %7.1f %9.3f %5.0f%% %9.2f\n", s.label,
                     name.c_str(), tf * 1e3, flops / tf * 1e-9, td * 1e3, flops / td * 1e-9,
-                    tw * 1e3, flops / tw * 1e-9, total * 1e3, work / (1 << 20));
+                    tw * 1e3, flops / tw * 1e-9, total * 1e3, 100 * of_peak, work / (1 << 20));
         std::fflush(stdout);
         nlohmann::json row = {{"layer", s.label},      {"net", s.net},
                               {"algorithm", name},     {"batch", n},
                               {"needs_dx", s.needs_dx}, {"fwd_ms", tf * 1e3},
                               {"bwd_data_ms", td * 1e3}, {"bwd_filter_ms", tw * 1e3},
                               {"fwdbwd_ms", total * 1e3}, {"fwd_gflops", flops / tf * 1e-9},
+                              {"fraction_of_peak", of_peak},
                               {"workspace_bytes", algo->workspace_bytes()}};
         json += (json.size() > 1 ? ", " : "") + row.dump();
       }
     }
     std::printf(
         "JSON {\"dtype\": \"%s\", \"layout\": \"%s\", \"threads\": %d, \"workspace\": \"%s\", "
-        "\"rows\": %s]}\n",
-        dtype.c_str(), layout.c_str(), rt.threads, workspace_policy.c_str(), json.c_str());
+        "\"fp32_peak_gflops\": %.1f, \"isa\": \"%s\", \"rows\": %s]}\n",
+        dtype.c_str(), layout.c_str(), rt.threads, workspace_policy.c_str(), peak.gflops,
+        dtnn::isa::name(dtnn::isa::ceiling()), json.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "conv_bench: error: %s\n", e.what());
     return 1;
