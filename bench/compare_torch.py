@@ -80,8 +80,9 @@ def main():
         torch_env["BLIS_ARCH_TYPE"] = a.peer_blis_arch_type
     if a.isa:
         env["DTNN_ISA"] = a.isa
+        onednn = {"avx2": "AVX2", "portable": "SSE41", "avx512": "AVX512_CORE"}[a.isa]
         torch_env.update(ATEN_CPU_CAPABILITY={"avx2": "avx2", "portable": "default"}.get(a.isa, a.isa),
-                         ONEDNN_MAX_CPU_ISA={"avx2": "AVX2", "portable": "SSE41", "avx512": "AVX512_CORE"}[a.isa])
+                         ONEDNN_MAX_CPU_ISA=onednn, DNNL_MAX_CPU_ISA=onednn)
     if '"best_of"' in (ROOT / CONFIGS[a.model]).read_text():
         # best_of tunes for 10 rounds of every candidate (40 steps with four) and caches its
         # choices per machine; one untimed run fills the cache, as a user's first run would.

@@ -50,7 +50,7 @@ inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a, std::in
   constexpr int L = kLanes<T>;
   for (std::int64_t kk = 0; kk < k; ++kk) {
     Vec<T> bv[NV];
-    for (int v = 0; v < NV; ++v) __builtin_memcpy(&bv[v], p + kk * ldp + v * L, sizeof(Vec<T>));
+    for (int v = 0; v < NV; ++v) bv[v] = simd::load<T>(p + kk * ldp + v * L);
     for (int r = 0; r < R; ++r) {
       const T av = a[r * lda + kk * acs];
       for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
@@ -66,18 +66,19 @@ inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T
   const std::int64_t whole = n / L;
   for (int r = 0; r < R; ++r) {
     T* cr = c + r * ldc;
-    for (std::int64_t v = 0; v < whole; ++v) {
-      Vec<T> out = acc[r][v] * alpha;
-      if (beta != T(0)) {
-        Vec<T> old;
-        __builtin_memcpy(&old, cr + v * L, sizeof old);
-        out += beta * old;
+    for (int v = 0; v < NV; ++v) {
+      if (v < whole) {
+        Vec<T> out = acc[r][v] * alpha;
+        if (beta != T(0)) out += beta * simd::load<T>(cr + v * L);
+        simd::store<T>(cr + v * L, out);
+      } else if (v == whole) {  // the last, partial vector: through a copy, so that acc's address
+        T lanes[L];             // is never taken and it stays in registers
+        const Vec<T> last = acc[r][v];
+        __builtin_memcpy(lanes, &last, sizeof last);
+        for (std::int64_t j = whole * L; j < n; ++j)
+          cr[j] = alpha * lanes[j - whole * L] + (beta == T(0) ? T(0) : beta * cr[j]);
       }
-      __builtin_memcpy(cr + v * L, &out, sizeof out);
     }
-    const T* lanes = reinterpret_cast<const T*>(&acc[r][0]);
-    for (std::int64_t j = whole * L; j < n; ++j)
-      cr[j] = alpha * lanes[j] + (beta == T(0) ? T(0) : beta * cr[j]);
   }
 }
 

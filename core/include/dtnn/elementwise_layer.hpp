@@ -3,6 +3,9 @@
 //               template <class T> T forward(T x) const;
 //               template <class T> T gradient(T x, T y) const;   // dy/dx at x, y = forward(x)
 // (static members do as well); an Op with parameters (leaky_relu's slope) is passed in built.
+// The loops run in chunks through __restrict pointers, so that they vectorise at every
+// instruction-set level: written per element through a lambda's captured pointers, relu's
+// backward compiled to a scalar compare-and-branch for AVX2 (3x AVX-512's time on ResNet-20).
 #pragma once
 #include <string>
 
@@ -24,7 +27,11 @@ class ElementwiseLayer final : public Layer {
       using T = decltype(z);
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
-      parallel_for(x.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = op_.forward(xp[i]); });
+      parallel_chunks(x.numel(), kParallelGrain, [&](std::int64_t begin, std::int64_t end) {
+        const T* __restrict xr = xp;
+        T* __restrict yr = yp;
+        for (std::int64_t i = begin; i < end; ++i) yr[i] = op_.forward(xr[i]);
+      });
     });
   }
 
@@ -35,8 +42,11 @@ class ElementwiseLayer final : public Layer {
       using T = decltype(z);
       const T *xp = x.data<T>(), *yp = y.data<T>(), *dyp = dy.data<T>();
       T* dxp = dx->data<T>();
-      parallel_for(x.numel(), kParallelGrain,
-                   [&](std::int64_t i) { dxp[i] = dyp[i] * op_.gradient(xp[i], yp[i]); });
+      parallel_chunks(x.numel(), kParallelGrain, [&](std::int64_t begin, std::int64_t end) {
+        const T* __restrict xr = xp, * __restrict yr = yp, * __restrict dyr = dyp;
+        T* __restrict dxr = dxp;
+        for (std::int64_t i = begin; i < end; ++i) dxr[i] = dyr[i] * op_.gradient(xr[i], yr[i]);
+      });
     });
   }
 

@@ -56,7 +56,6 @@ class DTNN_CORE_EXPORT Registry {
   const std::vector<std::filesystem::path>& folders() const { return folders_; }
   const std::vector<PluginRecord>& records() const { return records_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
-  isa::Level ceiling() const { return ceiling_; }
 
   const PluginRecord* find(std::string_view kind, std::string_view name) const;  // ok or not
   std::vector<std::string> available(std::string_view kind) const;               // ok only

@@ -227,9 +227,9 @@ class GemmConv final : public ConvAlgorithm {
     return dy.data + n * dy.s.n + oy * dy.s.y + ox * dy.s.x;
   }
 
-  // Without AVX2 (the portable level) the compiler builds 64-byte shuffles from 16-byte pieces:
-  // the plain loop is used there.
-#if defined(__AVX2__)
+  // Without AVX-512 the compiler builds the 64-byte shuffles from narrower pieces: the plain loop
+  // is used there.
+#if defined(__AVX512F__)
   static constexpr bool kInterleaveByShuffles = true;
 #else
   static constexpr bool kInterleaveByShuffles = false;
