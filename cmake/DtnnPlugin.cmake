@@ -5,8 +5,7 @@
 # once per instruction-set level of DtnnIsa.cmake, <kind>_<name>.so for the floor (portable) and
 # <kind>_<name>.<level>.so above it (conv_direct.avx2.so, conv_direct.avx512.so); the registry
 # loads the best one this CPU runs and never opens the others. Each level's target is
-# dtnn_<kind>_<name>_<level>; dtnn_plugin_targets(<kind> <name> <var>) lists them all, for
-# settings a plugin's CMakeLists adds after this call.
+# dtnn_<kind>_<name>_<level> (compiled with DTNN_ISA_VARIANT=<level>, as the floor's is).
 function(dtnn_add_plugin)
   cmake_parse_arguments(P "ISA_VARIANTS" "NAME;KIND;OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT P_NAME OR NOT P_KIND OR NOT P_SOURCES)
@@ -21,28 +20,17 @@ function(dtnn_add_plugin)
     set(levels ${DTNN_ISA_LEVELS})
     list(REMOVE_ITEM levels portable)
   endif()
-  set(targets ${target})
   _dtnn_plugin_library(${target} "${P_KIND}_${P_NAME}" "${P_OUTPUT_DIR}" "${P_SOURCES}" "${P_LIBRARIES}")
   if(P_ISA_VARIANTS)
     dtnn_isa_compile_options(${target} portable)
+    target_compile_definitions(${target} PRIVATE DTNN_ISA_VARIANT=portable)
   endif()
   foreach(level IN LISTS levels)
     _dtnn_plugin_library(${target}_${level} "${P_KIND}_${P_NAME}.${level}" "${P_OUTPUT_DIR}"
                          "${P_SOURCES}" "${P_LIBRARIES}")
     dtnn_isa_compile_options(${target}_${level} ${level})
     target_compile_definitions(${target}_${level} PRIVATE DTNN_ISA_VARIANT=${level})
-    list(APPEND targets ${target}_${level})
   endforeach()
-  if(P_ISA_VARIANTS)
-    target_compile_definitions(${target} PRIVATE DTNN_ISA_VARIANT=portable)
-  endif()
-  set_property(GLOBAL PROPERTY DTNN_PLUGIN_LEVEL_TARGETS_${P_KIND}_${P_NAME} ${targets})
-endfunction()
-
-# The targets of plugin <kind>/<name>, one per level it is built for, in <var>.
-function(dtnn_plugin_targets kind name var)
-  get_property(targets GLOBAL PROPERTY DTNN_PLUGIN_LEVEL_TARGETS_${kind}_${name})
-  set(${var} ${targets} PARENT_SCOPE)
 endfunction()
 
 function(_dtnn_plugin_library target output_name output_dir sources libraries)
