@@ -57,7 +57,7 @@ Fp32Peak measure_fp32_peak(int threads) {
   using Clock = std::chrono::steady_clock;
   const PeakKernels& k = kPeak.best();
   Fp32Peak peak;
-  peak.level = *isa::best_of(kPeak.built(), isa::ceiling());
+  peak.level = kPeak.best_level();
   peak.lanes = k.lanes;
   peak.fused = k.fused;
   peak.threads = threads > 0 ? threads : runtime_info().threads;

@@ -57,21 +57,19 @@ std::pair<std::string, isa::Level> plugin_file_level(const fs::path& file) {
   return {stem.string(), isa::Level::portable};
 }
 
-// Why code of `level` does not run under `ceiling`.
-std::string why_not_runs(isa::Level level, isa::Level ceiling) {
-  const std::vector<std::string> missing = isa::missing_features(level);
-  std::string lacks;
-  for (const auto& f : missing) lacks += (lacks.empty() ? "" : ", ") + f;
-  return std::string("built for ") + isa::name(level) + ", above this process's ceiling " +
-         isa::name(ceiling) +
-         (missing.empty() ? std::string(" (DTNN_ISA lowered it)")
-                          : " (this CPU lacks " + lacks + ")");
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& e : v) s += (s.empty() ? "" : ", ") + e;
   return s.empty() ? "(none)" : s;
+}
+
+// Why code of `level` does not run under `ceiling`.
+std::string why_not_runs(isa::Level level, isa::Level ceiling) {
+  const std::vector<std::string> missing = isa::missing_features(level);
+  return std::string("built for ") + isa::name(level) + ", above this process's ceiling " +
+         isa::name(ceiling) +
+         (missing.empty() ? std::string(" (DTNN_ISA lowered it)")
+                          : " (this CPU lacks " + join(missing) + ")");
 }
 
 // Checks one value against its default: numbers stay numbers (integers stay integral),

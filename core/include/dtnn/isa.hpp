@@ -100,11 +100,13 @@ class Family {
   const Table& best() const {
     const Table* table = chosen_.load(std::memory_order_acquire);
     if (!table) {
-      table = at(*best_of(built(), ceiling()));
+      table = at(best_level());
       chosen_.store(table, std::memory_order_release);
     }
     return *table;
   }
+  // The level best() takes.
+  Level best_level() const { return *best_of(built(), ceiling()); }
   // The variant of `level`, or null when it is not built or does not run in this process.
   const Table* at(Level level) const {
     if (!runs(level)) return nullptr;
