@@ -136,7 +136,7 @@ TEST_CASE("damaged and mismatched checkpoints are refused and change nothing") {
   CHECK(error_loading(write("short.dtnn", "DTNN")) ==
         (dir / "short.dtnn").string() + ": not a dtnn checkpoint (expected \"DTNNCKPT\" at offset 0)");
   CHECK(error_loading(dir / "absent.dtnn") == (dir / "absent.dtnn").string() +
-                                                  ": cannot open checkpoint");
+                                                  ": cannot open (No such file or directory)");
 
   json other = experiment(1);
   other["model"]["layers"][4]["units"] = 4;

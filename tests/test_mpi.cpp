@@ -166,6 +166,31 @@ TEST_CASE("resume on N ranks: 1 epoch, stop, resume, 1 more gives the 2-epoch we
   if (comm->rank() == 0) std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a non-finite step stops every rank at the same batch with the same message") {
+  auto comm = world();
+  for (std::int64_t sync_freq : {0, 3}) {  // gradients summed every step; weights averaged
+    CAPTURE(sync_freq);
+    json c = conv_experiment();  // without tanh, whose bound keeps the values finite
+    c["model"]["layers"] = json::parse(R"([{"type": "flatten"}, {"type": "fc", "units": 16},
+        {"type": "relu"}, {"type": "fc", "units": 3}, {"type": "softmax"}])");
+    c["optimizer"]["learning_rate"] = 1e20;
+    c["parallel"]["model_sync_freq"] = sync_freq;
+    const Trained t = train(c);
+    CHECK(t.history.exit_code == 1);
+    CHECK(t.history.stopped.find("training stopped at epoch 1, batch 2 of ") != std::string::npos);
+    // Every rank holds rank 0's text (compared as character codes).
+    std::vector<double> text(t.history.stopped.begin(), t.history.stopped.end());
+    text.resize(400, 0.0);
+    CHECK(from_rank0(*comm, text) == text);
+    json skip = c;
+    skip["training"]["on_nonfinite"] = "skip_batch";
+    const Trained s = train(skip);
+    CHECK(s.history.stopped.empty());
+    CHECK(s.history.skipped_batches > 0);
+    CHECK(std::all_of(s.weights.begin(), s.weights.end(), [](double w) { return std::isfinite(w); }));
+  }
+}
+
 TEST_CASE("average_weights computes each algorithm's weighted average") {
   auto comm = world();
   const int n = comm->size(), me = comm->rank();

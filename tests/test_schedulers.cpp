@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "dtnn/checkpoint.hpp"
-#include "dtnn/experiment.hpp"
+#include "dtnn/file_io.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/scheduler.hpp"

@@ -270,8 +270,11 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
     std::cout << experiment.summary();
     return 0;
   }
-  experiment.run();
-  return 0;
+  const dtnn::History result = experiment.run();
+  if (result.stopped.empty()) return 0;
+  std::fflush(stdout);
+  if (experiment.rank() == 0) std::fprintf(stderr, "\ndtnn: error: %s\n", result.stopped.c_str());
+  return result.exit_code;
 }
 
 int cmd_plugins(const std::vector<std::string>& args) {

@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <vector>
 
+#include "dtnn/checked.hpp"
 #include "dtnn/digest.hpp"
 #include "dtnn/error.hpp"
-#include "dtnn/experiment.hpp"
+#include "dtnn/file_io.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
 
@@ -72,6 +72,65 @@ std::vector<fs::path> checkpoint_files(const fs::path& dir) {
   return all;
 }
 
+// Throws an Error naming the file and the field when the metadata is not what encode_checkpoint
+// writes: a missing or mistyped field, a position that no run reaches, an offset or a shape that
+// is not a size.
+void check_metadata(const json& meta, const std::string& where) {
+  auto fail = [&](const std::string& field, const std::string& expected, const json& got) {
+    throw Error(where + ": checkpoint metadata '" + field + "': expected " + expected + ", got " +
+                got.dump().substr(0, 100));
+  };
+  auto want = [&](const json& in, const char* key, const std::string& field, auto&& is_ok,
+                  const std::string& expected) {
+    if (!in.contains(key) || !is_ok(in[key])) fail(field, expected, in.value(key, json()));
+  };
+  auto is_string = [](const json& v) { return v.is_string(); };
+  // Positions: at most 2^40 (a million steps a second for 12 days).
+  constexpr std::int64_t kMaxPosition = std::int64_t{1} << 40;
+  auto position = [&](const json& v) {
+    return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= kMaxPosition &&
+           !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxPosition));
+  };
+  if (!meta.is_object()) fail("", "a JSON object", meta);
+  for (const char* key : {"dtype", "optimizer", "model"}) want(meta, key, key, is_string, "a string");
+  want(meta, "seed", "seed", [](const json& v) { return v.is_string() && parse_uint64(v.get<std::string>()); },
+       "an unsigned integer as a string");
+  for (const char* key : {"epoch", "step", "global_step"})
+    want(meta, key, key, position, "an integer in [0, 2^40]");
+  want(meta, "learning_rate", "learning_rate",
+       [](const json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0; },
+       "a finite number >= 0");
+  want(meta, "tensors", "tensors", [](const json& v) { return v.is_array(); }, "a list");
+  want(meta, "schedulers", "schedulers", [](const json& v) { return v.is_array(); }, "a list");
+  for (std::size_t i = 0; i < meta["tensors"].size(); ++i) {
+    const json& t = meta["tensors"][i];
+    const std::string at = "tensors[" + std::to_string(i) + "]";
+    if (!t.is_object()) fail(at, "an object", t);
+    for (const char* key : {"section", "name", "dtype"})
+      want(t, key, at + "." + key, is_string, "a string");
+    want(t, "offset", at + ".offset", [](const json& v) { return v.is_number_unsigned(); },
+         "a byte offset >= 0");
+    want(t, "shape", at + ".shape",
+         [](const json& v) {
+           return v.is_array() && v.size() <= Shape::kMaxRank &&
+                  std::all_of(v.begin(), v.end(), [](const json& d) { return d.is_number_unsigned(); });
+         },
+         "a list of at most " + std::to_string(Shape::kMaxRank) + " sizes");
+  }
+  for (std::size_t i = 0; i < meta["schedulers"].size(); ++i) {
+    const json& sc = meta["schedulers"][i];
+    const std::string at = "schedulers[" + std::to_string(i) + "]";
+    if (!sc.is_object()) fail(at, "an object", sc);
+    want(sc, "name", at + ".name", is_string, "a string");
+    want(sc, "state", at + ".state",
+         [](const json& v) {
+           return v.is_array() &&
+                  std::all_of(v.begin(), v.end(), [](const json& b) { return b.is_number_unsigned(); });
+         },
+         "a list of 64-bit patterns");
+  }
+}
+
 }  // namespace
 
 std::string encode_checkpoint(Model& model, Optimizer* optimizer, const CheckpointInfo& info) {
@@ -116,10 +175,11 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
 
 CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* optimizer,
                                const std::string& optimizer_name) {
-  const std::string where = file.string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(where + ": cannot open checkpoint");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return decode_checkpoint(read_file(file), file.string(), model, optimizer, optimizer_name);
+}
+
+CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& where, Model& model,
+                                 Optimizer* optimizer, const std::string& optimizer_name) {
   const std::size_t header = sizeof kMagic + sizeof(std::uint32_t) + sizeof(std::uint64_t);
   if (bytes.size() < header + sizeof(std::uint64_t) ||
       std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
@@ -148,6 +208,9 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
     throw Error(where + ": corrupt or truncated checkpoint (checksum mismatch over " +
                 std::to_string(body) + " bytes)");
 
+  // Every field is checked for its type and range before it is used: the checksum proves the file
+  // is what was written, not that what was written is sane.
+  check_metadata(meta, where);
   const auto list = entries(model, optimizer);
   const std::string dtype = to_string(model.options().dtype);
   if (meta.value("dtype", "") != dtype)
@@ -183,10 +246,12 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
                   t.at("dtype").get<std::string>() + " does not match this model's " + e.section +
                   " '" + e.name + "' " + expected_shape.dump() + " " + to_string(e.tensor.dtype()) +
                   " (checkpoint of model '" + meta.value("model", "?") + "')");
-    begins.push_back(header + meta_size + t.at("offset").get<std::size_t>());
-    if (begins.back() + e.tensor.bytes() > body)
+    const std::size_t data = header + meta_size, offset = t.at("offset").get<std::size_t>();
+    if (offset > body - data || e.tensor.bytes() > body - data - offset)
       throw Error(where + ": truncated checkpoint (" + describe(t) + " at offset " +
-                  std::to_string(begins.back()) + " runs past the data)");
+                  std::to_string(offset) + " of the data, " + std::to_string(e.tensor.bytes()) +
+                  " bytes, runs past its " + std::to_string(body - data) + " bytes)");
+    begins.push_back(data + offset);
   }
   // Everything matches: copy.
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -197,38 +262,62 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
   }
   CheckpointInfo info;
   info.optimizer = meta.value("optimizer", "");
-  info.seed = std::stoull(meta.value("seed", std::string("0")));
+  info.seed = *parse_uint64(meta.value("seed", std::string("0")));
   info.position.epoch = meta.value("epoch", std::int64_t{0});
   info.position.step = meta.value("step", std::int64_t{0});
   info.position.global_step = meta.value("global_step", std::int64_t{0});
   info.learning_rate = meta.value("learning_rate", 0.0);
-  try {
-    for (const json& sc : meta.value("schedulers", json::array())) {
-      SchedulerState state{sc.at("name").get<std::string>(), {}};
-      for (const json& bits : sc.at("state"))
-        state.values.push_back(std::bit_cast<double>(bits.get<std::uint64_t>()));
-      info.schedulers.push_back(std::move(state));
-    }
-  } catch (const json::exception& e) {
-    throw Error(where + ": the schedulers' state in the metadata is malformed (" + e.what() + ")");
+  for (const json& sc : meta.value("schedulers", json::array())) {
+    SchedulerState state{sc.at("name").get<std::string>(), {}};
+    for (const json& bits : sc.at("state"))
+      state.values.push_back(std::bit_cast<double>(bits.get<std::uint64_t>()));
+    info.schedulers.push_back(std::move(state));
   }
   return info;
 }
 
-fs::path save_checkpoint(const fs::path& dir, Model& model, Optimizer& optimizer,
-                         const CheckpointInfo& info, int keep) {
+CheckpointFolder::CheckpointFolder(fs::path dir, int keep, const fs::path& resumed_from,
+                                   bool overwrite)
+    : dir_(std::move(dir)), keep_(keep) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(dir.string() + ": cannot create the checkpoint folder: " + ec.message());
+  fs::create_directories(dir_, ec);
+  if (ec) throw Error(dir_.string() + ": cannot create the checkpoint folder: " + ec.message());
+  remove_stale_temporaries(dir_);
+  // The resumed checkpoint, when it lies in this folder: it and the ones before it are this run's.
+  const fs::path resumed = resumed_from.empty()                 ? fs::path()
+                           : fs::is_directory(resumed_from, ec) ? latest_checkpoint(resumed_from)
+                                                                : resumed_from;
+  const bool continues = !resumed.empty() && fs::equivalent(resumed.parent_path(), dir_, ec);
+  std::vector<fs::path> others;
+  for (const fs::path& f : checkpoint_files(dir_)) {
+    if (continues && f.filename() <= resumed.filename())
+      own_.push_back(f);
+    else
+      others.push_back(f);
+  }
+  if (others.empty()) return;
+  if (!overwrite)
+    throw Error(dir_.string() + ": output.checkpoint_dir holds " + std::to_string(others.size()) +
+                " checkpoint(s) that this run did not write and does not continue (newest: " +
+                others.back().filename().string() +
+                "); resume from them (--resume " + dir_.string() +
+                "), choose another folder, or set output.checkpoint_overwrite to remove them");
+  for (const fs::path& f : others) fs::remove(f, ec);
+}
+
+fs::path CheckpointFolder::save(Model& model, Optimizer& optimizer, const CheckpointInfo& info) {
   char name[96];
   std::snprintf(name, sizeof name, "checkpoint-epoch-%04lld-step-%06lld.dtnn",
                 static_cast<long long>(info.position.epoch),
                 static_cast<long long>(info.position.step));
-  const fs::path file = dir / name;
-  write_file_atomically(file.string(), encode_checkpoint(model, &optimizer, info));
-  const std::vector<fs::path> all = checkpoint_files(dir);
-  for (std::size_t i = 0; keep > 0 && i + static_cast<std::size_t>(keep) < all.size(); ++i)
-    fs::remove(all[i], ec);
+  const fs::path file = dir_ / name;
+  write_file_atomically(file, encode_checkpoint(model, &optimizer, info));
+  if (own_.empty() || own_.back() != file) own_.push_back(file);
+  while (keep_ > 0 && own_.size() > static_cast<std::size_t>(keep_)) {
+    std::error_code ec;
+    fs::remove(own_.front(), ec);
+    own_.erase(own_.begin());
+  }
   return file;
 }
 

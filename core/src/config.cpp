@@ -1,13 +1,11 @@
 #include "dtnn/config.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "dtnn/error.hpp"
+#include "dtnn/file_io.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -17,26 +15,41 @@ using nlohmann::json;
 
 std::string ExperimentConfig::where() const { return file.empty() ? "config" : file.string(); }
 
-json read_json_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file.string() + ": cannot open (" + std::strerror(errno) + ")");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+namespace {
+
+// A parser callback that refuses nesting deeper than kMaxJsonDepth while parsing, before any of
+// nlohmann's recursive copies, comparisons or dumps meets the document.
+json::parser_callback_t depth_guard(const std::string& where) {
+  return [where](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJsonDepth)
+      throw Error(where + ": arrays and objects nested more than " +
+                  std::to_string(kMaxJsonDepth) + " deep (a model's blocks nest far less)");
+    return true;
+  };
+}
+
+}  // namespace
+
+json parse_json(const std::string& text, const std::string& where) {
   try {
-    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    std::size_t offset = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
-    std::size_t line =
-        1 + static_cast<std::size_t>(
-                std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
-    std::size_t last_nl = text.rfind('\n', offset ? offset - 1 : 0);
-    std::size_t column =
-        last_nl == std::string::npos || offset == 0 ? offset + 1 : offset - last_nl;
+    return json::parse(text, depth_guard(where), true, /*ignore_comments=*/true);
+  } catch (const json::exception& e) {
     std::string msg = e.what();
-    if (auto p = msg.find("parse error"); p != std::string::npos) msg = msg.substr(p);
-    throw Error(file.string() + ":" + std::to_string(line) + ":" + std::to_string(column) +
+    if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+    // parse_error knows the byte; out_of_range (a number such as 1e400) does not.
+    const auto* parse = dynamic_cast<const json::parse_error*>(&e);
+    if (!parse) throw Error(where + ": invalid JSON: " + msg);
+    const std::size_t offset = std::min<std::size_t>(parse->byte ? parse->byte - 1 : 0, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
+    const std::size_t last_nl = text.rfind('\n', offset ? offset - 1 : 0);
+    const std::size_t column =
+        last_nl == std::string::npos || offset == 0 ? offset + 1 : offset - last_nl;
+    throw Error(where + ":" + std::to_string(line) + ":" + std::to_string(column) +
                 ": invalid JSON (byte " + std::to_string(offset) + "): " + msg);
   }
 }
+
+json read_json_file(const fs::path& file) { return parse_json(read_file(file), file.string()); }
 
 json experiment_defaults() {
   return json::parse(R"({
@@ -55,7 +68,7 @@ json experiment_defaults() {
     "training": {"batch_size": 64, "eval_batch_size": 0, "epochs": 1, "steps_per_epoch": 0,
                  "dtype": "float32", "tensor_format": "auto", "seed": 1, "shuffle": true,
                  "evaluate": true, "evaluate_only": false, "threads": 0, "global_batch_size": 0,
-                 "resume": "", "weights_and_bias_filename": ""},
+                 "resume": "", "weights_and_bias_filename": "", "on_nonfinite": "stop"},
     "device": "cpu",
     "gpu": {"tf32": false, "cudnn_auto_conv_alg": true, "gpudirect": false, "nccl": true},
     "optimizer": {"name": "sgd"},
@@ -70,7 +83,7 @@ json experiment_defaults() {
                  "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true,
                  "timeout_s": 600},
     "output": {"history": "", "progress": "auto", "checkpoint_dir": "", "checkpoint_keep": 3,
-               "weights_npz": "", "history_format": "auto"}
+               "checkpoint_overwrite": false, "weights_npz": "", "history_format": "auto"}
   })");
 }
 
@@ -103,7 +116,7 @@ void apply_override(json& config, const std::string& assignment) {
   if (eq == std::string::npos || eq == 0)
     throw Error("--set expects key=value (e.g. training.epochs=2), got '" + assignment + "'");
   std::string key = assignment.substr(0, eq), raw = assignment.substr(eq + 1);
-  json value = json::parse(raw, nullptr, false);
+  json value = json::parse(raw, depth_guard("--set " + key), false);
   if (value.is_discarded()) value = raw;  // mnist, NHWC, a path: plain strings
   json* node = &config;
   std::stringstream ss(key);
@@ -197,8 +210,11 @@ void validate_experiment(json& config, const std::string& where) {
   require(t["steps_per_epoch"].get<std::int64_t>() >= 0, where, "training.steps_per_epoch",
           "an integer >= 0", t["steps_per_epoch"]);
   require(t["seed"].get<std::int64_t>() >= 0, where, "training.seed", "an integer >= 0", t["seed"]);
-  require(t["threads"].get<std::int64_t>() >= 0, where, "training.threads",
-          "an integer >= 0 (0: all cores)", t["threads"]);
+  require(t["threads"].get<std::int64_t>() >= 0 && t["threads"].get<std::int64_t>() <= 1024, where,
+          "training.threads", "an integer in [0, 1024] (0: all cores)", t["threads"]);
+  const json& on_nonfinite = t["on_nonfinite"];
+  require(on_nonfinite == "stop" || on_nonfinite == "skip_batch" || on_nonfinite == "ignore", where,
+          "training.on_nonfinite", "\"stop\", \"skip_batch\" or \"ignore\"", on_nonfinite);
   const std::string& dtype = t["dtype"].get_ref<const std::string&>();
   require(dtype == "float32" || dtype == "float64", where, "training.dtype",
           "\"float32\" or \"float64\"", t["dtype"]);

@@ -1,8 +1,5 @@
 #include "dtnn/experiment.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -12,18 +9,22 @@
 #include <optional>
 #include <utility>
 
+#include "dtnn/checked.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/device_communicator.hpp"
+#include "dtnn/file_io.hpp"
 #include "dtnn/image_transform.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/loss.hpp"
+#include "dtnn/memory.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/pydtnn_weights.hpp"
+#include "dtnn/rank_agreement.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
 #include "dtnn/scheduler.hpp"
@@ -148,6 +149,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
+  check_ranks_agree(*comm_, experiment_facts(j), where);
   if (device != Device::cpu && comm_->size() > 1 && j["gpu"]["nccl"].get<bool>())
     device_comm_ = open_device_communicator(registry, device, *comm_);
 
@@ -170,6 +172,18 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
                                       : t["batch_size"].get<std::int64_t>();
   const std::int64_t max_batch = std::max({rank_batch, t["batch_size"].get<std::int64_t>(),
                                            t["eval_batch_size"].get<std::int64_t>()});
+  {  // A batch of the dataset's samples must be a size, and fit in memory, before anything holds one.
+    const Shape sample = dataset_->sample_shape(layout);
+    const Shape batch = sample.with_batch(max_batch);
+    const auto batch_elements = checked_product(std::span(batch.begin(), batch.end()));
+    const std::string what = where + ": dataset '" + j["dataset"]["name"].get<std::string>() +
+                             "': a batch of " + std::to_string(max_batch) + " samples of shape " +
+                             sample.str();
+    if (!batch_elements) throw Error(what + " has more than 2^63 elements");
+    const auto bytes = checked_mul(*batch_elements, static_cast<std::int64_t>(dtype_size(dtype)));
+    if (!bytes) throw Error(what + " needs more than 2^63 bytes");
+    check_fits_in_memory(static_cast<std::size_t>(*bytes), what);
+  }
   TransformOptions transform;
   transform.central_crop = j["dataset"]["transform_central_crop"].get<double>();
   transform.resize_height = transform.resize_width = j["dataset"]["transform_resize"].get<std::int64_t>();
@@ -239,9 +253,28 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
     const std::filesystem::path file =
         std::filesystem::is_directory(from) ? latest_checkpoint(from) : from;
     resumed = load_checkpoint(file, *model_, optimizer_.get(), optimizer_name);
+    for (const SchedulerState& sc : resumed->schedulers)
+      if (!registry.find("scheduler", sc.name))
+        throw Error(file.string() + ": checkpoint holds the state of scheduler '" + sc.name +
+                    "', which is no installed scheduler plugin (dtnn plugins lists them)");
     log_info("resuming from " + file.string() + " (epoch " +
              std::to_string(resumed->position.epoch) + " done)");
   }
+  // What the files behind the keys gave each rank: the data, the model, the resumed position.
+  check_ranks_agree(
+      *comm_,
+      {{"dataset: samples (train, test)", std::to_string(dataset_->size(Split::train)) + ", " +
+                                              std::to_string(dataset_->size(Split::test))},
+       {"dataset: sample shape", dataset_->sample_shape(layout).str()},
+       {"dataset: classes", std::to_string(dataset_->num_classes())},
+       {"model: layers and parameters", std::to_string(model_->num_layers()) + ", " +
+                                            std::to_string(model_->parameter_count())},
+       {"training.resume: position",
+        resumed ? std::to_string(resumed->position.epoch) + "/" +
+                      std::to_string(resumed->position.step) + "/" +
+                      std::to_string(resumed->position.global_step)
+                : "none"}},
+      where);
   loss_ = registry.create_as<Loss>("loss",
                                    plugin_for_device(registry, device, "loss",
                                                      j["loss"].get<std::string>(), where + ": loss"),
@@ -321,6 +354,9 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.sync.exchange.gpudirect = j["gpu"]["gpudirect"].get<bool>();
   to.checkpoint_dir = j["output"]["checkpoint_dir"].get<std::string>();
   to.checkpoint_keep = static_cast<int>(j["output"]["checkpoint_keep"].get<std::int64_t>());
+  to.checkpoint_overwrite = j["output"]["checkpoint_overwrite"].get<bool>();
+  to.resumed_from = t["resume"].get<std::string>();
+  to.on_nonfinite = parse_nonfinite_policy(t["on_nonfinite"].get<std::string>());
   to.optimizer_name = optimizer_name;
   if (resumed) {
     to.start = resumed->position;
@@ -379,38 +415,10 @@ History Experiment::run() {
     write_file_atomically(history_file, format == "json" ? h.to_json() : h.to_pydtnn_text());
   }
   const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();
-  if (!weights.empty() && comm_->rank() == 0) save_pydtnn_weights(*model_, weights);
+  if (!weights.empty() && comm_->rank() == 0 && h.stopped.empty()) save_pydtnn_weights(*model_, weights);
   return h;
 }
 
-void write_file_atomically(const std::string& file, const std::string& text) {
-  namespace fs = std::filesystem;
-  fs::path target(file);
-  fs::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(file + ": cannot write (" + std::strerror(errno) + ")");
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0) {
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(file + ": write failed (" + std::strerror(e) + ")");
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(file + ": cannot flush to disk (" + std::strerror(errno) + ")");
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    ::unlink(tmp.c_str());
-    throw Error(file + ": cannot replace (" + ec.message() + ")");
-  }
-}
+int Experiment::rank() const { return comm_->rank(); }
 
 }  // namespace dtnn

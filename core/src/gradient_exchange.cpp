@@ -207,23 +207,45 @@ void GradientExchange::progress() {
     }
 }
 
-void GradientExchange::finish(Optimizer& optimizer) {
+bool GradientExchange::finish(Optimizer& optimizer, NonFinitePolicy policy) {
   DTNN_CHECK(started_.size() == buckets_.size(), "a bucket's gradients were never reported");
   const auto params = model_.parameters();
-  optimizer.begin_step();
-  for (std::size_t i : started_) {
-    Bucket& b = buckets_[i];
+  auto wait = [&](Bucket& b) {
     if (b.request) {
       timed(stats_.wait_seconds, [&] { b.request->wait(); });
       b.request.reset();
     }
     landed(b.offset, b.numel);
+  };
+  auto finite = [&](Bucket& b) {
+    for (std::size_t k = 0; k < b.parameters.size(); ++k)
+      if (!all_finite(region(b, k))) return false;
+    return true;
+  };
+  ++stats_.steps;
+  const bool all_first = policy == NonFinitePolicy::skip_batch;
+  if (all_first) {  // all or nothing: every sum lands and is checked before any update
+    bool ok = true;
+    for (std::size_t i : started_) {
+      wait(buckets_[i]);
+      ok = ok && finite(buckets_[i]);
+    }
+    if (!ok) return false;
+  }
+  optimizer.begin_step();
+  for (std::size_t n = 0; n < started_.size(); ++n) {
+    Bucket& b = buckets_[started_[n]];
+    if (!all_first) wait(b);
+    if (policy == NonFinitePolicy::stop && !finite(b)) {
+      for (std::size_t j = n + 1; j < started_.size(); ++j) wait(buckets_[started_[j]]);
+      return false;
+    }
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
       const Parameter& p = params[b.parameters[k]];
       optimizer.update(b.parameters[k], Parameter{std::string(), p.value, region(b, k)});
     }
   }
-  ++stats_.steps;
+  return true;
 }
 
 void GradientExchange::pack_all_values(double weight) {

@@ -38,6 +38,8 @@ std::string History::to_json() const {
   j["train_seconds"] = train_seconds;
   j["train_samples"] = train_samples;
   j["ranks"] = ranks;
+  if (!stopped.empty()) j["stopped"] = stopped;
+  if (skipped_batches > 0) j["skipped_batches"] = skipped_batches;
   if (ranks > 1) {
     j["comm_wait_ms_per_step"] = comm_wait_ms_per_step;
     j["buckets"] = buckets;

@@ -22,6 +22,26 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Layers a list expands to, blocks' paths and repeats included, saturating at kMaxModelLayers + 1.
+// The recursion follows the document's nesting, which parsing bounded (kMaxJsonDepth).
+std::int64_t expanded_layers(const json& layers) {
+  constexpr std::int64_t kOver = kMaxModelLayers + 1;
+  if (!layers.is_array()) return 0;  // parse_layers names the error
+  std::int64_t n = 0;
+  for (const json& e : layers) {
+    std::int64_t one = 1;
+    if (!e.is_object()) {
+    } else if (e.contains("repeat") && e["repeat"].is_number_integer() && e.contains("layers")) {
+      const std::int64_t r = std::clamp<std::int64_t>(e["repeat"].get<std::int64_t>(), 0, kOver);
+      one = r * expanded_layers(e["layers"]);  // both at most kOver: no overflow
+    } else if (e.contains("paths") && e["paths"].is_array()) {
+      for (const json& path : e["paths"]) one = std::min(kOver, one + expanded_layers(path));
+    }
+    n = std::min(kOver, n + std::min(kOver, one));
+  }
+  return n;
+}
+
 void parse_layers(const json& layers, const std::string& where, std::vector<LayerSpec>& out) {
   if (!layers.is_array()) throw Error(where + ": expected a list of layers, got " + layers.dump());
   for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -125,6 +145,9 @@ ModelSpec parse_model_spec(const json& j, const std::string& where) {
     spec.input_shape = Shape::from(s.begin(), s.end());
   }
   if (!j.contains("layers")) throw Error(where + ": missing \"layers\"");
+  if (expanded_layers(j["layers"]) > kMaxModelLayers)
+    throw Error(where + ": layers: its repeat blocks expand to more than " +
+                std::to_string(kMaxModelLayers) + " layers (the largest zoo model has about 3,600)");
   parse_layers(j["layers"], where + ": layers", spec.layers);
   if (spec.layers.empty()) throw Error(where + ": layers: the model has no layers");
   return spec;

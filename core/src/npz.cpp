@@ -3,20 +3,22 @@
 #include <zlib.h>
 
 #include <cstring>
-#include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "dtnn/checked.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/file_io.hpp"
+#include "dtnn/memory.hpp"
 
 namespace dtnn {
 
 namespace fs = std::filesystem;
 
 std::int64_t NpyArray::numel() const {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
+  const auto n = checked_product(shape);
+  if (!n) throw Error("array of shape " + shape_str() + " has more than 2^63 elements");
+  return *n;
 }
 
 double NpyArray::value(std::int64_t i) const {
@@ -59,6 +61,7 @@ NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& w
   if (size < 10 || std::memcmp(p, "\x93NUMPY", 6) != 0)
     throw Error(where + ": not a .npy array (no \\x93NUMPY magic at byte 0)");
   const int major = p[6];
+  if (major != 1 && size < 12) throw Error(where + ": truncated .npy header");
   const std::size_t header_len = major == 1 ? le(p + 8, 2) : le(p + 8, 4);
   const std::size_t start = major == 1 ? 10 : 12;
   if (start + header_len > size) throw Error(where + ": truncated .npy header");
@@ -66,11 +69,12 @@ NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& w
   std::smatch m;
   NpyArray a;
   if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([<>|=]?)([fiu])(\d+)')")))
-    throw Error(where + ": .npy header without 'descr': " + header);
+    throw Error(where + ": .npy header without 'descr': " + header.substr(0, 200));
   const std::string kind = m[2].str() + m[3].str();
   if (m[1] == ">") throw Error(where + ": big-endian arrays are not supported");
   a.kind = m[2].str()[0];
-  a.item_size = std::stoi(m[3].str());
+  const auto item_size = parse_int64(m[3].str());
+  a.item_size = item_size && *item_size <= 8 ? static_cast<int>(*item_size) : 0;
   if (kind == "f4")
     a.dtype = DType::float32;
   else if (kind == "f8")
@@ -82,14 +86,26 @@ NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& w
   if (std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*True)")))
     throw Error(where + ": Fortran-order arrays are not supported");
   if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))")))
-    throw Error(where + ": .npy header without 'shape': " + header);
+    throw Error(where + ": .npy header without 'shape': " + header.substr(0, 200));
   std::stringstream dims(m[1].str());
-  for (std::string d; std::getline(dims, d, ',');)
-    if (d.find_first_not_of(" ") != std::string::npos) a.shape.push_back(std::stoll(d));
-  const std::size_t bytes = static_cast<std::size_t>(a.numel()) * static_cast<std::size_t>(a.item_size);
-  if (size - start - header_len != bytes)
-    throw Error(where + ": shape " + a.shape_str() + " needs " + std::to_string(bytes) +
-                " data bytes, the array holds " + std::to_string(size - start - header_len));
+  for (std::string d; std::getline(dims, d, ',');) {
+    d.erase(0, d.find_first_not_of(" "));
+    d.erase(d.find_last_not_of(" ") + 1);
+    if (d.empty()) continue;
+    const auto dim = parse_int64(d);
+    if (!dim || *dim < 0)
+      throw Error(where + ": .npy header's shape (" + m[1].str() + ") has '" + d +
+                  "': expected a dimension >= 0");
+    a.shape.push_back(*dim);
+  }
+  const std::size_t held = size - start - header_len;
+  const auto numel = checked_product(a.shape);
+  const auto bytes_or = numel ? checked_mul(*numel, a.item_size) : std::nullopt;
+  if (!bytes_or || static_cast<std::size_t>(*bytes_or) != held)
+    throw Error(where + ": shape " + a.shape_str() + " needs " +
+                (bytes_or ? std::to_string(*bytes_or) : std::string("more than 2^63")) +
+                " data bytes, the array holds " + std::to_string(held));
+  const auto bytes = static_cast<std::size_t>(*bytes_or);
   const auto* data = reinterpret_cast<const std::byte*>(p + start + header_len);
   a.data.assign(data, data + bytes);
   return a;
@@ -129,11 +145,16 @@ std::string inflate_raw(const std::uint8_t* p, std::size_t size, std::size_t exp
 }  // namespace
 
 std::vector<std::pair<std::string, NpyArray>> read_npz(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file.string() + ": cannot open");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return read_npz_bytes(read_file(file), file.string());
+}
+
+std::vector<std::pair<std::string, NpyArray>> read_npz_bytes(const std::string& bytes,
+                                                             const std::string& file) {
   const auto* b = reinterpret_cast<const std::uint8_t*>(bytes.data());
   const std::size_t size = bytes.size();
+  // Every length and offset below comes from the file: each is checked against its size before
+  // anything is read at it (sizes are at most 2^32 + 2^16, so these sums cannot wrap).
+  auto fits = [&](std::size_t at, std::size_t length) { return at <= size && length <= size - at; };
   // The end-of-central-directory record: the last 22 bytes, or before a trailing comment.
   std::size_t eocd = std::string::npos;
   for (std::size_t at = size >= 22 ? size - 22 : 0; size >= 22; --at) {
@@ -144,35 +165,46 @@ std::vector<std::pair<std::string, NpyArray>> read_npz(const fs::path& file) {
     if (at == 0 || size - at > 22 + 65535) break;
   }
   if (eocd == std::string::npos)
-    throw Error(file.string() + ": not a zip (.npz) archive: no end-of-central-directory record " +
+    throw Error(file + ": not a zip (.npz) archive: no end-of-central-directory record " +
                 "(truncated, or not an .npz)");
   const std::size_t entries = le(b + eocd + 10, 2);
   std::size_t at = le(b + eocd + 16, 4);
   std::vector<std::pair<std::string, NpyArray>> arrays;
   for (std::size_t e = 0; e < entries; ++e) {
-    if (at + 46 > size || le(b + at, 4) != kCentralHeader)
-      throw Error(file.string() + ": bad central directory entry at byte " + std::to_string(at));
+    if (!fits(at, 46) || le(b + at, 4) != kCentralHeader)
+      throw Error(file + ": bad central directory entry at byte " + std::to_string(at));
     const std::uint32_t method = le(b + at + 10, 2), crc = le(b + at + 16, 4);
     const std::size_t packed = le(b + at + 20, 4), unpacked = le(b + at + 24, 4);
     const std::size_t name_len = le(b + at + 28, 2), extra_len = le(b + at + 30, 2),
                       comment_len = le(b + at + 32, 2), local = le(b + at + 42, 4);
+    if (!fits(at + 46, name_len + extra_len + comment_len))
+      throw Error(file + ": central directory entry at byte " + std::to_string(at) +
+                  " claims a name, extra field and comment of " +
+                  std::to_string(name_len + extra_len + comment_len) +
+                  " bytes, which runs past the end of the " + std::to_string(size) + "-byte file");
     const std::string name(bytes.data() + at + 46, name_len);
     at += 46 + name_len + extra_len + comment_len;
-    const std::string where = file.string() + ": " + name;
-    if (local + 30 > size || le(b + local, 4) != kLocalHeader)
+    const std::string where = file + ": " + name;
+    if (!fits(local, 30) || le(b + local, 4) != kLocalHeader)
       throw Error(where + ": bad local header at byte " + std::to_string(local));
     const std::size_t data_at = local + 30 + le(b + local + 26, 2) + le(b + local + 28, 2);
-    if (data_at + packed > size)
+    if (!fits(data_at, packed))
       throw Error(where + ": truncated: " + std::to_string(packed) + " bytes from byte " +
                   std::to_string(data_at) + ", the file holds " + std::to_string(size));
     std::string content;
-    if (method == 0)
+    if (method == 0) {
       content.assign(bytes.data() + data_at, packed);
-    else if (method == 8)
+    } else if (method == 8) {
+      // Deflate expands at most 1032:1; a larger claim is a corrupt (or hostile) header.
+      if (unpacked > packed * 1032 + 1024)
+        throw Error(where + ": claims " + std::to_string(unpacked) + " bytes inflated from " +
+                    std::to_string(packed) + ", more than deflate can give");
+      check_fits_in_memory(unpacked, where + ": inflating");
       content = inflate_raw(b + data_at, packed, unpacked, where);
-    else
+    } else {
       throw Error(where + ": compression method " + std::to_string(method) +
                   " (expected stored or deflate)");
+    }
     if (crc32(0, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size())) !=
         crc)
       throw Error(where + ": CRC-32 mismatch (corrupt archive)");
@@ -216,15 +248,7 @@ void write_npz(const fs::path& file, const std::vector<std::pair<std::string, Np
   put(out, static_cast<std::uint32_t>(arrays.size()), 2);
   put(out, static_cast<std::uint32_t>(arrays.size()), 2);
   put(out, static_cast<std::uint32_t>(central.size()), 4), put(out, central_at, 4), put(out, 0, 2);
-  const fs::path temporary = file.string() + ".tmp";
-  {
-    std::ofstream f(temporary, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(temporary.string() + ": cannot write");
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    f.flush();
-    if (!f) throw Error(temporary.string() + ": write failed (disk full?)");
-  }
-  fs::rename(temporary, file);
+  write_file_atomically(file, out);
 }
 
 }  // namespace dtnn

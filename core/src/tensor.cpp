@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "dtnn/checked.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/memory.hpp"
@@ -36,9 +37,13 @@ Shape::Shape(std::initializer_list<std::int64_t> dims) {
 }
 
 std::int64_t Shape::numel() const {
-  std::int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<std::size_t>(i)];
-  return n;
+  const auto n = checked_product(std::span(dims_.data(), static_cast<std::size_t>(rank_)));
+  if (!n) {
+    for (auto d : *this)
+      if (d < 0) throw Error("shape " + str() + " has a negative dimension");
+    throw Error("shape " + str() + " has more than 2^63 elements");
+  }
+  return *n;
 }
 
 void Shape::push_back(std::int64_t d) {
@@ -79,7 +84,10 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout, Device devi
   t.dtype_ = dtype;
   t.layout_ = layout;
   t.device_ = device;
-  const std::size_t bytes = t.bytes();
+  const auto bytes_or = checked_mul(t.numel(), static_cast<std::int64_t>(dtype_size(dtype)));
+  if (!bytes_or) throw Error("a tensor of shape " + shape.str() + " needs more than 2^63 bytes");
+  const std::size_t bytes = static_cast<std::size_t>(*bytes_or);
+  check_fits_in_memory(bytes, "a " + std::string(to_string(dtype)) + " tensor of shape " + shape.str());
   if (device != Device::cpu) {
     t.storage_ = device_runtime(device).allocate(bytes);
     t.data_ = t.storage_.get();

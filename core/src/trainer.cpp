@@ -2,18 +2,21 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
-#include "dtnn/experiment.hpp"
+#include "dtnn/file_io.hpp"
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/loss.hpp"
@@ -22,6 +25,7 @@
 #include "dtnn/optimizer.hpp"
 #include "dtnn/rng.hpp"
 #include "dtnn/scheduler.hpp"
+#include "dtnn/stop_request.hpp"
 #include "format.hpp"
 
 namespace dtnn {
@@ -168,25 +172,38 @@ void Trainer::print(const std::string& line) const {
 
 namespace {
 // Runs the optimizer's update on parameters whose gradients backward has just finished, while
-// those gradients and the weights (backward's dx read them) are still in cache.
+// those gradients and the weights (backward's dx read them) are still in cache. Checking (the
+// "stop" policy), it updates nothing from the first non-finite gradient on: those gradients are
+// zeroed instead, and found() says so.
 class UpdateWhenReady final : public GradientListener {
  public:
-  UpdateWhenReady(Optimizer& optimizer, std::span<const Parameter> parameters)
-      : optimizer_(optimizer), parameters_(parameters) {}
+  UpdateWhenReady(Optimizer& optimizer, std::span<const Parameter> parameters, bool check)
+      : optimizer_(optimizer), parameters_(parameters), check_(check) {}
   void gradients_ready(std::size_t first, std::size_t count) override {
-    for (std::size_t i = first; i < first + count; ++i) optimizer_.update(i, parameters_[i]);
+    for (std::size_t i = first; i < first + count && check_ && !found_; ++i)
+      found_ = !all_finite(parameters_[i].grad);
+    for (std::size_t i = first; i < first + count; ++i) {
+      if (found_)
+        Tensor(parameters_[i].grad).fill_zero();  // a handle on the same storage
+      else
+        optimizer_.update(i, parameters_[i]);
+    }
   }
+  bool found() const { return found_; }
 
  private:
   Optimizer& optimizer_;
   std::span<const Parameter> parameters_;
+  bool check_, found_ = false;
 };
 }  // namespace
 
 double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
                            bool sync_gradients, std::span<const std::int64_t> next) {
   const auto n = static_cast<std::int64_t>(indices.size());
+  const NonFinitePolicy policy = options_.on_nonfinite;
   double batch_loss = 0;
+  step_nonfinite_ = false;
   auto [x_host, y_host] = loader_->take(indices, augment_seed_);
   auto [x, y] = to_model_device(x_host, y_host);
   if (!next.empty()) loader_->request(next, augment_seed_);
@@ -195,21 +212,49 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
     batch_loss = loss_.forward(prediction, y);
     accumulate_metrics(prediction, y, y_host, metric_totals_);
   }
+  const bool loss_finite = policy == NonFinitePolicy::ignore || std::isfinite(batch_loss);
+  // Gradients are checked where they are host memory; on a device only the loss is (a check there
+  // would copy every gradient to the host every step).
+  const bool on_host = model_.options().device == Device::cpu;
+  const NonFinitePolicy gradient_policy = on_host ? policy : NonFinitePolicy::ignore;
   // Grads start at zero: the model builds them so, and each optimizer update leaves them so.
-  if (!sync_gradients) {  // update each layer as soon as its gradients are final
+  if (!sync_gradients) {
     if (n == 0) return 0.0;
-    optimizer_.begin_step();
-    UpdateWhenReady update{optimizer_, model_.parameters()};
-    model_.backward(loss_, y, &update);
-    return batch_loss;
+    if (!loss_finite) {  // no backward: parameters and gradients stay as they are
+      step_nonfinite_ = true;
+    } else if (gradient_policy == NonFinitePolicy::skip_batch) {  // all or nothing
+      model_.backward(loss_, y);
+      const auto params = model_.parameters();
+      step_nonfinite_ = !std::all_of(params.begin(), params.end(),
+                                     [](const Parameter& p) { return all_finite(p.grad); });
+      if (step_nonfinite_) {
+        model_.zero_grad();
+      } else {
+        optimizer_.begin_step();
+        for (std::size_t i = 0; i < params.size(); ++i) optimizer_.update(i, params[i]);
+      }
+    } else {  // update each layer as soon as its gradients are final
+      optimizer_.begin_step();
+      UpdateWhenReady update{optimizer_, model_.parameters(),
+                             gradient_policy == NonFinitePolicy::stop};
+      model_.backward(loss_, y, &update);
+      step_nonfinite_ = update.found();
+    }
+  } else {
+    DTNN_CHECK(exchange_, "gradient synchronisation needs more than one rank");
+    // A rank whose loss is not finite sends NaN gradients: every rank's sums are then NaN, and
+    // every rank decides alike in finish(). On a device, where sums are not checked, it sends
+    // nothing instead (and fit's step status stops or skips every rank after the step).
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    exchange_->begin(loss_finite ? weight : on_host ? nan : 0.0);
+    if (n > 0)
+      model_.backward(loss_, y, exchange_.get());
+    else
+      exchange_->contribute_nothing();
+    step_nonfinite_ = !exchange_->finish(optimizer_, gradient_policy) || !loss_finite;
   }
-  DTNN_CHECK(exchange_, "gradient synchronisation needs more than one rank");
-  exchange_->begin(weight);
-  if (n > 0)
-    model_.backward(loss_, y, exchange_.get());
-  else
-    exchange_->contribute_nothing();
-  exchange_->finish(optimizer_);
+  if (step_nonfinite_ && policy == NonFinitePolicy::stop && n > 0)
+    nonfinite_where_ = locate_nonfinite(model_, loss_, x, y);
   return batch_loss;
 }
 
@@ -294,6 +339,46 @@ void Trainer::restore_scheduler_states() {
   }
 }
 
+std::string Trainer::nonfinite_report(std::int64_t epoch, std::int64_t step, std::int64_t steps) {
+  // Where each rank found the first non-finite value ("" where its part stayed finite), gathered
+  // so that every rank reports the first rank's finding.
+  constexpr std::size_t kLine = 160;
+  const auto ranks = static_cast<std::size_t>(comm_.size());
+  std::vector<double> mine(kLine, 0.0), all(kLine * ranks, 0.0);
+  for (std::size_t i = 0; i < std::min(kLine - 1, nonfinite_where_.size()); ++i)
+    mine[i] = static_cast<unsigned char>(nonfinite_where_[i]);
+  if (ranks > 1)
+    comm_.allgather(mine.data(), all.data(), kLine, DType::float64, "non-finite report");
+  else
+    all = mine;
+  std::string where;
+  for (std::size_t r = 0; r < ranks && where.empty(); ++r) {
+    for (std::size_t i = 0; i < kLine && all[r * kLine + i] != 0; ++i)
+      where += static_cast<char>(all[r * kLine + i]);
+    if (!where.empty() && ranks > 1) where += " on rank " + std::to_string(r);
+  }
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", optimizer_.learning_rate());
+  return "training stopped at epoch " + std::to_string(epoch + 1) + ", batch " +
+         std::to_string(step + 1) + " of " + std::to_string(steps) +
+         ": the loss or a gradient is not finite (NaN or infinity); the first non-finite value: " +
+         (where.empty() ? std::string("not found again when the batch was rerun") : where) +
+         "; learning rate " + lr +
+         ". Lower the learning rate, or set training.on_nonfinite to \"skip_batch\" to skip such "
+         "batches";
+}
+
+std::string Trainer::stop_report(int signal, const CheckpointPosition& at, std::int64_t steps,
+                                 const std::filesystem::path& checkpoint) const {
+  const std::string name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+  std::string s = "training stopped by " + name + " after epoch " + std::to_string(at.epoch + 1) +
+                  ", batch " + std::to_string(at.step) + " of " + std::to_string(steps) + "; ";
+  if (checkpoint.empty())
+    return s + "no checkpoint written (output.checkpoint_dir is not set)";
+  return s + "checkpoint " + checkpoint.string() + " written (go on with --resume " +
+         checkpoint.parent_path().string() + ")";
+}
+
 History Trainer::fit() {
   History history;
   history.loss_name = loss_.name();
@@ -343,6 +428,11 @@ History Trainer::fit() {
     }
     return file.string();
   };
+  std::optional<CheckpointFolder> checkpoints;
+  if (!options_.checkpoint_dir.empty() && comm_.rank() == 0)
+    checkpoints.emplace(options_.checkpoint_dir, options_.checkpoint_keep, options_.resumed_from,
+                        options_.checkpoint_overwrite);
+  install_stop_handlers();
   restore_scheduler_states();
   for (auto& s : schedulers_) s->on_train_begin(state);
 
@@ -424,6 +514,17 @@ History Trainer::fit() {
       auto t0 = Clock::now();
       const double l = train_step(my_indices(s), weight, sync_gradients,
                                   s + 1 < steps ? my_indices(s + 1) : std::span<const std::int64_t>{});
+      // What every rank must decide alike: a stop request (SIGINT, SIGTERM) and a step whose
+      // values were not finite (on_nonfinite), summed over ranks.
+      double status[2] = {stop_requested() != 0 ? 1.0 : 0.0, step_nonfinite_ ? 1.0 : 0.0};
+      if (ranks > 1) comm_.allreduce_sum(status, 2, DType::float64, "step status");
+      const bool skipped = status[1] > 0 && options_.on_nonfinite == NonFinitePolicy::skip_batch;
+      if (status[1] > 0 && options_.on_nonfinite == NonFinitePolicy::stop) {
+        history.stopped = nonfinite_report(epoch, s, steps);
+        history.exit_code = 1;
+        break;
+      }
+      history.skipped_batches += skipped;
       for (int r = 0; r < ranks; ++r) {
         since_sync[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];
         trained[static_cast<std::size_t>(r)] += counts[static_cast<std::size_t>(r)];
@@ -440,10 +541,19 @@ History Trainer::fit() {
         steady_seconds += dt;
         steady_samples += n;
       }
-      loss_sum += l * static_cast<double>(n);
-      samples += n;
+      if (!skipped) {  // a skipped batch counts in the metrics, not in the loss
+        loss_sum += l * static_cast<double>(n);
+        samples += n;
+      }
       position = {epoch, s + 1, global_step};
       for (auto& sc : schedulers_) sc->on_batch_end(state);
+      if (status[0] > 0) {  // stopped by a signal: at this batch boundary, on every rank
+        history.stopped = stop_report(stop_requested(), position, steps,
+                                      checkpoints ? checkpoints->save(model_, optimizer_, checkpoint_info())
+                                                  : std::filesystem::path());
+        history.exit_code = 128 + (stop_requested() ? stop_requested() : SIGTERM);
+        break;
+      }
       // With several ranks the bar's values are reduced every 8 steps (a decision all ranks take
       // alike); alone, whenever the bar is drawn.
       if (style == ProgressStyle::bar && ranks > 1 && (s % 8 == 7 || s + 1 == steps))
@@ -467,6 +577,7 @@ History Trainer::fit() {
             "\033[K");
       }
     }
+    if (!history.stopped.empty()) break;  // every rank alike: no collective is left unmatched
     reduce_totals(loss_sum, samples);
     EpochRecord rec;
     rec.epoch = epoch + 1;
@@ -501,9 +612,13 @@ History Trainer::fit() {
     position = {epoch + 1, 0, global_step};
     for (auto& s : schedulers_) s->on_epoch_end(state);
     history.epochs.push_back(std::move(rec));
-    if (!options_.checkpoint_dir.empty() && me == 0)
-      save_checkpoint(options_.checkpoint_dir, model_, optimizer_, checkpoint_info(),
-                      options_.checkpoint_keep);
+    if (checkpoints) checkpoints->save(model_, optimizer_, checkpoint_info());
+  }
+  if (!history.stopped.empty()) {
+    history.train_seconds = seconds_since(run_start);
+    for (const auto& e : history.epochs) history.train_samples += e.samples;
+    history.ranks = ranks;
+    return history;
   }
   if (ranks > 1 && sync.final_sync) {
     if (sync.frequency != 0)  // weights drifted apart: average them

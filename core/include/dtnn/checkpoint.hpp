@@ -49,12 +49,30 @@ DTNN_CORE_EXPORT std::string encode_checkpoint(Model& model, Optimizer* optimize
 DTNN_CORE_EXPORT CheckpointInfo load_checkpoint(const std::filesystem::path& file, Model& model,
                                                 Optimizer* optimizer = nullptr,
                                                 const std::string& optimizer_name = "");
+// The same from the file's bytes; `where` names it in errors.
+DTNN_CORE_EXPORT CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& where,
+                                                  Model& model, Optimizer* optimizer = nullptr,
+                                                  const std::string& optimizer_name = "");
 
-// dir/checkpoint-epoch-NNNN-step-NNNNNN.dtnn, written atomically; older ones beyond `keep` are
-// removed. Returns the file written.
-DTNN_CORE_EXPORT std::filesystem::path save_checkpoint(const std::filesystem::path& dir,
-                                                       Model& model, Optimizer& optimizer,
-                                                       const CheckpointInfo& info, int keep);
+// The folder a run writes its checkpoints to (dir/checkpoint-epoch-NNNN-step-NNNNNN.dtnn, each
+// written atomically). The run owns the checkpoints it writes and, when it resumes from a
+// checkpoint in this folder, those up to that one (the run it continues); it removes only its
+// own beyond the newest `keep`. A folder holding checkpoints that are not its own is refused
+// when the run starts (they would be resumed by `--resume DIR` or lost), unless `overwrite`
+// says to remove them. Temporary files of writes that a crash interrupted are removed.
+class DTNN_CORE_EXPORT CheckpointFolder {
+ public:
+  CheckpointFolder(std::filesystem::path dir, int keep, const std::filesystem::path& resumed_from,
+                   bool overwrite);
+  // Writes the checkpoint of this position; returns the file written.
+  std::filesystem::path save(Model& model, Optimizer& optimizer, const CheckpointInfo& info);
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  int keep_;
+  std::vector<std::filesystem::path> own_;  // oldest first
+};
 
 // The newest checkpoint in dir (by position); Error when there is none.
 DTNN_CORE_EXPORT std::filesystem::path latest_checkpoint(const std::filesystem::path& dir);

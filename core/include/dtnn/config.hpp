@@ -17,7 +17,12 @@ struct ExperimentConfig {
   std::string where() const;   // for messages
 };
 
-// Reads a JSON file; a parse error names the file, line and column.
+// The deepest nesting of arrays and objects a JSON document dtnn reads may have.
+inline constexpr int kMaxJsonDepth = 128;
+// Parses text as JSON (// comments allowed); an error names `where`, the line and column. Nesting
+// deeper than kMaxJsonDepth is refused while parsing.
+DTNN_CORE_EXPORT nlohmann::json parse_json(const std::string& text, const std::string& where);
+// Reads and parses a JSON file the same way.
 DTNN_CORE_EXPORT nlohmann::json read_json_file(const std::filesystem::path& file);
 DTNN_CORE_EXPORT nlohmann::json experiment_defaults();
 // "training.batch_size=32": the value is parsed as JSON, or taken as a string when it is not.

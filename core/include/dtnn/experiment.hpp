@@ -31,7 +31,10 @@ class DTNN_CORE_EXPORT Experiment {
   const Dataset& dataset() const { return *dataset_; }
   Optimizer& optimizer() { return *optimizer_; }
   std::string summary() const;  // model table and parameter listing
-  History run();                // prints summary, trains; writes output.history if set
+  int rank() const;             // this process's rank (0 alone)
+  // Prints the summary, trains, writes output.history if set (also when training stopped early:
+  // History::stopped), and the weights of a run that ended normally.
+  History run();
 
  private:
   ExperimentConfig config_;
@@ -51,8 +54,5 @@ class DTNN_CORE_EXPORT Experiment {
 DTNN_CORE_EXPORT std::shared_ptr<Communicator> open_communicator(const std::string& name,
                                                                  const Registry& registry,
                                                                  const std::string& where);
-
-// Writes text to file atomically (temporary file, fsync, rename): a crash never leaves half a file.
-DTNN_CORE_EXPORT void write_file_atomically(const std::string& file, const std::string& text);
 
 }  // namespace dtnn

@@ -22,6 +22,7 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/core_export.hpp"
+#include "dtnn/nonfinite.hpp"
 #include "dtnn/model.hpp"
 
 namespace dtnn {
@@ -62,7 +63,11 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   void begin(double weight);
   void gradients_ready(std::size_t first, std::size_t count) override;
   void contribute_nothing();  // a rank without samples in this step: zero gradients
-  void finish(Optimizer& optimizer);
+  // Returns false when a summed gradient is not finite (unless policy is ignore; every rank sees
+  // the same sums, so every rank returns the same). Then skip_batch updates nothing (every bucket
+  // lands before the first update), and stop leaves the parameters of the buckets after the
+  // first non-finite one as they were.
+  bool finish(Optimizer& optimizer, NonFinitePolicy policy = NonFinitePolicy::ignore);
 
   // values = sum over ranks of weight * values (model averaging).
   void average_weights(double weight);

@@ -6,6 +6,7 @@
 // speed was within its run-to-run noise, so this is a default, not a measured win.
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "dtnn/core_export.hpp"
 
@@ -13,5 +14,12 @@ namespace dtnn {
 
 // Never null: throws std::bad_alloc. Release with std::free.
 DTNN_CORE_EXPORT std::byte* allocate_aligned(std::size_t bytes);
+
+// This machine's physical memory in bytes.
+DTNN_CORE_EXPORT std::size_t physical_memory_bytes();
+
+// Throws an Error naming `what` when bytes exceed physical memory: a size read from a file or a
+// config is refused before it is allocated (Linux would grant it and the OOM killer end the run).
+DTNN_CORE_EXPORT void check_fits_in_memory(std::size_t bytes, const std::string& what);
 
 }  // namespace dtnn

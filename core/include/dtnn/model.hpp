@@ -50,6 +50,8 @@ DTNN_CORE_EXPORT std::vector<LayerSpec> parse_layer_list(const nlohmann::json& l
 //   batchnorm, relu          ->  batchnorm {"activation": "relu"}
 // as far as `fusions` allows. Layers that already carry an activation are left alone.
 DTNN_CORE_EXPORT void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions);
+// The most layers a model may expand to, repeat blocks and blocks' paths included.
+inline constexpr std::int64_t kMaxModelLayers = 100000;
 DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where);
 DTNN_CORE_EXPORT ModelSpec load_model_spec(const std::filesystem::path& file);
 
@@ -100,6 +102,8 @@ class DTNN_CORE_EXPORT Model {
     return {first_parameter_[layer], first_parameter_[layer + 1]};
   }
   Layer& layer(std::size_t i) { return *layers_[i]; }
+  // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view).
+  const Tensor& layer_output(std::size_t i) const { return output_views_[i]; }
   const Shape& input_shape() const { return input_shape_; }
   Shape output_shape() const;
   const ModelOptions& options() const { return options_; }

@@ -34,6 +34,9 @@ struct DTNN_CORE_EXPORT NpyArray {
 // name the file, the member and the byte offset.
 DTNN_CORE_EXPORT std::vector<std::pair<std::string, NpyArray>> read_npz(
     const std::filesystem::path& file);
+// The same from the file's bytes; `where` names it in errors.
+DTNN_CORE_EXPORT std::vector<std::pair<std::string, NpyArray>> read_npz_bytes(
+    const std::string& bytes, const std::string& where);
 // Writes an .npz atomically (a temporary file, then rename): an existing file is replaced only
 // by a complete one.
 DTNN_CORE_EXPORT void write_npz(const std::filesystem::path& file,

@@ -2,6 +2,7 @@
 // loss, backward, gradient exchange, optimizer step, callbacks, evaluation, history, progress.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "dtnn/batch_loader.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/core_export.hpp"
+#include "dtnn/nonfinite.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/model_sync.hpp"
 #include "dtnn/tensor.hpp"
@@ -55,8 +57,13 @@ struct TrainerOptions {
   // checkpoint_keep are kept); optimizer_name is recorded in it.
   std::string checkpoint_dir;
   int checkpoint_keep = 3;
+  bool checkpoint_overwrite = false;  // remove checkpoints in checkpoint_dir not this run's
+  std::string resumed_from;           // the checkpoint (or folder) resumed, if any
   std::string optimizer_name;
   CheckpointPosition start;  // where a resumed run goes on
+  // A non-finite loss or gradient: stop with a message naming where it started, skip the step,
+  // or go on. Under MPI the decision is collective: every rank stops or skips the same step.
+  NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
   std::vector<SchedulerState> resumed_schedulers;  // their state in the resumed checkpoint
 };
 
@@ -93,6 +100,12 @@ struct DTNN_CORE_EXPORT History {
   // The column names of PyDTNN's history: the loss, then the metrics in configured order.
   std::string loss_name;
   std::vector<std::string> metric_names;
+  // Why training ended before its last epoch ("" when it did not): a non-finite loss or gradient
+  // (training.on_nonfinite "stop"), or SIGINT / SIGTERM. exit_code is what the process returns
+  // then: 1 for non-finite values, 128 + the signal's number for a signal.
+  std::string stopped;
+  int exit_code = 0;
+  std::int64_t skipped_batches = 0;  // training.on_nonfinite "skip_batch", over all epochs
   std::string to_json() const;
   // PyDTNN's --history-file text: a line per epoch, the epoch from 0 ("%3d"), then "%20.4f" of
   // the loss and each metric, then of the same on the validation split (0 without validation).
@@ -129,6 +142,11 @@ class DTNN_CORE_EXPORT Trainer {
 
  private:
   void restore_scheduler_states();  // from options_.resumed_schedulers
+  // History::stopped's text for a non-finite step (collective: every rank calls it) and for a
+  // stop request (after the checkpoint, if any, was written).
+  std::string nonfinite_report(std::int64_t epoch, std::int64_t step, std::int64_t steps);
+  std::string stop_report(int signal, const CheckpointPosition& at, std::int64_t steps,
+                          const std::filesystem::path& checkpoint) const;
   void print(const std::string& line) const;
   // Each metric reads the prediction where it is (a device metric plugin) or a host copy of it
   // (made once per batch, when a metric needs it). y_model: the targets beside the prediction;
@@ -161,6 +179,9 @@ class DTNN_CORE_EXPORT Trainer {
   int device_slot_ = 0;
   std::vector<Tensor> pinned_;  // host buffers page-locked for asynchronous copies
   std::unique_ptr<GradientExchange> exchange_;  // with more than one rank
+  // The last train_step's verdict (training.on_nonfinite) and, under "stop", where it started.
+  bool step_nonfinite_ = false;
+  std::string nonfinite_where_;
   std::vector<double> metric_totals_;  // concatenated totals of every metric
   std::vector<std::size_t> metric_offsets_;
 };

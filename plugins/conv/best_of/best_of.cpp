@@ -21,7 +21,7 @@
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/digest.hpp"
 #include "dtnn/error.hpp"
-#include "dtnn/experiment.hpp"
+#include "dtnn/file_io.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
@@ -264,8 +264,11 @@ class BestOf final : public ConvAlgorithm {
     if (!cache_.empty()) {
       const nlohmann::json j = read_cache(cache_);
       if (j.is_null()) cache_.clear();
-      if (!j.is_null() && j.contains("entries") && j["entries"].contains(key_)) {
-        const std::string name = j["entries"][key_].value("choice", "");
+      const nlohmann::json* entry =
+          !j.is_null() && j.contains("entries") && j["entries"].contains(key_) ? &j["entries"][key_]
+                                                                               : nullptr;
+      if (entry && entry->is_object() && entry->contains("choice") && (*entry)["choice"].is_string()) {
+        const std::string name = (*entry)["choice"].get<std::string>();
         for (std::size_t i = 0; i < candidates_.size(); ++i)
           if (candidates_[i].name == name) mine = static_cast<int>(i);
       }

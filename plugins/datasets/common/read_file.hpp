@@ -1,5 +1,7 @@
 // Whole-file reads for dataset plugins: gzip'd files are decompressed on the way (zlib reads plain
-// files unchanged), and a corrupt or truncated stream is an error naming the file.
+// files unchanged), and a corrupt or truncated stream is an error naming the file. At most
+// kMaxDatasetFileBytes are read: a gzip stream that inflates past that (the CIFAR-10 archive
+// holds 180 MB) is refused before it takes the machine's memory.
 #pragma once
 #include <zlib.h>
 
@@ -12,14 +14,25 @@
 
 namespace dtnn::datasets {
 
+inline constexpr std::size_t kMaxDatasetFileBytes = std::size_t{1} << 30;
+
 inline std::vector<std::uint8_t> read_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw Error(file.string() + ": is a directory, expected a file");
   gzFile f = gzopen(file.c_str(), "rb");
   if (!f) throw Error(file.string() + ": cannot open");
   std::vector<std::uint8_t> out;
   std::vector<std::uint8_t> buf(1 << 16);
   int got;
-  while ((got = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0)
+  while ((got = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0) {
+    if (out.size() + static_cast<std::size_t>(got) > kMaxDatasetFileBytes) {
+      gzclose(f);
+      throw Error(file.string() + ": more than " + std::to_string(kMaxDatasetFileBytes >> 20) +
+                  " MiB (decompressed): not a dataset file dtnn reads whole");
+    }
     out.insert(out.end(), buf.begin(), buf.begin() + got);
+  }
   int err = 0;
   const char* msg = gzerror(f, &err);
   const std::string why = got < 0 ? std::string(msg ? msg : "read error") : "";

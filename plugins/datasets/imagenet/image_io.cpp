@@ -9,18 +9,26 @@
 #include <algorithm>
 #include <cmath>
 #include <csetjmp>
-#include <fstream>
 
 #include "dtnn/error.hpp"
+#include "dtnn/file_io.hpp"
 
 namespace dtnn::datasets {
 
 namespace {
 
 std::vector<std::uint8_t> read_bytes(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file.string() + ": cannot open");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string bytes = read_file(file);
+  return {bytes.begin(), bytes.end()};
+}
+
+// Decoded images may hold at most 2^28 pixels (16384 x 16384): a header claiming more is refused
+// before anything is allocated for it.
+constexpr std::int64_t kMaxPixels = std::int64_t{1} << 28;
+void check_dimensions(std::int64_t width, std::int64_t height, const std::filesystem::path& file) {
+  if (width < 1 || height < 1 || width * height > kMaxPixels)
+    throw Error(file.string() + ": a " + std::to_string(width) + " x " + std::to_string(height) +
+                " image: expected at least 1 and at most 2^28 pixels (16384 x 16384)");
 }
 
 // libjpeg reports errors through error_exit, which must not return: jump back to decode_jpeg.
@@ -59,6 +67,12 @@ RgbImage decode_jpeg(const std::vector<std::uint8_t>& bytes, const std::filesyst
       info.scale_denom = d;
       break;
     }
+  try {
+    check_dimensions(info.image_width, info.image_height, file);
+  } catch (const Error&) {
+    jpeg_destroy_decompress(&info);
+    throw;
+  }
   jpeg_start_decompress(&info);
   image.width = info.output_width;
   image.height = info.output_height;
@@ -79,6 +93,12 @@ RgbImage decode_png(const std::vector<std::uint8_t>& bytes, const std::filesyste
   if (!png_image_begin_read_from_memory(&png, bytes.data(), bytes.size()))
     throw Error(file.string() + ": bad PNG (" + png.message + ")");
   png.format = PNG_FORMAT_RGB;
+  try {
+    check_dimensions(png.width, png.height, file);
+  } catch (const Error&) {
+    png_image_free(&png);
+    throw;
+  }
   RgbImage image;
   image.width = png.width;
   image.height = png.height;

@@ -54,16 +54,18 @@ IdxFile read_idx(const fs::path& file, std::uint32_t expected_dims) {
                 ": the header needs " + std::to_string(header) + " bytes");
   IdxFile idx;
   std::size_t payload = 1;
+  bool overflow = false;  // three 32-bit dimensions can overflow 64 bits: then no file holds it
   for (std::uint32_t d = 0; d < expected_dims; ++d) {
     idx.dims.push_back(be32(4 + 4 * d));
-    payload *= idx.dims.back();
+    overflow = overflow || __builtin_mul_overflow(payload, std::size_t{idx.dims.back()}, &payload);
   }
-  if (bytes.size() - header != payload) {
+  if (overflow || bytes.size() - header != payload) {
     std::string dims;
     for (auto d : idx.dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
     throw Error(file.string() + ": " +
-                (bytes.size() - header < payload ? "truncated" : "trailing data") +
-                ": the header (" + dims + ") promises " + std::to_string(payload) +
+                (overflow || bytes.size() - header < payload ? "truncated" : "trailing data") +
+                ": the header (" + dims + ") promises " +
+                (overflow ? std::string("more than 2^64") : std::to_string(payload)) +
                 " data bytes after byte " + std::to_string(header) + ", the file holds " +
                 std::to_string(bytes.size() - header));
   }

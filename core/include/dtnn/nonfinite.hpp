@@ -1,0 +1,30 @@
+// Non-finite values (NaN, infinity) in training: what `training.on_nonfinite` acts on.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "dtnn/core_export.hpp"
+#include "dtnn/tensor.hpp"
+
+namespace dtnn {
+
+class Model;
+class Loss;
+
+// What a step does when its loss or a gradient is not finite: stop training with a message (the
+// default), skip the step (no parameter changes: mixed-precision practice), or go on regardless.
+enum class NonFinitePolicy { stop, skip_batch, ignore };
+DTNN_CORE_EXPORT NonFinitePolicy parse_nonfinite_policy(std::string_view s);  // "stop", ...
+
+// True when every element is finite. A tensor on a device is copied to the host first.
+DTNN_CORE_EXPORT bool all_finite(const Tensor& t);
+
+// Where a batch first goes non-finite, found by running it again with every layer's output and
+// every parameter's gradient checked: "layer 3 (conv2d) output", "the loss",
+// "gradient of 2.fc.weights", or "" when the rerun stays finite. Runs forward in training mode
+// and backward, with the gradients zeroed before and after: no parameter changes.
+DTNN_CORE_EXPORT std::string locate_nonfinite(Model& model, Loss& loss, const Tensor& x,
+                                              const Tensor& y);
+
+}  // namespace dtnn

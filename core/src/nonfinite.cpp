@@ -1,0 +1,63 @@
+#include "dtnn/nonfinite.hpp"
+
+#include <cmath>
+
+#include "dtnn/error.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/model.hpp"
+
+namespace dtnn {
+
+NonFinitePolicy parse_nonfinite_policy(std::string_view s) {
+  if (s == "stop") return NonFinitePolicy::stop;
+  if (s == "skip_batch") return NonFinitePolicy::skip_batch;
+  if (s == "ignore") return NonFinitePolicy::ignore;
+  throw Error("training.on_nonfinite: expected \"stop\", \"skip_batch\" or \"ignore\", got '" +
+              std::string(s) + "'");
+}
+
+namespace {
+
+// v - v is 0 for a finite v and NaN for NaN and the infinities: one vectorised pass, no branch.
+template <class T>
+bool finite_span(const T* p, std::int64_t n) {
+  T sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) sum += p[i] - p[i];
+  return sum == 0;
+}
+
+}  // namespace
+
+bool all_finite(const Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return true;
+  const Tensor host = t.to(Device::cpu);
+  return dispatch_dtype(host.dtype(), [&](auto z) {
+    using T = decltype(z);
+    return finite_span(host.data<T>(), host.numel());
+  });
+}
+
+std::string locate_nonfinite(Model& model, Loss& loss, const Tensor& x, const Tensor& y) {
+  if (!all_finite(x)) return "the input batch";
+  model.zero_grad();
+  const Tensor& prediction = model.forward(x, Mode::train);
+  for (std::size_t i = 0; i < model.num_layers(); ++i)
+    if (!all_finite(model.layer_output(i)))
+      return "layer " + std::to_string(i + 1) + " (" + model.layer(i).type() + ") output";
+  std::string found;
+  if (!std::isfinite(loss.forward(prediction, y))) found = "the loss";
+  if (found.empty()) {
+    model.backward(loss, y);
+    // Backward runs from the last layer to the first: the first gradient to go bad is the last.
+    const auto params = model.parameters();
+    for (std::size_t k = params.size(); k-- > 0;)
+      if (!all_finite(params[k].grad)) {
+        found = "gradient of " + params[k].name;
+        break;
+      }
+  }
+  model.zero_grad();
+  return found;
+}
+
+}  // namespace dtnn

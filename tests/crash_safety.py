@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Runs that are stopped: kill -9, SIGINT and SIGTERM, a full disk, and a checkpoint folder that
+holds another run's checkpoints.
+
+    crash_safety.py DTNN [kill|signal|disk|ownership ...]
+
+kill:      a run that writes a checkpoint every epoch is killed (SIGKILL) at random moments spread
+           over its run, checkpoint writes included; each time it is resumed from its folder (or
+           started afresh when no checkpoint was written yet). The final weights must equal an
+           uninterrupted run's, bit for bit, and no temporary file may be left.
+signal:    SIGINT and SIGTERM stop the run at the next batch boundary with a message, exit code
+           128 + the signal, a checkpoint and the history; resuming gives the uninterrupted weights.
+disk:      with RLIMIT_FSIZE below a checkpoint's size, the checkpoint write fails with a clear
+           error, exit 1, and the previous checkpoint stays loadable; the same for the history.
+ownership: a fresh run refuses a folder holding checkpoints it did not write; told to
+           (output.checkpoint_overwrite), it removes them.
+"""
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+DTNN = sys.argv[1]
+WANTED = sys.argv[2:] or ["kill", "signal", "disk", "ownership"]
+
+EXPERIMENT = {
+    "model": {"layers": [
+        {"type": "conv2d", "filters": 16, "kernel": 3, "padding": 1}, {"type": "relu"},
+        {"type": "maxpool2d"}, {"type": "conv2d", "filters": 16, "kernel": 3, "padding": 1},
+        {"type": "relu"}, {"type": "flatten"}, {"type": "fc", "units": 512}, {"type": "relu"},
+        {"type": "fc", "units": 4}, {"type": "softmax"}]},
+    "dataset": {"name": "synthetic", "input_shape": [24, 24, 3], "classes": 4,
+                "train_samples": 512, "test_samples": 32},
+    "training": {"batch_size": 32, "epochs": 16, "evaluate": False, "threads": 1},
+    "optimizer": {"name": "adam", "learning_rate": 0.001},
+    "output": {"progress": "lines"},
+}
+
+
+def write_experiment(folder, **training):
+    e = json.loads(json.dumps(EXPERIMENT))
+    e["training"].update(training)
+    path = os.path.join(folder, "e.json")
+    with open(path, "w") as f:
+        json.dump(e, f)
+    return path
+
+
+def dtnn(args, cwd, limit_bytes=None, **kw):
+    def limit():
+        if limit_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    return subprocess.Popen([DTNN] + args, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=limit, **kw)
+
+
+def finish(p, timeout=300):
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err
+
+
+def reference_weights(folder):
+    """The weights of an uninterrupted run, as bytes of its .npz."""
+    exp = write_experiment(folder)
+    code, out, err = finish(dtnn(["run", exp, "--set", "output.weights_npz=straight.npz"], folder))
+    assert code == 0, err
+    with open(os.path.join(folder, "straight.npz"), "rb") as f:
+        return f.read()
+
+
+def checkpoints(folder):
+    return sorted(f for f in os.listdir(folder) if f.endswith(".dtnn"))
+
+
+def check(condition, message):
+    if not condition:
+        print("FAIL " + message)
+        sys.exit(1)
+
+
+def test_kill(base):
+    folder = os.path.join(base, "kill")
+    os.makedirs(folder)
+    straight = reference_weights(folder)
+    exp = write_experiment(folder)
+    ck = os.path.join(folder, "ck")
+    rng = random.Random(int(os.environ.get("DTNN_CRASH_SEED", "7")))
+    # How long a whole run takes, to spread the kills over it.
+    t0 = time.time()
+    finish(dtnn(["run", exp, "--set", "output.weights_npz=timing.npz"], folder))
+    whole = time.time() - t0
+    kills = during_write = 0
+    for attempt in range(40):
+        resume = ["--resume", ck] if os.path.isdir(ck) and checkpoints(ck) else []
+        p = dtnn(["run", exp, "--checkpoint-dir", ck, "--set", "output.weights_npz=final.npz"] +
+                 resume, folder)
+        if kills < 6 and kills % 2 == 0:  # at a random moment of what is left of the run
+            newest = checkpoints(ck)[-1] if os.path.isdir(ck) and checkpoints(ck) else ""
+            done = int(newest[len("checkpoint-epoch-"):][:4]) if newest else 0
+            left = whole * (1 - done / EXPERIMENT["training"]["epochs"])
+            time.sleep(rng.uniform(0.1, 0.8) * left)
+        elif kills < 6:  # the moment a file appears in the folder: a checkpoint being written
+            seen = set(os.listdir(ck)) if os.path.isdir(ck) else set()
+            for _ in range(rng.randint(1, 3)):  # the first, second or third write
+                while p.poll() is None and not (os.path.isdir(ck) and set(os.listdir(ck)) - seen):
+                    time.sleep(0.0005)
+                if _ < 2:
+                    seen = set(os.listdir(ck)) if os.path.isdir(ck) else set()
+        if kills < 6:
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                p.communicate()
+                kills += 1
+                files = os.listdir(ck) if os.path.isdir(ck) else []
+                during_write += any(".tmp." in f for f in files)
+                print(f"  killed at attempt {attempt}; newest checkpoint: "
+                      f"{(checkpoints(ck) or ['none'])[-1]}; a write under way: "
+                      f"{any('.tmp.' in f for f in files)}")
+                continue
+        code, out, err = finish(p)
+        check(code == 0, f"kill: the resumed run failed ({code}): {err[-2000:]}")
+        break
+    check(kills == 6, f"kill: only {kills} kills landed")
+    with open(os.path.join(folder, "final.npz"), "rb") as f:
+        check(f.read() == straight, "kill: final weights differ from the uninterrupted run's")
+    leftovers = [f for f in os.listdir(ck) if ".tmp" in f]
+    check(not leftovers, f"kill: temporary files left: {leftovers}")
+    print(f"ok   kill: {kills} kills ({during_write} during a checkpoint write), resumed each time; "
+          f"final weights equal the straight run's")
+
+
+def test_signal(base):
+    for name, number in (("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM)):
+        folder = os.path.join(base, "signal-" + name)
+        os.makedirs(folder)
+        straight = reference_weights(folder)
+        exp = write_experiment(folder)
+        ck = os.path.join(folder, "ck")
+        p = dtnn(["run", exp, "--checkpoint-dir", ck, "--history", "h.json"], folder)
+        # Under way: the second epoch's line has been printed.
+        lines = []
+        for line in p.stdout:
+            lines.append(line)
+            if line.startswith("Epoch 2/"):
+                break
+        p.send_signal(number)
+        code, out, err = finish(p)
+        check(code == 128 + number, f"{name}: exit code {code}, expected {128 + number}: {err}")
+        m = re.search(r"dtnn: error: training stopped by " + name +
+                      r" after epoch (\d+), batch (\d+) of \d+; checkpoint (\S+) written \(go on "
+                      r"with --resume (\S+)\)", err)
+        check(m is not None, f"{name}: no stop message: {err}")
+        with open(os.path.join(folder, "h.json")) as f:
+            history = json.load(f)
+        check(name in history.get("stopped", ""), f"{name}: the history does not say it stopped")
+        check(len(history["epochs"]) >= 2, f"{name}: the history lost the finished epochs")
+        code, out, err = finish(dtnn(["run", exp, "--resume", ck, "--checkpoint-dir", ck, "--set",
+                                      "output.weights_npz=final.npz"], folder))
+        check(code == 0, f"{name}: resuming failed: {err}")
+        with open(os.path.join(folder, "final.npz"), "rb") as f:
+            check(f.read() == straight, f"{name}: resumed weights differ from the straight run's")
+        print(f"ok   {name}: stopped after epoch {m.group(1)}, batch {m.group(2)}; resumed to the "
+              f"straight run's weights")
+
+
+def test_disk(base):
+    folder = os.path.join(base, "disk")
+    os.makedirs(folder)
+    exp = write_experiment(folder, epochs=1)
+    ck = os.path.join(folder, "ck")
+    code, out, err = finish(dtnn(["run", exp, "--checkpoint-dir", ck], folder))
+    check(code == 0, f"disk: first run failed: {err}")
+    first = checkpoints(ck)
+    size = os.path.getsize(os.path.join(ck, first[-1]))
+    exp = write_experiment(folder, epochs=2)
+    code, out, err = finish(dtnn(["run", exp, "--resume", ck, "--checkpoint-dir", ck], folder,
+                                 limit_bytes=size // 2))
+    check(code == 1, f"disk: exit code {code} with a file size limit, expected 1: {err}")
+    check(re.search(r"dtnn: error: .*checkpoint-epoch-0002-step-000000\.dtnn: write failed after "
+                    r"\d+ bytes \(File too large\); the previous file, if any, is unchanged", err),
+          f"disk: no clear error for the checkpoint write: {err}")
+    check(checkpoints(ck) == first, f"disk: the folder changed: {checkpoints(ck)}")
+    check(not [f for f in os.listdir(ck) if ".tmp" in f], "disk: a temporary file was left")
+    # The history: same limit, a history larger than it.
+    with open(os.path.join(folder, "h.json"), "w") as f:
+        f.write("previous history\n")
+    code, out, err = finish(dtnn(["run", exp, "--history", "h.json"], folder, limit_bytes=64))
+    check(code == 1 and re.search(r"h\.json: write failed after \d+ bytes \(File too large\)", err),
+          f"disk: history: exit {code}: {err}")
+    with open(os.path.join(folder, "h.json")) as f:
+        check(f.read() == "previous history\n", "disk: the previous history was damaged")
+    # The checkpoint written before still resumes.
+    code, out, err = finish(dtnn(["run", exp, "--resume", ck, "--checkpoint-dir", ck], folder))
+    check(code == 0, f"disk: resuming after the failed write failed: {err}")
+    print("ok   disk: checkpoint and history writes over the limit fail clearly; old files intact")
+
+
+def test_ownership(base):
+    folder = os.path.join(base, "ownership")
+    os.makedirs(folder)
+    ck = os.path.join(folder, "ck")
+    exp = write_experiment(folder, epochs=3)
+    code, out, err = finish(dtnn(["run", exp, "--checkpoint-dir", ck], folder))
+    check(code == 0, f"ownership: first run failed: {err}")
+    before = checkpoints(ck)
+    exp = write_experiment(folder, epochs=1)
+    code, out, err = finish(dtnn(["run", exp, "--checkpoint-dir", ck], folder))
+    check(code == 1 and "holds 3 checkpoint(s) that this run did not write" in err,
+          f"ownership: a fresh run took a folder of another run's checkpoints ({code}): {err}")
+    check(checkpoints(ck) == before, "ownership: the refused run changed the folder")
+    code, out, err = finish(dtnn(["run", exp, "--checkpoint-dir", ck, "--set",
+                                  "output.checkpoint_overwrite=true"], folder))
+    check(code == 0 and checkpoints(ck) == ["checkpoint-epoch-0001-step-000000.dtnn"],
+          f"ownership: overwrite: {code} {checkpoints(ck)} {err}")
+    print("ok   ownership: another run's checkpoints are refused, and removed only when told to")
+
+
+def main():
+    base = tempfile.mkdtemp(prefix="dtnn-crash-")
+    try:
+        for name in WANTED:
+            globals()["test_" + name](base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora under tests/fuzz/corpus/<target>/ (committed; rerun when
+a format changes). Small valid inputs of each kind, from which the fuzzers mutate.
+
+    make_seeds.py DTNN     (the dtnn binary: it writes the checkpoint and PyDTNN weights seeds)
+
+The JPEG seed (corpus/image/small.jpg, 20x12) was written with libjpeg; it is kept as it is.
+"""
+import gzip
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zlib
+
+import numpy as np
+
+DTNN = sys.argv[1]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def out(target, name, data):
+    path = os.path.join(HERE, "corpus", target, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def npz_bytes(compressed, **arrays):
+    buf = io.BytesIO()
+    (np.savez_compressed if compressed else np.savez)(buf, **arrays)
+    return buf.getvalue()
+
+
+# npz: stored and deflated, floats and integers.
+out("npz", "stored.npz", npz_bytes(False, a=np.arange(6, dtype=np.float32).reshape(2, 3),
+                                   b=np.array([1, 2], dtype=np.int64)))
+out("npz", "deflated.npz", npz_bytes(True, x=np.ones((2, 2, 1), dtype=np.float64),
+                                     y=np.array([3], dtype=np.uint8)))
+
+# checkpoint and PyDTNN weights: the fuzz targets' tiny model (flatten, fc 3, softmax on 2x2x1),
+# SGD with momentum.
+with tempfile.TemporaryDirectory() as d:
+    exp = {"model": {"name": "tiny", "layers": [{"type": "flatten"}, {"type": "fc", "units": 3},
+                                                 {"type": "softmax"}]},
+           "dataset": {"name": "synthetic", "input_shape": [2, 2, 1], "classes": 3,
+                       "train_samples": 8, "test_samples": 4},
+           "training": {"epochs": 1, "batch_size": 4},
+           "optimizer": {"name": "sgd", "learning_rate": 0.1, "momentum": 0.9},
+           "output": {"progress": "none", "checkpoint_dir": os.path.join(d, "ck"),
+                      "weights_npz": os.path.join(d, "w.npz")}}
+    with open(os.path.join(d, "e.json"), "w") as f:
+        json.dump(exp, f)
+    subprocess.run([DTNN, "run", os.path.join(d, "e.json")], check=True, capture_output=True)
+    ck = os.path.join(d, "ck", sorted(os.listdir(os.path.join(d, "ck")))[-1])
+    out("checkpoint", "tiny.dtnn", open(ck, "rb").read())
+    out("pydtnn_weights", "tiny.npz", open(os.path.join(d, "w.npz"), "rb").read())
+
+# Model files (numbers of at most 64: the target skips larger ones).
+models = {
+    "conv.json": {"layers": [{"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1},
+                             {"type": "batchnorm"}, {"type": "relu"}, {"type": "maxpool2d", "pool": 2},
+                             {"type": "flatten"}, {"type": "fc", "units": 8}, {"type": "dropout", "rate": 0.5},
+                             {"type": "fc", "units": 3}, {"type": "softmax"}]},
+    "blocks.json": {"layers": [
+        {"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1},
+        {"repeat": 2, "layers": [{"type": "add", "paths": [
+            [{"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1}, {"type": "relu"}], []]}]},
+        {"type": "concat", "paths": [[{"type": "avgpool2d", "pool": 2}], [{"type": "maxpool2d", "pool": 2}]]},
+        {"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]},
+    "pointwise.json": {"layers": [{"type": "pointwise_conv2d", "filters": 2},
+                                  {"type": "depthwise_conv2d", "kernel": 3},
+                                  {"type": "leaky_relu"}, {"type": "flatten"}, {"type": "fc", "units": 2},
+                                  {"type": "sigmoid"}]},
+}
+for name, m in models.items():
+    out("model_json", name, json.dumps(m, indent=1))
+
+# Experiment files, the last one with a --set line.
+base = {"model": "simplecnn", "dataset": {"name": "synthetic", "input_shape": [28, 28, 1]},
+        "training": {"batch_size": 32, "epochs": 2, "on_nonfinite": "skip_batch"},
+        "optimizer": {"name": "adam", "learning_rate": 0.001},
+        "schedulers": [{"name": "early_stopping", "patience": 2}],
+        "output": {"checkpoint_dir": "ck", "checkpoint_keep": 2}}
+out("experiment_json", "synthetic.json", json.dumps(base, indent=1))
+out("experiment_json", "with_set.json", json.dumps({"model": "simplemlp"}) +
+    "\n// a comment\ntraining.epochs=3")
+
+# IDX: the first byte picks the file (0 train images, 1 train labels, 2 test images, 3 labels).
+def idx(magic, dims, payload):
+    return struct.pack(">I", magic) + b"".join(struct.pack(">I", d) for d in dims) + payload
+
+out("idx", "train_images", b"\0" + idx(0x803, [2, 28, 28], bytes(range(256)) * 6 + bytes(32)))
+out("idx", "train_labels", b"\1" + idx(0x801, [2], b"\x03\x07"))
+out("idx", "test_images_gz", b"\2" + gzip.compress(idx(0x803, [2, 28, 28], bytes(2 * 784))))
+
+# CIFAR-10: first byte even: the archive read in place; odd: test_batch.bin.
+record = bytes([4]) + bytes(range(256)) * 12
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
+        info = tarfile.TarInfo("cifar-10-batches-bin/" + name)
+        info.size = len(record)
+        tar.addfile(info, io.BytesIO(record))
+out("cifar10", "archive", b"\0" + buf.getvalue())
+out("cifar10", "test_batch", b"\1" + record * 2)
+
+# PNG: 5x3 RGB, written by hand (zlib).
+def png(width, height):
+    raw = b"".join(b"\0" + bytes((x * 40 + y * 9) % 256 for x in range(width * 3))
+                   for y in range(height))
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data)))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+out("image", "small.png", png(5, 3))
+print("seeds written under", os.path.join(HERE, "corpus"))
