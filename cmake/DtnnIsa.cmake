@@ -15,6 +15,18 @@ else()
   set(DTNN_ISA_LEVELS portable)
   set(DTNN_ISA_FLAGS_portable "")
 endif()
+# Fewer levels for builds that need not run every level's code (the fuzzing build: its targets read
+# files, whatever kernels the plugins hold). `portable`, the floor, is always built.
+set(DTNN_ISA_ONLY "" CACHE STRING "Build only these instruction-set levels (default: all)")
+if(DTNN_ISA_ONLY)
+  foreach(level IN LISTS DTNN_ISA_ONLY)
+    if(NOT level IN_LIST DTNN_ISA_LEVELS)
+      message(FATAL_ERROR "DTNN_ISA_ONLY: '${level}' is not a level (${DTNN_ISA_LEVELS})")
+    endif()
+  endforeach()
+  string(REPLACE ";" "|" dtnn_isa_only_regex "${DTNN_ISA_ONLY}")
+  list(FILTER DTNN_ISA_LEVELS INCLUDE REGEX "^(portable|${dtnn_isa_only_regex})$")
+endif()
 
 # dtnn_isa_compile_options(<target> <level>): compiles <target>'s C++ for <level>. The -march given
 # here comes after the build's own (x86-64-v2, or DTNN_NATIVE's -march=native) and overrides it.
@@ -46,7 +58,9 @@ function(dtnn_add_isa_variants target)
     endif()
     target_compile_definitions(${objects} PRIVATE DTNN_ISA_VARIANT=${level})
     dtnn_isa_compile_options(${objects} ${level})
-    target_compile_options(${objects} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")  # clang makes no STB_GNU_UNIQUE symbols
+      target_compile_options(${objects} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
+    endif()
     set_target_properties(${objects} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     target_sources(${target} PRIVATE $<TARGET_OBJECTS:${objects}>)
     target_compile_definitions(${target} PRIVATE DTNN_HAVE_ISA_${level})

@@ -38,10 +38,15 @@ function(_dtnn_plugin_library target output_name output_dir sources libraries)
   target_link_libraries(${target} PRIVATE dtnn::core ${libraries})
   set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME "${output_name}"
     LIBRARY_OUTPUT_DIRECTORY ${output_dir} INSTALL_RPATH "$ORIGIN/../..")
-  target_link_options(${target} PRIVATE "LINKER:--no-undefined")
-  # gcc's STB_GNU_UNIQUE symbols would pin the .so in memory and hide lifetime bugs.
+  # Every symbol resolved at link time, except under clang's sanitizers, whose runtime lives in the
+  # executable that loads the plugin.
+  if(NOT (DTNN_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang"))
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  endif()
+  # gcc's STB_GNU_UNIQUE symbols would pin the .so in memory and hide lifetime bugs (clang makes none).
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>)
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-fno-gnu-unique>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>)
   set_property(GLOBAL APPEND PROPERTY DTNN_PLUGIN_TARGETS ${target})
   if(output_dir STREQUAL DTNN_PLUGIN_OUTPUT_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION lib/dtnn/plugins)

@@ -3,6 +3,7 @@
 # Idempotent: packages already present are skipped, and apt is not touched when nothing is missing.
 #   scripts/install-deps.sh           build + test + Fashion-MNIST
 #   scripts/install-deps.sh --bench   also PyTorch (python3-torch), the peer the benchmarks compare with
+#   scripts/install-deps.sh --fuzz    also clang and libFuzzer (scripts/check-fuzzers.sh)
 set -euo pipefail
 
 packages=(
@@ -17,8 +18,9 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --bench) packages+=(python3-torch) ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --bench or --help)" >&2; exit 2 ;;
+    --fuzz) packages+=(clang libfuzzer-14-dev libclang-rt-14-dev libomp-14-dev) ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --bench, --fuzz or --help)" >&2; exit 2 ;;
   esac
 done
 

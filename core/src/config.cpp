@@ -117,7 +117,14 @@ void apply_override(json& config, const std::string& assignment) {
     throw Error("--set expects key=value (e.g. training.epochs=2), got '" + assignment + "'");
   std::string key = assignment.substr(0, eq), raw = assignment.substr(eq + 1);
   json value = json::parse(raw, depth_guard("--set " + key), false);
-  if (value.is_discarded()) value = raw;  // mnist, NHWC, a path: plain strings
+  if (value.is_discarded()) {  // mnist, NHWC, a path: plain strings, which JSON holds as UTF-8
+    value = raw;
+    try {
+      (void)value.dump();
+    } catch (const json::type_error&) {
+      throw Error("--set " + key + ": the value is not valid UTF-8 text");
+    }
+  }
   json* node = &config;
   std::stringstream ss(key);
   std::string part;

@@ -228,12 +228,11 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   // Without AVX-512 the compiler builds the 64-byte shuffles from narrower pieces: the plain loop
-  // is used there.
-#if defined(__AVX512F__)
-  static constexpr bool kInterleaveByShuffles = true;
-#else
-  static constexpr bool kInterleaveByShuffles = false;
+  // is used there. The shuffles' masks are vectors (GCC's __builtin_shuffle): clang takes the loop.
+#if defined(__AVX512F__) && !defined(__clang__)
+#define DTNN_GEMM_INTERLEAVE_BY_SHUFFLES 1
 #endif
+#ifdef DTNN_GEMM_INTERLEAVE_BY_SHUFFLES
   // interleave's 6 rows (BLIS's float MR on Zen and Haswell) for 8 columns from c: dst[k * 6 + r] =
   // src[r][c + k], three 16-float vectors each put together from the rows, two at a time, by
   // two-source shuffles (vpermt2ps with AVX-512), instead of 48 single loads and stores.
@@ -260,6 +259,7 @@ class GemmConv final : public ConvAlgorithm {
       simd::store<float, 64>(dst + 16 * v, __builtin_shuffle(partial, rows45, second));
     }
   }
+#endif
 
   // dst[c * mr + r] = src[r][c] for c < run, r < mr: MR rows' runs side by side, column by column.
   // (MR known when compiled for the usual kernels: the rows' loop unrolls.)
@@ -274,11 +274,13 @@ class GemmConv final : public ConvAlgorithm {
       case 4:
         return fixed(std::integral_constant<std::int64_t, 4>{});
       case 6:
-        if constexpr (std::is_same_v<T, float> && kInterleaveByShuffles) {
+#ifdef DTNN_GEMM_INTERLEAVE_BY_SHUFFLES
+        if constexpr (std::is_same_v<T, float>) {
           const std::int64_t blocked = run / 8 * 8;
           for (std::int64_t c = 0; c < blocked; c += 8, dst += 48) interleave_6x8(src, c, dst);
           return fixed(std::integral_constant<std::int64_t, 6>{}, blocked);
         }
+#endif
         return fixed(std::integral_constant<std::int64_t, 6>{});
       case 8:
         return fixed(std::integral_constant<std::int64_t, 8>{});
