@@ -3,6 +3,7 @@
 holds another run's checkpoints.
 
     crash_safety.py DTNN [kill|signal|disk|ownership ...]
+    crash_safety.py DTNN mpi_signal MPIEXEC
 
 kill:      a run that writes a checkpoint every epoch is killed (SIGKILL) at random moments spread
            over its run, checkpoint writes included; each time it is resumed from its folder (or
@@ -14,6 +15,9 @@ disk:      with RLIMIT_FSIZE below a checkpoint's size, the checkpoint write fai
            error, exit 1, and the previous checkpoint stays loadable; the same for the history.
 ownership: a fresh run refuses a folder holding checkpoints it did not write; told to
            (output.checkpoint_overwrite), it removes them.
+mpi_signal: `signal` for SIGTERM sent to mpiexec, which hands it to 2 ranks: they stop at the same
+           batch (rank 0 writes the checkpoint), and 2 ranks resumed from it end with the weights
+           of 2 ranks never stopped.
 """
 import json
 import os
@@ -28,7 +32,10 @@ import tempfile
 import time
 
 DTNN = sys.argv[1]
-WANTED = sys.argv[2:] or ["kill", "signal", "disk", "ownership"]
+WANTED = sys.argv[2:3] or ["kill", "signal", "disk", "ownership"]
+LAUNCHER = []  # mpi_signal: mpiexec -n 2
+if WANTED == ["mpi_signal"]:
+    LAUNCHER = [sys.argv[3], "-n", "2"]
 
 EXPERIMENT = {
     "model": {"layers": [
@@ -57,7 +64,7 @@ def dtnn(args, cwd, limit_bytes=None, **kw):
     def limit():
         if limit_bytes is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
-    return subprocess.Popen([DTNN] + args, cwd=cwd, stdout=subprocess.PIPE,
+    return subprocess.Popen(LAUNCHER + [DTNN] + args, cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=limit, **kw)
 
 
@@ -136,8 +143,12 @@ def test_kill(base):
           f"final weights equal the straight run's")
 
 
-def test_signal(base):
-    for name, number in (("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM)):
+def test_mpi_signal(base):
+    test_signal(base, [("SIGTERM", signal.SIGTERM)])
+
+
+def test_signal(base, signals=(("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIGTERM))):
+    for name, number in signals:
         folder = os.path.join(base, "signal-" + name)
         os.makedirs(folder)
         straight = reference_weights(folder)
@@ -152,7 +163,9 @@ def test_signal(base):
                 break
         p.send_signal(number)
         code, out, err = finish(p)
-        check(code == 128 + number, f"{name}: exit code {code}, expected {128 + number}: {err}")
+        expected = 1 if LAUNCHER else 128 + number  # mpiexec: 1 when a rank's code is not 0
+        check(code == expected, f"{name}: exit code {code}, expected {expected}: {err}")
+        check(err.count("dtnn: error: training stopped") == 1, f"{name}: one message expected: {err}")
         m = re.search(r"dtnn: error: training stopped by " + name +
                       r" after epoch (\d+), batch (\d+) of \d+; checkpoint (\S+) written \(go on "
                       r"with --resume (\S+)\)", err)
