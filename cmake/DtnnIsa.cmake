@@ -16,7 +16,8 @@ else()
   set(DTNN_ISA_FLAGS_portable "")
 endif()
 # Fewer levels for builds that need not run every level's code (the fuzzing build: its targets read
-# files, whatever kernels the plugins hold). `portable`, the floor, is always built.
+# files, whatever kernels the plugins hold). `portable`, the floor, is always built. The test suite
+# expects every level: it checks that each was built.
 set(DTNN_ISA_ONLY "" CACHE STRING "Build only these instruction-set levels (default: all)")
 if(DTNN_ISA_ONLY)
   foreach(level IN LISTS DTNN_ISA_ONLY)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer and UndefinedBehaviorSanitizer (LeakSanitizer included):
 # a build of its own (GCC, CUDA off, -O1: at -O2 winograd's kernels take 15 minutes each to compile
-# with the sanitizers), then ctest. Any report ends the process that made it (no recovery), so the
+# with the sanitizers; no benchmarks), then ctest. Any report ends the process that made it (no recovery), so the
 # test fails. The only suppressions are tests/sanitizers/lsan.supp's, each for third-party code;
 # the MPI tests run without leak checking (below).
 # Left out (the rest of the suite, about 190 tests, runs in about 12 minutes on 2 cores):
@@ -29,7 +29,7 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 cmake -S . -B "$build" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DDTNN_ENABLE_CUDA=OFF \
-  "-DDTNN_SANITIZE=address;undefined"
+  "-DDTNN_SANITIZE=address;undefined" -DDTNN_BUILD_BENCH=OFF
 cmake --build "$build" --parallel "$(nproc)"
 left_out=(steady_state_step_allocates_nothing "isa_variant_symbols_.*" out_of_tree_conv_plugin
   "model zoo: every model builds.*" "ResNet-20 trains on CIFAR-10-format files.*"

