@@ -120,7 +120,8 @@ int remove_stale_temporaries(const fs::path& folder) {
     if (!std::regex_match(name, m, pattern)) continue;
     const long pid = std::strtol(m[1].str().c_str(), nullptr, 10);
     if (pid == ::getpid()) continue;
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;  // a live writer's
+    // A live writer's (kill answers, or refuses: another user's process) stays.
+    if (pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;
     if (fs::remove(e.path(), ec)) ++removed;
   }
   return removed;
