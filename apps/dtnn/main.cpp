@@ -430,21 +430,10 @@ int cmd_info(const std::vector<std::string>& args) {
     std::printf("Plugins: %d ok, %d unavailable, %d rejected, %d failed to load\n", counts[0],
                 counts[1], counts[2], counts[3]);
   }
-  // Every rank's communicator line, in rank order (under mpirun: rank, size, host, MPI library),
-  // gathered as character codes.
-  constexpr std::size_t kLine = 256;
-  std::vector<double> mine(kLine, 0.0), all(kLine * static_cast<std::size_t>(comm->size()));
-  const std::string line = comm->describe();
-  for (std::size_t i = 0; i < std::min(kLine - 1, line.size()); ++i)
-    mine[i] = static_cast<unsigned char>(line[i]);
-  comm->allgather(mine.data(), all.data(), kLine, dtnn::DType::float64, "info lines");
+  // Every rank's communicator line, in rank order (under mpirun: rank, size, host, MPI library).
+  const auto lines = dtnn::allgather_text(*comm, comm->describe(), 255, "info lines");
   if (comm->rank() == 0)
-    for (std::size_t r = 0; r < static_cast<std::size_t>(comm->size()); ++r) {
-      std::string text;
-      for (std::size_t i = 0; i < kLine && all[r * kLine + i] != 0; ++i)
-        text += static_cast<char>(all[r * kLine + i]);
-      std::printf("Communicator: %s\n", text.c_str());
-    }
+    for (const std::string& text : lines) std::printf("Communicator: %s\n", text.c_str());
   return 0;
 }
 

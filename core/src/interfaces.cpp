@@ -26,6 +26,21 @@ Optimizer::~Optimizer() = default;
 Scheduler::~Scheduler() = default;
 Dataset::~Dataset() = default;
 Communicator::~Communicator() = default;
+
+std::vector<std::string> allgather_text(Communicator& comm, const std::string& text,
+                                        std::size_t max_chars, std::string_view name) {
+  const std::size_t line = max_chars + 1;  // a 0 ends each
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  std::vector<double> mine(line, 0.0), all(line * ranks, 0.0);
+  for (std::size_t i = 0; i < std::min(max_chars, text.size()); ++i)
+    mine[i] = static_cast<unsigned char>(text[i]);
+  comm.allgather(mine.data(), all.data(), line, DType::float64, name);
+  std::vector<std::string> texts(ranks);
+  for (std::size_t r = 0; r < ranks; ++r)
+    for (std::size_t i = 0; i < line && all[r * line + i] != 0; ++i)
+      texts[r] += static_cast<char>(all[r * line + i]);
+  return texts;
+}
 CommRequest::~CommRequest() = default;
 DeviceCommunicator::~DeviceCommunicator() = default;
 Loss::~Loss() = default;

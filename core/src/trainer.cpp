@@ -342,21 +342,10 @@ void Trainer::restore_scheduler_states() {
 std::string Trainer::nonfinite_report(std::int64_t epoch, std::int64_t step, std::int64_t steps) {
   // Where each rank found the first non-finite value ("" where its part stayed finite), gathered
   // so that every rank reports the first rank's finding.
-  constexpr std::size_t kLine = 160;
-  const auto ranks = static_cast<std::size_t>(comm_.size());
-  std::vector<double> mine(kLine, 0.0), all(kLine * ranks, 0.0);
-  for (std::size_t i = 0; i < std::min(kLine - 1, nonfinite_where_.size()); ++i)
-    mine[i] = static_cast<unsigned char>(nonfinite_where_[i]);
-  if (ranks > 1)
-    comm_.allgather(mine.data(), all.data(), kLine, DType::float64, "non-finite report");
-  else
-    all = mine;
+  const auto found = allgather_text(comm_, nonfinite_where_, 159, "non-finite report");
   std::string where;
-  for (std::size_t r = 0; r < ranks && where.empty(); ++r) {
-    for (std::size_t i = 0; i < kLine && all[r * kLine + i] != 0; ++i)
-      where += static_cast<char>(all[r * kLine + i]);
-    if (!where.empty() && ranks > 1) where += " on rank " + std::to_string(r);
-  }
+  for (std::size_t r = 0; r < found.size() && where.empty(); ++r)
+    if (!found[r].empty()) where = found[r] + (found.size() > 1 ? " on rank " + std::to_string(r) : "");
   char lr[32];
   std::snprintf(lr, sizeof lr, "%g", optimizer_.learning_rate());
   return "training stopped at epoch " + std::to_string(epoch + 1) + ", batch " +

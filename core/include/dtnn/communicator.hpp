@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "dtnn/core_export.hpp"
@@ -48,6 +49,11 @@ class DTNN_CORE_EXPORT Communicator : public Plugin {
   // One line for `dtnn info` and logs: rank, size, host, library.
   virtual std::string describe() const = 0;
 };
+
+// Every rank's text, in rank order (each cut to max_chars), gathered as character codes with one
+// allgather: every rank must call it.
+DTNN_CORE_EXPORT std::vector<std::string> allgather_text(Communicator& comm, const std::string& text,
+                                                         std::size_t max_chars, std::string_view name);
 
 // Ends the whole job (every rank) with this exit code. The mpi plugin installs MPI_Abort here, so
 // an error on one rank does not leave the others waiting in a collective; without a handler it is
