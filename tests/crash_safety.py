@@ -12,7 +12,8 @@ kill:      a run that writes a checkpoint every epoch is killed (SIGKILL) at ran
 signal:    SIGINT and SIGTERM stop the run at the next batch boundary with a message, exit code
            128 + the signal, a checkpoint and the history; resuming gives the uninterrupted weights.
 disk:      with RLIMIT_FSIZE below a checkpoint's size, the checkpoint write fails with a clear
-           error, exit 1, and the previous checkpoint stays loadable; the same for the history.
+           error, exit 1, and the previous checkpoint stays loadable; the same for the history and
+           the weights file.
 ownership: a fresh run refuses a folder holding checkpoints it did not write; told to
            (output.checkpoint_overwrite), it removes them.
 mpi_signal: `signal` for SIGTERM sent to mpiexec, which hands it to 2 ranks: they stop at the same
@@ -209,10 +210,20 @@ def test_disk(base):
           f"disk: history: exit {code}: {err}")
     with open(os.path.join(folder, "h.json")) as f:
         check(f.read() == "previous history\n", "disk: the previous history was damaged")
+    # The weights file (PyDTNN's .npz): same limit.
+    with open(os.path.join(folder, "w.npz"), "w") as f:
+        f.write("previous weights\n")
+    code, out, err = finish(dtnn(["run", exp, "--set", "output.weights_npz=w.npz"], folder,
+                                 limit_bytes=4096))
+    check(code == 1 and re.search(r"w\.npz: write failed after \d+ bytes \(File too large\)", err),
+          f"disk: weights: exit {code}: {err}")
+    with open(os.path.join(folder, "w.npz")) as f:
+        check(f.read() == "previous weights\n", "disk: the previous weights file was damaged")
+    check(not [f for f in os.listdir(folder) if ".tmp" in f], "disk: a temporary file was left")
     # The checkpoint written before still resumes.
     code, out, err = finish(dtnn(["run", exp, "--resume", ck, "--checkpoint-dir", ck], folder))
     check(code == 0, f"disk: resuming after the failed write failed: {err}")
-    print("ok   disk: checkpoint and history writes over the limit fail clearly; old files intact")
+    print("ok   disk: checkpoint, history and weights writes over the limit fail clearly; old files intact")
 
 
 def test_ownership(base):

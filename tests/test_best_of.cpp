@@ -93,6 +93,23 @@ TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports 
     again->prepare(small_geometry());
     CHECK(again->name() == "best_of");
   }
+  SUBCASE("an entry of the wrong shape is no entry: the layer is tuned again and the entry mended") {
+    nlohmann::json j;
+    std::ifstream(cache) >> j;
+    const std::string key = j["entries"].begin().key();
+    j["entries"][key] = {{"choice", 3}};
+    j["entries"]["someone else's"] = {"i2c"};
+    std::ofstream(cache) << j.dump();
+    auto again = best_of(cache, 1);
+    again->prepare(small_geometry());
+    CHECK(again->name() == "best_of");
+    train_steps(*again, small_geometry(), 4);
+    CHECK(again->name() == "best_of(test_fast)");
+    nlohmann::json after;
+    std::ifstream(cache) >> after;
+    CHECK(after["entries"][key]["choice"] == "test_fast");
+    CHECK(after["entries"]["someone else's"] == nlohmann::json{"i2c"});
+  }
   SUBCASE("a different candidate set is a different key") {
     auto other = with_doubles().create_as<ConvAlgorithm>(
         "conv", "best_of",
@@ -123,6 +140,16 @@ TEST_CASE("best_of leaves a file that is not its cache alone") {
   std::ifstream in(cache);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text == "my notes");
+}
+
+TEST_CASE("best_of runs on when its cache file is a directory, and leaves it alone") {
+  const auto dir = test::temp_dir("best_of_directory");
+  std::filesystem::create_directories(dir / "cache.json");
+  auto algo = best_of((dir / "cache.json").string(), 1);
+  algo->prepare(small_geometry());
+  train_steps(*algo, small_geometry(), 4);
+  CHECK(algo->name() == "best_of(test_fast)");
+  CHECK(std::filesystem::is_directory(dir / "cache.json"));
 }
 
 TEST_CASE("best_of names bad parameters") {

@@ -120,4 +120,14 @@ def png(width, height):
             chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 out("image", "small.png", png(5, 3))
+
+# best_of's tuning cache: the key a run looks up on the first line, then the file.
+KEY = ("AMD EPYC | BLIS zen3 | 2 threads | i2c@0123abcd,gemm@4567ef01 | "
+       "N64 28x28x1 -> 4 k3x3 s1 p0 d1")
+cache = {"entries": {KEY: {"choice": "gemm", "median_ms": {"i2c": 0.41, "gemm": 0.32}},
+                     KEY + "/other": {"choice": "i2c", "median_ms": {"i2c": 1.0}}}}
+out("tuning_cache", "hit", KEY + "\n" + json.dumps(cache, indent=1))
+out("tuning_cache", "mistyped_entries", KEY + "\n" + json.dumps(
+    {"entries": {KEY: {"choice": 3}, KEY + "/other": ["i2c"], "x": None}}))
+out("tuning_cache", "empty", "k\n{\"entries\": {}}")
 print("seeds written under", os.path.join(HERE, "corpus"))

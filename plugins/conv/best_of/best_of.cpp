@@ -14,18 +14,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/digest.hpp"
 #include "dtnn/error.hpp"
-#include "dtnn/file_io.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
+#include "tuning_cache.hpp"
 
 namespace {
 
@@ -38,7 +37,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// The cache file: {"entries": {key: {"choice": name, "median_ms": {name: ms}}}}.
+// Where the tuning cache lives unless the cache_file parameter says otherwise.
 std::filesystem::path default_cache_file() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
     return std::filesystem::path(xdg) / "dtnn" / "best_of.json";
@@ -47,19 +46,14 @@ std::filesystem::path default_cache_file() {
   return {};
 }
 
-// The cache's contents ({} when there is no file yet), or null when the file is something else:
-// then it is neither used nor overwritten.
-nlohmann::json read_cache(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return nlohmann::json::object();
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("entries") || !j["entries"].is_object()) {
-    log_warning("best_of: " + file.string() +
-                " is not a dtnn tuning cache (expected a JSON object {\"entries\": {...}}); "
-                "leaving it alone: no cached choices are read or saved");
-    return nullptr;
-  }
-  return j;
+// The cache in file, with a warning when the file is something else (then it is left alone).
+best_of::TuningCache read_cache(const std::string& file) {
+  best_of::TuningCache cache = best_of::TuningCache::read(file);
+  if (!cache.usable())
+    log_warning("best_of: " + cache.problem() +
+                "; this is not a dtnn tuning cache, so it is left alone: no cached choices are "
+                "read or saved");
+  return cache;
 }
 
 struct Candidate {
@@ -262,16 +256,11 @@ class BestOf final : public ConvAlgorithm {
   int agreed_cached_choice() {
     int mine = -1;
     if (!cache_.empty()) {
-      const nlohmann::json j = read_cache(cache_);
-      if (j.is_null()) cache_.clear();
-      const nlohmann::json* entry =
-          !j.is_null() && j.contains("entries") && j["entries"].contains(key_) ? &j["entries"][key_]
-                                                                               : nullptr;
-      if (entry && entry->is_object() && entry->contains("choice") && (*entry)["choice"].is_string()) {
-        const std::string name = (*entry)["choice"].get<std::string>();
-        for (std::size_t i = 0; i < candidates_.size(); ++i)
-          if (candidates_[i].name == name) mine = static_cast<int>(i);
-      }
+      const best_of::TuningCache cache = read_cache(cache_);
+      if (!cache.usable()) cache_.clear();
+      const std::string name = cache.choice(key_);
+      for (std::size_t i = 0; i < candidates_.size(); ++i)
+        if (!name.empty() && candidates_[i].name == name) mine = static_cast<int>(i);
     }
     if (!comm_) return mine;
     double votes[2] = {static_cast<double>(mine), static_cast<double>(mine) * mine};
@@ -285,12 +274,11 @@ class BestOf final : public ConvAlgorithm {
     try {
       const std::filesystem::path file(cache_);
       if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
-      nlohmann::json j = read_cache(file);
-      if (j.is_null()) return;
-      nlohmann::json entry = {{"choice", chosen_->name}};
-      for (const Candidate& c : all_) entry["median_ms"][c.name] = c.median_ms;
-      j["entries"][key_] = entry;
-      write_file_atomically(cache_, j.dump(1));
+      best_of::TuningCache cache = read_cache(cache_);
+      std::map<std::string, double> medians;
+      for (const Candidate& c : all_) medians[c.name] = c.median_ms;
+      cache.set(key_, chosen_->name, medians);
+      cache.write(file);
     } catch (const std::exception& e) {
       log_warning(std::string("best_of: could not save the tuning cache: ") + e.what());
     }
