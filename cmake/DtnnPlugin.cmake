@@ -33,6 +33,21 @@ function(dtnn_add_plugin)
   endforeach()
 endfunction()
 
+# dtnn_add_cuda_plugin(NAME <name> KIND <kind> SOURCES <files...> [LIBRARIES <targets...>])
+# A plugin's CUDA twin, built beside it from the same folder where CUDA was found (DTNN_HAVE_CUDA;
+# elsewhere nothing): linked with libdtnn_cuda (plugins/cuda/common), its .cu sources compiled by
+# nvcc, so a twin's kernels live in its own folder.
+function(dtnn_add_cuda_plugin)
+  cmake_parse_arguments(P "" "NAME;KIND" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT P_NAME OR NOT P_KIND OR NOT P_SOURCES)
+    message(FATAL_ERROR "dtnn_add_cuda_plugin needs NAME, KIND and SOURCES")
+  endif()
+  if(DTNN_HAVE_CUDA)
+    _dtnn_plugin_library(dtnn_${P_KIND}_${P_NAME} "${P_KIND}_${P_NAME}" "${DTNN_PLUGIN_OUTPUT_DIR}"
+                         "${P_SOURCES}" "dtnn_cuda;${P_LIBRARIES}")
+  endif()
+endfunction()
+
 function(_dtnn_plugin_library target output_name output_dir sources libraries)
   add_library(${target} MODULE ${sources})
   target_link_libraries(${target} PRIVATE dtnn::core ${libraries})

@@ -1,5 +1,5 @@
 // A model whose parameters live on a "cuda" device without a GPU (the host-backed runtime and the
-// cuda_test_weights layer double), and an optimizer that records the gradients it is handed: what
+// test_weights layer double on "cuda"), and an optimizer that records the gradients it is handed: what
 // the gradient-exchange tests (tests/test_device_exchange.cpp, under MPI tests/test_mpi.cpp) use.
 #pragma once
 #include <nlohmann/json.hpp>

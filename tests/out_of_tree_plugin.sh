@@ -33,5 +33,5 @@ if [ "$(ls "$work"/example/plugins | wc -l)" -gt 1 ] && [ "$ceiling" != portable
   expected=conv_example_loops.$ceiling.so
 fi
 DTNN_PLUGIN_PATH="$work/example/plugins" "$work/prefix/bin/dtnn" plugins |
-  grep -E "^conv +example_loops +ok +.*/$expected\$"
+  grep -E "^conv +example_loops +cpu +ok +.*/$expected\$"
 echo "out-of-tree plugin: built per level, conformant and found at $ceiling ($checked file(s) checked)"

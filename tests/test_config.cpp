@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "dtnn/config.hpp"
+#include "dtnn/experiment.hpp"
 #include "dtnn/error.hpp"
 #include "test_support.hpp"
 
@@ -23,7 +24,25 @@ TEST_CASE("defaults fill every key, comments are allowed") {
   ExperimentConfig c = load_experiment(p, {});
   CHECK(c.json["training"]["epochs"] == 3);
   CHECK(c.json["training"]["batch_size"] == 64);
-  CHECK(c.json["conv"]["algorithm"] == "i2c");
+  CHECK(c.json["conv"]["algorithm"] == "");  // the plugins' default, filled in by Experiment
+}
+
+TEST_CASE("a plugin left unnamed is the one that declares itself its kind's default") {
+  CHECK(test::plugins().defaults("conv") == std::vector<std::string>{"i2c"});
+  CHECK(test::plugins().defaults("optimizer") == std::vector<std::string>{"sgd"});
+  CHECK(test::plugins().defaults("metric") == std::vector<std::string>{"categorical_accuracy"});
+  const json config = {{"model", {{"layers", {{{"type", "flatten"}}, {{"type", "fc"}, {"units", 3}},
+                                              {{"type", "softmax"}}}}}},
+                       {"dataset", {{"name", "synthetic"}, {"input_shape", {4}}, {"classes", 3},
+                                    {"train_samples", 6}, {"test_samples", 3}}}};
+  Experiment e(make_experiment(config, {}), test::plugins());
+  CHECK(e.config().json["optimizer"]["name"] == "sgd");
+  CHECK(e.config().json["loss"] == "categorical_cross_entropy");
+  CHECK(e.config().json["conv"]["algorithm"] == "i2c");
+  CHECK(e.config().json["metrics"] == json{"categorical_accuracy"});
+  // Where no plugin of the kind declares itself the default, the key must be given.
+  const Registry no_defaults({std::string(DTNN_TEST_DOUBLES) + "/sleepy"});
+  CHECK(no_defaults.defaults("conv").empty());
 }
 
 TEST_CASE("an unknown key names the closest valid one") {

@@ -143,9 +143,19 @@ TEST_CASE("a tensor on a device takes memory, copies and zeroing from the instal
   CHECK(dev.to(Device::cpu).data<double>()[0] == 42.0);
 }
 
-TEST_CASE("device plugins are named <device>_<name>; a model on cuda asks for them by that name") {
-  CHECK(device_plugin_name(Device::cpu, "conv2d") == "conv2d");
-  CHECK(device_plugin_name(Device::cuda, "conv2d") == "cuda_conv2d");
+TEST_CASE("a twin is found by its descriptor's device; a model on cuda asks for its layers' twins") {
+  // test_weights has a cpu plugin and a "cuda" twin of the same name (tests/doubles).
+  const Registry twins({std::string(DTNN_TEST_DOUBLES) + "/device"});
+  const PluginRecord* cpu = twins.find("layer", "test_weights");
+  const PluginRecord* cuda = twins.find("layer", "test_weights", Device::cuda);
+  REQUIRE(cpu != nullptr);
+  REQUIRE(cuda != nullptr);
+  CHECK(cpu->device == Device::cpu);
+  CHECK(cuda->device == Device::cuda);
+  CHECK(cpu->file != cuda->file);
+  CHECK(twins.warnings().empty());  // the same name on two devices is no duplicate
+  CHECK(twins.available("layer", Device::cuda) ==
+        std::vector<std::string>{"test_weights", "test_weights_skewed"});
   CHECK(parse_device("cuda") == Device::cuda);
   CHECK(test::error_of([] { parse_device("gpu"); }) ==
         "unknown device 'gpu' (expected \"cpu\" or \"cuda\")");
@@ -161,9 +171,8 @@ TEST_CASE("device plugins are named <device>_<name>; a model on cuda asks for th
     Model(parse_model_spec(spec, "m.json"), o, Shape{1, 2, 2}, test::plugins());
   });
   CAPTURE(e);
-  CHECK(e.find("cuda_fc") != std::string::npos);
-  CHECK((e.find("unavailable on this machine") != std::string::npos ||
-         e.find("has no cuda plugin (layer/cuda_fc)") != std::string::npos));
+  CHECK((e.find("layer plugin 'fc' on cuda is unavailable on this machine") != std::string::npos ||
+         e.find("layer 'fc' has no cuda twin") != std::string::npos));
   // flatten has no cuda plugin and needs none: it only reshapes.
   const nlohmann::json only_flatten = {{"layers", {{{"type", "flatten"}}}}};
   Model m(parse_model_spec(only_flatten, "m.json"), o, Shape{1, 2, 2}, test::plugins());
@@ -190,7 +199,7 @@ TEST_CASE("an experiment on cuda without a usable GPU stops with the reason") {
 TEST_CASE("every CUDA plugin loads without a GPU and reports itself unavailable with the reason") {
   int cuda_plugins = 0;
   for (const PluginRecord& r : test::plugins().records()) {
-    if (!(r.name.starts_with("cuda_") || (r.kind == "device" && r.name == "cuda"))) continue;
+    if (r.device != Device::cuda) continue;
     ++cuda_plugins;
     CAPTURE(r.file);
     CHECK(r.status != PluginRecord::Status::rejected);

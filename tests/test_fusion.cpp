@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "dtnn/loss.hpp"
+#include "dtnn/experiment.hpp"
 #include "dtnn/model.hpp"
 #include "test_support.hpp"
 
@@ -51,14 +52,12 @@ double max_difference(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_CASE("fused and unfused layers train and evaluate alike") {
-  Fusions all;
-  all.conv_relu = all.conv_batchnorm = all.conv_batchnorm_relu = all.batchnorm_relu = true;
-  Fusions conv_bn_only;
-  conv_bn_only.conv_batchnorm = true;
+  const Fusions all = {"conv_relu", "conv_batchnorm", "conv_batchnorm_relu", "batchnorm_relu"};
+  const Fusions conv_bn_only = {"conv_batchnorm"};
   for (Layout layout : {Layout::nhwc, Layout::nchw})
     for (const Fusions& fusions : {all, conv_bn_only}) {
       CAPTURE(to_string(layout));
-      CAPTURE(fusions.conv_relu);
+      CAPTURE(fusions.size());
       Model plain = build(Fusions{}, layout), fused = build(fusions, layout);
       CHECK(fused.num_layers() < plain.num_layers());
       REQUIRE(fused.parameters().size() == plain.parameters().size());
@@ -96,11 +95,40 @@ TEST_CASE("fuse_layers rewrites the runs it is allowed to and leaves the rest") 
     {"type": "conv2d", "filters": 2}, {"type": "batchnorm"}, {"type": "relu"},
     {"type": "conv2d", "filters": 2}, {"type": "relu"},
     {"type": "batchnorm"}, {"type": "relu"}, {"type": "relu"}])"), "test");
-  Fusions f;
-  f.conv_relu = f.batchnorm_relu = true;  // not conv+batchnorm
-  fuse_layers(specs, f);
+  const auto original = specs;
+  fuse_layers(specs, {"conv_relu", "batchnorm_relu"}, test::plugins(), Device::cpu);  // not conv+bn
   std::vector<std::string> types;
   for (const auto& s : specs) types.push_back(s.type + (s.params.has("activation") ? "+relu" : ""));
   CHECK(types == std::vector<std::string>{"conv2d", "batchnorm+relu", "conv2d+relu",
                                           "batchnorm+relu", "relu"});
+  // The longest run a plugin declares comes first; an absorbed layer's parameters go where the
+  // plugin's default is not a string (conv2d's "batchnorm": null), its type where it is.
+  specs = original;
+  fuse_layers(specs, {"conv_batchnorm_relu", "conv_batchnorm"}, test::plugins(), Device::cpu);
+  REQUIRE(specs.size() == 6);
+  CHECK(specs[0].params.json()["activation"] == "relu");
+  CHECK(specs[0].params.json()["batchnorm"] == json::object());
+  CHECK(specs[1].type == "conv2d");
+  // A layer written fused is neither fused again nor absorbed.
+  specs = parse_layer_list(json::parse(R"([{"type": "conv2d", "filters": 2, "activation": "relu"},
+    {"type": "relu"}, {"type": "conv2d", "filters": 2}, {"type": "batchnorm", "activation": "relu"}])"),
+                           "test");
+  fuse_layers(specs, {"conv_relu", "conv_batchnorm", "batchnorm_relu"}, test::plugins(), Device::cpu);
+  CHECK(specs.size() == 4);
+  // The options the installed layers declare.
+  CHECK(fusion_options(test::plugins(), Device::cpu) ==
+        std::set<std::string>{"batchnorm_relu", "conv_batchnorm", "conv_batchnorm_relu", "conv_relu"});
+}
+
+TEST_CASE("a fusion option no layer plugin declares is refused by name") {
+  json c = {{"model", "simplecnn"},
+            {"dataset", {{"name", "synthetic"}, {"input_shape", {28, 28, 1}}, {"classes", 10},
+                         {"train_samples", 8}, {"test_samples", 8}}},
+            {"fusion", {{"conv_rleu", true}}}};
+  CHECK(test::error_of([&] { Experiment(make_experiment(c, {}, "f.json"), test::plugins()); }) ==
+        "config: fusion.conv_rleu: no layer plugin declares this fusion (did you mean "
+        "'conv_relu'?); declared: batchnorm_relu, conv_batchnorm, conv_batchnorm_relu, conv_relu");
+  c["fusion"] = {{"conv_relu", 1}};
+  CHECK(test::error_of([&] { Experiment(make_experiment(c, {}, "f.json"), test::plugins()); }) ==
+        "config: fusion.conv_relu: expected true or false, got 1");
 }

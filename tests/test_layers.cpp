@@ -128,15 +128,27 @@ TEST_CASE("depthwise_conv2d: each channel with its own filter, by hand") {
 }
 
 TEST_CASE("pointwise_conv2d is a 1x1 convolution; its kernel cannot be set") {
+  // An alias its plugin declares (traits): read as a conv2d with the window fixed.
   auto specs = parse_layer_list(json::parse(R"([{"type": "pointwise_conv2d", "filters": 8}])"),
                                 "m.json: layers");
+  resolve_aliases(specs, test::plugins());
   REQUIRE(specs.size() == 1);
   CHECK(specs[0].type == "conv2d");
   CHECK(specs[0].params.get_ints("kernel") == std::vector<std::int64_t>{1});
+  CHECK(specs[0].params.get_ints("stride") == std::vector<std::int64_t>{1});
   CHECK(test::error_of([] {
-          parse_layer_list(json::parse(R"([{"type": "pointwise_conv2d", "filters": 8, "kernel": 3}])"),
-                           "m.json: layers");
+          auto bad = parse_layer_list(
+              json::parse(R"([{"type": "pointwise_conv2d", "filters": 8, "kernel": 3}])"),
+              "m.json: layers");
+          resolve_aliases(bad, test::plugins());
         }).find("m.json: layers[0]: pointwise_conv2d: 'kernel' is fixed") != std::string::npos);
+  // In a model, blocks' paths included.
+  ModelOptions o;
+  const json model = json::parse(R"({"layers": [{"type": "pointwise_conv2d", "filters": 3},
+      {"type": "add", "paths": [[{"type": "pointwise_conv2d", "filters": 3}], []]}]})");
+  Model m(parse_model_spec(model, "m.json"), o, Shape{4, 4, 2}, test::plugins());
+  CHECK(m.layer(0).type() == "conv2d");
+  CHECK(m.output_shape() == Shape{4, 4, 3});
 }
 
 TEST_CASE("gradient check: leaky_relu") {

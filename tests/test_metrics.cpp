@@ -9,6 +9,7 @@
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/registry.hpp"
+#include "dtnn/row_rule_metric.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -154,7 +155,7 @@ TEST_CASE("metric rules: a row adds at most kMaxContributions, inside the totals
     if (r.kind != "metric" || r.status != PluginRecord::Status::ok) continue;
     CAPTURE(r.name);
     auto m = test::plugins().create_as<Metric>("metric", r.name, Params(json::object(), "test"));
-    const auto* rows = dynamic_cast<const RowRuleMetric*>(m.get());
+    const auto* rows = dynamic_cast<const RowRuleMetricBase*>(m.get());
     REQUIRE(rows != nullptr);
     for (const std::int64_t width : {1, 2, 5}) {
       m->set_classes(width);
@@ -164,14 +165,14 @@ TEST_CASE("metric rules: a row adds at most kMaxContributions, inside the totals
         t[static_cast<std::size_t>(row) % t.size()] = width == 1 ? row % 2 : 1.0;
         rules::Contribution out[rules::kMaxContributions + 2];
         for (auto& c : out) c = {-7, -7.0};
-        const int n = rows->rule().row(p.data(), t.data(), width, out);
+        const int n = rows->row(p.data(), t.data(), width, out);
         CHECK(n >= 0);
         CHECK(n <= rules::kMaxContributions);
-        CHECK(rows->rule().totals_reached(width) <= static_cast<std::int64_t>(m->num_totals()));
+        CHECK(rows->totals_reached(width) <= static_cast<std::int64_t>(m->num_totals()));
         for (int k = 0; k < n; ++k) {
           CHECK(out[k].index >= 0);
           CHECK(out[k].index < static_cast<std::int64_t>(m->num_totals()));
-          CHECK(out[k].index < rows->rule().totals_reached(width));
+          CHECK(out[k].index < rows->totals_reached(width));
         }
         for (int k = n; k < rules::kMaxContributions + 2; ++k) CHECK(out[k].index == -7);
       }

@@ -109,7 +109,7 @@ TEST_CASE("PyDTNN weights: keys and shapes; NHWC to NCHW and fused to unfused gi
     o.layout = layout;
     o.max_batch = 3;
     o.seed = fused ? 99 : 5;  // different initial weights: the file must carry them over
-    o.fusions.conv_batchnorm_relu = fused;
+    if (fused) o.fusions = {"conv_batchnorm_relu"};
     return Model(parse_model_spec(spec, "test"), o,
                  layout == Layout::nhwc ? Shape{4, 6, 2} : Shape{2, 4, 6}, test::plugins());
   };

@@ -142,7 +142,8 @@ TEST_CASE("an MPI launch without the mpi plugin is an error, not N lone training
       test::error_of([&] { open_communicator("auto", without_mpi, "exp.json"); });
   ::unsetenv("OMPI_COMM_WORLD_SIZE");
   CHECK(message ==
-        "exp.json: parallel.communicator: started by an MPI launcher with 2 processes, but no "
-        "'mpi' communicator plugin is installed; run without mpirun, or install the mpi plugin");
+        "exp.json: parallel.communicator: started by a launcher among 2 processes, but no "
+        "communicator plugin that joins them is installed (such as mpi); run without the "
+        "launcher, or install one");
   CHECK(open_communicator("auto", without_mpi, "exp.json")->size() == 1);  // no launcher: local
 }

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dtnn/communicator.hpp"
@@ -281,7 +282,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
   Common common;
   bool verbose = false;
   po::options_description desc("plugins options");
-  desc.add_options()("verbose,v", po::bool_switch(&verbose), "also show each plugin's parameters")(
+  desc.add_options()("verbose,v", po::bool_switch(&verbose), "also show each plugin's parameters and traits")(
       "plugin-path", po::value(&common.plugin_path)->composing(),
       "extra plugin folder (repeatable)");
   po::variables_map vm;
@@ -291,12 +292,20 @@ int cmd_plugins(const std::vector<std::string>& args) {
   // The name column fits the longest name; descriptions and parameters line up under FILE.
   int width = 26;
   for (const auto& r : registry.records()) width = std::max(width, static_cast<int>(r.name.size()));
-  const int indent = 13 + 1 + width + 1 + 12;
-  std::printf("%-13s %-*s %-12s %s\n", "KIND", width, "NAME", "STATUS", "FILE / DESCRIPTION");
-  for (const auto& r : registry.records()) {
-    std::printf("%-13s %-*s %-12s %s\n", r.kind.empty() ? "-" : r.kind.c_str(), width,
-                r.name.empty() ? "-" : r.name.c_str(), dtnn::to_string(r.status),
-                r.file.string().c_str());
+  const int indent = 13 + 1 + width + 1 + 6 + 1 + 12;
+  std::printf("%-13s %-*s %-6s %-12s %s\n", "KIND", width, "NAME", "DEVICE", "STATUS",
+              "FILE / DESCRIPTION");
+  // By kind, name and device: a plugin's twins follow it.
+  std::vector<const dtnn::PluginRecord*> records;
+  for (const auto& r : registry.records()) records.push_back(&r);
+  std::stable_sort(records.begin(), records.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->kind, a->name, a->device) < std::tie(b->kind, b->name, b->device);
+  });
+  for (const dtnn::PluginRecord* record : records) {
+    const dtnn::PluginRecord& r = *record;
+    std::printf("%-13s %-*s %-6s %-12s %s\n", r.kind.empty() ? "-" : r.kind.c_str(), width,
+                r.name.empty() ? "-" : r.name.c_str(), r.kind.empty() ? "-" : dtnn::to_string(r.device),
+                dtnn::to_string(r.status), r.file.string().c_str());
     std::printf(
         "%-*s %s\n", indent, "",
         r.status == dtnn::PluginRecord::Status::ok ? r.description.c_str() : r.reason.c_str());
@@ -305,6 +314,10 @@ int cmd_plugins(const std::vector<std::string>& args) {
       if (p.empty()) std::printf("%-*s parameters: none\n", indent, "");
       for (auto it = p.begin(); it != p.end(); ++it)
         std::printf("%-*s   %s = %s\n", indent, "", it.key().c_str(), it.value().dump().c_str());
+      const json traits = json::parse(r.traits);
+      for (auto it = traits.begin(); it != traits.end(); ++it)
+        std::printf("%-*s traits.%s = %s\n", indent, "", it.key().c_str(),
+                    it.value().dump().c_str());
     }
   }
   return 0;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtnn/error.hpp"
+#include "dtnn/pydtnn_arrays.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/rng.hpp"
@@ -109,6 +110,12 @@ std::string BlockLayer::report() const {
     if (!r.empty()) all += (all.empty() ? "" : "\n") + r;
   }
   return all;
+}
+
+void BlockLayer::pydtnn_arrays(PydtnnArrays& out, const Shape& input) {
+  out.layer(type());
+  for (LayerChain& chain : paths_)
+    out.walk(chain.size(), [&](std::size_t j) -> Layer& { return chain.layer(j); }, input);
 }
 
 }  // namespace dtnn

@@ -54,7 +54,7 @@ json read_json_file(const fs::path& file) { return parse_json(read_file(file), f
 json experiment_defaults() {
   return json::parse(R"({
     "model": "",
-    "dataset": {"name": "mnist", "validation_split": 0.0, "train_limit": 0, "test_limit": 0,
+    "dataset": {"name": "", "validation_split": 0.0, "train_limit": 0, "test_limit": 0,
                 "test_as_validation": false, "percentage": 0.0, "augment_horizontal_flip": 0.0,
                 "augment_random_crop": 0.0, "augment_crop_padding": 4, "normalize_scale": 1.0,
                 "normalize_offset": 0.0, "normalize_mean": [], "normalize_std": [],
@@ -71,13 +71,12 @@ json experiment_defaults() {
                  "resume": "", "weights_and_bias_filename": "", "on_nonfinite": "stop"},
     "device": "cpu",
     "gpu": {"tf32": false, "cudnn_auto_conv_alg": true, "gpudirect": false, "nccl": true},
-    "optimizer": {"name": "sgd"},
-    "loss": "categorical_cross_entropy",
-    "metrics": ["categorical_accuracy"],
+    "optimizer": {"name": ""},
+    "loss": "",
+    "metrics": null,
     "schedulers": [],
-    "conv": {"algorithm": "i2c", "workspace": "shared"},
-    "fusion": {"conv_relu": false, "conv_batchnorm": false, "conv_batchnorm_relu": false,
-               "batchnorm_relu": false},
+    "conv": {"algorithm": "", "workspace": "shared"},
+    "fusion": {},
     "parallel": {"mode": "auto", "communicator": "auto", "bucket_size_mb": 4.0, "blocking": false,
                  "model_sync_freq": 0, "model_sync_alg": "wavg", "model_sync_participation": "all",
                  "model_sync_min_avail": 0, "initial_model_sync": true, "final_model_sync": true,
@@ -145,7 +144,9 @@ void apply_override(json& config, const std::string& assignment) {
 
 namespace {
 
-const std::set<std::string> kOpenObjects = {"dataset", "optimizer", "conv"};  // plugin parameters
+// Plugin parameters, and the fusion options the layer plugins declare: checked later, against the
+// plugins.
+const std::set<std::string> kOpenObjects = {"dataset", "optimizer", "conv", "fusion"};
 
 [[noreturn]] void type_error(const std::string& where, const std::string& path,
                              const std::string& expected, const json& got) {
@@ -289,6 +290,8 @@ void validate_experiment(json& config, const std::string& where) {
   const json& ws = config["conv"]["workspace"];
   require(ws == "shared" || ws == "per_layer", where, "conv.workspace",
           "\"shared\" (one buffer for all layers) or \"per_layer\"", ws);
+  require(config["metrics"].is_null() || config["metrics"].is_array(), where, "metrics",
+          "a list of metrics", config["metrics"]);
   for (std::size_t i = 0; i < config["metrics"].size(); ++i) {
     const json& m = config["metrics"][i];
     require(m.is_string() || (m.is_object() && m.contains("name") && m["name"].is_string()), where,

@@ -56,21 +56,6 @@ DeviceRuntime& device_runtime(Device d) {
   return *r;
 }
 
-std::string device_plugin_name(Device d, const std::string& name) {
-  return d == Device::cpu ? name : std::string(to_string(d)) + "_" + name;
-}
-
-void throw_no_device_plugin(const Registry& registry, Device d, const std::string& kind,
-                            const std::string& name, const std::string& where) {
-  const std::string device = to_string(d), prefix = device + "_";
-  std::string have;
-  for (const std::string& n : registry.available(kind))
-    if (n.starts_with(prefix)) have += (have.empty() ? "" : ", ") + n.substr(prefix.size());
-  throw Error(where + ": " + kind + " '" + name + "' has no " + device + " plugin (" + kind + "/" +
-              prefix + name + "); " + kind + "s that run on " + device + ": " +
-              (have.empty() ? "none" : have));
-}
-
 Device parse_device(std::string_view s) {
   if (s == "cpu") return Device::cpu;
   if (s == "cuda") return Device::cuda;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "dtnn/checked.hpp"
@@ -35,10 +36,28 @@ using nlohmann::json;
 
 namespace {
 
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"})
-    if (std::getenv(v)) return true;
-  return false;
+// The number of processes a launcher (mpirun, srun, ...) started this one among, or 0 when none
+// did. Launchers announce themselves in the environment.
+long launcher_world_size() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"})
+    if (const char* s = std::getenv(v)) return std::max(1L, std::strtol(s, nullptr, 10));
+  return std::getenv("PMIX_RANK") ? 1 : 0;
+}
+
+// The communicator plugins whose traits name a variable of this process's environment
+// ({"launched_when": ["OMPI_COMM_WORLD_SIZE", ...]}): those that join the processes a launcher
+// started. Sorted by name.
+std::vector<std::string> launched_communicators(const Registry& registry) {
+  std::vector<std::string> out;
+  for (const std::string& name : registry.available("communicator")) {
+    const json traits = json::parse(registry.find("communicator", name)->traits);
+    for (const json& v : traits.value("launched_when", json::array()))
+      if (v.is_string() && std::getenv(v.get<std::string>().c_str())) {
+        out.push_back(name);
+        break;
+      }
+  }
+  return out;
 }
 
 // This process's index among the ranks on its host (0 when no launcher says): picks its GPU.
@@ -47,21 +66,6 @@ int local_rank() {
                         "PMIX_LOCAL_RANK", "SLURM_LOCALID"})
     if (const char* s = std::getenv(v)) return std::max(0, static_cast<int>(std::strtol(s, nullptr, 10)));
   return 0;
-}
-
-// The plugin of `kind` named `name` for the run's device: "<device>_<name>" off the cpu.
-std::string plugin_for_device(const Registry& registry, Device device, const std::string& kind,
-                              const std::string& name, const std::string& key) {
-  const std::string wanted = device_plugin_name(device, name);
-  if (device == Device::cpu || registry.find(kind, wanted)) return wanted;
-  throw_no_device_plugin(registry, device, kind, name, key);
-}
-
-// The number of processes the MPI launcher started (1 when it cannot tell).
-long mpi_world_size() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
-    if (const char* s = std::getenv(v)) return std::max(1L, std::strtol(s, nullptr, 10));
-  return 1;
 }
 
 void flatten(const json& j, const std::string& prefix, std::string& out) {
@@ -73,23 +77,80 @@ void flatten(const json& j, const std::string& prefix, std::string& out) {
   }
 }
 
+// The one plugin of kind that declares itself the default, for a key left empty.
+std::string default_plugin(const Registry& registry, const std::string& kind,
+                           const std::string& key, const std::string& where) {
+  const std::vector<std::string> names = registry.defaults(kind);
+  if (names.size() == 1) return names.front();
+  std::string list;
+  for (const std::string& n : names.empty() ? registry.available(kind) : names)
+    list += (list.empty() ? "" : ", ") + n;
+  throw Error(where + ": " + key + ": none given, and " +
+              (names.empty() ? "no " + kind + " plugin declares itself the default; available: "
+                             : "several " + kind + " plugins declare themselves the default: ") +
+              list);
+}
+
+// The experiment with its empty plugin names (dataset.name, optimizer.name, loss, conv.algorithm)
+// and absent metrics filled in with the plugins that declare themselves their kind's default.
+json with_default_plugins(json j, const Registry& registry, const std::string& where) {
+  auto fill = [&](json& value, const std::string& kind, const std::string& key) {
+    if (value == "") value = default_plugin(registry, kind, key, where);
+  };
+  fill(j["dataset"]["name"], "dataset", "dataset.name");
+  fill(j["optimizer"]["name"], "optimizer", "optimizer.name");
+  fill(j["loss"], "loss", "loss");
+  fill(j["conv"]["algorithm"], "conv", "conv.algorithm");
+  if (j["metrics"].is_null()) j["metrics"] = registry.defaults("metric");
+  return j;
+}
+
+// The fusion options set true. An option no layer plugin declares is an error; one that no layer
+// on the run's device declares is said once (cuDNN's conv2d fuses only a relu).
+Fusions enabled_fusions(const json& fusion, const Registry& registry, Device device,
+                        const std::string& where) {
+  const std::set<std::string> declared = fusion_options(registry, Device::cpu);
+  const std::set<std::string> here = fusion_options(registry, device);
+  Fusions enabled;
+  for (auto it = fusion.begin(); it != fusion.end(); ++it) {
+    if (!declared.count(it.key()) && !here.count(it.key())) {
+      const std::vector<std::string> valid(declared.begin(), declared.end());
+      const std::string hint = closest_match(it.key(), valid);
+      std::string list;
+      for (const std::string& o : valid) list += (list.empty() ? "" : ", ") + o;
+      throw Error(where + ": fusion." + it.key() + ": no layer plugin declares this fusion" +
+                  (hint.empty() ? "" : " (did you mean '" + hint + "'?)") + "; declared: " + list);
+    }
+    if (!it.value().is_boolean())
+      throw Error(where + ": fusion." + it.key() + ": expected true or false, got " +
+                  it.value().dump());
+    if (!it.value().get<bool>()) continue;
+    if (!here.count(it.key()))
+      log_info("fusion." + it.key() + " does not apply on " + to_string(device) +
+               ": no layer there fuses so");
+    enabled.insert(it.key());
+  }
+  return enabled;
+}
+
 }  // namespace
 
 std::shared_ptr<Communicator> open_communicator(const std::string& requested,
                                                 const Registry& registry,
                                                 const std::string& where) {
   std::string name = requested;
+  const long world = launcher_world_size();
   if (name == "auto") {
-    const bool have_mpi = registry.find("communicator", "mpi") != nullptr;
-    if (launched_by_mpi() && mpi_world_size() > 1 && !have_mpi)
-      throw Error(where + ": parallel.communicator: started by an MPI launcher with " +
-                  std::to_string(mpi_world_size()) +
-                  " processes, but no 'mpi' communicator plugin is installed; run without mpirun, "
-                  "or install the mpi plugin");
-    name = launched_by_mpi() && have_mpi ? "mpi" : "local";
+    const std::vector<std::string> launched = launched_communicators(registry);
+    if (world > 1 && launched.empty())
+      throw Error(where + ": parallel.communicator: started by a launcher among " +
+                  std::to_string(world) +
+                  " processes, but no communicator plugin that joins them is installed (such as "
+                  "mpi); run without the launcher, or install one");
+    name = launched.empty() ? "local" : launched.front();
   }
   if (name == "local") {
-    if (launched_by_mpi() && requested == "local")
+    if (world > 0 && requested == "local")
       log_warning(
           "launched by MPI but parallel.communicator is \"local\": every rank trains alone");
     return std::make_shared<LocalCommunicator>();
@@ -100,18 +161,22 @@ std::shared_ptr<Communicator> open_communicator(const std::string& requested,
 
 namespace {
 
-// The device's collectives library (cuda_nccl) joined over the host communicator; null, with a
-// warning, where it cannot be used (gradients then go through MPI).
+// The device's collectives library (a device_communicator plugin for the device, such as nccl)
+// joined over the host communicator; null, with a warning, where none can be used (gradients then
+// go through the host communicator).
 std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& registry,
                                                              Device device, Communicator& host) {
-  const std::string name = device_plugin_name(device, "nccl");
-  const PluginRecord* record = registry.find("device_communicator", name);
-  if (!record || record->status != PluginRecord::Status::ok) {
-    log_warning("gpu.nccl: the device_communicator plugin '" + name + "' is " +
-                (record ? "unavailable (" + record->reason + ")" : std::string("not installed")) +
-                "; gradients go through MPI");
+  const std::vector<std::string> names = registry.available("device_communicator", device);
+  if (names.empty()) {
+    std::string why = "none is installed";
+    for (const PluginRecord& r : registry.records())
+      if (r.kind == "device_communicator" && r.device == device)
+        why = "'" + r.name + "' is " + to_string(r.status) + " (" + r.reason + ")";
+    log_warning(std::string("gpu.nccl: no device_communicator plugin for ") + to_string(device) +
+                " can be used: " + why + "; gradients go through the host communicator");
     return nullptr;
   }
+  const std::string& name = names.front();
   // NCCL refuses two ranks on one GPU (more ranks than GPUs on a node): every rank learns so
   // from the same collective, and all go through MPI together.
   if (const std::string shared = ranks_sharing_a_device(host, device_runtime(device).ordinal());
@@ -121,7 +186,8 @@ std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& reg
                   "through MPI (start as many ranks per node as it has GPUs to use NCCL)");
     return nullptr;
   }
-  auto comm = registry.create_as<DeviceCommunicator>("device_communicator", name, Params());
+  auto comm =
+      registry.create_as<DeviceCommunicator>("device_communicator", name, Params(), {}, device);
   comm->open(host);
   return comm;
 }
@@ -129,8 +195,9 @@ std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& reg
 }  // namespace
 
 Experiment::Experiment(const ExperimentConfig& config, const Registry& registry) : config_(config) {
-  const json& j = config_.json;
   const std::string where = config_.where();
+  config_.json = with_default_plugins(config_.json, registry, where);
+  const json& j = config_.json;
   const json& t = j["training"];
   initialize_runtime(static_cast<int>(t["threads"].get<std::int64_t>()));
   const DType dtype = parse_dtype(t["dtype"].get<std::string>());
@@ -141,7 +208,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
                             : parse_layout(t["tensor_format"].get<std::string>());
   const Params device_params(j["gpu"], where + ": gpu");
   if (device != Device::cpu) {  // one GPU per process, picked by its local rank
-    auto runtime = registry.create_as<DeviceRuntime>("device", to_string(device), Params());
+    auto runtime = registry.create_as<DeviceRuntime>("device", to_string(device), Params(), {}, device);
     runtime->open(local_rank(), device_params);
     install_device_runtime(runtime);
   }
@@ -212,15 +279,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
   mo.conv_params = Params(j["conv"], where + ": conv");
   mo.shared_workspace = j["conv"]["workspace"] == "shared";
-  const json& fusion = j["fusion"];
-  mo.fusions = {fusion["conv_relu"].get<bool>(), fusion["conv_batchnorm"].get<bool>(),
-                fusion["conv_batchnorm_relu"].get<bool>(), fusion["batchnorm_relu"].get<bool>()};
-  if (device != Device::cpu && (mo.fusions.conv_batchnorm || mo.fusions.conv_batchnorm_relu ||
-                                mo.fusions.batchnorm_relu)) {
-    log_info("fusion: only conv_relu applies on " + std::string(to_string(device)) +
-             " (cuDNN runs the other layers on their own)");
-    mo.fusions = {mo.fusions.conv_relu, false, false, false};
-  }
+  mo.fusions = enabled_fusions(j["fusion"], registry, device, where);
   if (comm_->size() > 1) mo.communicator = comm_.get();
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
   if (model_->output_shape().numel() != dataset_->num_classes())
@@ -228,13 +287,9 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
                 " does not match the " + std::to_string(dataset_->num_classes()) +
                 " classes of dataset '" + j["dataset"]["name"].get<std::string>() + "'");
 
-  optimizer_ =
-      registry.create_as<Optimizer>("optimizer",
-                                    plugin_for_device(registry, device, "optimizer",
-                                                      j["optimizer"]["name"].get<std::string>(),
-                                                      where + ": optimizer.name"),
-                                    Params(j["optimizer"], where + ": optimizer"),
-                                    {"name", "learning_rate_scaling"});
+  optimizer_ = registry.create_as<Optimizer>(
+      "optimizer", j["optimizer"]["name"].get<std::string>(),
+      Params(j["optimizer"], where + ": optimizer"), {"name", "learning_rate_scaling"}, device);
   optimizer_->build(model_->parameters());
   if (j["optimizer"].value("learning_rate_scaling", false))  // PyDTNN's: lr / ranks
     optimizer_->set_learning_rate(optimizer_->learning_rate() / comm_->size());
@@ -275,22 +330,19 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
                       std::to_string(resumed->position.global_step)
                 : "none"}},
       where);
-  loss_ = registry.create_as<Loss>("loss",
-                                   plugin_for_device(registry, device, "loss",
-                                                     j["loss"].get<std::string>(), where + ": loss"),
-                                   Params(json::object(), where + ": loss"));
+  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
+                                   Params(json::object(), where + ": loss"), {}, device);
   for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
     const json& m = j["metrics"][i];
     const bool named = m.is_string();
-    // On a device, its metric plugin when there is a usable one (it reads the predictions where
+    // On a device, its twin there when there is a usable one (it reads the predictions where
     // they are); else the host's, on a copy.
     const std::string name = (named ? m : m["name"]).get<std::string>();
-    const std::string on_device = device_plugin_name(device, name);
-    const PluginRecord* r = registry.find("metric", on_device);
+    const PluginRecord* twin = registry.find("metric", name, device);
     metrics_.push_back(registry.create_as<Metric>(
-        "metric", r && r->status == PluginRecord::Status::ok ? on_device : name,
+        "metric", name,
         Params(named ? json::object() : m, where + ": metrics[" + std::to_string(i) + "]"),
-        {"name"}));
+        {"name"}, twin && twin->status == PluginRecord::Status::ok ? device : Device::cpu));
   }
   for (std::size_t i = 0; i < j["schedulers"].size(); ++i) {
     const json& s = j["schedulers"][i];

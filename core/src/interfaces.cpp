@@ -14,7 +14,6 @@
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/optimizer.hpp"
-#include "dtnn/optimizer_settings.hpp"
 #include "dtnn/scheduler.hpp"
 
 namespace dtnn {
@@ -69,66 +68,6 @@ std::vector<Tensor> zeros_like(std::span<const Parameter> parameters) {
   for (const Parameter& p : parameters)
     out.push_back(Tensor::zeros(p.value.shape(), p.value.dtype(), p.value.layout(), p.value.device()));
   return out;
-}
-
-SgdSettings parse_sgd_settings(const Params& p) {
-  SgdSettings s;
-  s.rule = parse_update_rule(p);
-  s.lr = p.get_double("learning_rate");
-  s.momentum = number_or_rule_default(p, "momentum", s.rule, 0.0, 0.9);
-  s.decay = p.get_double("decay");
-  s.nesterov = p.get_bool("nesterov");
-  if (s.lr < 0) p.fail("learning_rate", "a number >= 0");
-  if (s.momentum < 0 || s.momentum >= 1) p.fail("momentum", "a number in [0, 1)");
-  if (s.decay < 0) p.fail("decay", "a number >= 0");
-  if (s.nesterov && s.momentum == 0) p.fail("nesterov", "false when momentum is 0");
-  return s;
-}
-
-namespace {
-
-// adam's and nadam's hyperparameters; textbook_lr: the learning rate's default under rule
-// "textbook" (PyTorch's: 0.001 for Adam, 0.002 for NAdam; PyDTNN's is 0.01 for both).
-AdamSettings parse_adam_family(const Params& p, double textbook_lr) {
-  AdamSettings s;
-  s.rule = parse_update_rule(p);
-  s.lr = number_or_rule_default(p, "learning_rate", s.rule, textbook_lr, 0.01);
-  s.beta1 = number_or_rule_default(p, "beta1", s.rule, 0.9, 0.99);
-  s.beta2 = p.get_double("beta2");
-  s.epsilon = number_or_rule_default(p, "epsilon", s.rule, 1e-8, 1e-7);
-  s.decay = p.get_double("decay");
-  if (s.lr < 0) p.fail("learning_rate", "a number >= 0");
-  if (s.beta1 < 0 || s.beta1 >= 1) p.fail("beta1", "a number in [0, 1)");
-  if (s.beta2 < 0 || s.beta2 >= 1) p.fail("beta2", "a number in [0, 1)");
-  if (s.epsilon <= 0) p.fail("epsilon", "a number > 0");
-  if (s.decay < 0) p.fail("decay", "a number >= 0");
-  return s;
-}
-
-}  // namespace
-
-AdamSettings parse_adam_settings(const Params& p) { return parse_adam_family(p, 0.001); }
-
-NadamSettings parse_nadam_settings(const Params& p) {
-  NadamSettings s;
-  static_cast<AdamSettings&>(s) = parse_adam_family(p, 0.002);
-  s.momentum_decay = p.get_double("momentum_decay");
-  if (s.momentum_decay < 0) p.fail("momentum_decay", "a number >= 0");
-  return s;
-}
-
-RmsPropSettings parse_rmsprop_settings(const Params& p) {
-  RmsPropSettings s;
-  s.rule = parse_update_rule(p);
-  s.lr = p.get_double("learning_rate");
-  s.rho = number_or_rule_default(p, "rho", s.rule, 0.99, 0.9);
-  s.epsilon = number_or_rule_default(p, "epsilon", s.rule, 1e-8, 1e-7);
-  s.decay = p.get_double("decay");
-  if (s.lr < 0) p.fail("learning_rate", "a number >= 0");
-  if (s.rho < 0 || s.rho >= 1) p.fail("rho", "a number in [0, 1)");
-  if (s.epsilon <= 0) p.fail("epsilon", "a number > 0");
-  if (s.decay < 0) p.fail("decay", "a number >= 0");
-  return s;
 }
 
 void Optimizer::step(std::span<const Parameter> parameters) {

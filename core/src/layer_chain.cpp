@@ -13,16 +13,14 @@ namespace dtnn {
 
 namespace {
 
-// The plugin for ls on ctx.device: "<device>_<type>" off the cpu. A layer without a plugin for
-// the device is accepted only if it merely reshapes (flatten): it runs no code on any device.
+// The layer plugin of ls's type for ctx.device. A layer without a twin on the device is accepted
+// only if it merely reshapes (flatten): it runs no code on any device.
 std::shared_ptr<Layer> create_layer(const LayerSpec& ls, const LayerBuildContext& ctx) {
   const Registry& registry = *ctx.registry;
-  if (ctx.device == Device::cpu) return registry.create_as<Layer>("layer", ls.type, ls.params);
-  const std::string name = device_plugin_name(ctx.device, ls.type);
-  if (registry.find("layer", name)) return registry.create_as<Layer>("layer", name, ls.params);
-  auto layer = registry.create_as<Layer>("layer", ls.type, ls.params);
-  if (layer->is_reshape()) return layer;
-  throw_no_device_plugin(registry, ctx.device, "layer", ls.type, ls.params.where());
+  if (ctx.device != Device::cpu && !registry.find("layer", ls.type, ctx.device))
+    if (auto layer = registry.create_as<Layer>("layer", ls.type, ls.params); layer->is_reshape())
+      return layer;
+  return registry.create_as<Layer>("layer", ls.type, ls.params, {}, ctx.device);
 }
 
 }  // namespace
@@ -40,7 +38,8 @@ std::shared_ptr<Layer> build_layer(const LayerSpec& ls, const LayerBuildContext&
 
 void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx) {
   DTNN_CHECK(ctx.registry, "LayerChain::build needs the registry in its context");
-  fuse_layers(specs, ctx.fusions);
+  resolve_aliases(specs, *ctx.registry);
+  fuse_layers(specs, ctx.fusions, *ctx.registry, ctx.device);
   Shape current = ctx.input_shape;
   std::int64_t largest = current.numel();
   for (std::size_t i = 0; i < specs.size(); ++i) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "dtnn/config.hpp"
@@ -65,51 +66,125 @@ void parse_layers(const json& layers, const std::string& where, std::vector<Laye
     json params = e;
     params.erase("type");
     std::string type = e["type"].get<std::string>();
-    if (type == "pointwise_conv2d") {  // PyDTNN's PointwiseConv2D: a 1x1 convolution
-      for (const char* key : {"kernel", "stride", "padding", "dilation"})
-        if (params.contains(key))
-          throw Error(at + ": pointwise_conv2d: '" + key + "' is fixed (a 1x1, stride 1 conv2d)");
-      params["kernel"] = 1;
-      type = "conv2d";
-    }
     out.push_back({type, Params(params, at)});
   }
 }
 
 }  // namespace
 
+std::vector<FusionRule> fusion_rules(const Registry& registry, const std::string& type,
+                                     Device device) {
+  const PluginRecord* r = registry.find("layer", type, device);
+  if (!r || r->status != PluginRecord::Status::ok) return {};
+  const json traits = json::parse(r->traits);  // an object: the registry checked
+  const auto fuses = traits.find("fuses");
+  if (fuses == traits.end()) return {};
+  auto bad = [&](const std::string& what) -> Error {
+    return Error(r->file.string() + ": layer '" + type + "': traits.fuses: " + what);
+  };
+  if (!fuses->is_array()) throw bad("expected a list of fusions");
+  auto strings = [&](const json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_array() || it->empty() ||
+        !std::all_of(it->begin(), it->end(), [](const json& v) { return v.is_string(); }))
+      throw bad(std::string(key) + ": expected a list of names");
+    return it->get<std::vector<std::string>>();
+  };
+  std::vector<FusionRule> rules;
+  for (const json& f : *fuses) {
+    if (!f.is_object() || !f.contains("option") || !f["option"].is_string())
+      throw bad("expected {\"option\": name, \"absorbs\": [types], \"into\": [parameters]}");
+    FusionRule rule{f["option"].get<std::string>(), strings(f, "absorbs"), strings(f, "into")};
+    if (rule.absorbs.size() != rule.into.size())
+      throw bad(rule.option + ": absorbs and into differ in length");
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+void resolve_aliases(std::vector<LayerSpec>& specs, const Registry& registry) {
+  for (LayerSpec& spec : specs) {
+    const PluginRecord* r = registry.find("layer", spec.type);
+    if (!r || r->status != PluginRecord::Status::ok) continue;  // creating it names the problem
+    const json traits = json::parse(r->traits);
+    const auto alias = traits.find("alias");
+    if (alias == traits.end()) continue;
+    if (!alias->is_object() || !alias->contains("type") || !(*alias)["type"].is_string() ||
+        !alias->value("fixed", json::object()).is_object())
+      throw Error(r->file.string() + ": layer '" + spec.type +
+                  "': traits.alias: expected {\"type\": name, \"fixed\": {parameters}}");
+    json params = spec.params.json();
+    const json fixed = alias->value("fixed", json::object());
+    for (const auto& [key, value] : fixed.items()) {
+      if (params.contains(key))
+        throw Error(spec.params.where() + ": " + spec.type + ": '" + key + "' is fixed (" +
+                    spec.type + " is a " + (*alias)["type"].get<std::string>() + " with " +
+                    fixed.dump() + ")");
+      params[key] = value;
+    }
+    spec = LayerSpec{(*alias)["type"].get<std::string>(), Params(params, spec.params.where())};
+  }
+}
+
+std::set<std::string> fusion_options(const Registry& registry, Device device) {
+  std::set<std::string> options;
+  for (const std::string& type : registry.available("layer", device))
+    for (const FusionRule& rule : fusion_rules(registry, type, device)) options.insert(rule.option);
+  return options;
+}
+
 namespace {
 
-bool is(const std::vector<LayerSpec>& specs, std::size_t i, const char* type) {
-  if (i >= specs.size() || specs[i].type != type) return false;
-  const json& p = specs[i].params.json();
-  return !p.contains("activation") && !p.contains("batchnorm");  // not fused already
+// A layer that sets a parameter its own rules write was fused already (or written fused).
+bool fused_already(const LayerSpec& spec, const std::vector<FusionRule>& rules) {
+  for (const FusionRule& rule : rules)
+    for (const std::string& key : rule.into)
+      if (spec.params.json().contains(key)) return true;
+  return false;
 }
 
 }  // namespace
 
-void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& f) {
+void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions, const Registry& registry,
+                 Device device) {
+  if (fusions.empty()) return;
+  std::map<std::string, std::vector<FusionRule>> rules_of;
+  auto rules = [&](const std::string& type) -> const std::vector<FusionRule>& {
+    auto it = rules_of.find(type);
+    if (it == rules_of.end()) it = rules_of.emplace(type, fusion_rules(registry, type, device)).first;
+    return it->second;
+  };
+  // The rule of specs[i] that applies to the layers after it, or null.
+  auto applicable = [&](std::size_t i) -> const FusionRule* {
+    if (fused_already(specs[i], rules(specs[i].type))) return nullptr;
+    for (const FusionRule& rule : rules(specs[i].type)) {
+      if (!fusions.count(rule.option) || i + rule.absorbs.size() >= specs.size()) continue;
+      bool matches = true;
+      for (std::size_t k = 0; k < rule.absorbs.size() && matches; ++k) {
+        const LayerSpec& next = specs[i + 1 + k];
+        matches = next.type == rule.absorbs[k] && !fused_already(next, rules(next.type));
+      }
+      if (matches) return &rule;
+    }
+    return nullptr;
+  };
   std::vector<LayerSpec> out;
   for (std::size_t i = 0; i < specs.size();) {
-    const bool conv = is(specs, i, "conv2d"), bn_next = is(specs, i + 1, "batchnorm");
-    json fused = specs[i].params.json();
-    std::size_t used = 1;
-    if (conv && bn_next && is(specs, i + 2, "relu") && f.conv_batchnorm_relu) {
-      fused["batchnorm"] = specs[i + 1].params.json();
-      fused["activation"] = "relu";
-      used = 3;
-    } else if (conv && bn_next && f.conv_batchnorm) {
-      fused["batchnorm"] = specs[i + 1].params.json();
-      used = 2;
-    } else if (conv && is(specs, i + 1, "relu") && f.conv_relu) {
-      fused["activation"] = "relu";
-      used = 2;
-    } else if (is(specs, i, "batchnorm") && is(specs, i + 1, "relu") && f.batchnorm_relu) {
-      fused["activation"] = "relu";
-      used = 2;
+    const FusionRule* rule = applicable(i);
+    if (!rule) {
+      out.push_back(specs[i++]);
+      continue;
     }
-    out.push_back(used == 1 ? specs[i] : LayerSpec{specs[i].type, Params(fused, specs[i].params.where())});
-    i += used;
+    const json defaults = json::parse(registry.find("layer", specs[i].type, device)->parameters);
+    json fused = specs[i].params.json();
+    for (std::size_t k = 0; k < rule->absorbs.size(); ++k) {
+      const LayerSpec& absorbed = specs[i + 1 + k];
+      const auto def = defaults.find(rule->into[k]);
+      fused[rule->into[k]] = def != defaults.end() && def->is_string() ? json(absorbed.type)
+                                                                       : absorbed.params.json();
+    }
+    out.push_back(LayerSpec{specs[i].type, Params(fused, specs[i].params.where())});
+    i += 1 + rule->absorbs.size();
   }
   specs = std::move(out);
 }
@@ -174,7 +249,8 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   }
   if (options.shared_workspace) workspace_ = std::make_unique<Workspace>();
   std::vector<LayerSpec> layers = spec.layers;
-  fuse_layers(layers, options.fusions);
+  resolve_aliases(layers, registry);
+  fuse_layers(layers, options.fusions, registry, options.device);
   Shape current = input_shape;
   std::int64_t largest = input_shape.numel();
   bool trainable_before =
@@ -217,7 +293,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   Shape flat{options.max_batch * largest};
   grad_a_ = Tensor::empty(flat, options.dtype, options.layout, options.device);
   grad_b_ = Tensor::empty(flat, options.dtype, options.layout, options.device);
-  ends_in_softmax_ = layers_.back()->type() == "softmax";
+  ends_in_softmax_ = layers_.back()->is_softmax();
 }
 
 Shape Model::output_shape() const { return layers_.back()->output_shape(); }

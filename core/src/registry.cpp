@@ -216,17 +216,26 @@ void Registry::load(const fs::path& file, const std::vector<Variant>& variants) 
   rec.name = d.name ? d.name : "";
   rec.description = d.description ? d.description : "";
   rec.parameters = d.parameters ? d.parameters : "{}";
+  rec.traits = d.traits ? d.traits : "{}";
   rec.library = lib;
   if (!kKinds.count(rec.kind))
     return reject(PluginRecord::Status::rejected, "unknown plugin kind '" + rec.kind + "'");
+  const std::string device = d.device ? d.device : "";
+  if (device != "cpu" && device != "cuda")
+    return reject(PluginRecord::Status::rejected,
+                  "unknown device '" + device + "' (expected \"cpu\" or \"cuda\")");
+  rec.device = device == "cuda" ? Device::cuda : Device::cpu;
   json defaults = json::parse(rec.parameters, nullptr, false);
   if (defaults.is_discarded() || !defaults.is_object())
     return reject(PluginRecord::Status::rejected, "its parameter defaults are not a JSON object");
-  if (const PluginRecord* other = find(rec.kind, rec.name);
+  json traits = json::parse(rec.traits, nullptr, false);
+  if (traits.is_discarded() || !traits.is_object())
+    return reject(PluginRecord::Status::rejected, "its traits are not a JSON object");
+  if (const PluginRecord* other = find(rec.kind, rec.name, rec.device);
       other && other->status == PluginRecord::Status::ok)
-    return reject(PluginRecord::Status::rejected, "duplicate " + rec.kind + " plugin '" + rec.name +
-                                                      "' (already loaded from " +
-                                                      other->file.string() + ")");
+    return reject(PluginRecord::Status::rejected,
+                  "duplicate " + rec.kind + " plugin '" + rec.name + "' on " + device +
+                      " (already loaded from " + other->file.string() + ")");
   if (d.probe) {
     std::string why;
     bool ok = false;
@@ -242,28 +251,45 @@ void Registry::load(const fs::path& file, const std::vector<Variant>& variants) 
   records_.push_back(std::move(rec));
 }
 
-const PluginRecord* Registry::find(std::string_view kind, std::string_view name) const {
+const PluginRecord* Registry::find(std::string_view kind, std::string_view name,
+                                   Device device) const {
   const PluginRecord* best = nullptr;
   for (const auto& r : records_)
-    if (r.kind == kind && r.name == name && (!best || r.status == PluginRecord::Status::ok))
+    if (r.kind == kind && r.name == name && r.device == device &&
+        (!best || r.status == PluginRecord::Status::ok))
       best = &r;
   return best;
 }
 
-std::vector<std::string> Registry::available(std::string_view kind) const {
+std::vector<std::string> Registry::available(std::string_view kind, Device device) const {
   std::vector<std::string> out;
   for (const auto& r : records_)
-    if (r.kind == kind && r.status == PluginRecord::Status::ok) out.push_back(r.name);
+    if (r.kind == kind && r.device == device && r.status == PluginRecord::Status::ok)
+      out.push_back(r.name);
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> Registry::defaults(std::string_view kind) const {
+  std::vector<std::string> out;
+  for (const std::string& name : available(kind))
+    if (json::parse(find(kind, name)->traits).value("default", false) == true) out.push_back(name);
   return out;
 }
 
 std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view name,
                                          const Params& params,
-                                         const std::vector<std::string>& ignored_keys) const {
-  const PluginRecord* rec = find(kind, name);
+                                         const std::vector<std::string>& ignored_keys,
+                                         Device device) const {
+  const PluginRecord* rec = find(kind, name, device);
+  if (!rec && device != Device::cpu && find(kind, name)) {
+    const std::string on = to_string(device);
+    throw Error((params.where().empty() ? "" : params.where() + ": ") + std::string(kind) + " '" +
+                std::string(name) + "' has no " + on + " twin; " + std::string(kind) +
+                "s that run on " + on + ": " + join(available(kind, device)));
+  }
   if (!rec) {
-    auto names = available(kind);
+    auto names = available(kind, device);
     std::string hint = closest_match(std::string(name), names);
     std::string folders;
     for (const auto& f : folders_) folders += (folders.empty() ? "" : ":") + f.string();
@@ -278,7 +304,11 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
                 "; available: " + join(names) + "; searched " + folders + refused);
   }
   if (rec->status != PluginRecord::Status::ok)
-    throw Error(std::string(kind) + " plugin '" + std::string(name) + "' is " +
+    throw Error(std::string(kind) + " plugin '" + std::string(name) + "'" +
+                (device == Device::cpu || name == to_string(device)
+                     ? ""
+                     : std::string(" on ") + to_string(device)) +
+                " is " +
                 to_string(rec->status) + " on this machine: " + rec->reason + " (" +
                 rec->file.string() + ")");
 

@@ -1,10 +1,10 @@
 // test_weights, y = w * x elementwise (w drawn by glorot_uniform from the layer's seed), built as
 // four layer plugins from this one source (tests/CMakeLists.txt):
-//   test_weights, test_weights_skewed: CPU layers;
-//   cuda_test_weights: its device twin for tests without a GPU (with the host-backed test runtime
+//   test_weights, test_weights_skewed on the cpu;
+//   test_weights on "cuda": its twin for tests without a GPU (with the host-backed test runtime
 //     device memory is host memory): w lives on the model's device; GradientExchange tests use it;
-//   cuda_test_weights_skewed: a twin whose input gradient is off by 1e-3, which the device-twin
-//     conformance check must catch.
+//   test_weights_skewed on "cuda": a twin whose input gradient is off by 1e-3, which the
+//     device-twin conformance check must catch.
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -49,4 +49,5 @@ class Weights final : public Layer {
 Plugin* create(const Params&, const PluginContext&) { return new Weights(); }
 }  // namespace
 
-DTNN_PLUGIN("layer", DTNN_TWIN_NAME, "test double: y = w * x", "{}", create)
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = DTNN_TWIN_NAME, .device = DTNN_TWIN_DEVICE,
+                   .description = "test double: y = w * x", .factory = create)

@@ -11,4 +11,5 @@ bool probe(std::string& why_not) {
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) { return nullptr; }
 }  // namespace
 
-DTNN_PLUGIN_WITH_PROBE("layer", "test_unavailable", "test double: always unavailable", "{}", create, probe)
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "test_unavailable",
+                   .description = "test double: always unavailable", .probe = probe, .factory = create)

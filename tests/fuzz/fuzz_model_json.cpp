@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ModelSpec spec = parse_model_spec(j, "fuzz.json");
     ModelOptions options;
     options.max_batch = 2;
-    options.fusions = {true, true, true, true};
+    options.fusions = {"conv_relu", "conv_batchnorm", "conv_batchnorm_relu", "batchnorm_relu"};
     Model model(spec, options, Shape{8, 8, 2}, fuzz::plugins());
   });
   return 0;

@@ -64,7 +64,8 @@ Twins build_twins(const std::string& type, const json& params, const Shape& inpu
   t.cpu = plugins().create_as<Layer>("layer", type, Params(params, type));
   t.cpu->build(ctx);
   ctx.device = Device::cuda;
-  t.gpu = plugins().create_as<Layer>("layer", "cuda_" + type, Params(params, "cuda_" + type));
+  t.gpu = plugins().create_as<Layer>("layer", type, Params(params, type + " on cuda"), {},
+                                     Device::cuda);
   t.gpu->build(ctx);
   return t;
 }
@@ -168,7 +169,8 @@ TEST_CASE("GPU losses match the CPU losses: value and gradients") {
       CAPTURE(to_string(dtype));
       const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
       auto cpu = plugins().create_as<Loss>("loss", name, Params(json::object(), name));
-      auto gpu = plugins().create_as<Loss>("loss", "cuda_" + name, Params(json::object(), name));
+      auto gpu = plugins().create_as<Loss>("loss", name, Params(json::object(), name), {},
+                                           Device::cuda);
       // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
       const Shape shape{8, 5};
       Tensor p = testing::random_tensor(shape, dtype, 6), t = Tensor::zeros(shape, dtype, Layout::nchw);
@@ -200,12 +202,12 @@ TEST_CASE("GPU losses match the CPU losses: value and gradients") {
 TEST_CASE("every GPU metric adds up the totals its CPU twin adds up") {
   std::vector<std::string> names;
   for (const PluginRecord& r : plugins().records())
-    if (r.kind == "metric" && r.name.rfind("cuda_", 0) != 0) names.push_back(r.name);
+    if (r.kind == "metric" && r.device == Device::cpu) names.push_back(r.name);
   REQUIRE(names.size() >= 11);
   for (const std::string& name : names) try {  // a twin that throws fails alone
     CAPTURE(name);
     auto cpu = plugins().create_as<Metric>("metric", name, Params());
-    auto gpu = plugins().create_as<Metric>("metric", "cuda_" + name, Params());
+    auto gpu = plugins().create_as<Metric>("metric", name, Params(), {}, Device::cuda);
     REQUIRE(gpu->device() == Device::cuda);
     for (const DType dtype : {DType::float32, DType::float64})
       for (const std::int64_t cols : {1, 2, 10})
@@ -257,7 +259,8 @@ TEST_CASE("GPU optimizers take the CPU optimizers' steps") {
     params.erase("name");
     const std::string name = o["name"];
     auto cpu = plugins().create_as<Optimizer>("optimizer", name, Params(params, name));
-    auto gpu = plugins().create_as<Optimizer>("optimizer", "cuda_" + name, Params(params, name));
+    auto gpu = plugins().create_as<Optimizer>("optimizer", name, Params(params, name), {},
+                                              Device::cuda);
     Parameter pc{"w", testing::random_tensor(Shape{100}, DType::float64, 4), Tensor()};
     Parameter pg{"w", pc.value.to(Device::cuda), Tensor()};
     cpu->build(std::span<const Parameter>(&pc, 1));
@@ -273,9 +276,10 @@ TEST_CASE("GPU optimizers take the CPU optimizers' steps") {
   }
 }
 
-TEST_CASE("cuda_nccl on one rank opens over the host communicator and reduces in place") {
+TEST_CASE("nccl on one rank opens over the host communicator and reduces in place") {
   LocalCommunicator host;
-  auto nccl = plugins().create_as<DeviceCommunicator>("device_communicator", "cuda_nccl", Params());
+  auto nccl = plugins().create_as<DeviceCommunicator>("device_communicator", "nccl", Params(), {},
+                                                      Device::cuda);
   nccl->open(host);
   MESSAGE(nccl->describe());
   CHECK(nccl->size() == 1);

@@ -33,6 +33,8 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   std::string attributes() const override;
   std::size_t workspace_bytes() const override;
   std::string report() const override;
+  // The block's PyDTNN id, then the layers of its paths, path by path.
+  void pydtnn_arrays(PydtnnArrays& out, const Shape& input) override;
 
  protected:
   // The merged per-sample shape, from the paths' output shapes (in memory order of layout()).

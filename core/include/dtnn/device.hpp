@@ -76,15 +76,6 @@ DTNN_CORE_EXPORT DeviceRuntime* find_device_runtime(Device d);
 // The runtime installed for d; an Error naming the device when there is none.
 DTNN_CORE_EXPORT DeviceRuntime& device_runtime(Device d);
 
-// "cuda" for a non-cpu device: the plugins of kind K for device d are named "<d>_<name>"
-// (layer cuda_conv2d, optimizer cuda_sgd); on the cpu the name itself.
-DTNN_CORE_EXPORT std::string device_plugin_name(Device d, const std::string& name);
 DTNN_CORE_EXPORT Device parse_device(std::string_view s);  // "cpu" | "cuda"
-// The Error for a `kind` named `name` that has no plugin for device d (no "<d>_<name>"): prefixed
-// by where, and listing the plugins of that kind that run on d.
-[[noreturn]] DTNN_CORE_EXPORT void throw_no_device_plugin(const Registry& registry, Device d,
-                                                          const std::string& kind,
-                                                          const std::string& name,
-                                                          const std::string& where);
 
 }  // namespace dtnn

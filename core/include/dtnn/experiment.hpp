@@ -28,6 +28,8 @@ class DTNN_CORE_EXPORT Experiment {
 
   Model& model() { return *model_; }
   Trainer& trainer() { return *trainer_; }
+  // The experiment as it runs: every key, and the plugins it left unnamed filled in.
+  const ExperimentConfig& config() const { return config_; }
   const Dataset& dataset() const { return *dataset_; }
   Optimizer& optimizer() { return *optimizer_; }
   std::string summary() const;  // model table and parameter listing

@@ -5,6 +5,7 @@
 // Contract of backward: parameter gradients ACCUMULATE (+=); dx, when requested, is OVERWRITTEN.
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,23 +19,20 @@ namespace dtnn {
 class Registry;
 class Communicator;
 class Workspace;
+class PydtnnArrays;
 
 enum class Mode : std::uint8_t { train = 0, eval = 1 };
 
-// Which runs of layers a model fuses into one (PyDTNN's fusion options): conv2d then relu,
-// conv2d then batchnorm (then relu), batchnorm then relu. See fuse_layers in model.hpp.
-struct Fusions {
-  bool conv_relu = false;
-  bool conv_batchnorm = false;
-  bool conv_batchnorm_relu = false;
-  bool batchnorm_relu = false;
-};
+// The fusion options a run enabled (PyDTNN's: "conv_relu", "conv_batchnorm",
+// "conv_batchnorm_relu", "batchnorm_relu"): the runs of layers a model merges into one, as the
+// layer plugins' traits declare them. See fuse_layers in model.hpp.
+using Fusions = std::set<std::string>;
 
 struct LayerBuildContext {
   Shape input_shape;  // per sample, memory order of layout
   DType dtype = DType::float32;
   Layout layout = Layout::nhwc;
-  Device device = Device::cpu;  // where the layer's tensors live (a cuda_<type> plugin on cuda)
+  Device device = Device::cpu;  // where the layer's tensors live (the type's twin there)
   Params device_params;         // the experiment's "gpu" object (tf32, cudnn_auto_conv_alg, ...)
   std::int64_t max_batch = 1;
   std::uint64_t seed = 0;              // this layer's own seed (initialisers, dropout)
@@ -81,6 +79,12 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   // What the layer has to say at the end of the run (e.g. its conv algorithm's tuning); "" if
   // nothing.
   virtual std::string report() const { return ""; }
+  // Its part of a PyDTNN weights file (dtnn/pydtnn_arrays.hpp), on this per-sample input: by
+  // default one PyDTNN layer of class type() that holds no array.
+  virtual void pydtnn_arrays(PydtnnArrays& out, const Shape& input);
+  // True for a softmax over each sample: a model ending in one lets a loss that offers it give
+  // dLoss/d(softmax input) directly (Loss::backward_through_softmax).
+  virtual bool is_softmax() const { return false; }
 };
 
 }  // namespace dtnn

@@ -4,7 +4,8 @@
 // Model file:  {"name": "simplecnn", "input_shape": [28, 28, 1],            (optional, HWC)
 //               "layers": [{"type": "conv2d", "filters": 4, "kernel": 3}, {"type": "relu"}, ...]}
 // A layer entry may be {"repeat": N, "layers": [...]}, expanded in place N times.
-// {"type": "pointwise_conv2d", ...} (PyDTNN's PointwiseConv2D) is read as a conv2d with kernel 1.
+// A layer plugin may be an alias of another with some parameters fixed (pointwise_conv2d: a conv2d
+// with kernel 1, ...): resolve_aliases rewrites such entries before the model builds them.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -43,13 +44,31 @@ struct ModelSpec {
 // A list of layer entries (repeat blocks expanded); where names it in errors.
 DTNN_CORE_EXPORT std::vector<LayerSpec> parse_layer_list(const nlohmann::json& layers,
                                                          const std::string& where);
-// Rewrites runs of layers into fused ones, left to right (the longest run first):
-//   conv2d, batchnorm, relu  ->  conv2d {"batchnorm": {its parameters}, "activation": "relu"}
-//   conv2d, batchnorm        ->  conv2d {"batchnorm": {...}}
-//   conv2d, relu             ->  conv2d {"activation": "relu"}
-//   batchnorm, relu          ->  batchnorm {"activation": "relu"}
-// as far as `fusions` allows. Layers that already carry an activation are left alone.
-DTNN_CORE_EXPORT void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions);
+// A run of layers a layer plugin can take into itself, from its traits:
+//   {"fuses": [{"option": "conv_batchnorm_relu", "absorbs": ["batchnorm", "relu"],
+//               "into": ["batchnorm", "activation"]}, ...]}
+// absorbs[k], the k-th layer after it, becomes its parameter into[k]: the absorbed layer's type
+// name where the plugin's default for that parameter is a string ("activation": "relu"), else the
+// absorbed layer's parameters ("batchnorm": {...}).
+struct FusionRule {
+  std::string option;
+  std::vector<std::string> absorbs, into;
+};
+// The fusion rules of the layer plugin `type` on device (none for a type without a plugin there);
+// an Error naming the plugin's file when its traits are malformed.
+DTNN_CORE_EXPORT std::vector<FusionRule> fusion_rules(const Registry& registry,
+                                                      const std::string& type, Device device);
+// Rewrites the entries whose layer plugin is an alias (traits {"alias": {"type": "conv2d",
+// "fixed": {"kernel": 1, ...}}}) into the aliased type with the fixed parameters; an entry that
+// sets a fixed parameter is an Error naming it.
+DTNN_CORE_EXPORT void resolve_aliases(std::vector<LayerSpec>& specs, const Registry& registry);
+// Every fusion option the layer plugins on device declare.
+DTNN_CORE_EXPORT std::set<std::string> fusion_options(const Registry& registry, Device device);
+// Rewrites runs of layers into fused ones, left to right, the rules of each layer in the order its
+// plugin lists them (the longest run first), as far as `fusions` enables them. A layer that already
+// sets a parameter its rules write is neither fused nor absorbed.
+DTNN_CORE_EXPORT void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions,
+                                  const Registry& registry, Device device);
 // The most layers a model may expand to, repeat blocks and blocks' paths included.
 inline constexpr std::int64_t kMaxModelLayers = 100000;
 DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where);

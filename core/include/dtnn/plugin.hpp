@@ -16,7 +16,7 @@ class Params;
 class Registry;
 
 // Bump when any interface, descriptor or shared type changes layout or meaning.
-inline constexpr std::uint32_t kPluginAbiVersion = 6;
+inline constexpr std::uint32_t kPluginAbiVersion = 7;
 
 class DTNN_CORE_EXPORT Plugin {
  public:
@@ -32,15 +32,21 @@ using PluginFactory = Plugin* (*)(const Params& params, const PluginContext& con
 // Returns false and explains in why_not when the plugin cannot run here (e.g. no GPU).
 using PluginProbe = bool (*)(std::string& why_not);
 
+// Written by the export macros of plugin_api.hpp (a plugin fills it with designated initialisers).
 struct PluginDescriptor {
-  std::uint32_t abi_version;
-  const char* kind;         // "layer", "conv", "optimizer", "scheduler", "dataset",
-                            // "communicator", "loss", "metric", "device"
-  const char* name;         // unique within its kind; the name configs use
-  const char* description;  // one line
-  const char* parameters;   // JSON object: every parameter with its default
-  PluginProbe probe;        // may be null: always available
-  PluginFactory factory;
+  std::uint32_t abi_version = 0;
+  const char* kind = "";         // "layer", "conv", "optimizer", "scheduler", "dataset",
+                                 // "communicator", "loss", "metric", "device", ...
+  const char* name = "";         // unique within its kind and device; the name configs use
+  const char* device = "cpu";    // where the objects it creates compute: "cpu" or "cuda". A
+                                 // plugin's twin on another device has the same kind and name.
+  const char* description = "";  // one line
+  const char* parameters = "{}";  // JSON object: every parameter with its default
+  // JSON object: what the core may know of the plugin before creating anything, by kind (a
+  // layer's fusions, a communicator's launchers; docs/plugin-authoring.md lists them).
+  const char* traits = "{}";
+  PluginProbe probe = nullptr;  // null: always available
+  PluginFactory factory = nullptr;
 };
 
 }  // namespace dtnn

@@ -6,6 +6,9 @@
 // Libraries are opened with RTLD_NODELETE: nothing is ever unmapped while the process lives,
 // so an object a plugin created can never outlive its code.
 //
+// A plugin and its twins on other devices share a kind and a name and differ in their descriptor's
+// device (`relu` on cpu, `relu` on cuda): every lookup names the device, the cpu by default.
+//
 // A plugin built once per instruction-set level (kind_name.so, kind_name.avx2.so,
 // kind_name.avx512.so; dtnn/isa.hpp) is one plugin: the registry opens only the file of the best
 // level not above its ceiling (by default the process's: what the CPU runs, lowered by DTNN_ISA)
@@ -23,6 +26,7 @@
 #include "dtnn/error.hpp"
 #include "dtnn/isa.hpp"
 #include "dtnn/plugin.hpp"
+#include "dtnn/tensor.hpp"
 
 namespace dtnn {
 
@@ -32,6 +36,8 @@ struct PluginRecord {
   enum class Status { ok, unavailable, rejected, load_failed };
   Status status = Status::ok;
   std::string kind, name, description, parameters;  // parameters: JSON with defaults
+  Device device = Device::cpu;
+  std::string traits = "{}";  // JSON object (PluginDescriptor::traits)
   std::filesystem::path file;
   std::string reason;  // why not ok
   // For a plugin built per instruction-set level: the levels found and the one loaded.
@@ -57,18 +63,28 @@ class DTNN_CORE_EXPORT Registry {
   const std::vector<PluginRecord>& records() const { return records_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  const PluginRecord* find(std::string_view kind, std::string_view name) const;  // ok or not
-  std::vector<std::string> available(std::string_view kind) const;               // ok only
+  // The record of kind/name on device (ok or not), or null.
+  const PluginRecord* find(std::string_view kind, std::string_view name,
+                           Device device = Device::cpu) const;
+  // The names of kind's plugins that are ok on device, sorted.
+  std::vector<std::string> available(std::string_view kind, Device device = Device::cpu) const;
 
-  // Creates kind/name with params merged over the plugin's defaults; unknown keys are errors
-  // naming the key and the closest valid one. ignored_keys are left out of that check.
+  // The ok cpu plugins of kind whose traits say {"default": true}: what an experiment uses where it
+  // names none of that kind (sorted).
+  std::vector<std::string> defaults(std::string_view kind) const;
+
+  // Creates kind/name's plugin for device with params merged over the plugin's defaults; unknown
+  // keys are errors naming the key and the closest valid one. ignored_keys are left out of that
+  // check. A plugin that has no twin on device is an error that lists those that have.
   std::shared_ptr<Plugin> create(std::string_view kind, std::string_view name, const Params& params,
-                                 const std::vector<std::string>& ignored_keys = {}) const;
+                                 const std::vector<std::string>& ignored_keys = {},
+                                 Device device = Device::cpu) const;
 
   template <class T>
   std::shared_ptr<T> create_as(std::string_view kind, std::string_view name, const Params& params,
-                               const std::vector<std::string>& ignored_keys = {}) const {
-    std::shared_ptr<Plugin> p = create(kind, name, params, ignored_keys);
+                               const std::vector<std::string>& ignored_keys = {},
+                               Device device = Device::cpu) const {
+    std::shared_ptr<Plugin> p = create(kind, name, params, ignored_keys, device);
     auto t = std::dynamic_pointer_cast<T>(p);
     if (!t)
       throw Error("plugin " + std::string(kind) + "/" + std::string(name) +

@@ -51,8 +51,8 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
   auto cpu = registry.create_as<Layer>("layer", type, params);
   cpu->build(ctx);
   ctx.device = device;
-  const std::string name = std::string(to_string(device)) + "_" + type;
-  auto dev = registry.create_as<Layer>("layer", name, params);
+  const std::string name = type + " on " + to_string(device);
+  auto dev = registry.create_as<Layer>("layer", type, params, {}, device);
   dev->build(ctx);
 
   std::vector<TwinCheck> out;

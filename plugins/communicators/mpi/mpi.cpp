@@ -276,5 +276,10 @@ Plugin* create(const Params&, const PluginContext&) { return new Mpi(); }
 
 }  // namespace
 
-DTNN_PLUGIN("communicator", "mpi", "MPI collectives over MPI_COMM_WORLD (Open MPI, MPICH, ...)",
-            "{}", create)
+// "auto" picks this communicator when an MPI launcher (Open MPI's, a PMI or PMIx one, MVAPICH's)
+// started the process.
+DTNN_EXPORT_PLUGIN(.kind = "communicator", .name = "mpi",
+                   .description = "MPI collectives over MPI_COMM_WORLD (Open MPI, MPICH, ...)",
+                   .traits = R"({"launched_when": ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+                                                   "MV2_COMM_WORLD_SIZE"]})",
+                   .factory = create)

@@ -383,5 +383,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new Im2col(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "i2c", "im2col + GEMM over cache-sized slabs of the minibatch (any geometry)",
-            R"({"slab_bytes": 0})", create)
+// The default algorithm: it computes every geometry.
+DTNN_EXPORT_PLUGIN(
+    .kind = "conv", .name = "i2c",
+    .description = "im2col + GEMM over cache-sized slabs of the minibatch (any geometry)",
+    .parameters = R"({"slab_bytes": 0})", .traits = R"({"default": true})", .factory = create)

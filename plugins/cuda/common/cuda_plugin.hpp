@@ -10,8 +10,11 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
 
-#define DTNN_CUDA_PLUGIN(Kind, Name, Description, ParametersJson, Factory) \
-  DTNN_PLUGIN_WITH_PROBE(Kind, Name, Description, ParametersJson, Factory, ::dtnn::cuda::probe)
+// A CPU plugin's twin on an NVIDIA GPU: the same kind and name, device "cuda", unavailable (with
+// the reason) where no GPU can be used.
+#define DTNN_CUDA_PLUGIN(Kind, Name, Description, ParametersJson, Factory)                     \
+  DTNN_EXPORT_PLUGIN(.kind = Kind, .name = Name, .device = "cuda", .description = Description, \
+                     .parameters = ParametersJson, .probe = ::dtnn::cuda::probe, .factory = Factory)
 
 namespace dtnn::cuda {
 

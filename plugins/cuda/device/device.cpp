@@ -72,6 +72,7 @@ bool available(std::string& why_not) {
 
 }  // namespace
 
-DTNN_PLUGIN_WITH_PROBE("device", "cuda",
+DTNN_EXPORT_PLUGIN(.kind = "device", .name = "cuda", .device = "cuda",
+                   .description =
                        "NVIDIA GPU memory and copies: caching allocator, compute and copy streams",
-                       "{}", create, available)
+                   .probe = available, .factory = create)

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "../common/read_file.hpp"
+#include "read_file.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "../common/one_hot.hpp"
+#include "one_hot.hpp"
 
 namespace {
 

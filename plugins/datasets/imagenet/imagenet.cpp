@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/one_hot.hpp"
+#include "one_hot.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"

@@ -14,8 +14,8 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "../common/one_hot.hpp"
-#include "../common/read_file.hpp"
+#include "one_hot.hpp"
+#include "read_file.hpp"
 
 namespace {
 
@@ -160,7 +160,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new Mnist(p); }
 
 }  // namespace
 
-DTNN_PLUGIN(
-    "dataset", "mnist",
-    "MNIST / Fashion-MNIST IDX files (gzip'd or raw), 28x28x1, 10 classes, pixels in [0, 1]",
-    R"({"path": "/usr/share/datasets/fashion-mnist"})", create)
+DTNN_EXPORT_PLUGIN(
+    .kind = "dataset", .name = "mnist",
+    .description =
+        "MNIST / Fashion-MNIST IDX files (gzip'd or raw), 28x28x1, 10 classes, pixels in [0, 1]",
+    .parameters = R"({"path": "/usr/share/datasets/fashion-mnist"})",
+    .traits = R"({"default": true})", .factory = create)

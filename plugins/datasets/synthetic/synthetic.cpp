@@ -7,7 +7,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "../common/one_hot.hpp"
+#include "one_hot.hpp"
 #include "dtnn/rng.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // add: the sum of parallel paths' outputs (PyDTNN's AdditionBlock; a ResNet block is a path of
 // layers beside an empty path, the identity shortcut). Every path must give the same shape.
-#include "../common/layer_settings.hpp"
-#include "../common/merge_blocks.hpp"
+#include "layer_settings.hpp"
+#include "merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 

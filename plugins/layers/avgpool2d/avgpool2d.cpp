@@ -2,7 +2,7 @@
 // zeros (PyTorch's count_include_pad). Backward: each x in the window gets dy / (ph * pw).
 #include <cstdint>
 
-#include "../common/layer_settings.hpp"
+#include "layer_settings.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"

@@ -19,12 +19,13 @@
 #include <cmath>
 #include <vector>
 
-#include "../common/layer_settings.hpp"
+#include "layer_settings.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "pydtnn_names.hpp"
 
 namespace {
 
@@ -80,6 +81,10 @@ class BatchNorm final : public Layer {
   }
 
   std::vector<Parameter> parameters() override { return {gamma_, beta_}; }
+  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
+    pydtnn_names::batchnorm(out, parameters(), state());
+    if (relu_) out.layer("Relu");
+  }
   std::vector<Tensor> state() override { return {running_mean_, running_var_}; }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
@@ -315,6 +320,7 @@ Plugin* create(const Params& p, const PluginContext&) { return new BatchNorm(p);
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "batchnorm", "batch normalisation per channel, with running statistics",
-            dtnn::layer_settings::kBatchnormParameters,
-            create)
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "batchnorm",
+                   .description = "batch normalisation per channel, with running statistics",
+                   .parameters = dtnn::layer_settings::kBatchnormParameters,
+                   .traits = dtnn::layer_settings::kBatchnormTraits, .factory = create)

@@ -3,8 +3,8 @@
 // channels; merge_blocks.hpp says where each path's channels go.
 #include <cstring>
 
-#include "../common/layer_settings.hpp"
-#include "../common/merge_blocks.hpp"
+#include "layer_settings.hpp"
+#include "merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/layer_settings.hpp"
+#include "layer_settings.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
@@ -25,6 +25,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
+#include "pydtnn_names.hpp"
 
 namespace {
 
@@ -156,6 +157,12 @@ class Conv2d final : public Layer {
     return p;
   }
   std::vector<Tensor> state() override { return bn_ ? bn_->state() : std::vector<Tensor>{}; }
+  // Conv2D, then the layers it fused: the batchnorm (its own arrays), the relu.
+  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
+    pydtnn_names::conv2d(out, parameters());
+    if (bn_) bn_->pydtnn_arrays(out, output_shape());
+    if (relu_) out.layer("Relu");
+  }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
@@ -315,8 +322,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new Conv2d(p); }
 
 }  // namespace
 
-DTNN_PLUGIN(
-    "layer", "conv2d",
-    "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
-    dtnn::layer_settings::kConv2dParameters,
-    create)
+DTNN_EXPORT_PLUGIN(
+    .kind = "layer", .name = "conv2d",
+    .description =
+        "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
+    .parameters = dtnn::layer_settings::kConv2dParameters,
+    .traits = dtnn::layer_settings::kConv2dTraits, .factory = create)

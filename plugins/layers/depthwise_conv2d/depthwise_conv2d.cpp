@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "../common/layer_settings.hpp"
+#include "layer_settings.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "pydtnn_names.hpp"
 
 namespace {
 
@@ -64,6 +65,9 @@ class DepthwiseConv2d final : public Layer {
                              ctx.dtype);
   }
 
+  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
+    pydtnn_names::depthwise_conv2d(out, parameters());
+  }
   std::vector<Parameter> parameters() override {
     std::vector<Parameter> p{{"weights", w_, dw_}};
     if (use_bias_) p.push_back({"biases", b_, db_});

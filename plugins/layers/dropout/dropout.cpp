@@ -4,7 +4,7 @@
 // re-run) see the same mask, so the layer is a deterministic function within a step.
 #include <cstdint>
 
-#include "../common/layer_settings.hpp"
+#include "layer_settings.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"

@@ -2,12 +2,13 @@
 // b: [units], y: [N, units] = x w + b.
 #include <string>
 
-#include "../common/layer_settings.hpp"
+#include "layer_settings.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "pydtnn_names.hpp"
 
 namespace {
 
@@ -33,6 +34,9 @@ class FullyConnected final : public Layer {
     }
   }
 
+  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
+    pydtnn_names::fc(out, parameters());
+  }
   std::vector<Parameter> parameters() override {
     std::vector<Parameter> p{{"weights", w_, dw_}};
     if (s_.use_bias) p.push_back({"biases", b_, db_});

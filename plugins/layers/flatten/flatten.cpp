@@ -1,6 +1,7 @@
 // flatten: y[N, prod(shape)] is x[N, shape...] in memory order (HWC for NHWC, CHW for NCHW).
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/pydtnn_arrays.hpp"
 
 namespace {
 
@@ -12,6 +13,11 @@ class Flatten final : public Layer {
   void build(const LayerBuildContext& ctx) override { out_ = Shape{ctx.input_shape.numel()}; }
   Shape output_shape() const override { return out_; }
   bool is_reshape() const override { return true; }  // the model aliases; these are for direct use
+  // An fc after it orders its PyDTNN rows by this input.
+  void pydtnn_arrays(PydtnnArrays& out, const Shape& input) override {
+    out.layer("Flatten");
+    out.flattened = input;
+  }
   void forward(const Tensor& x, Tensor& y, Mode) override { y.copy_from(x); }
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
     if (dx) dx->copy_from(dy);

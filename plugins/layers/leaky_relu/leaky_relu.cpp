@@ -1,6 +1,6 @@
 // leaky_relu: y = x for x > 0, negative_slope * x otherwise (PyDTNN's LeakyRelu, slope 0.01 by
 // default); dy/dx = 1 or negative_slope.
-#include "../common/layer_settings.hpp"
+#include "layer_settings.hpp"
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/plugin_api.hpp"
 

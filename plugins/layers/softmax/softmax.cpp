@@ -14,6 +14,7 @@ using namespace dtnn;
 class Softmax final : public Layer {
  public:
   std::string type() const override { return "softmax"; }
+  bool is_softmax() const override { return true; }
   void build(const LayerBuildContext& ctx) override { shape_ = ctx.input_shape; }
   Shape output_shape() const override { return shape_; }
 

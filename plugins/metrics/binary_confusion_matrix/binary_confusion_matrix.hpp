@@ -2,10 +2,10 @@
 // positive_class" (with one output: output >= 0.5), summed over batches and ranks; the history
 // records the matrix, the value is the decision's accuracy (TP + TN) / all.
 // Totals: {TP, FP, FN, rows}.
-// The rule (dtnn/metric_rules.hpp) runs on the host here and on the GPU in
-// cuda_binary_confusion_matrix.
+// The rule (plugins/metrics/common/binary_decision.hpp) runs on the host here and on a GPU in the twin beside
+// it (cuda_binary_confusion_matrix.cu).
 #pragma once
-#include "dtnn/metric.hpp"
+#include "binary_decision.hpp"
 
 namespace dtnn::metrics {
 
@@ -13,11 +13,9 @@ class BinaryConfusionMatrix : public BinaryDecisionMetric {
  public:
   static constexpr const char* kDescription =
       "[[TN, FP], [FN, TP]] for positive_class; value: the decision's accuracy";
-  static constexpr const char* kParameters = R"({"positive_class": 1})";
   explicit BinaryConfusionMatrix(const Params& p)
-      : BinaryDecisionMetric(p, rules::RowMetric::binary_confusion) {}
+      : BinaryDecisionMetric(p, /*count_rows=*/true) {}
   std::string name() const override { return "binary_confusion_matrix"; }
-  std::size_t num_totals() const override { return 4; }
   double value(std::span<const double> t) const override {
     return t[3] > 0 ? (t[3] - t[1] - t[2]) / t[3] : 0.0;
   }

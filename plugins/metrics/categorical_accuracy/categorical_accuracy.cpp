@@ -2,6 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "categorical_accuracy", dtnn::metrics::CategoricalAccuracy::kDescription,
-            dtnn::metrics::CategoricalAccuracy::kParameters,
-            dtnn::create_metric<dtnn::metrics::CategoricalAccuracy>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "categorical_accuracy",
+                   .description = dtnn::metrics::CategoricalAccuracy::kDescription,
+                   .parameters = dtnn::metrics::CategoricalAccuracy::kParameters,
+                   .traits = R"({"default": true})",
+                   .factory = dtnn::create_metric<dtnn::metrics::CategoricalAccuracy>)

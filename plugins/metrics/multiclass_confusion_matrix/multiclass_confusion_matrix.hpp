@@ -2,20 +2,30 @@
 // prediction's argmax is class p. The counts are totals, so batches and ranks add them (a matrix
 // summed, not averaged); the history records the matrix, and the metric's value is its trace over
 // its sum (the accuracy). Totals: the classes x classes counts, row-major.
-// The rule (dtnn/metric_rules.hpp) runs on the host here and on the GPU in
-// cuda_multiclass_confusion_matrix.
+// The rule runs on the host here and on a GPU in the twin beside it
+// (cuda_multiclass_confusion_matrix.cu).
 #pragma once
-#include "dtnn/metric.hpp"
+#include "dtnn/row_rule_metric.hpp"
 
 namespace dtnn::metrics {
 
-class MulticlassConfusionMatrix : public RowRuleMetric {
+// 1 to cell [k][argmax p] of an m x m matrix, k = argmax t.
+struct ConfusionRule {
+  DTNN_HOST_DEVICE std::int64_t totals_reached(std::int64_t m) const { return m * m; }
+  template <class T>
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
+                           rules::Contribution* out) const {
+    out[0] = {rules::argmax(t, m) * m + rules::argmax(p, m), 1.0};
+    return 1;
+  }
+};
+
+class MulticlassConfusionMatrix : public RowRuleMetric<ConfusionRule> {
  public:
   static constexpr const char* kDescription =
       "counts of (target class, predicted class); value: their accuracy";
   static constexpr const char* kParameters = "{}";
-  explicit MulticlassConfusionMatrix(const Params&)
-      : RowRuleMetric({rules::RowMetric::confusion}) {}
+  explicit MulticlassConfusionMatrix(const Params&) : RowRuleMetric({}) {}
   std::string name() const override { return "multiclass_confusion_matrix"; }
   void set_classes(std::int64_t classes) override { classes_ = classes; }
   std::size_t num_totals() const override { return static_cast<std::size_t>(classes_ * classes_); }

@@ -2,16 +2,16 @@
 // 1: the second output; a model with one output is positive where that output is >= 0.5). The
 // counts are summed over batches and ranks before dividing, so the value is exact, not a mean of
 // means. Totals: {TP, FP, FN}.
-// The rule (dtnn/metric_rules.hpp) runs on the host here and on the GPU in cuda_recall.
+// The rule (plugins/metrics/common/binary_decision.hpp) runs on the host here and on a GPU in the twin beside
+// it (cuda_recall.cu).
 #pragma once
-#include "dtnn/metric.hpp"
+#include "binary_decision.hpp"
 
 namespace dtnn::metrics {
 
 class Recall : public BinaryDecisionMetric {
  public:
   static constexpr const char* kDescription = "TP / (TP + FN) for positive_class";
-  static constexpr const char* kParameters = R"({"positive_class": 1})";
   explicit Recall(const Params& p) : BinaryDecisionMetric(p) {}
   std::string name() const override { return "recall"; }
   double value(std::span<const double> totals) const override {

@@ -1,16 +1,30 @@
 // regression_mse: mean over all outputs of (p - t)^2 (each row's mean, averaged over rows).
 // Totals: {sum over rows, rows}.
-// The rule (dtnn/metric_rules.hpp) runs on the host here and on the GPU in cuda_regression_mse.
+// The rule runs on the host here and on a GPU in the twin beside it (cuda_regression_mse.cu).
 #pragma once
-#include "dtnn/metric.hpp"
+#include "dtnn/row_rule_metric.hpp"
 
 namespace dtnn::metrics {
 
-class RegressionMse : public RowMeanMetric {
+// mean_j (p_j - t_j)^2.
+struct RegressionMseRule : rules::MeanRule {
+  template <class T>
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
+                           rules::Contribution* out) const {
+    double s = 0;
+    for (std::int64_t j = 0; j < m; ++j) {
+      const double e = double(p[j]) - double(t[j]);
+      s += e * e;
+    }
+    return rules::mean_term(s / double(m), out);
+  }
+};
+
+class RegressionMse : public RowMeanMetric<RegressionMseRule> {
  public:
   static constexpr const char* kDescription = "mean squared error over all outputs";
   static constexpr const char* kParameters = "{}";
-  explicit RegressionMse(const Params&) : RowMeanMetric(rules::RowMetric::regression_mse) {}
+  explicit RegressionMse(const Params&) {}
   std::string name() const override { return "regression_mse"; }
 };
 

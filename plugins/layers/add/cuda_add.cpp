@@ -1,0 +1,29 @@
+// cuda_add: the add layer on the GPU (parallel paths of CUDA layers, their outputs summed by
+// cuDNN). The paths and their shapes are the CPU plugin's (merge_blocks.hpp).
+#include "layer_settings.hpp"
+#include "cuda_block_ops.hpp"
+#include "cuda_plugin.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class CudaAdd final : public AddBase {
+ public:
+  using AddBase::AddBase;
+
+ protected:
+  void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {
+    DTNN_CUDA(cudaMemcpyAsync(y.raw(), outputs[0]->raw(), y.bytes(), cudaMemcpyDeviceToDevice,
+                              cuda::Context::get().stream()));
+    for (std::size_t p = 1; p < outputs.size(); ++p) cuda::add_into(y, *outputs[p]);
+  }
+  void accumulate(Tensor& a, const Tensor& b) const override { cuda::add_into(a, b); }
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new CudaAdd(p); }
+
+}  // namespace
+
+DTNN_CUDA_PLUGIN("layer", "add", "add on the GPU: paths of CUDA layers, summed by cuDNN",
+                 dtnn::layer_settings::kBlockParameters, create)

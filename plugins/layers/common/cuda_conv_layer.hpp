@@ -1,0 +1,228 @@
+// A cuDNN convolution as a layer: cuda_conv2d and cuda_depthwise_conv2d (a grouped convolution,
+// one group per channel), NCHW, weights as the CPU plugins keep them in NCHW ([K, C, KH, KW];
+// depthwise [C, KH, KW]) so that checkpoints move between CPU and GPU runs.
+//   y = conv(x, w) + b (then relu when "activation" is "relu");  db += sum dy;
+//   dw += conv_filter_grad(x, dy);  dx = conv_data_grad(dy, w)
+// Algorithms: with gpu.cudnn_auto_conv_alg (PyDTNN's --enable_cudnn_auto_conv_alg) cuDNN's
+// search times the candidates once at build and the fastest within the workspace limit is kept;
+// otherwise fixed defaults (implicit precomputed GEMM forward, algorithm 1 for both gradients).
+// The workspace is the context's shared one, reserved at build. TF32 only with gpu.tf32.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
+
+#include "layer_settings.hpp"
+#include "check.hpp"
+#include "cuda_plugin.hpp"
+#include "descriptors.hpp"
+#include "dtnn/conv_algorithm.hpp"
+#include "kernels.hpp"
+#include "pydtnn_names.hpp"
+
+namespace dtnn::cuda {
+
+class ConvLayer final : public Layer {
+ public:
+  // depthwise: depthwise_conv2d's parameters, else conv2d's, read as the CPU plugins read them.
+  ConvLayer(const Params& p, bool depthwise) : params_(p), depthwise_(depthwise) {
+    if (depthwise) {
+      const layer_settings::DepthwiseConv2d settings(p);
+      g_ = settings.geometry;
+      use_bias_ = settings.use_bias;
+      return;
+    }
+    const layer_settings::Conv2d settings(p);
+    g_ = settings.geometry;
+    use_bias_ = settings.use_bias;
+    relu_ = settings.relu;
+    if (!p.is_null("batchnorm"))
+      p.fail("batchnorm", "null: conv2d+batchnorm fusion is a CPU option (fusion.*)");
+  }
+
+  std::string type() const override { return depthwise_ ? "depthwise_conv2d" : "conv2d"; }
+  Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
+  std::string weights_shape() const override { return w_.shape().str(); }
+  std::string attributes() const override {
+    return g_.window_str() + " cudnn" + (relu_ ? " +relu" : "");
+  }
+  std::string report() const override {
+    return "cuda_" + type() + " " + g_.str() + ": forward algorithm " +
+           std::to_string(forward_algo_) + ", backward-data " + std::to_string(data_algo_) +
+           ", backward-filter " + std::to_string(filter_algo_) + ", workspace " +
+           std::to_string(workspace_ >> 10) + " KiB";
+  }
+  std::size_t workspace_bytes() const override { return workspace_; }
+
+  void build(const LayerBuildContext& ctx) override {
+    if (ctx.input_shape.rank() != 3)
+      throw Error(type() + " expects image input (C, H, W), got " + ctx.input_shape.str());
+    const Chw in = chw_of(ctx, type());
+    g_.c = in.c;
+    g_.h = in.h;
+    g_.w = in.w;
+    if (depthwise_) g_.k = in.c;
+    const std::int64_t groups = depthwise_ ? in.c : 1;  // depthwise: one group per channel
+    g_.n = ctx.max_batch;
+    g_.layout = Layout::nchw;
+    g_.dtype = ctx.dtype;
+    if (g_.ho() < 1 || g_.wo() < 1) throw Error("kernel larger than the padded input: " + g_.str());
+    needs_dx_ = ctx.needs_input_gradient;
+    Context& cx = Context::get();
+    // Fans per group; depthwise weights are [C, KH, KW] (the CPU plugin's NCHW layout).
+    const std::int64_t window = g_.kh * g_.kw, fan_in = g_.c / groups * window,
+                       fan_out = g_.k / groups * window;
+    const Shape w_shape = depthwise_ ? Shape{g_.c, g_.kh, g_.kw} : g_.w_shape();
+    w_ = initialized(w_shape, g_.dtype, params_.get_string("weights_initializer"), fan_in,
+                     fan_out, ctx.seed);
+    dw_ = Tensor::zeros(w_.shape(), g_.dtype, Layout::nchw, Device::cuda);
+    if (use_bias_) {
+      b_ = initialized(Shape{g_.k}, g_.dtype, params_.get_string("biases_initializer"),
+                       fan_in, fan_out, ctx.seed + 1);
+      db_ = Tensor::zeros(b_.shape(), g_.dtype, Layout::nchw, Device::cuda);
+      bias_desc_.set(1, g_.k, 1, 1, g_.dtype);
+    }
+    if (relu_) grad_ = Tensor::empty(output_shape().with_batch(ctx.max_batch), g_.dtype,
+                                     Layout::nchw, Device::cuda);
+    filter_ = std::make_unique<FilterDesc>(g_.k, g_.c / groups, g_.kh, g_.kw, g_.dtype);
+    conv_ = std::make_unique<ConvDesc>(g_.pad_h, g_.pad_w, g_.stride_h, g_.stride_w,
+                                       g_.dilation_h, g_.dilation_w, g_.dtype,
+                                       cx.options().tf32, groups);
+    set_batch(ctx.max_batch);
+    choose_algorithms(cx);
+    cx.reserve_workspace(workspace_);
+  }
+
+  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
+    if (depthwise_)
+      pydtnn_names::depthwise_conv2d(out, parameters());
+    else
+      pydtnn_names::conv2d(out, parameters());
+    if (relu_) out.layer("Relu");
+  }
+  std::vector<Parameter> parameters() override {
+    std::vector<Parameter> p{{"weights", w_, dw_}};
+    if (use_bias_) p.push_back({"biases", b_, db_});
+    return p;
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode) override {
+    Context& cx = Context::get();
+    set_batch(x.dim(0));
+    const Scalars s(g_.dtype);
+    DTNN_CUDNN(cudnnConvolutionForward(cx.cudnn(), s.one(), x_desc_, x.raw(), *filter_, w_.raw(),
+                                       *conv_, forward_algo_, cx.workspace(),
+                                       cx.workspace_bytes(), s.zero(), y_desc_, y.raw()));
+    if (use_bias_)
+      DTNN_CUDNN(cudnnAddTensor(cx.cudnn(), s.one(), bias_desc_, b_.raw(), s.one(), y_desc_,
+                                y.raw()));
+    if (relu_)
+      DTNN_CUDNN(cudnnActivationForward(cx.cudnn(), relu_desc_, s.one(), y_desc_, y.raw(),
+                                        s.zero(), y_desc_, y.raw()));
+  }
+
+  void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
+    Context& cx = Context::get();
+    set_batch(x.dim(0));
+    const Scalars s(g_.dtype);
+    const void* g = dy.raw();
+    if (relu_) {  // dz = dy where y > 0 (y = relu(z) > 0 exactly when z > 0)
+      kernels::leaky_relu_backward(cx.stream(), grad_.raw(), y.raw(), dy.raw(),
+                                   static_cast<std::size_t>(dy.numel()), g_.dtype, 0.0);
+      g = grad_.raw();
+    }
+    if (use_bias_)
+      DTNN_CUDNN(cudnnConvolutionBackwardBias(cx.cudnn(), s.one(), y_desc_, g, s.one(),
+                                              bias_desc_, db_.raw()));
+    DTNN_CUDNN(cudnnConvolutionBackwardFilter(cx.cudnn(), s.one(), x_desc_, x.raw(), y_desc_, g,
+                                              *conv_, filter_algo_, cx.workspace(),
+                                              cx.workspace_bytes(), s.one(), *filter_,
+                                              dw_.raw()));
+    if (dx)
+      DTNN_CUDNN(cudnnConvolutionBackwardData(cx.cudnn(), s.one(), *filter_, w_.raw(), y_desc_, g,
+                                              *conv_, data_algo_, cx.workspace(),
+                                              cx.workspace_bytes(), s.zero(), x_desc_,
+                                              dx->raw()));
+  }
+
+ private:
+  void set_batch(std::int64_t n) {
+    if (n == batch_) return;
+    batch_ = n;
+    x_desc_.set(n, g_.c, g_.h, g_.w, g_.dtype);
+    y_desc_.set(n, g_.k, g_.ho(), g_.wo(), g_.dtype);
+  }
+
+  // Whether a search result may be used: it ran, fits the workspace limit, and uses tensor cores
+  // only when TF32 is allowed.
+  template <class Perf>
+  static bool usable(const Perf& p, const Options& o) {
+    return p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspace_limit &&
+           (o.tf32 || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
+  }
+
+  void choose_algorithms(Context& cx) {
+    const Options& o = cx.options();
+    const cudnnHandle_t h = cx.cudnn();
+    std::size_t fwd_ws = 0, data_ws = 0, filter_ws = 0;
+    if (o.auto_conv) {
+      std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> f{};
+      std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> d{};
+      std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> w{};
+      int got = 0;
+      DTNN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, x_desc_, *filter_, *conv_, y_desc_,
+                                                      int(f.size()), &got, f.data()));
+      pick(f.data(), got, o, forward_algo_, fwd_ws, "forward");
+      DTNN_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, x_desc_, y_desc_, *conv_,
+                                                             *filter_, int(w.size()), &got,
+                                                             w.data()));
+      pick(w.data(), got, o, filter_algo_, filter_ws, "backward-filter");
+      if (needs_dx_) {
+        DTNN_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, *filter_, y_desc_, *conv_,
+                                                             x_desc_, int(d.size()), &got,
+                                                             d.data()));
+        pick(d.data(), got, o, data_algo_, data_ws, "backward-data");
+      }
+    } else {
+      DTNN_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, x_desc_, *filter_, *conv_, y_desc_,
+                                                         forward_algo_, &fwd_ws));
+      DTNN_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x_desc_, y_desc_, *conv_,
+                                                                *filter_, filter_algo_,
+                                                                &filter_ws));
+      if (needs_dx_)
+        DTNN_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, *filter_, y_desc_, *conv_,
+                                                                x_desc_, data_algo_, &data_ws));
+    }
+    workspace_ = std::max({fwd_ws, data_ws, filter_ws, std::size_t{256}});
+  }
+
+  template <class Perf, class Algo>
+  void pick(const Perf* results, int count, const Options& o, Algo& algo, std::size_t& memory,
+            const char* pass) {
+    for (int i = 0; i < count; ++i)  // sorted fastest first
+      if (usable(results[i], o)) {
+        algo = results[i].algo;
+        memory = results[i].memory;
+        return;
+      }
+    throw Error(std::string("cuDNN found no usable ") + pass + " algorithm for this convolution");
+  }
+
+  Params params_;
+  bool depthwise_ = false;
+  ConvGeometry g_;  // NCHW
+  std::int64_t batch_ = -1;
+  bool use_bias_ = true, relu_ = false, needs_dx_ = true;
+  Tensor w_, dw_, b_, db_, grad_;
+  TensorDesc x_desc_, y_desc_, bias_desc_;
+  std::unique_ptr<FilterDesc> filter_;
+  std::unique_ptr<ConvDesc> conv_;
+  ActivationDesc relu_desc_{CUDNN_ACTIVATION_RELU};
+  cudnnConvolutionFwdAlgo_t forward_algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  cudnnConvolutionBwdDataAlgo_t data_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+  cudnnConvolutionBwdFilterAlgo_t filter_algo_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+  std::size_t workspace_ = 0;
+};
+
+}  // namespace dtnn::cuda

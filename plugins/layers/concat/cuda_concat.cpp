@@ -1,0 +1,34 @@
+// cuda_concat: the concat layer on the GPU, NCHW (parallel paths of CUDA layers joined along
+// channels: one strided copy per path). The paths and their shapes are the CPU plugin's
+// (merge_blocks.hpp).
+#include "layer_settings.hpp"
+#include "cuda_block_ops.hpp"
+#include "cuda_plugin.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class CudaConcat final : public ConcatBase {
+ public:
+  using ConcatBase::ConcatBase;
+  void build(const LayerBuildContext& ctx) override {
+    cuda::chw_of(ctx, "concat");  // refuses NHWC by name
+    ConcatBase::build(ctx);
+  }
+
+ protected:
+  void copy_pieces(const Tensor& part, const Tensor& whole, const block_geometry::Pieces& g,
+                   bool into_whole) const override {
+    cuda::copy_pieces(part, whole, g, into_whole);
+  }
+  void accumulate(Tensor& a, const Tensor& b) const override { cuda::add_into(a, b); }
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new CudaConcat(p); }
+
+}  // namespace
+
+DTNN_CUDA_PLUGIN("layer", "concat",
+                 "concat on the GPU (NCHW): paths of CUDA layers joined along channels",
+                 dtnn::layer_settings::kBlockParameters, create)

@@ -1,0 +1,12 @@
+// cuda_maxpool2d: 2-D max pooling on the GPU through cuDNN (stride 0 means stride = pool).
+#include "layer_settings.hpp"
+#include "cuda_pooling_layer.hpp"
+
+namespace {
+dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
+  return new dtnn::cuda::PoolingLayer(p, "maxpool2d", CUDNN_POOLING_MAX);
+}
+}  // namespace
+
+DTNN_CUDA_PLUGIN("layer", "maxpool2d", "2-D max pooling on an NVIDIA GPU (cuDNN)",
+                 dtnn::layer_settings::kPool2dParameters, create)
