@@ -35,8 +35,9 @@ endfunction()
 
 # dtnn_add_cuda_plugin(NAME <name> KIND <kind> SOURCES <files...> [LIBRARIES <targets...>])
 # A plugin's CUDA twin, built beside it from the same folder where CUDA was found (DTNN_HAVE_CUDA;
-# elsewhere nothing): linked with libdtnn_cuda (plugins/cuda/common), its .cu sources compiled by
-# nvcc, so a twin's kernels live in its own folder.
+# elsewhere nothing): linked with dtnn::cuda (plugins/cuda/common: the context, the twins'
+# headers), its .cu sources compiled by nvcc, so a twin's kernels live in its own folder. Out of
+# the tree the same works against an installed dtnn that has CUDA.
 function(dtnn_add_cuda_plugin)
   cmake_parse_arguments(P "" "NAME;KIND" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT P_NAME OR NOT P_KIND OR NOT P_SOURCES)
@@ -44,7 +45,7 @@ function(dtnn_add_cuda_plugin)
   endif()
   if(DTNN_HAVE_CUDA)
     _dtnn_plugin_library(dtnn_${P_KIND}_${P_NAME} "${P_KIND}_${P_NAME}" "${DTNN_PLUGIN_OUTPUT_DIR}"
-                         "${P_SOURCES}" "dtnn_cuda;${P_LIBRARIES}")
+                         "${P_SOURCES}" "dtnn::cuda;${P_LIBRARIES}")
   endif()
 endfunction()
 

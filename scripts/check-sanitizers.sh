@@ -8,7 +8,7 @@
 #   - steady_state_step_allocates_nothing: it counts allocations by replacing malloc, which ASan
 #     replaces too (the two cannot share a process).
 #   - isa_variant_symbols_*: reads object files with nm; the sanitizers add nothing there.
-#   - out_of_tree_conv_plugin: builds and installs a second copy of dtnn; its code is the same
+#   - out_of_tree_plugins: builds and installs a second copy of dtnn; its code is the same
 #     example plugin the suite already checks.
 #   - too slow under the sanitizers (over 5 minutes each), and their code runs in lighter tests:
 #     the model zoo's training (its layers' gradient checks and forward tests run), ResNet-20 on
@@ -31,7 +31,7 @@ cmake -S . -B "$build" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebIn
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DDTNN_ENABLE_CUDA=OFF \
   "-DDTNN_SANITIZE=address;undefined" -DDTNN_BUILD_BENCH=OFF
 cmake --build "$build" --parallel "$(nproc)"
-left_out=(steady_state_step_allocates_nothing "isa_variant_symbols_.*" out_of_tree_conv_plugin
+left_out=(steady_state_step_allocates_nothing "isa_variant_symbols_.*" out_of_tree_plugins
   "model zoo: every model builds.*" "ResNet-20 trains on CIFAR-10-format files.*"
   cli_default_experiment_full cli_default_experiment_reaches_89_percent "plugin_checks_at_.*"
   "a small conv model trains to the same accuracy with every conv algorithm")

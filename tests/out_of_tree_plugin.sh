@@ -1,37 +1,67 @@
 #!/usr/bin/env bash
-# Installs dtnn to a temporary prefix, builds examples/conv_plugin against it with find_package(dtnn),
-# runs `dtnn check-plugin` on the result (the conformance suite against reference) and checks that
-# DTNN_PLUGIN_PATH makes the installed dtnn list it.
+# Installs dtnn to a temporary prefix and builds the out-of-tree example plugins against it with
+# find_package(dtnn), one per kind: examples/conv_plugin (built per instruction-set level),
+# layer_plugin, metric_plugin and optimizer_plugin (each with its CUDA twin where the installed
+# dtnn has CUDA). Runs `dtnn check-plugin` on every file (its kind's conformance checks), checks
+# that a twin loads and reports itself unavailable without a GPU, and that DTNN_PLUGIN_PATH makes
+# the installed dtnn list them.
 #   out_of_tree_plugin.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 source=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
+dtnn="$work/prefix/bin/dtnn"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S "$source/examples/conv_plugin" -B "$work/example" "${generator[@]}" \
-  -Ddtnn_DIR="$work/prefix/lib/cmake/dtnn" >/dev/null
-cmake --build "$work/example" >/dev/null
-# Built once per instruction-set level (ISA_VARIANTS): every file this CPU runs is conformant, and
-# the plugin is found at the CPU's best level (the file dtnn info's ceiling names).
-ceiling=$("$work/prefix/bin/dtnn" info | sed -n 's/^Instruction sets: .*; ceiling \([a-z0-9]*\) .*/\1/p')
+for example in conv layer metric optimizer; do
+  cmake -S "$source/examples/${example}_plugin" -B "$work/$example" "${generator[@]}" \
+    -Ddtnn_DIR="$work/prefix/lib/cmake/dtnn" >/dev/null
+  cmake --build "$work/$example" >/dev/null
+done
+
+# The conv plugin, built once per instruction-set level (ISA_VARIANTS): every file this CPU runs
+# is conformant, and the plugin is found at the CPU's best level (the file dtnn info's ceiling
+# names).
+ceiling=$("$dtnn" info | sed -n 's/^Instruction sets: .*; ceiling \([a-z0-9]*\) .*/\1/p')
 checked=0
-for plugin in "$work"/example/plugins/conv_example_loops*.so; do
+for plugin in "$work"/conv/plugins/conv_example_loops*.so; do
   level=$(basename "$plugin" .so)
   level=${level#conv_example_loops}
   level=${level#.}
   case "$ceiling:${level:-portable}" in
     avx2:avx512 | portable:avx2 | portable:avx512) continue ;;  # above this CPU
   esac
-  "$work/prefix/bin/dtnn" check-plugin "$plugin"
+  "$dtnn" check-plugin "$plugin"
   checked=$((checked + 1))
 done
 [ "$checked" -ge 1 ]
 expected=conv_example_loops.so
-if [ "$(ls "$work"/example/plugins | wc -l)" -gt 1 ] && [ "$ceiling" != portable ]; then
+if [ "$(ls "$work"/conv/plugins | wc -l)" -gt 1 ] && [ "$ceiling" != portable ]; then
   expected=conv_example_loops.$ceiling.so
 fi
-DTNN_PLUGIN_PATH="$work/example/plugins" "$work/prefix/bin/dtnn" plugins |
+DTNN_PLUGIN_PATH="$work/conv/plugins" "$dtnn" plugins |
   grep -E "^conv +example_loops +cpu +ok +.*/$expected\$"
-echo "out-of-tree plugin: built per level, conformant and found at $ceiling ($checked file(s) checked)"
+echo "out-of-tree conv plugin: built per level, conformant and found at $ceiling ($checked file(s) checked)"
+
+# A layer, a metric and an optimizer, each with its twin.
+for kind_name in layer:channel_scale metric:top_k_accuracy optimizer:lion; do
+  kind=${kind_name%%:*} name=${kind_name#*:}
+  folder="$work/$kind/plugins"
+  best=$(ls "$folder"/${kind}_${name}*.so | grep -v "_cuda_" | sort | tail -1)
+  [ "$kind" = optimizer ] && best="$folder/${kind}_${name}.so"  # the portable file runs anywhere
+  "$dtnn" check-plugin "$best" | tee "$work/check.txt"
+  grep -Eq "conformance of $kind '$name': [1-9][0-9]* passed, 0 failed" "$work/check.txt"
+  listing=$(DTNN_PLUGIN_PATH="$folder" "$dtnn" plugins)
+  grep -Eq "^$kind +$name +cpu +ok " <<<"$listing"
+  twin="$folder/${kind}_cuda_${name}.so"
+  if [ -f "$twin" ]; then  # built: the installed dtnn has CUDA
+    if grep -Eq "^$kind +$name +cuda +ok " <<<"$listing"; then
+      echo "out-of-tree $kind twin: loads, and a GPU is here"
+    else
+      grep -Eq "^$kind +$name +cuda +unavailable " <<<"$listing"
+      echo "out-of-tree $kind twin: loads, unavailable without a GPU (with the reason)"
+    fi
+  fi
+  echo "out-of-tree $kind plugin '$name': conformant and found"
+done

@@ -24,7 +24,7 @@
 #include "dtnn/plugin.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
-#include "dtnn/testing/conv_conformance.hpp"
+#include "dtnn/testing/plugin_conformance.hpp"
 #include "dtnn/version.hpp"
 
 namespace po = boost::program_options;
@@ -323,9 +323,10 @@ int cmd_plugins(const std::vector<std::string>& args) {
   return 0;
 }
 
-// Loads FILE beside the installed plugins and, for a conv algorithm, runs the conformance suite
-// (forward and both gradients against reference, every geometry of the sweep, both dtypes and
-// layouts, guard zones). Exit 0 only when it loads and every supported check passes.
+// Loads FILE beside the installed plugins and runs its kind's conformance checks
+// (dtnn/testing/plugin_conformance.hpp: a conv algorithm against reference over the geometry
+// sweep, a layer's gradients and contracts, an optimizer's, a metric's, a loss's) at the cases its
+// traits declare. Exit 0 only when it loads and every supported check passes.
 int cmd_check_plugin(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0].empty() || args[0][0] == '-')
     throw UsageError("usage: dtnn check-plugin FILE.so");
@@ -342,25 +343,22 @@ int cmd_check_plugin(const std::vector<std::string>& args) {
     throw dtnn::Error(file.string() + ": not loadable: " + (rec ? rec->reason : "not a plugin"));
   std::printf("%s: %s plugin '%s' (%s) loads\n", file.string().c_str(), rec->kind.c_str(),
               rec->name.c_str(), rec->description.c_str());
-  if (rec->kind != "conv") return 0;
   int passed = 0, failed = 0, unsupported = 0;
-  for (dtnn::DType dtype : {dtnn::DType::float32, dtnn::DType::float64})
-    for (dtnn::Layout layout : {dtnn::Layout::nhwc, dtnn::Layout::nchw})
-      for (const auto& g : dtnn::testing::conformance_geometries(dtype, layout))
-        for (const auto& c : dtnn::testing::check_conv_algorithm(registry, rec->name, g)) {
-          if (!c.supported) {
-            ++unsupported;
-            continue;
-          }
-          const bool ok = c.error < dtnn::testing::conv_tolerance(dtype) && c.guard.empty();
-          ++(ok ? passed : failed);
-          if (!ok)
-            std::printf("FAIL %s %s: relative error %.3g (tolerance %.3g)%s%s\n", c.pass.c_str(),
-                        g.str().c_str(), c.error, dtnn::testing::conv_tolerance(dtype),
-                        c.guard.empty() ? "" : "; guard zone: ", c.guard.c_str());
-        }
-  std::printf("conformance against reference: %d passed, %d failed, %d not supported\n", passed,
-              failed, unsupported);
+  for (const dtnn::testing::Check& c : dtnn::testing::check_plugin(registry, *rec)) {
+    if (!c.supported) {
+      ++unsupported;
+      continue;
+    }
+    ++(c.passed ? passed : failed);
+    if (!c.passed)
+      std::printf("FAIL %s at %s: %s\n", c.what.c_str(), c.setting.c_str(), c.detail.c_str());
+  }
+  if (passed + failed + unsupported == 0) {
+    std::printf("no conformance checks for a %s plugin: it loads\n", rec->kind.c_str());
+    return 0;
+  }
+  std::printf("conformance of %s '%s': %d passed, %d failed, %d not supported\n",
+              rec->kind.c_str(), rec->name.c_str(), passed, failed, unsupported);
   return failed == 0 && passed > 0 ? 0 : 1;
 }
 

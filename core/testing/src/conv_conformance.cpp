@@ -1,8 +1,12 @@
 #include "dtnn/testing/conv_conformance.hpp"
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
 #include "dtnn/params.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/testing/guarded.hpp"
+#include "dtnn/testing/plugin_conformance.hpp"
 
 namespace dtnn::testing {
 
@@ -122,6 +126,34 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
     checks.push_back(c);
   }
   return checks;
+}
+
+
+// The conv driver of plugin_conformance.hpp: the sweep at the case's parameters.
+std::vector<Check> check_conv(const Registry& registry, const PluginRecord& record,
+                              const std::string& case_json) {
+  const nlohmann::json params = nlohmann::json::parse(case_json).value("params",
+                                                                      nlohmann::json::object());
+  std::vector<Check> out;
+  for (DType dtype : {DType::float32, DType::float64})
+    for (Layout layout : {Layout::nhwc, Layout::nchw})
+      for (const ConvGeometry& g : conformance_geometries(dtype, layout)) {
+        const std::string setting = "params " + params.dump() + ", " + g.str();
+        for (const ConvCheck& c : check_conv_algorithm(registry, record.name, g,
+                                                       Params(params, "conformance"))) {
+          if (!c.supported) {
+            out.push_back({c.pass, setting, false, true, "not supported"});
+            continue;
+          }
+          char detail[96];
+          std::snprintf(detail, sizeof detail, "relative error %.3g (tolerance %.3g)", c.error,
+                        conv_tolerance(dtype));
+          out.push_back({c.pass + " against reference", setting, true,
+                         c.error < conv_tolerance(dtype) && c.guard.empty(),
+                         detail + (c.guard.empty() ? "" : "; guard zone: " + c.guard)});
+        }
+      }
+  return out;
 }
 
 }  // namespace dtnn::testing

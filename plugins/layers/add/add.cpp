@@ -32,6 +32,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new Add(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "add",
-            "sum of parallel paths of layers (an empty path is the identity shortcut)",
-            dtnn::layer_settings::kBlockParameters, create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"paths": [[{"type": "conv2d", "filters": 2, "kernel": 3, "padding": 1}, {"type": "relu"}, {"type": "conv2d", "filters": 2, "kernel": 3, "padding": 1}], []]}, "input": [4, 3, 2]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "add",
+                   .description = "sum of parallel paths of layers (an empty path is the identity shortcut)",
+                   .parameters = dtnn::layer_settings::kBlockParameters, .traits = kTraits, .factory = create)

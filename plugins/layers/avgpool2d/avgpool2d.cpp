@@ -84,5 +84,12 @@ Plugin* create(const Params& p, const PluginContext&) { return new AvgPool2d(p);
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "avgpool2d", "2-D average pooling (stride 0 means stride = pool)",
-            dtnn::layer_settings::kPool2dParameters, create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"pool": 2}, "input": [4, 6, 3]},
+    {"params": {"pool": 3, "stride": 2, "padding": 1}, "input": [5, 5, 2]},
+    {"params": {"pool": 0}, "input": [3, 4, 5]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "avgpool2d",
+                   .description = "2-D average pooling (stride 0 means stride = pool)",
+                   .parameters = dtnn::layer_settings::kPool2dParameters, .traits = kTraits, .factory = create)

@@ -320,7 +320,16 @@ Plugin* create(const Params& p, const PluginContext&) { return new BatchNorm(p);
 
 }  // namespace
 
+// The run it takes into itself (dtnn/model.hpp, fuse_layers); the settings its conformance checks
+// run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({
+  "fuses": [{"option": "batchnorm_relu", "absorbs": ["relu"], "into": ["activation"]}],
+  "conformance": [
+    {"params": {"gamma": 1.5, "beta": 0.25}, "input": [3, 2, 4], "batch": 3},
+    {"params": {}, "input": [5], "batch": 4},
+    {"params": {"activation": "relu"}, "input": [3, 2, 4], "batch": 3}]})";
+
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "batchnorm",
                    .description = "batch normalisation per channel, with running statistics",
                    .parameters = dtnn::layer_settings::kBatchnormParameters,
-                   .traits = dtnn::layer_settings::kBatchnormTraits, .factory = create)
+                   .traits = kTraits, .factory = create)

@@ -18,20 +18,12 @@ inline constexpr const char* kConv2dParameters =
     R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
         "use_bias": true, "algorithm": "", "weights_initializer": "glorot_uniform",
         "biases_initializer": "zeros", "activation": "", "batchnorm": null})";
-// The runs of layers conv2d can take into itself (dtnn/model.hpp, fuse_layers), longest first.
-inline constexpr const char* kConv2dTraits = R"({"fuses": [
-    {"option": "conv_batchnorm_relu", "absorbs": ["batchnorm", "relu"],
-     "into": ["batchnorm", "activation"]},
-    {"option": "conv_batchnorm", "absorbs": ["batchnorm"], "into": ["batchnorm"]},
-    {"option": "conv_relu", "absorbs": ["relu"], "into": ["activation"]}]})";
 inline constexpr const char* kDepthwiseConv2dParameters =
     R"({"kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
         "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
 inline constexpr const char* kBatchnormParameters =
     R"({"momentum": 0.9, "epsilon": 1e-5, "gamma": 1.0, "beta": 0.0, "sync_stats": false,
         "activation": ""})";
-inline constexpr const char* kBatchnormTraits = R"({"fuses": [
-    {"option": "batchnorm_relu", "absorbs": ["relu"], "into": ["activation"]}]})";
 inline constexpr const char* kDropoutParameters = R"({"rate": 0.5})";
 inline constexpr const char* kLeakyReluParameters = R"({"negative_slope": 0.01})";
 inline constexpr const char* kPool2dParameters =  // maxpool2d, avgpool2d

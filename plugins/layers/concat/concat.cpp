@@ -35,5 +35,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new Concat(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "concat", "parallel paths of layers joined along channels",
-            dtnn::layer_settings::kBlockParameters, create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"paths": [[{"type": "conv2d", "filters": 3, "kernel": 1}], [{"type": "conv2d", "filters": 2, "kernel": 3, "padding": 1}, {"type": "batchnorm"}], []]}, "input": [4, 3, 2]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "concat",
+                   .description = "parallel paths of layers joined along channels",
+                   .parameters = dtnn::layer_settings::kBlockParameters, .traits = kTraits, .factory = create)

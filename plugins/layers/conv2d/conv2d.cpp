@@ -322,9 +322,30 @@ Plugin* create(const Params& p, const PluginContext&) { return new Conv2d(p); }
 
 }  // namespace
 
+// The runs of layers conv2d takes into itself (dtnn/model.hpp, fuse_layers), longest first; the
+// settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp): each algorithm's
+// paths, and the fused forms.
+constexpr const char* kTraits = R"({
+  "fuses": [
+    {"option": "conv_batchnorm_relu", "absorbs": ["batchnorm", "relu"],
+     "into": ["batchnorm", "activation"]},
+    {"option": "conv_batchnorm", "absorbs": ["batchnorm"], "into": ["batchnorm"]},
+    {"option": "conv_relu", "absorbs": ["relu"], "into": ["activation"]}],
+  "conformance": [
+    {"params": {"filters": 3, "kernel": 3, "padding": 1, "stride": 2}, "input": [5, 6, 2]},
+    {"params": {"filters": 3, "kernel": [3, 2], "padding": 1, "algorithm": "i2c"},
+     "input": [5, 4, 2]},
+    {"params": {"filters": 4, "kernel": 1, "algorithm": "i2c"}, "input": [3, 3, 5]},
+    {"params": {"filters": 9, "kernel": 3, "padding": 1, "algorithm": "i2c"}, "input": [4, 3, 2]},
+    {"params": {"filters": 5, "kernel": 3, "padding": 1, "algorithm": "direct"},
+     "input": [5, 6, 2]},
+    {"params": {"filters": 3, "kernel": 3, "stride": 2, "algorithm": "gemm"}, "input": [5, 6, 2]},
+    {"params": {"filters": 3, "kernel": 3, "padding": 1, "activation": "relu",
+                "batchnorm": {"gamma": 1.5}}, "input": [4, 4, 2], "batch": 3}]})";
+
 DTNN_EXPORT_PLUGIN(
     .kind = "layer", .name = "conv2d",
     .description =
         "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
     .parameters = dtnn::layer_settings::kConv2dParameters,
-    .traits = dtnn::layer_settings::kConv2dTraits, .factory = create)
+    .traits = kTraits, .factory = create)

@@ -213,7 +213,12 @@ Plugin* create(const Params& p, const PluginContext&) { return new DepthwiseConv
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "depthwise_conv2d",
-            "depthwise 2-D convolution: one KH x KW filter per channel (MobileNet)",
-            dtnn::layer_settings::kDepthwiseConv2dParameters,
-            create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"kernel": 3, "padding": 1}, "input": [5, 4, 3]},
+    {"params": {"kernel": [3, 2], "padding": 1, "stride": 2}, "input": [6, 5, 2]},
+    {"params": {"kernel": 2, "dilation": 2, "use_bias": false}, "input": [5, 5, 4]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "depthwise_conv2d",
+                   .description = "depthwise 2-D convolution: one KH x KW filter per channel (MobileNet)",
+                   .parameters = dtnn::layer_settings::kDepthwiseConv2dParameters, .traits = kTraits, .factory = create)

@@ -83,5 +83,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new Dropout(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "dropout", "inverted dropout: zeroes a fraction 'rate' of values in training",
-            dtnn::layer_settings::kDropoutParameters, create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"rate": 0.3}, "input": [4, 3, 2]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "dropout",
+                   .description = "inverted dropout: zeroes a fraction 'rate' of values in training",
+                   .parameters = dtnn::layer_settings::kDropoutParameters, .traits = kTraits, .factory = create)

@@ -92,6 +92,11 @@ Plugin* create(const Params& p, const PluginContext&) { return new FullyConnecte
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "fc", "fully connected: y = x w + b, x flattened per sample",
-            dtnn::layer_settings::kFcParameters,
-            create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"units": 5}, "input": [3, 2, 2]},
+    {"params": {"units": 4, "use_bias": false}, "input": [6]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "fc",
+                   .description = "fully connected: y = x w + b, x flattened per sample",
+                   .parameters = dtnn::layer_settings::kFcParameters, .traits = kTraits, .factory = create)

@@ -31,4 +31,10 @@ Plugin* create(const Params&, const PluginContext&) { return new Flatten(); }
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "flatten", "reshape each sample to one dimension", "{}", create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"input": [3, 2, 2]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "flatten",
+                   .description = "reshape each sample to one dimension",
+                   .parameters = "{}", .traits = kTraits, .factory = create)

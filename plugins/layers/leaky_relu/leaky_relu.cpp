@@ -25,5 +25,10 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_PLUGIN("layer", "leaky_relu", "leaky rectified linear unit, y = x > 0 ? x : slope * x",
-            dtnn::layer_settings::kLeakyReluParameters, create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"negative_slope": 0.2}, "input": [3, 4, 2]}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "leaky_relu",
+                   .description = "leaky rectified linear unit, y = x > 0 ? x : slope * x",
+                   .parameters = dtnn::layer_settings::kLeakyReluParameters, .traits = kTraits, .factory = create)

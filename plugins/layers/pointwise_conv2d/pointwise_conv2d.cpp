@@ -15,5 +15,6 @@ DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "pointwise_conv2d",
                                   "(PyDTNN's PointwiseConv2D)",
                    .traits = R"({"alias": {"type": "conv2d", "fixed": {"kernel": 1, "stride": 1,
                                                                       "padding": 0,
-                                                                      "dilation": 1}}})",
+                                                                      "dilation": 1}},
+                                "conformance": [{"params": {"filters": 3}, "input": [4, 3, 5]}]})",
                    .factory = create)

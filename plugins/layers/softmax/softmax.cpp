@@ -59,4 +59,11 @@ Plugin* create(const Params&, const PluginContext&) { return new Softmax(); }
 
 }  // namespace
 
-DTNN_PLUGIN("layer", "softmax", "softmax over each sample (numerically stable)", "{}", create)
+// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"conformance": [
+    {"input": [7]},
+    {"input": [4, 5, 3], "batch": 3}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "softmax",
+                   .description = "softmax over each sample (numerically stable)",
+                   .parameters = "{}", .traits = kTraits, .factory = create)

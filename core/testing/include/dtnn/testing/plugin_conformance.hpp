@@ -1,0 +1,60 @@
+// Conformance of a plugin of any kind, found by discovery: what `dtnn check-plugin FILE` runs and
+// what tests/test_conformance.cpp runs over every plugin the registry finds. Each kind has its
+// generic driver (the kind's contracts, which every plugin of it must keep); a plugin declares the
+// settings to check it at in its traits ("conformance": [case, ...], the shape of a case is the
+// kind's, below), or is checked at its kind's default case.
+//
+//   layer      {"params": {...}, "input": [H, W, C] or [features], "batch": n}
+//              float64 finite-difference gradient check of dx and every parameter gradient in
+//              NHWC and NCHW; backward overwrites a dx pre-filled with NaN; parameter gradients
+//              that start non-zero accumulate; a partial batch (evaluation) gives the full batch's
+//              first rows and writes nothing past its output.
+//   optimizer  {"params": {...}}
+//              an update consumes the gradient (zero afterwards) and descends from zero state;
+//              parameters updated in any order end alike; the state round-trips: copied into a
+//              fresh optimizer, both continue bit for bit; set_learning_rate is read back.
+//   metric     {"params": {...}, "classes": m}
+//              totals add: a batch's equal its halves'; the value is finite; a row rule stays
+//              inside its totals and its slots.
+//   loss       {"params": {...}, "classes": m}
+//              the gradient against finite differences of the loss; a combined softmax gradient
+//              against the softmax's Jacobian applied to the plain one.
+//   conv       {"params": {...}} (one per engine the plugin can be forced onto)
+//              the geometry sweep of conv_conformance.hpp against `reference`, guard zones.
+// Other kinds are checked to load only.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dtnn/registry.hpp"
+
+namespace dtnn::testing {
+
+struct Check {
+  std::string what;     // the property: "gradient check: dx", "contract: dx overwritten", ...
+  std::string setting;  // where: the case's parameters, input, layout, dtype (printed on failure)
+  bool supported = true;  // false: the plugin declines the setting (a conv geometry); not a failure
+  bool passed = true;
+  std::string detail;  // the measured error against its tolerance, or the error message
+};
+
+// The conformance cases record declares (traits.conformance), else its kind's default: JSON text
+// of a list of case objects.
+std::string conformance_cases(const PluginRecord& record);
+
+// Every check of record's plugin over its cases (an Error in a case is a failed check naming it).
+std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& record);
+
+// The drivers, one case each (the case's JSON as above).
+std::vector<Check> check_layer(const Registry& registry, const PluginRecord& record,
+                               const std::string& case_json);
+std::vector<Check> check_optimizer(const Registry& registry, const PluginRecord& record,
+                                   const std::string& case_json);
+std::vector<Check> check_metric(const Registry& registry, const PluginRecord& record,
+                                const std::string& case_json);
+std::vector<Check> check_loss(const Registry& registry, const PluginRecord& record,
+                              const std::string& case_json);
+std::vector<Check> check_conv(const Registry& registry, const PluginRecord& record,
+                              const std::string& case_json);
+
+}  // namespace dtnn::testing

@@ -1,0 +1,62 @@
+// Dispatches a plugin to its kind's conformance driver over its cases (plugin_conformance.hpp).
+#include "dtnn/testing/plugin_conformance.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "dtnn/error.hpp"
+
+namespace dtnn::testing {
+
+using nlohmann::json;
+
+namespace {
+
+// Each kind's case when a plugin declares none: what its defaults can be checked at.
+json default_cases(const std::string& kind) {
+  if (kind == "layer") return json::parse(R"([{"params": {}, "input": [4, 5, 3], "batch": 3}])");
+  if (kind == "metric" || kind == "loss") return json::parse(R"([{"params": {}, "classes": 4}])");
+  if (kind == "optimizer" || kind == "conv") return json::parse(R"([{"params": {}}])");
+  return json::array();
+}
+
+}  // namespace
+
+std::string conformance_cases(const PluginRecord& record) {
+  const json traits = json::parse(record.traits);
+  const auto declared = traits.find("conformance");
+  if (declared == traits.end()) return default_cases(record.kind).dump();
+  if (!declared->is_array() ||
+      !std::all_of(declared->begin(), declared->end(), [](const json& c) { return c.is_object(); }))
+    throw Error(record.file.string() + ": traits.conformance: expected a list of case objects");
+  return declared->dump();
+}
+
+std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& record) {
+  using Driver = std::vector<Check> (*)(const Registry&, const PluginRecord&, const std::string&);
+  Driver driver = record.kind == "layer"       ? check_layer
+                  : record.kind == "optimizer" ? check_optimizer
+                  : record.kind == "metric"    ? check_metric
+                  : record.kind == "loss"      ? check_loss
+                  : record.kind == "conv"      ? check_conv
+                                               : nullptr;
+  std::vector<Check> out;
+  if (!driver) return out;
+  if (record.device != Device::cpu) {  // twins: dtnn/testing/device_twin.hpp, on their device
+    out.push_back({"conformance", "", false, true, "a twin on " +
+                                                       std::string(to_string(record.device)) +
+                                                       " is checked against its cpu plugin"});
+    return out;
+  }
+  for (const json& c : json::parse(conformance_cases(record))) {
+    try {
+      for (Check& check : driver(registry, record, c.dump())) out.push_back(std::move(check));
+    } catch (const std::exception& e) {
+      out.push_back({"builds and runs", c.dump(), true, false, e.what()});
+    }
+  }
+  return out;
+}
+
+}  // namespace dtnn::testing
