@@ -7,6 +7,7 @@
 
 #include "dtnn/isa.hpp"
 #include "dtnn/testing/conv_conformance.hpp"
+#include "dtnn/testing/plugin_conformance.hpp"
 #include "dtnn/testing/guarded.hpp"
 #include "test_support.hpp"
 
@@ -51,11 +52,36 @@ TEST_CASE("i2c in slabs of one and two samples matches reference") {
 }
 
 TEST_CASE("the conformance harness catches a wrong algorithm") {
-  // reference against itself is exact; a perturbed weight must show up as an error.
+  // test_broken (tests/doubles/broken_conv.cpp) is reference with one fault at a time: the
+  // harness must flag the pass that has it, and only that one.
+  const Registry broken({DTNN_TEST_PLUGIN_DIR, std::string(DTNN_TEST_DOUBLES) + "/broken"});
   ConvGeometry g;
-  g.n = 2, g.h = 5, g.w = 5, g.c = 2, g.k = 3;
-  auto checks = testing::check_conv_algorithm(test::plugins(), "reference", g);
-  for (const auto& c : checks) CHECK(c.error == 0.0);
+  g.n = 2, g.h = 5, g.w = 5, g.c = 2, g.k = 3, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  struct Fault {
+    const char* fault;
+    const char* pass;  // the pass that must fail ("" none)
+  };
+  for (const Fault f : {Fault{"none", ""}, Fault{"forward", "forward"},
+                        Fault{"backward_data", "backward-data"},
+                        Fault{"filter_assigns", "backward-filter"}, Fault{"overrun", "forward"}})
+    for (DType dtype : {DType::float32, DType::float64}) {
+      CAPTURE(f.fault);
+      g.dtype = dtype;
+      const auto checks = testing::check_conv_algorithm(
+          broken, "test_broken", g, Params(nlohmann::json{{"fault", f.fault}}, "test"));
+      REQUIRE(checks.size() == 3);
+      for (const auto& c : checks) {
+        CAPTURE(c.pass);
+        const bool flagged = c.error >= testing::conv_tolerance(dtype) || !c.guard.empty();
+        CHECK(flagged == (c.pass == f.pass));
+      }
+    }
+  // And through the driver `dtnn check-plugin` runs.
+  const PluginRecord* r = broken.find("conv", "test_broken");
+  REQUIRE(r != nullptr);
+  int passed = 0;
+  for (const auto& c : testing::check_plugin(broken, *r)) passed += c.supported && c.passed;
+  CHECK(passed > 0);
 }
 
 namespace {
