@@ -149,9 +149,14 @@ Plugin* create(const Params& p, const PluginContext&) { return new Direct(p); }
 
 }  // namespace
 
-DTNN_PLUGIN(
-    "conv", "direct",
-    "direct convolution without a column matrix: NHWC blocked over channels and output "
-    "pixels (any geometry, no workspace); NCHW and few-channel NHWC on planar tiles (stride 1, "
-    "no dilation)",
-    R"({"engine": "auto"})", create)
+// Conformance (dtnn/testing/plugin_conformance.hpp) at each engine.
+DTNN_EXPORT_PLUGIN(
+    .kind = "conv", .name = "direct",
+    .description =
+        "direct convolution without a column matrix: NHWC blocked over channels and output "
+        "pixels (any geometry, no workspace); NCHW and few-channel NHWC on planar tiles (stride "
+        "1, no dilation)",
+    .parameters = R"({"engine": "auto"})",
+    .traits = R"({"conformance": [{"params": {"engine": "auto"}}, {"params": {"engine": "blocked"}},
+                                  {"params": {"engine": "planar"}}]})",
+    .factory = create)

@@ -61,16 +61,35 @@ inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std
   for (std::int64_t i = 0; i < count; ++i) dst[i * ds] = T(0);
 }
 
+// Its paths, each forced by a parameter so that the conformance sweep reaches it:
+//   pointwise      plain BLIS GEMMs on the tensors (1x1 stride-1 unpadded NHWC)     path auto
+//   shallow        blocks of pixel rows to dtnn::gemm's small kernels (NHWC)         path shallow
+//   micro-kernel   Goto's loops around BLIS's micro-kernel, im2col while packing     path microkernel
+//   split filter   backward-filter's pixels split between the threads (small dws)   split_filter
+// "auto" picks per layer, as described above.
 class GemmConv final : public ConvAlgorithm {
  public:
+  explicit GemmConv(const Params& p)
+      : path_(p.get_string("path")), split_filter_choice_(p.get_string("split_filter")) {
+    if (path_ != "auto" && path_ != "microkernel" && path_ != "shallow")
+      p.fail("path", "\"auto\", \"microkernel\" or \"shallow\" (NHWC only)");
+    if (split_filter_choice_ != "auto" && split_filter_choice_ != "never")
+      p.fail("split_filter", "\"auto\" or \"never\"");
+  }
   std::string name() const override { return "gemm"; }
 
-  bool supports(const ConvGeometry&, ConvPass, std::string&) const override { return true; }
+  bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
+    if (path_ == "shallow" && g.layout != Layout::nhwc) {
+      why_not = "path \"shallow\" is for NHWC only";
+      return false;
+    }
+    return true;
+  }
 
   void prepare(const ConvGeometry& g) override {
     g_ = g;
-    pointwise_ = g.layout == Layout::nhwc && g.kh == 1 && g.kw == 1 && g.stride_h == 1 &&
-                 g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0;
+    pointwise_ = path_ == "auto" && g.layout == Layout::nhwc && g.kh == 1 && g.kw == 1 &&
+                 g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0;
     workspace_bytes_ = 0;
     if (pointwise_) return;
     // Every tap, and for backward-data the taps that reach each stride phase (ry, rx) of dx:
@@ -129,7 +148,8 @@ class GemmConv final : public ConvAlgorithm {
       const std::int64_t pixels = g.n * g.ho() * g.wo(), input_pixels = g.n * g.h * g.w;
       // Backward-filter splits the pixels between the threads when each can hold a dw of its own.
       const std::int64_t dw_size = taps_c * g.k;
-      split_filter_ = threads > 1 && threads * dw_size <= kSplitLimit;
+      split_filter_ =
+          split_filter_choice_ == "auto" && threads > 1 && threads * dw_size <= kSplitLimit;
       // Split, it multiplies dw^T = dy^T im2col (the image's values NR at a time) where that packs
       // fewer panels per pixel than dw = im2col^T dy (a 3x3 layer's taps x C against K).
       auto count = [](std::int64_t n, std::int64_t width) { return (n + width - 1) / width; };
@@ -150,9 +170,12 @@ class GemmConv final : public ConvAlgorithm {
       }
       // Shallow products (see forward_shallow): rows of pixels, and a dw per thread.
       const bool nhwc = g.layout == Layout::nhwc;
-      shallow_ = nhwc && (taps_c <= kShallowDepth || g.k <= kNarrowWidth);
-      shallow_data_ = nhwc && (taps * g.k <= kShallowDepth ||
-                               (g.c <= kNarrowWidth && taps * g.k <= kNarrowDepth));
+      shallow_ = path_ == "shallow" ||
+                 (path_ == "auto" && nhwc && (taps_c <= kShallowDepth || g.k <= kNarrowWidth));
+      shallow_data_ = path_ == "shallow" ||
+                      (path_ == "auto" && nhwc &&
+                       (taps * g.k <= kShallowDepth ||
+                        (g.c <= kNarrowWidth && taps * g.k <= kNarrowDepth)));
       shallow_row_ = std::max(shallow_ ? taps_c : 0, shallow_data_ ? g.c + taps * g.k : 0);
       if (shallow_row_ > 0) rows_at_ = slices.add<T>(threads * kShallowRows * shallow_row_);
       if (shallow_data_) data_filter_at_ = slices.add<T>(taps * g.k * g.c);
@@ -812,6 +835,8 @@ class GemmConv final : public ConvAlgorithm {
   }
 
   ConvGeometry g_;
+  std::string path_;                    // the path parameter
+  std::string split_filter_choice_;     // the split_filter parameter
   bool pointwise_ = false;              // 1x1 stride 1 unpadded NHWC: plain BLIS GEMMs
   std::vector<std::int64_t> all_taps_;  // 0 .. KH*KW-1
   // Where tap t = (ky, kx) reads, relative to output pixel (oy*sh, ox*sw):
@@ -853,10 +878,16 @@ class GemmConv final : public ConvAlgorithm {
   std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 
-Plugin* create(const Params&, const PluginContext&) { return new GemmConv(); }
+Plugin* create(const Params& p, const PluginContext&) { return new GemmConv(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "gemm",
-            "implicit GEMM on BLIS's micro-kernel, im2col done while packing (no cols buffer)",
-            R"({})", create)
+DTNN_EXPORT_PLUGIN(
+    .kind = "conv", .name = "gemm",
+    .description =
+        "implicit GEMM on BLIS's micro-kernel, im2col done while packing (no cols buffer)",
+    .parameters = R"({"path": "auto", "split_filter": "auto"})",
+    .traits = R"({"conformance": [{"params": {}}, {"params": {"path": "microkernel"}},
+                                  {"params": {"path": "shallow"}},
+                                  {"params": {"split_filter": "never"}}]})",
+    .factory = create)
