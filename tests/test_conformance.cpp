@@ -4,12 +4,63 @@
 // runs the same on a plugin file.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
+#include "dataset_fixtures.hpp"
+#include "dtnn/communicator.hpp"
+#include "dtnn/npz.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
+namespace fs = std::filesystem;
 
 namespace {
+
+void write_bytes(const fs::path& file, const std::vector<std::uint8_t>& bytes) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+NpyArray floats(std::vector<std::int64_t> shape, double scale) {
+  NpyArray a;
+  a.shape = std::move(shape);
+  a.data.resize(static_cast<std::size_t>(a.numel()) * 4);
+  auto* v = reinterpret_cast<float*>(a.data.data());
+  for (std::int64_t i = 0; i < a.numel(); ++i) v[i] = float(scale * double(i % 7));
+  return a;
+}
+
+// Class indices 0, 1, 2, 0, ... (as float32: what write_npz writes).
+NpyArray labels(std::int64_t n) {
+  NpyArray a;
+  a.shape = {n};
+  a.data.resize(static_cast<std::size_t>(n) * 4);
+  for (std::int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(a.data.data())[i] = float(i % 3);
+  return a;
+}
+
+// The cases of the dataset plugins that read files, on files written here (their traits declare
+// none of their own).
+std::string file_cases(const std::string& name) {
+  const fs::path dir = test::temp_dir("conformance_" + name);
+  nlohmann::json params;
+  if (name == "cifar10") {
+    for (const auto& [file, bytes] : test::cifar_files()) write_bytes(dir / file, bytes);
+    params = {{"path", dir.string()}};
+  } else if (name == "npz") {
+    write_npz(dir / "d.npz", {{"x_train", floats({5, 4, 3, 2}, 0.1)}, {"y_train", labels(5)},
+                              {"x_test", floats({3, 4, 3, 2}, 0.2)}, {"y_test", labels(3)}});
+    params = {{"path", (dir / "d.npz").string()}};
+  } else if (name == "imagenet" || name == "folder") {
+    params = {{"path", test::make_folder("conformance_" + name, 3).string()}, {"size", 8},
+              {"resize", 8}};
+  } else {
+    return "[]";
+  }
+  return nlohmann::json::array({{{"params", params}}}).dump();
+}
 
 void check_kind(const std::string& kind) {
   int plugins = 0;
@@ -17,7 +68,9 @@ void check_kind(const std::string& kind) {
     if (r.kind != kind || r.device != Device::cpu || r.status != PluginRecord::Status::ok) continue;
     ++plugins;
     int checked = 0;
-    for (const testing::Check& c : testing::check_plugin(test::plugins(), r)) {
+    std::string cases = testing::conformance_cases(r);
+    if (cases == "[]") cases = file_cases(r.name);
+    for (const testing::Check& c : testing::check_plugin(test::plugins(), r, cases)) {
       if (!c.supported) continue;
       ++checked;
       INFO(kind << " " << r.name << ": " << c.what << " at " << c.setting << ": " << c.detail);
@@ -42,4 +95,14 @@ TEST_CASE("conformance: every metric plugin (totals add, finite value, row rules
 }
 TEST_CASE("conformance: every loss plugin (gradient, combined softmax gradient)") {
   check_kind("loss");
+}
+TEST_CASE("conformance: every dataset plugin (sizes, determinism, one-hot labels, no overrun)") {
+  check_kind("dataset");
+}
+TEST_CASE("conformance: the local communicator's collectives (one rank)") {
+  LocalCommunicator local;
+  for (const testing::Check& c : testing::check_communicator(local)) {
+    INFO(c.what << " at " << c.setting);
+    CHECK(c.passed);
+  }
 }

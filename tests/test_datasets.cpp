@@ -10,10 +10,13 @@
 #include <map>
 #include <numeric>
 
+#include "dataset_fixtures.hpp"
 #include "dtnn/dataset.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
+using test::cifar_files;
+using test::tar;
 namespace fs = std::filesystem;
 
 namespace {
@@ -138,53 +141,6 @@ TEST_CASE("synthetic samples are a function of their index") {
 }
 
 namespace {
-
-// CIFAR-10 binary records: record r of a file gets label (r + seed) % 10 and pixel (c, p) =
-// (r * 7 + c * 50 + p + seed) % 256.
-std::vector<std::uint8_t> cifar_records(int count, int seed) {
-  std::vector<std::uint8_t> b;
-  for (int r = 0; r < count; ++r) {
-    b.push_back(static_cast<std::uint8_t>((r + seed) % 10));
-    for (int c = 0; c < 3; ++c)
-      for (int p = 0; p < 1024; ++p) b.push_back(static_cast<std::uint8_t>((r * 7 + c * 50 + p + seed) % 256));
-  }
-  return b;
-}
-
-// The six files of a small CIFAR-10: five training files of 3 records, a test file of 2.
-std::map<std::string, std::vector<std::uint8_t>> cifar_files() {
-  std::map<std::string, std::vector<std::uint8_t>> files;
-  for (int i = 1; i <= 5; ++i) files["data_batch_" + std::to_string(i) + ".bin"] = cifar_records(3, i);
-  files["test_batch.bin"] = cifar_records(2, 9);
-  return files;
-}
-
-// A ustar archive of files under prefix/.
-std::vector<std::uint8_t> tar(const std::map<std::string, std::vector<std::uint8_t>>& files,
-                              const std::string& prefix) {
-  std::vector<std::uint8_t> out;
-  for (const auto& [name, bytes] : files) {
-    std::array<char, 512> h{};
-    std::snprintf(h.data(), 100, "%s/%s", prefix.c_str(), name.c_str());
-    std::snprintf(h.data() + 100, 8, "%07o", 0644);
-    std::snprintf(h.data() + 108, 8, "%07o", 0);
-    std::snprintf(h.data() + 116, 8, "%07o", 0);
-    std::snprintf(h.data() + 124, 12, "%011o", static_cast<unsigned>(bytes.size()));
-    std::snprintf(h.data() + 136, 12, "%011o", 0);
-    h[156] = '0';
-    std::memcpy(h.data() + 257, "ustar", 6);
-    std::memcpy(h.data() + 263, "00", 2);
-    std::memset(h.data() + 148, ' ', 8);
-    unsigned sum = 0;
-    for (char ch : h) sum += static_cast<unsigned char>(ch);
-    std::snprintf(h.data() + 148, 8, "%06o", sum);
-    out.insert(out.end(), h.begin(), h.end());
-    out.insert(out.end(), bytes.begin(), bytes.end());
-    out.resize((out.size() + 511) / 512 * 512, 0);
-  }
-  out.resize(out.size() + 1024, 0);
-  return out;
-}
 
 std::shared_ptr<Dataset> open_cifar(const fs::path& path, bool standardize) {
   return test::plugins().create_as<Dataset>(

@@ -3,92 +3,20 @@
 // background, clear errors; and a small CNN that learns the classes from them.
 #include <doctest/doctest.h>
 
-// clang-format off
-#include <cstdio>
-#include <jpeglib.h>
-// clang-format on
-#include <png.h>
-
 #include <array>
 #include <fstream>
 
+#include "dataset_fixtures.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/experiment.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
+using namespace dtnn::test;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-// An h x w image whose left half is colour a and right half colour b.
-std::vector<std::uint8_t> two_colours(int h, int w, std::array<int, 3> a, std::array<int, 3> b) {
-  std::vector<std::uint8_t> px(static_cast<std::size_t>(h * w * 3));
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x)
-      for (int c = 0; c < 3; ++c)
-        px[static_cast<std::size_t>((y * w + x) * 3 + c)] =
-            static_cast<std::uint8_t>(x < w / 2 ? a[c] : b[c]);
-  return px;
-}
-
-void write_jpeg(const fs::path& file, int h, int w, const std::vector<std::uint8_t>& px) {
-  jpeg_compress_struct info{};
-  jpeg_error_mgr err{};
-  info.err = jpeg_std_error(&err);
-  jpeg_create_compress(&info);
-  FILE* f = std::fopen(file.c_str(), "wb");
-  REQUIRE(f);
-  jpeg_stdio_dest(&info, f);
-  info.image_width = static_cast<JDIMENSION>(w);
-  info.image_height = static_cast<JDIMENSION>(h);
-  info.input_components = 3;
-  info.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&info);
-  jpeg_set_quality(&info, 95, TRUE);
-  jpeg_start_compress(&info, TRUE);
-  while (info.next_scanline < info.image_height) {
-    JSAMPROW row =
-        const_cast<JSAMPROW>(px.data() + static_cast<std::size_t>(info.next_scanline) * w * 3);
-    jpeg_write_scanlines(&info, &row, 1);
-  }
-  jpeg_finish_compress(&info);
-  std::fclose(f);
-  jpeg_destroy_compress(&info);
-}
-
-void write_png(const fs::path& file, int h, int w, const std::vector<std::uint8_t>& px) {
-  png_image png{};
-  png.version = PNG_IMAGE_VERSION;
-  png.width = static_cast<png_uint_32>(w);
-  png.height = static_cast<png_uint_32>(h);
-  png.format = PNG_FORMAT_RGB;
-  REQUIRE(png_image_write_to_file(&png, file.c_str(), 0, px.data(), 0, nullptr));
-}
-
-// train/{blue,red}/ and val/{blue,red}/: red images are red on the left, blue ones blue on the
-// left (the other half grey); sizes vary; one PNG per class.
-fs::path make_folder(const std::string& name, int per_class) {
-  const fs::path root = test::temp_dir(name);
-  const std::array<int, 3> red{230, 20, 20}, blue{20, 20, 230}, grey{128, 128, 128};
-  for (const char* split : {"train", "val"})
-    for (const char* cls : {"blue", "red"}) {
-      const fs::path dir = root / split / cls;
-      fs::create_directories(dir);
-      const auto& colour = std::string(cls) == "red" ? red : blue;
-      const int count = std::string(split) == "train" ? per_class : 2;
-      for (int i = 0; i < count; ++i) {
-        const int h = 24 + 4 * (i % 3), w = 32 + 8 * (i % 2);
-        const auto px = two_colours(h, w, colour, grey);
-        if (i == 0)
-          write_png(dir / ("img" + std::to_string(i) + ".png"), h, w, px);
-        else
-          write_jpeg(dir / ("img" + std::to_string(i) + ".jpg"), h, w, px);
-      }
-    }
-  return root;
-}
 
 std::shared_ptr<Dataset> open(const fs::path& root, bool normalize,
                               const std::string& name = "imagenet") {

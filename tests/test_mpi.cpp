@@ -22,6 +22,7 @@
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/model_sync.hpp"
+#include "dtnn/testing/plugin_conformance.hpp"
 #include "device_model_double.hpp"
 #include "test_support.hpp"
 
@@ -88,6 +89,19 @@ std::vector<double> from_rank0(Communicator& comm, std::vector<double> v) {
 }
 
 }  // namespace
+
+TEST_CASE("conformance: every communicator plugin's collectives, on every rank") {
+  int communicators = 0;
+  for (const std::string& name : test::plugins().available("communicator")) {
+    ++communicators;
+    auto comm = open_communicator(name, test::plugins(), "test");
+    for (const testing::Check& c : testing::check_communicator(*comm)) {
+      INFO(name << ": " << c.what << " at " << c.setting);
+      CHECK(c.passed);
+    }
+  }
+  CHECK(communicators > 0);
+}
 
 TEST_CASE("after data-parallel training every rank holds bit-identical weights") {
   auto comm = world();

@@ -200,7 +200,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new Cifar10(p); }
 
 }  // namespace
 
-DTNN_PLUGIN("dataset", "cifar10",
-            "CIFAR-10 binary version (data_batch_1..5.bin, test_batch.bin, or the .tar.gz read in "
+// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "cifar10",
+                   .description = "CIFAR-10 binary version (data_batch_1..5.bin, test_batch.bin, or the .tar.gz read in "
             "place), 32x32x3, 10 classes, standardised per channel",
-            R"({"path": "", "standardize": true})", create)
+                   .parameters = R"({"path": "", "standardize": true})",
+                   .traits = R"({"conformance": []})", .factory = create)

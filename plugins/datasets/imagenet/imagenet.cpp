@@ -213,7 +213,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new ImageFolder(p
 #define DTNN_IMAGE_FOLDER_PLUGIN "imagenet"
 #endif
 
-DTNN_PLUGIN("dataset", DTNN_IMAGE_FOLDER_PLUGIN,
-            "images in class folders (<path>/train/<class>/*.jpg|png, <path>/val/...), decoded "
+// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = DTNN_IMAGE_FOLDER_PLUGIN,
+                   .description = "images in class folders (<path>/train/<class>/*.jpg|png, <path>/val/...), decoded "
             "in background threads, resized and centre-cropped",
-            R"({"path": "", "size": 224, "resize": 0, "threads": 2, "normalize": true})", create)
+                   .parameters = R"({"path": "", "size": 224, "resize": 0, "threads": 2, "normalize": true})",
+                   .traits = R"({"conformance": []})", .factory = create)

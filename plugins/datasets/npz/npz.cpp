@@ -144,6 +144,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new NpzDataset(p)
 
 }  // namespace
 
-DTNN_PLUGIN("dataset", "npz",
-            "one .npz archive with x_train, y_train, x_test, y_test (images or feature vectors)",
-            R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0})", create)
+// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "npz",
+                   .description = "one .npz archive with x_train, y_train, x_test, y_test (images or feature vectors)",
+                   .parameters = R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0})",
+                   .traits = R"({"conformance": []})", .factory = create)

@@ -21,12 +21,22 @@
 //              against the softmax's Jacobian applied to the plain one.
 //   conv       {"params": {...}} (one per engine the plugin can be forced onto)
 //              the geometry sweep of conv_conformance.hpp against `reference`, guard zones.
-// Other kinds are checked to load only.
+//   dataset    {"params": {...}} (a plugin that needs files names them here)
+//              a sample shape, classes and a training split; two instances agree on them and
+//              read the same bytes; a sample read twice in a batch is the same; one-hot labels,
+//              finite samples; nothing written past the batch, in both layouts.
+// Communicators are checked on every rank of a running job instead (check_communicator):
+// allgather by rank, allreduce_sum in both dtypes, iallreduce_sum then wait, broadcast from the
+// last rank, barrier. Other kinds are checked to load only.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "dtnn/registry.hpp"
+
+namespace dtnn {
+class Communicator;
+}
 
 namespace dtnn::testing {
 
@@ -43,7 +53,11 @@ struct Check {
 std::string conformance_cases(const PluginRecord& record);
 
 // Every check of record's plugin over its cases (an Error in a case is a failed check naming it).
+// A plugin that declares no case ("conformance": [], a dataset that reads files) is checked at
+// the cases the caller gives (a test that writes such files); with none, at nothing.
 std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& record);
+std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& record,
+                                const std::string& cases_json);
 
 // The drivers, one case each (the case's JSON as above).
 std::vector<Check> check_layer(const Registry& registry, const PluginRecord& record,
@@ -56,5 +70,8 @@ std::vector<Check> check_loss(const Registry& registry, const PluginRecord& reco
                               const std::string& case_json);
 std::vector<Check> check_conv(const Registry& registry, const PluginRecord& record,
                               const std::string& case_json);
+std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& record,
+                                 const std::string& case_json);
+std::vector<Check> check_communicator(Communicator& comm);
 
 }  // namespace dtnn::testing
