@@ -11,51 +11,28 @@
 // fewer multiplications than it is credited with, so it can pass 100%.
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "conv_shapes.hpp"
-#include "dtnn/conv_algorithm.hpp"
-#include "dtnn/error.hpp"
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/error.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/peak.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/testing/conv_perf.hpp"
+#include "dtnn/testing/conv_shapes.hpp"
 
 namespace po = boost::program_options;
-using Clock = std::chrono::steady_clock;
+namespace testing = dtnn::testing;
 
 namespace {
-
-template <class F>
-double median_seconds(F&& f, double min_time) {
-  f();
-  f();
-  std::vector<double> t;
-  const auto start = Clock::now();
-  while (t.size() < 5 || std::chrono::duration<double>(Clock::now() - start).count() < min_time) {
-    const auto a = Clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(Clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-void fill(dtnn::Tensor& t) {
-  dtnn::dispatch_dtype(t.dtype(), [&](auto z) {
-    using T = decltype(z);
-    T* p = t.data<T>();
-    for (std::int64_t i = 0; i < t.numel(); ++i)
-      p[i] = static_cast<T>((i * 7919 % 1000) / 1000.0 - 0.5);
-  });
-}
 
 // "--param winograd.tile=2" -> params["winograd"]["tile"] = 2 (the value is JSON; a bare word is a
 // string).
@@ -128,59 +105,33 @@ int main(int argc, char** argv) {
     std::printf("%-30s %-9s %9s %7s %9s %7s %9s %7s %9s %6s %9s\n", "layer", "algorithm", "fwd ms",
                 "GF/s", "bwd-data", "GF/s", "bwd-filt", "GF/s", "f+b ms", "peak", "work MiB");
     std::string json = "[";
-    for (const dtnn::bench::ConvShape& s : dtnn::bench::kConvShapes) {
+    for (const testing::ConvShape& s : testing::kConvShapes) {
       if (std::find(wanted_nets.begin(), wanted_nets.end(), s.net) == wanted_nets.end()) continue;
       if (!only.empty() && std::string(s.label).find(only) == std::string::npos) continue;
       const std::int64_t n = batch > 0 ? batch : s.batch;
-      const dtnn::ConvGeometry g = dtnn::bench::geometry_of(s, n, dtnn::parse_dtype(dtype),
-                                                            dtnn::parse_layout(layout));
-      const double flops = 2.0 * n * g.ho() * g.wo() * g.k * g.c * g.kh * g.kw;
-      dtnn::Tensor x = dtnn::Tensor::empty(g.x_shape(n), g.dtype, g.layout),
-                   w = dtnn::Tensor::empty(g.w_shape(), g.dtype, g.layout);
-      dtnn::Tensor y = dtnn::Tensor::empty(g.y_shape(n), g.dtype, g.layout),
-                   dx = dtnn::Tensor::empty(x.shape(), g.dtype, g.layout);
-      dtnn::Tensor dw = dtnn::Tensor::zeros(w.shape(), g.dtype, g.layout);
-      fill(x), fill(w), fill(y);
+      const dtnn::ConvGeometry g = testing::geometry_of(s, n, dtnn::parse_dtype(dtype),
+                                                        dtnn::parse_layout(layout));
+      const double flops = testing::conv_flops(g);
       for (const auto& name : names) {
         const auto p = params.find(name);
-        auto algo = registry.create_as<dtnn::ConvAlgorithm>(
-            "conv", name,
-            p == params.end() ? dtnn::Params() : dtnn::Params(p->second, "--param " + name));
-        std::string why;
-        bool ok = true;
-        for (auto pass : {dtnn::ConvPass::forward, dtnn::ConvPass::backward_data,
-                          dtnn::ConvPass::backward_filter})
-          ok = ok && algo->supports(g, pass, why);
-        if (!ok) {
-          std::printf("%-30s %-9s   not supported: %s\n", s.label, name.c_str(), why.c_str());
+        const testing::ConvTiming t = testing::time_conv_algorithm(
+            registry, name,
+            p == params.end() ? dtnn::Params() : dtnn::Params(p->second, "--param " + name), g,
+            min_time,
+            workspace_policy == "shared" ? testing::WorkspacePolicy::shared
+                                         : testing::WorkspacePolicy::per_layer);
+        if (!t.supported) {
+          std::printf("%-30s %-9s   not supported: %s\n", s.label, name.c_str(), t.why_not.c_str());
           continue;
         }
-        dtnn::Workspace workspace;
-        algo->set_workspace(&workspace);
-        algo->prepare(g);
-        const int other_layer = 0;  // who claims the workspace between the passes (shared)
-        const double tf = median_seconds([&] { algo->forward(x, w, y); }, min_time);
-        const double td = median_seconds([&] { algo->backward_data(y, w, dx); }, min_time);
-        // backward_filter may reuse what forward computed: each call timed right after one.
-        std::vector<double> filter_times;
-        median_seconds(
-            [&] {
-              algo->forward(x, w, y);
-              if (workspace_policy == "shared") workspace.claim(&other_layer);
-              const auto b = Clock::now();
-              algo->backward_filter(x, y, dw);
-              filter_times.push_back(std::chrono::duration<double>(Clock::now() - b).count());
-            },
-            min_time);
-        std::sort(filter_times.begin(), filter_times.end());
-        const double tw = filter_times[filter_times.size() / 2];
-        const double total = tf + tw + (s.needs_dx ? td : 0.0);
-        const double work = static_cast<double>(algo->workspace_bytes());
+        const double tf = t.forward_s, td = t.backward_data_s, tw = t.backward_filter_s;
+        const double total = t.step_s(s.needs_dx);
         const double passes = s.needs_dx ? 3.0 : 2.0;
         const double of_peak = passes * flops / total * 1e-9 / peak.gflops;
         std::printf("%-30s %-9s %9.3f %7.1f %9.3f %7.1f %9.3f %7.1f %9.3f %5.0f%% %9.2f\n", s.label,
                     name.c_str(), tf * 1e3, flops / tf * 1e-9, td * 1e3, flops / td * 1e-9,
-                    tw * 1e3, flops / tw * 1e-9, total * 1e3, 100 * of_peak, work / (1 << 20));
+                    tw * 1e3, flops / tw * 1e-9, total * 1e3, 100 * of_peak,
+                    double(t.workspace_bytes) / (1 << 20));
         std::fflush(stdout);
         nlohmann::json row = {{"layer", s.label},      {"net", s.net},
                               {"algorithm", name},     {"batch", n},
@@ -188,7 +139,7 @@ int main(int argc, char** argv) {
                               {"bwd_data_ms", td * 1e3}, {"bwd_filter_ms", tw * 1e3},
                               {"fwdbwd_ms", total * 1e3}, {"fwd_gflops", flops / tf * 1e-9},
                               {"fraction_of_peak", of_peak},
-                              {"workspace_bytes", algo->workspace_bytes()}};
+                              {"workspace_bytes", t.workspace_bytes}};
         json += (json.size() > 1 ? ", " : "") + row.dump();
       }
     }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -24,6 +25,8 @@
 #include "dtnn/plugin.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/testing/conv_perf.hpp"
+#include "dtnn/testing/conv_shapes.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
 #include "dtnn/version.hpp"
 
@@ -207,9 +210,9 @@ void print_usage() {
          "parameters)\n"
          "       dtnn info                          version, BLIS kernels, threads, plugin "
          "folders\n"
-         "       dtnn check-plugin FILE.so          load a plugin built anywhere; a conv algorithm\n"
-         "                                          also runs the conformance suite against "
-         "reference\n"
+         "       dtnn check-plugin FILE.so [--perf] load a plugin built anywhere and run its kind's\n"
+         "                                          conformance checks (--perf: time a conv\n"
+         "                                          algorithm on real layer shapes beside i2c)\n"
          "       dtnn --version | --help\n\n"
          "Run `dtnn run --help` for the experiment options.\n";
 }
@@ -323,16 +326,51 @@ int cmd_plugins(const std::vector<std::string>& args) {
   return 0;
 }
 
+// The perf mode of the harness (dtnn/testing/conv_perf.hpp) for a conv plugin: each pass on the
+// layer shapes of `nets`, its forward-plus-backward time beside i2c's and the ratio.
+void print_conv_perf(const dtnn::Registry& registry, const std::string& name,
+                     const std::vector<std::string>& nets) {
+  namespace testing = dtnn::testing;
+  std::printf("%-30s %9s %9s %9s %9s %9s %7s\n", "layer (float32 NHWC)", "fwd ms", "bwd-data",
+              "bwd-filt", "f+b ms", "i2c f+b", "ratio");
+  for (const testing::ConvShape& s : testing::kConvShapes) {
+    if (std::find(nets.begin(), nets.end(), s.net) == nets.end()) continue;
+    const dtnn::ConvGeometry g =
+        testing::geometry_of(s, s.batch, dtnn::DType::float32, dtnn::Layout::nhwc);
+    const auto mine = testing::time_conv_algorithm(registry, name, dtnn::Params(), g, 0.1);
+    if (!mine.supported) {
+      std::printf("%-30s not supported: %s\n", s.label, mine.why_not.c_str());
+      continue;
+    }
+    const auto i2c = testing::time_conv_algorithm(registry, "i2c", dtnn::Params(), g, 0.1);
+    std::printf("%-30s %9.3f %9.3f %9.3f %9.3f %9.3f %6.2fx\n", s.label, mine.forward_s * 1e3,
+                mine.backward_data_s * 1e3, mine.backward_filter_s * 1e3,
+                mine.step_s(s.needs_dx) * 1e3, i2c.step_s(s.needs_dx) * 1e3,
+                i2c.step_s(s.needs_dx) / mine.step_s(s.needs_dx));
+  }
+}
+
 // Loads FILE beside the installed plugins and runs its kind's conformance checks
 // (dtnn/testing/plugin_conformance.hpp: a conv algorithm against reference over the geometry
-// sweep, a layer's gradients and contracts, an optimizer's, a metric's, a loss's) at the cases its
-// traits declare. Exit 0 only when it loads and every supported check passes.
+// sweep, a layer's gradients and contracts, an optimizer's, a metric's, a loss's, a dataset's) at
+// the cases its traits declare; with --perf, a conv algorithm is then timed on real layer shapes
+// beside i2c. Exit 0 only when it loads and every supported check passes.
 int cmd_check_plugin(const std::vector<std::string>& args) {
-  if (args.size() != 1 || args[0].empty() || args[0][0] == '-')
-    throw UsageError("usage: dtnn check-plugin FILE.so");
-  const std::filesystem::path file = std::filesystem::absolute(args[0]);
+  std::string path, nets = "scnn,resnet20";
+  bool perf = false;
+  po::options_description desc("check-plugin options");
+  desc.add_options()("file", po::value(&path), "the plugin file")(
+      "perf", po::bool_switch(&perf), "also time a conv algorithm on real layer shapes")(
+      "nets", po::value(&nets), "with --perf: scnn, vgg, resnet20, resnet50 (comma-separated)");
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
+  po::notify(vm);
+  if (path.empty()) throw UsageError("usage: dtnn check-plugin FILE.so [--perf [--nets vgg]]");
+  const std::filesystem::path file = std::filesystem::absolute(path);
   if (!std::filesystem::is_regular_file(file))
-    throw dtnn::Error(args[0] + ": no such plugin file");
+    throw dtnn::Error(path + ": no such plugin file");
   auto folders = dtnn::Registry::default_folders();
   folders.insert(folders.begin(), file);
   dtnn::Registry registry(folders);
@@ -359,6 +397,12 @@ int cmd_check_plugin(const std::vector<std::string>& args) {
   }
   std::printf("conformance of %s '%s': %d passed, %d failed, %d not supported\n",
               rec->kind.c_str(), rec->name.c_str(), passed, failed, unsupported);
+  if (perf && rec->kind == "conv" && failed == 0) {
+    std::vector<std::string> wanted;
+    std::stringstream ss(nets);
+    for (std::string n; std::getline(ss, n, ',');) wanted.push_back(n);
+    print_conv_perf(registry, rec->name, wanted);
+  }
   return failed == 0 && passed > 0 ? 0 : 1;
 }
 

@@ -1,4 +1,5 @@
-// The convolution layer shapes the benchmarks time: simplecnn's, VGG16-CIFAR10's (the labels of
+// The convolution layer shapes the perf mode of the harness (conv_perf.hpp, conv_bench, dtnn
+// check-plugin --perf) times: simplecnn's, VGG16-CIFAR10's (the labels of
 // ../shared/peers/conv_bench.py), ResNet-20-CIFAR's and ResNet-50-ImageNet's (torchvision's v1.5
 // bottleneck, stride in the 3x3), each distinct shape once.
 #pragma once
@@ -6,7 +7,7 @@
 
 #include "dtnn/conv_algorithm.hpp"
 
-namespace dtnn::bench {
+namespace dtnn::testing {
 
 struct ConvShape {
   const char* net;    // "scnn", "vgg", "resnet20", "resnet50"
@@ -75,4 +76,4 @@ inline ConvGeometry geometry_of(const ConvShape& s, std::int64_t batch, DType dt
   return g;
 }
 
-}  // namespace dtnn::bench
+}  // namespace dtnn::testing
