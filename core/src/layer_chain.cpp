@@ -42,14 +42,21 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
   fuse_layers(specs, ctx.fusions, *ctx.registry, ctx.device);
   Shape current = ctx.input_shape;
   std::int64_t largest = current.numel();
+  bool trainable_before = ctx.needs_input_gradient;  // some layer before has parameters
+  first_backward_ = specs.size();
+  first_parameter_.assign(1, 0);
   for (std::size_t i = 0; i < specs.size(); ++i) {
     LayerBuildContext c = ctx;
     c.input_shape = current;
     c.seed = Rng::derive(ctx.seed, i + 1);
-    c.needs_input_gradient = i > 0 || ctx.needs_input_gradient;
+    c.needs_input_gradient = trainable_before;
     auto layer = build_layer(specs[i], c);
     current = layer->output_shape();
     largest = std::max(largest, current.numel());
+    const std::size_t count = layer->parameters().size();
+    first_parameter_.push_back(first_parameter_.back() + count);
+    if (first_backward_ == specs.size() && (trainable_before || count > 0)) first_backward_ = i;
+    trainable_before = trainable_before || count > 0;
     outputs_.push_back(layer->is_reshape() ? Tensor()
                                            : Tensor::empty(current.with_batch(ctx.max_batch),
                                                            ctx.dtype, ctx.layout, ctx.device));
@@ -82,19 +89,30 @@ const Tensor& LayerChain::forward(const Tensor& x, Mode mode) {
   return *in;
 }
 
-void LayerChain::backward(const Tensor& dy_in, Tensor* dx) {
+void LayerChain::backward(const Tensor& dy, Tensor* dx, GradientListener* listener) {
+  backward(dy, dx, listener, layers_.size());
+}
+
+void LayerChain::backward(const Tensor& dy_in, Tensor* dx, GradientListener* listener,
+                          std::size_t end) {
   Tensor dy = dy_in;
   Tensor* next_buffer = &grad_a_;
-  for (std::size_t i = layers_.size(); i-- > 0;) {
+  // With dx, every layer runs backward; without, those before the first that needs it do not.
+  const std::size_t stop = dx ? 0 : first_backward_;
+  for (std::size_t i = end; i-- > stop;) {
     const Tensor& x = i ? views_[i - 1] : input_;
+    const bool wants_dx = i > stop || dx;
     if (layers_[i]->is_reshape()) {
       dy = dy.view(x.shape());
       if (i == 0 && dx) dx->copy_from(dy);
       continue;
     }
-    Tensor out = i ? next_buffer->view(x.shape()) : (dx ? *dx : Tensor());
-    layer_profile::timed(*layers_[i], x.shape(), false,
-                         [&] { layers_[i]->backward(x, views_[i], dy, i || dx ? &out : nullptr); });
+    Tensor out = i > 0 ? (wants_dx ? next_buffer->view(x.shape()) : Tensor()) : (dx ? *dx : Tensor());
+    layer_profile::timed(*layers_[i], x.shape(), false, [&] {
+      layers_[i]->backward(x, views_[i], dy, wants_dx ? &out : nullptr);
+    });
+    const auto [first, last] = parameter_range(i);
+    if (listener && last > first) listener->gradients_ready(first, last - first);
     dy = out;
     next_buffer = next_buffer == &grad_a_ ? &grad_b_ : &grad_a_;
   }

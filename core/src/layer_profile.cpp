@@ -13,16 +13,17 @@ namespace dtnn::layer_profile {
 
 namespace {
 
-struct Tally {
-  double forward = 0, backward = 0;  // seconds
-  std::int64_t forward_calls = 0, backward_calls = 0;
-};
-
 struct State {
   bool on = false;
   Device device = Device::cpu;
-  std::map<std::string, Tally> kinds;
+  std::map<std::string, Tally> kinds;         // every layer but blocks
+  std::map<const Layer*, Tally> instances;  // every layer
 };
+
+void add(Tally& t, bool forward, double seconds) {
+  (forward ? t.forward : t.backward) += seconds;
+  ++(forward ? t.forward_calls : t.backward_calls);
+}
 
 State& state() {
   static State s;
@@ -38,9 +39,7 @@ std::string kind_of(const Layer& layer, const Shape& input) {
 
 }  // namespace
 
-void enable(bool on, Device device) {
-  state() = State{on, device, {}};
-}
+void enable(bool on, Device device) { state() = State{on, device, {}, {}}; }
 
 bool enabled() { return state().on; }
 
@@ -52,9 +51,13 @@ std::chrono::steady_clock::time_point now() {
 }
 
 void record(const Layer& layer, const Shape& input, bool forward, double seconds) {
-  Tally& t = state().kinds[kind_of(layer, input)];
-  (forward ? t.forward : t.backward) += seconds;
-  ++(forward ? t.forward_calls : t.backward_calls);
+  add(state().instances[&layer], forward, seconds);
+  if (!is_block(layer)) add(state().kinds[kind_of(layer, input)], forward, seconds);
+}
+
+Tally of(const Layer& layer) {
+  const auto it = state().instances.find(&layer);
+  return it == state().instances.end() ? Tally{} : it->second;
 }
 
 std::string table(std::size_t rows) {

@@ -21,8 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Layers a list expands to, blocks' paths and repeats included, saturating at kMaxModelLayers + 1.
 // The recursion follows the document's nesting, which parsing bounded (kMaxJsonDepth).
 std::int64_t expanded_layers(const json& layers) {
@@ -248,55 +246,29 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
                   " does not match the dataset's samples " + input_shape.str());
   }
   if (options.shared_workspace) workspace_ = std::make_unique<Workspace>();
-  std::vector<LayerSpec> layers = spec.layers;
-  resolve_aliases(layers, registry);
-  fuse_layers(layers, options.fusions, registry, options.device);
-  Shape current = input_shape;
-  std::int64_t largest = input_shape.numel();
-  bool trainable_before =
-      false;  // a layer needs dLoss/dx only if some layer before it has parameters
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const LayerSpec& ls = layers[i];
-    LayerBuildContext ctx;
-    ctx.input_shape = current;
-    ctx.dtype = options.dtype;
-    ctx.layout = options.layout;
-    ctx.device = options.device;
-    ctx.device_params = options.device_params;
-    ctx.max_batch = options.max_batch;
-    ctx.seed = Rng::derive(options.seed, i + 1);
-    ctx.registry = &registry;
-    ctx.conv_algorithm = options.conv_algorithm;
-    ctx.conv_params = options.conv_params;
-    ctx.communicator = options.communicator;
-    ctx.workspace = workspace_.get();
-    ctx.needs_input_gradient = trainable_before;
-    ctx.fusions = options.fusions;
-    auto layer = build_layer(ls, ctx);
-    current = layer->output_shape();
-    largest = std::max(largest, current.numel());
-    outputs_.push_back(layer->is_reshape() ? Tensor()
-                                           : Tensor::empty(current.with_batch(options.max_batch),
-                                                           options.dtype, options.layout,
-                                                           options.device));
-    first_parameter_.push_back(parameters_.size());
-    for (auto& p : layer->parameters()) {
-      p.name = std::to_string(i + 1) + "." + ls.type + "." + p.name;
-      parameters_.push_back(std::move(p));
-      if (!trainable_before) first_trainable_ = i;
-      trainable_before = true;
-    }
-    layers_.push_back(std::move(layer));
-  }
-  first_parameter_.push_back(parameters_.size());
-  output_views_.resize(layers_.size());
-  Shape flat{options.max_batch * largest};
-  grad_a_ = Tensor::empty(flat, options.dtype, options.layout, options.device);
-  grad_b_ = Tensor::empty(flat, options.dtype, options.layout, options.device);
-  ends_in_softmax_ = layers_.back()->is_softmax();
+  LayerBuildContext ctx;
+  ctx.input_shape = input_shape;
+  ctx.dtype = options.dtype;
+  ctx.layout = options.layout;
+  ctx.device = options.device;
+  ctx.device_params = options.device_params;
+  ctx.max_batch = options.max_batch;
+  ctx.seed = options.seed;
+  ctx.registry = &registry;
+  ctx.conv_algorithm = options.conv_algorithm;
+  ctx.conv_params = options.conv_params;
+  ctx.communicator = options.communicator;
+  ctx.workspace = workspace_.get();
+  ctx.needs_input_gradient = false;  // the data needs no gradient
+  ctx.fusions = options.fusions;
+  chain_.build(spec.layers, ctx);
+  parameters_ = chain_.parameters();
+  ends_in_softmax_ = chain_.layer(chain_.size() - 1).is_softmax();
+  dy_ = Tensor::empty(output_shape().with_batch(options.max_batch), options.dtype, options.layout,
+                      options.device);
 }
 
-Shape Model::output_shape() const { return layers_.back()->output_shape(); }
+Shape Model::output_shape() const { return chain_.output_shape(); }
 
 std::int64_t Model::parameter_count() const {
   std::int64_t n = 0;
@@ -306,78 +278,27 @@ std::int64_t Model::parameter_count() const {
 
 const Tensor& Model::forward(const Tensor& x, Mode mode) {
   DTNN_CHECK(x.dim(0) <= options_.max_batch, "batch above the model's max_batch");
-  batch_ = x.dim(0);
-  input_view_ = x;
-  const Tensor* in = &x;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    if (layers_[i]->is_reshape()) {
-      output_views_[i] = in->view(layers_[i]->output_shape().with_batch(batch_));
-      in = &output_views_[i];
-      continue;
-    }
-    output_views_[i] = outputs_[i].slice_batch(0, batch_);
-    const auto t0 = profiling_ ? profile_clock() : Clock::time_point();
-    layer_profile::timed(*layers_[i], in->shape(), true,
-                         [&] { layers_[i]->forward(*in, output_views_[i], mode); });
-    if (profiling_) {
-      times_[i].forward_seconds += std::chrono::duration<double>(profile_clock() - t0).count();
-      ++times_[i].forward_calls;
-    }
-    in = &output_views_[i];
-  }
-  return output_views_.back();
+  return chain_.forward(x, mode);
 }
 
-// Now, once the device has finished the work issued so far (a layer's time on a GPU is its
-// kernels' time, not their launch's).
-std::chrono::steady_clock::time_point Model::profile_clock() const {
-  return layer_profile::now();
-}
-
-void Model::set_profiling(bool on) {
-  profiling_ = on;
-  layer_profile::enable(on, options_.device);
-  times_.assign(layers_.size(), LayerTime{});
-}
+void Model::set_profiling(bool on) { layer_profile::enable(on, options_.device); }
 
 void Model::zero_grad() {
   for (auto& p : parameters_) p.grad.fill_zero();
 }
 
+// dLoss/d(output) from the loss, then the chain; with a softmax last and a loss that offers it,
+// dLoss/d(softmax input) directly, and the softmax runs no backward.
 void Model::backward(Loss& loss, const Tensor& y_true, GradientListener* listener) {
-  const std::size_t count = layers_.size();
-  const Tensor& out = output_views_[count - 1];
-  Tensor* dy_buffer = &grad_a_;
-  Tensor* dx_buffer = &grad_b_;
-  Tensor dy = dy_buffer->view(out.shape());
-  std::size_t next = count;  // layers [0, next) still to run backward
+  const std::size_t last = chain_.size() - 1;
+  const Tensor& out = chain_.output(last);
+  Tensor dy = dy_.slice_batch(0, out.dim(0)).view(out.shape());
   if (ends_in_softmax_ && loss.has_softmax_gradient()) {
-    loss.backward_through_softmax(out, y_true, dy);  // dLoss/d(softmax input): same shape
-    next = count - 1;
+    loss.backward_through_softmax(out, y_true, dy);
+    chain_.backward(dy, nullptr, listener, last);
   } else {
     loss.backward(out, y_true, dy);
-  }
-  // Layers before the first trainable one need no backward at all, and its dx is never used.
-  for (std::size_t i = next; i-- > first_trainable_;) {
-    const Tensor& x = i ? output_views_[i - 1] : input_view_;
-    const bool wants_dx = i > first_trainable_;
-    if (layers_[i]->is_reshape()) {
-      if (wants_dx) dy = dy.view(x.shape());
-      continue;
-    }
-    Tensor dx = wants_dx ? dx_buffer->view(x.shape()) : Tensor();
-    const auto t0 = profiling_ ? profile_clock() : Clock::time_point();
-    layer_profile::timed(*layers_[i], x.shape(), false, [&] {
-      layers_[i]->backward(x, output_views_[i], dy, wants_dx ? &dx : nullptr);
-    });
-    if (profiling_) {
-      times_[i].backward_seconds += std::chrono::duration<double>(profile_clock() - t0).count();
-      ++times_[i].backward_calls;
-    }
-    const std::size_t first = first_parameter_[i], count = first_parameter_[i + 1] - first;
-    if (listener && count) listener->gradients_ready(first, count);
-    std::swap(dy_buffer, dx_buffer);
-    dy = dx;
+    chain_.backward(dy, nullptr, listener);
   }
 }
 

@@ -27,8 +27,8 @@ std::string Model::summary() const {
       {"Layer", "Type", "#Params", "Output shape", "Weights shape", "Workspace", "Parameters"});
   rows.push_back({"0", "input", "0", input_shape_.str(), "", "", ""});
   std::size_t workspace = 0;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    Layer& l = *layers_[i];
+  for (std::size_t i = 0; i < num_layers(); ++i) {
+    Layer& l = const_cast<Layer&>(layer(i));
     std::int64_t count = 0;
     for (const auto& p : l.parameters()) count += p.value.numel();
     workspace += l.workspace_bytes();
@@ -57,8 +57,12 @@ std::string Model::summary() const {
 }
 
 std::string Model::profile_table() const {
+  std::vector<layer_profile::Tally> tallies;
   double total = 0;
-  for (const auto& t : times_) total += t.forward_seconds + t.backward_seconds;
+  for (std::size_t i = 0; i < num_layers(); ++i) {
+    tallies.push_back(layer_profile::of(layer(i)));
+    total += tallies.back().forward + tallies.back().backward;
+  }
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"Layer", "Type", "forward ms", "backward ms", "share"});
   auto ms = [](double s, std::int64_t calls) {
@@ -66,14 +70,13 @@ std::string Model::profile_table() const {
     std::snprintf(b, sizeof b, "%.4f", calls ? 1e3 * s / static_cast<double>(calls) : 0.0);
     return std::string(b);
   };
-  for (std::size_t i = 0; i < times_.size(); ++i) {
-    const LayerTime& t = times_[i];
+  for (std::size_t i = 0; i < tallies.size(); ++i) {
+    const layer_profile::Tally& t = tallies[i];
     char share[16];
     std::snprintf(share, sizeof share, "%.1f%%",
-                  total > 0 ? 100.0 * (t.forward_seconds + t.backward_seconds) / total : 0.0);
-    rows.push_back({std::to_string(i + 1), layers_[i]->type(),
-                    ms(t.forward_seconds, t.forward_calls),
-                    ms(t.backward_seconds, t.backward_calls), share});
+                  total > 0 ? 100.0 * (t.forward + t.backward) / total : 0.0);
+    rows.push_back({std::to_string(i + 1), layer(i).type(), ms(t.forward, t.forward_calls),
+                    ms(t.backward, t.backward_calls), share});
   }
   return table(rows) + "By kind of layer, blocks' layers included:\n" + layer_profile::table();
 }

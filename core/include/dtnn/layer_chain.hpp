@@ -1,10 +1,13 @@
 // LayerChain: layers applied one after another, every activation and gradient buffer allocated
-// once for the largest batch (a path of an add or concat block). Parameter gradients accumulate;
-// dx, when asked for, is overwritten (the Layer contract).
+// once for the largest batch: a model's layers (Model adds the loss), a path of an add or concat
+// block. Parameter gradients accumulate; dx, when asked for, is overwritten (the Layer contract).
+// A layer needs dx only when some layer before it (or before the chain) has parameters: the layers
+// before the chain's first trainable one run no backward when the chain's input needs no gradient.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtnn/core_export.hpp"
@@ -14,6 +17,17 @@ namespace dtnn {
 
 struct LayerSpec;
 
+// Told by LayerChain::backward when gradients become final: parameters [first, first + count) of
+// the chain's parameters() belong to the layer whose backward has just run (the gradient exchange
+// starts that bucket's allreduce; one process updates those parameters at once).
+class GradientListener {
+ public:
+  virtual void gradients_ready(std::size_t first, std::size_t count) = 0;
+
+ protected:
+  ~GradientListener() = default;
+};
+
 // The layer spec describes, created from ctx.registry and built on ctx (errors name the spec's
 // place in its file and the input shape).
 DTNN_CORE_EXPORT std::shared_ptr<Layer> build_layer(const LayerSpec& spec,
@@ -21,9 +35,10 @@ DTNN_CORE_EXPORT std::shared_ptr<Layer> build_layer(const LayerSpec& spec,
 
 class DTNN_CORE_EXPORT LayerChain {
  public:
-  // Builds specs one after another on ctx.input_shape, after fusing them as ctx.fusions says.
-  // Each layer gets ctx with its own seed (derived from ctx.seed and its position); only the
-  // first may be told it needs no dx.
+  // Builds specs one after another on ctx.input_shape, after resolving aliases and fusing them as
+  // ctx.fusions says. Each layer gets ctx with its own seed (derived from ctx.seed and its
+  // position), and is told whether it needs dx (see above; ctx.needs_input_gradient is the
+  // chain's input's).
   void build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx);
 
   bool empty() const { return layers_.empty(); }
@@ -34,12 +49,20 @@ class DTNN_CORE_EXPORT LayerChain {
   // The chain applied to x: a view valid until the next forward (x itself when the chain is
   // empty).
   const Tensor& forward(const Tensor& x, Mode mode);
-  // After forward(x): accumulates parameter gradients for dy = dLoss/dy and, when dx is given,
-  // writes dLoss/dx into it.
-  void backward(const Tensor& dy, Tensor* dx);
+  // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view).
+  const Tensor& output(std::size_t i) const { return views_[i]; }
+  // After forward(x): accumulates the parameter gradients of layers [.., end) for dy = dLoss/d(the
+  // output of layer end - 1), telling listener (when given) of each layer's parameters as soon as
+  // their gradients are final, and, when dx is given, writes dLoss/dx into it.
+  void backward(const Tensor& dy, Tensor* dx, GradientListener* listener = nullptr);
+  void backward(const Tensor& dy, Tensor* dx, GradientListener* listener, std::size_t end);
 
-  // Every layer's parameters, named "<position from 1>.<type>.<name>".
+  // Every layer's parameters, named "<position from 1>.<type>.<name>", in layer order.
   std::vector<Parameter> parameters();
+  // Layer i's parameters are parameters()[first, second).
+  std::pair<std::size_t, std::size_t> parameter_range(std::size_t i) const {
+    return {first_parameter_[i], first_parameter_[i + 1]};
+  }
   std::vector<Tensor> state();
   std::size_t workspace_bytes() const;
   std::string report() const;  // the layers' reports, one per line
@@ -52,6 +75,8 @@ class DTNN_CORE_EXPORT LayerChain {
   Tensor grad_a_, grad_b_;       // ping-pong dLoss/d(activation) buffers
   Tensor input_;                 // the x of the last forward
   Shape output_shape_;
+  std::vector<std::size_t> first_parameter_;  // layer i owns [first_parameter_[i], [i + 1])
+  std::size_t first_backward_ = 0;  // backward stops here (the first layer that needs it)
 };
 
 }  // namespace dtnn

@@ -1,5 +1,6 @@
-// Model: a sequence of layers built from a model JSON, with every activation and gradient buffer
-// allocated once for the largest batch. forward/backward on a batch allocate nothing.
+// Model: the layers of a model JSON as one LayerChain (every activation and gradient buffer
+// allocated once for the largest batch), and the loss's gradient to start backward with.
+// forward/backward on a batch allocate nothing.
 //
 // Model file:  {"name": "simplecnn", "input_shape": [28, 28, 1],            (optional, HWC)
 //               "layers": [{"type": "conv2d", "filters": 4, "kernel": 3}, {"type": "relu"}, ...]}
@@ -20,6 +21,7 @@
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/layer_chain.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/tensor.hpp"
 #include "dtnn/workspace.hpp"
@@ -90,16 +92,6 @@ struct ModelOptions {
   Fusions fusions;  // layer runs to fuse (none by default)
 };
 
-// Told by Model::backward when gradients become final: parameters [first, first + count) of
-// Model::parameters() belong to the layer whose backward has just run.
-class GradientListener {
- public:
-  virtual void gradients_ready(std::size_t first, std::size_t count) = 0;
-
- protected:
-  ~GradientListener() = default;
-};
-
 class DTNN_CORE_EXPORT Model {
  public:
   // input_shape: per sample, memory order of options.layout.
@@ -115,14 +107,15 @@ class DTNN_CORE_EXPORT Model {
 
   std::span<const Parameter> parameters() const { return parameters_; }
   std::int64_t parameter_count() const;
-  std::size_t num_layers() const { return layers_.size(); }
+  std::size_t num_layers() const { return chain_.size(); }
   // Layer i's parameters are parameters()[begin, end).
   std::pair<std::size_t, std::size_t> parameter_range(std::size_t layer) const {
-    return {first_parameter_[layer], first_parameter_[layer + 1]};
+    return chain_.parameter_range(layer);
   }
-  Layer& layer(std::size_t i) { return *layers_[i]; }
+  Layer& layer(std::size_t i) { return chain_.layer(i); }
+  const Layer& layer(std::size_t i) const { return const_cast<LayerChain&>(chain_).layer(i); }
   // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view).
-  const Tensor& layer_output(std::size_t i) const { return output_views_[i]; }
+  const Tensor& layer_output(std::size_t i) const { return chain_.output(i); }
   const Shape& input_shape() const { return input_shape_; }
   Shape output_shape() const;
   const ModelOptions& options() const { return options_; }
@@ -132,33 +125,21 @@ class DTNN_CORE_EXPORT Model {
   // Bytes of the workspace the layers share (0 when each layer has its own).
   std::size_t shared_workspace_bytes() const { return workspace_ ? workspace_->bytes() : 0; }
 
-  // Per-layer time accounting (off by default; costs two clock reads per layer and pass).
-  struct LayerTime {
-    double forward_seconds = 0, backward_seconds = 0;
-    std::int64_t forward_calls = 0, backward_calls = 0;
-  };
+  // Per-layer time accounting (dtnn/layer_profile.hpp; off by default).
   void set_profiling(bool on);
-  const std::vector<LayerTime>& layer_times() const { return times_; }
-  std::string profile_table() const;  // milliseconds per call and share of the total
+  // Milliseconds per call and share of the total of each layer (a block is one row), then by kind
+  // of layer, blocks' layers included.
+  std::string profile_table() const;
 
  private:
   std::string name_;
   ModelOptions options_;
   Shape input_shape_;
-  std::unique_ptr<Workspace> workspace_;  // declared before layers_: outlives them
-  std::vector<std::shared_ptr<Layer>> layers_;
-  std::vector<Tensor> outputs_;       // [max_batch, output of layer i]
-  std::vector<Tensor> output_views_;  // current batch views of outputs_
-  Tensor grad_a_, grad_b_;            // ping-pong dLoss/d(activation) buffers
-  std::vector<Parameter> parameters_;
-  std::vector<std::size_t> first_parameter_;  // layer i owns [first_parameter_[i], [i + 1])
-  Tensor input_view_;  // the x of the last forward
-  std::int64_t batch_ = 0;
+  std::unique_ptr<Workspace> workspace_;  // declared before chain_: outlives its layers
+  LayerChain chain_;
+  std::vector<Parameter> parameters_;  // chain_.parameters(), taken once
+  Tensor dy_;                          // [max_batch, output]: dLoss/d(output) from the loss
   bool ends_in_softmax_ = false;
-  std::size_t first_trainable_ = 0;  // backward stops here
-  bool profiling_ = false;
-  std::chrono::steady_clock::time_point profile_clock() const;
-  std::vector<LayerTime> times_;
 };
 
 }  // namespace dtnn
