@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "dtnn/config.hpp"
+#include "dtnn/config_schema.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/error.hpp"
 #include "test_support.hpp"
@@ -115,4 +116,23 @@ TEST_CASE("metrics are names or objects with parameters; a bad entry or paramete
   CHECK(test::error_of([&] { load_experiment(bad, {}); })
             .find("metrics[0]: expected a metric name, or {\"name\": ..., parameters...}") !=
         std::string::npos);
+}
+
+TEST_CASE("docs/config.md's key table is the schema's, and the schema's defaults are valid") {
+  std::ifstream in(std::string(DTNN_TEST_SOURCE_DIR) + "/docs/config.md");
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(docs.find(config::markdown_table()) != std::string::npos);  // regenerate: dtnn config --markdown
+  for (const config::Key& k : config::keys()) {
+    CAPTURE(k.path);
+    CHECK(k.rule.allows(nlohmann::json::parse(k.default_value)));
+    CHECK(std::string(k.meaning).size() > 0);
+  }
+  // A rule's refusal names the key and what it expects.
+  json c = {{"model", "simplecnn"}, {"training", {{"threads", 2000}}}};
+  CHECK(test::error_of([&] { make_experiment(c, {}); }) ==
+        "config: training.threads: expected an integer in [0, 1024] (0: all cores), got 2000");
+  c = {{"model", "simplecnn"}, {"output", {{"progress", "fancy"}}}};
+  CHECK(test::error_of([&] { make_experiment(c, {}); }) ==
+        "config: output.progress: expected \"auto\", \"bar\", \"lines\" or \"none\", got "
+        "\"fancy\"");
 }

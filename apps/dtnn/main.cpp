@@ -16,6 +16,7 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/config.hpp"
+#include "dtnn/config_schema.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/isa.hpp"
@@ -213,6 +214,8 @@ void print_usage() {
          "       dtnn check-plugin FILE.so [--perf] load a plugin built anywhere and run its kind's\n"
          "                                          conformance checks (--perf: time a conv\n"
          "                                          algorithm on real layer shapes beside i2c)\n"
+         "       dtnn config [--markdown]           every experiment key's default (--markdown:\n"
+         "                                          docs/config.md's table of the keys)\n"
          "       dtnn --version | --help\n\n"
          "Run `dtnn run --help` for the experiment options.\n";
 }
@@ -452,6 +455,17 @@ void print_instruction_sets() {
   std::printf("\n");
 }
 
+// The experiment's keys: their defaults as JSON, or (--markdown) docs/config.md's key table.
+int cmd_config(const std::vector<std::string>& args) {
+  if (args.size() > 1 || (args.size() == 1 && args[0] != "--markdown"))
+    throw UsageError("usage: dtnn config [--markdown]");
+  if (args.empty())
+    std::printf("%s\n", dtnn::experiment_defaults().dump(2).c_str());
+  else
+    std::fputs(dtnn::config::markdown_table().c_str(), stdout);
+  return 0;
+}
+
 int cmd_info(const std::vector<std::string>& args) {
   Common common;
   po::options_description desc("info options");
@@ -513,8 +527,9 @@ int main(int argc, char** argv) {
     if (command == "plugins") return cmd_plugins(args);
     if (command == "info") return cmd_info(args);
     if (command == "check-plugin") return cmd_check_plugin(args);
+    if (command == "config") return cmd_config(args);
     throw UsageError("unknown command '" + command +
-                     "' (expected run, summary, plugins, info or check-plugin)");
+                     "' (expected run, summary, plugins, info, check-plugin or config)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "dtnn: error: %s\n", e.what());
     return 2;

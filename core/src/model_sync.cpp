@@ -53,4 +53,21 @@ double rank_weight(SyncAlgorithm algorithm, SyncParticipation participation,
   return 0.0;
 }
 
+RankCounts::RankCounts(int ranks)
+    : step(static_cast<std::size_t>(ranks)),
+      since_sync(static_cast<std::size_t>(ranks), 0),
+      trained(static_cast<std::size_t>(ranks), 0) {}
+
+void RankCounts::add_step() {
+  for (std::size_t r = 0; r < step.size(); ++r) {
+    since_sync[r] += step[r];
+    trained[r] += step[r];
+  }
+}
+
+std::int64_t RankCounts::available(std::span<const std::int64_t> counts) {
+  return static_cast<std::int64_t>(
+      std::count_if(counts.begin(), counts.end(), [](std::int64_t v) { return v > 0; }));
+}
+
 }  // namespace dtnn

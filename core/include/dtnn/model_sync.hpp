@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/gradient_exchange.hpp"
@@ -34,5 +35,16 @@ DTNN_CORE_EXPORT SyncParticipation parse_sync_participation(const std::string& n
 // samples weighs 0). Weights over the participating ranks sum to 1.
 DTNN_CORE_EXPORT double rank_weight(SyncAlgorithm algorithm, SyncParticipation participation,
                                     std::span<const std::int64_t> counts, int rank);
+
+// Samples per rank, what synchronisations weigh ranks by: this step's, those since the last
+// model averaging, and the run's. Every rank computes all of them alike, without communication.
+struct DTNN_CORE_EXPORT RankCounts {
+  std::vector<std::int64_t> step, since_sync, trained;
+  explicit RankCounts(int ranks);
+  // The step's counts (step[r] set) added to since_sync and trained.
+  void add_step();
+  // How many ranks hold samples in counts.
+  static std::int64_t available(std::span<const std::int64_t> counts);
+};
 
 }  // namespace dtnn

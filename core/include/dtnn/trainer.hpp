@@ -1,5 +1,9 @@
-// Trainer: the training loop, the same for 1 or N ranks: seeded shuffle, shard, batch, forward,
-// loss, backward, gradient exchange, optimizer step, callbacks, evaluation, history, progress.
+// Trainer: the training loop, the same for 1 or N ranks. fit() runs epochs of steps
+// (train_epoch, run_step) between start_run and finish_run; a step (train_step) reads: the next
+// batch, forward, the loss, backward into a gradient sink (dtnn/gradient_sink.hpp), and the sink's
+// update or exchange. Around it: the order of the samples (dtnn/epoch_order.hpp), the ranks'
+// counts and synchronisations (dtnn/model_sync.hpp), schedulers, checkpoints, evaluation, the
+// history, the throughput (dtnn/throughput.hpp) and what is printed (dtnn/progress.hpp).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -17,7 +21,9 @@
 #include "dtnn/core_export.hpp"
 #include "dtnn/nonfinite.hpp"
 #include "dtnn/dataset.hpp"
+#include "dtnn/gradient_sink.hpp"
 #include "dtnn/model_sync.hpp"
+#include "dtnn/progress.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -28,8 +34,6 @@ class Loss;
 class Metric;
 class Scheduler;
 class Communicator;
-
-enum class ProgressStyle { automatic, bar, lines, none };
 
 struct TrainerOptions {
   std::int64_t batch_size = 64;      // per rank
@@ -141,13 +145,21 @@ class DTNN_CORE_EXPORT Trainer {
   std::int64_t test_size() const { return test_end_; }
 
  private:
+  struct Run;  // what the steps and epochs of one fit() share
+  void start_run(Run& run);
+  bool train_epoch(Run& run, std::int64_t epoch, Progress& progress, History& history);
+  bool run_step(Run& run, std::int64_t epoch, std::int64_t step, Progress& progress,
+                History& history);
+  void end_epoch(Run& run, std::int64_t epoch, Progress& progress, History& history);
+  void finish_run(Run& run, Progress& progress, History& history);
+  void reduce_totals(Run& run);
+  CheckpointInfo checkpoint_info(const Run& run) const;
   void restore_scheduler_states();  // from options_.resumed_schedulers
   // History::stopped's text for a non-finite step (collective: every rank calls it) and for a
   // stop request (after the checkpoint, if any, was written).
   std::string nonfinite_report(std::int64_t epoch, std::int64_t step, std::int64_t steps);
   std::string stop_report(int signal, const CheckpointPosition& at, std::int64_t steps,
                           const std::filesystem::path& checkpoint) const;
-  void print(const std::string& line) const;
   // Each metric reads the prediction where it is (a device metric plugin) or a host copy of it
   // (made once per batch, when a metric needs it). y_model: the targets beside the prediction;
   // y_host: the host's.
@@ -179,6 +191,8 @@ class DTNN_CORE_EXPORT Trainer {
   int device_slot_ = 0;
   std::vector<Tensor> pinned_;  // host buffers page-locked for asynchronous copies
   std::unique_ptr<GradientExchange> exchange_;  // with more than one rank
+  // Where a step's gradients go (chosen once): this process's update, or the exchange.
+  std::unique_ptr<GradientSink> local_sink_, exchange_sink_;
   // The last train_step's verdict (training.on_nonfinite) and, under "stop", where it started.
   bool step_nonfinite_ = false;
   std::string nonfinite_where_;
