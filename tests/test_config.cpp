@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
 
 #include "dtnn/config.hpp"
 #include "dtnn/config_schema.hpp"
+#include "dtnn/launcher_flags.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/error.hpp"
 #include "test_support.hpp"
@@ -122,6 +124,7 @@ TEST_CASE("docs/config.md's key table is the schema's, and the schema's defaults
   std::ifstream in(std::string(DTNN_TEST_SOURCE_DIR) + "/docs/config.md");
   const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(docs.find(config::markdown_table()) != std::string::npos);  // regenerate: dtnn config --markdown
+  CHECK(docs.find(config::flags_markdown()) != std::string::npos);  // regenerate: dtnn config --flags
   for (const config::Key& k : config::keys()) {
     CAPTURE(k.path);
     CHECK(k.rule.allows(nlohmann::json::parse(k.default_value)));
@@ -135,4 +138,23 @@ TEST_CASE("docs/config.md's key table is the schema's, and the schema's defaults
   CHECK(test::error_of([&] { make_experiment(c, {}); }) ==
         "config: output.progress: expected \"auto\", \"bar\", \"lines\" or \"none\", got "
         "\"fancy\"");
+}
+
+TEST_CASE("every launcher flag sets a key of the schema or a plugin's parameter, and parses its kind") {
+  std::set<std::string> schema;
+  for (const config::Key& k : config::keys()) schema.insert(k.path);
+  for (const config::Flag& f : config::flags()) {
+    CAPTURE(f.flag);
+    const std::string key = f.key;
+    const bool open = key.rfind("dataset.", 0) == 0 || key.rfind("optimizer.", 0) == 0 ||
+                      key.rfind("fusion.", 0) == 0 || key.rfind("conv.", 0) == 0;
+    CHECK((schema.count(key) == 1 || open));
+  }
+  std::string why;
+  const config::Flag batch{"batch-size", "training.batch_size", 'i', ""};
+  CHECK(config::flag_assignment(batch, "32", why) == "training.batch_size=32");
+  CHECK_FALSE(config::flag_assignment(batch, "abc", why));
+  CHECK(why == "--batch-size: expected an integer, got 'abc'");
+  const config::Flag gpu{"enable-gpu", "device", 'g', ""};
+  CHECK(config::flag_assignment(gpu, "True", why) == "device=cuda");
 }
