@@ -194,176 +194,11 @@ std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& reg
 
 }  // namespace
 
-Experiment::Experiment(const ExperimentConfig& config, const Registry& registry) : config_(config) {
-  const std::string where = config_.where();
-  config_.json = with_default_plugins(config_.json, registry, where);
-  const json& j = config_.json;
-  const json& t = j["training"];
-  initialize_runtime(static_cast<int>(t["threads"].get<std::int64_t>()));
-  const DType dtype = parse_dtype(t["dtype"].get<std::string>());
-  const Device device = parse_device(j["device"].get<std::string>());
-  // "auto": NHWC on the cpu (what its algorithms are fastest in), NCHW on a GPU (cuDNN's).
-  const Layout layout = t["tensor_format"] == "auto"
-                            ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)
-                            : parse_layout(t["tensor_format"].get<std::string>());
-  const Params device_params(j["gpu"], where + ": gpu");
-  if (device != Device::cpu) {  // one GPU per process, picked by its local rank
-    auto runtime = registry.create_as<DeviceRuntime>("device", to_string(device), Params(), {}, device);
-    runtime->open(local_rank(), device_params);
-    install_device_runtime(runtime);
-  }
+namespace {
 
-  comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
-  comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
-  set_log_rank(comm_->rank(), comm_->size());
-  check_ranks_agree(*comm_, experiment_facts(j), where);
-  if (device != Device::cpu && comm_->size() > 1 && j["gpu"]["nccl"].get<bool>())
-    device_comm_ = open_device_communicator(registry, device, *comm_);
-
-  // The experiment's own dataset keys (every key of the defaults' dataset object) are not the
-  // plugin's parameters.
-  static const std::vector<std::string> kDatasetCoreKeys = [] {
-    const json defaults = experiment_defaults();
-    std::vector<std::string> keys;
-    for (auto it = defaults["dataset"].begin(); it != defaults["dataset"].end(); ++it)
-      keys.push_back(it.key());
-    return keys;
-  }();
-  dataset_ =
-      registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
-                                  Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
-  // A rank's batch: training.batch_size, or its share of training.global_batch_size.
-  const std::int64_t global_batch = t["global_batch_size"].get<std::int64_t>();
-  const std::int64_t rank_batch = global_batch > 0
-                                      ? (global_batch + comm_->size() - 1) / comm_->size()
-                                      : t["batch_size"].get<std::int64_t>();
-  const std::int64_t max_batch = std::max({rank_batch, t["batch_size"].get<std::int64_t>(),
-                                           t["eval_batch_size"].get<std::int64_t>()});
-  {  // A batch of the dataset's samples must be a size, and fit in memory, before anything holds one.
-    const Shape sample = dataset_->sample_shape(layout);
-    const Shape batch = sample.with_batch(max_batch);
-    const auto batch_elements = checked_product(std::span(batch.begin(), batch.end()));
-    const std::string what = where + ": dataset '" + j["dataset"]["name"].get<std::string>() +
-                             "': a batch of " + std::to_string(max_batch) + " samples of shape " +
-                             sample.str();
-    if (!batch_elements) throw Error(what + " has more than 2^63 elements");
-    const auto bytes = checked_mul(*batch_elements, static_cast<std::int64_t>(dtype_size(dtype)));
-    if (!bytes) throw Error(what + " needs more than 2^63 bytes");
-    check_fits_in_memory(static_cast<std::size_t>(*bytes), what);
-  }
-  TransformOptions transform;
-  transform.central_crop = j["dataset"]["transform_central_crop"].get<double>();
-  transform.resize_height = transform.resize_width = j["dataset"]["transform_resize"].get<std::int64_t>();
-  if (transform.transforms())
-    dataset_ = std::make_shared<TransformedDataset>(dataset_, transform, max_batch, dtype, layout);
-
-  ModelSpec spec =
-      j["model"].is_object()
-          ? parse_model_spec(j["model"], where + ": model")
-          : load_model_spec(resolve_model_path(j["model"].get<std::string>(), config_.file));
-  if (spec.name.empty()) spec.name = "model";
-  ModelOptions mo;
-  mo.dtype = dtype;
-  mo.layout = layout;
-  mo.device = device;
-  mo.device_params = device_params;
-  const json& par = j["parallel"];
-  const std::string mode = par["mode"].get<std::string>();
-  if (mode == "sequential" && comm_->size() > 1)
-    throw Error(where + ": parallel.mode is \"sequential\" but " +
-                std::to_string(comm_->size()) +
-                " processes were started: use \"data\" or \"auto\" (--parallel data), or run "
-                "one process");
-  mo.max_batch = max_batch;
-  mo.seed = t["seed"].get<std::uint64_t>();
-  mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
-  mo.conv_params = Params(j["conv"], where + ": conv");
-  mo.shared_workspace = j["conv"]["workspace"] == "shared";
-  mo.fusions = enabled_fusions(j["fusion"], registry, device, where);
-  if (comm_->size() > 1) mo.communicator = comm_.get();
-  model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(layout), registry);
-  if (model_->output_shape().numel() != dataset_->num_classes())
-    throw Error(where + ": the model's output " + model_->output_shape().str() +
-                " does not match the " + std::to_string(dataset_->num_classes()) +
-                " classes of dataset '" + j["dataset"]["name"].get<std::string>() + "'");
-
-  optimizer_ = registry.create_as<Optimizer>(
-      "optimizer", j["optimizer"]["name"].get<std::string>(),
-      Params(j["optimizer"], where + ": optimizer"), {"name", "learning_rate_scaling"}, device);
-  optimizer_->build(model_->parameters());
-  if (j["optimizer"].value("learning_rate_scaling", false))  // PyDTNN's: lr / ranks
-    optimizer_->set_learning_rate(optimizer_->learning_rate() / comm_->size());
-  const std::string optimizer_name = j["optimizer"]["name"].get<std::string>();
-  // Weights for evaluation or fine-tuning, then a checkpoint to resume (which wins).
-  const std::string weights_file = t["weights_and_bias_filename"].get<std::string>();
-  if (!weights_file.empty()) {
-    if (std::filesystem::path(weights_file).extension() == ".npz")
-      load_pydtnn_weights(*model_, weights_file);  // PyDTNN's format
-    else
-      load_checkpoint(weights_file, *model_);
-  }
-  std::optional<CheckpointInfo> resumed;
-  if (const std::string resume = t["resume"].get<std::string>(); !resume.empty()) {
-    const std::filesystem::path from = resume;  // relative to the working folder, as --history
-    const std::filesystem::path file =
-        std::filesystem::is_directory(from) ? latest_checkpoint(from) : from;
-    resumed = load_checkpoint(file, *model_, optimizer_.get(), optimizer_name);
-    for (const SchedulerState& sc : resumed->schedulers)
-      if (!registry.find("scheduler", sc.name))
-        throw Error(file.string() + ": checkpoint holds the state of scheduler '" + sc.name +
-                    "', which is no installed scheduler plugin (dtnn plugins lists them)");
-    log_info("resuming from " + file.string() + " (epoch " +
-             std::to_string(resumed->position.epoch) + " done)");
-  }
-  // What the files behind the keys gave each rank: the data, the model, the resumed position.
-  check_ranks_agree(
-      *comm_,
-      {{"dataset: samples (train, test)", std::to_string(dataset_->size(Split::train)) + ", " +
-                                              std::to_string(dataset_->size(Split::test))},
-       {"dataset: sample shape", dataset_->sample_shape(layout).str()},
-       {"dataset: classes", std::to_string(dataset_->num_classes())},
-       {"model: layers and parameters", std::to_string(model_->num_layers()) + ", " +
-                                            std::to_string(model_->parameter_count())},
-       {"training.resume: position",
-        resumed ? std::to_string(resumed->position.epoch) + "/" +
-                      std::to_string(resumed->position.step) + "/" +
-                      std::to_string(resumed->position.global_step)
-                : "none"}},
-      where);
-  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
-                                   Params(json::object(), where + ": loss"), {}, device);
-  for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
-    const json& m = j["metrics"][i];
-    const bool named = m.is_string();
-    // On a device, its twin there when there is a usable one (it reads the predictions where
-    // they are); else the host's, on a copy.
-    const std::string name = (named ? m : m["name"]).get<std::string>();
-    const PluginRecord* twin = registry.find("metric", name, device);
-    metrics_.push_back(registry.create_as<Metric>(
-        "metric", name,
-        Params(named ? json::object() : m, where + ": metrics[" + std::to_string(i) + "]"),
-        {"name"}, twin && twin->status == PluginRecord::Status::ok ? device : Device::cpu));
-  }
-  for (std::size_t i = 0; i < j["schedulers"].size(); ++i) {
-    const json& s = j["schedulers"][i];
-    schedulers_.push_back(registry.create_as<Scheduler>(
-        "scheduler", s["name"].get<std::string>(),
-        Params(s, where + ": schedulers[" + std::to_string(i) + "]"), {"name"}));
-  }
-
-  TrainerOptions to;
-  to.batch_size = t["batch_size"].get<std::int64_t>();
-  to.eval_batch_size = t["eval_batch_size"].get<std::int64_t>();
-  to.epochs = t["epochs"].get<std::int64_t>();
-  to.steps_per_epoch = t["steps_per_epoch"].get<std::int64_t>();
-  const json& d = j["dataset"];
-  to.validation_split = d["validation_split"].get<double>();
-  to.train_limit = d["train_limit"].get<std::int64_t>();
-  to.test_limit = d["test_limit"].get<std::int64_t>();
-  to.test_as_validation = d["test_as_validation"].get<bool>();
-  to.dataset_percentage = d["percentage"].get<double>();
-  // The augmentation and normalisation numbers, each from its dataset key.
-  static constexpr std::pair<double AugmentOptions::*, const char*> kAugmentNumbers[] = {
+// The augmentation and normalisation of the dataset object's keys.
+AugmentOptions augment_options(const json& d) {
+  static constexpr std::pair<double AugmentOptions::*, const char*> kNumbers[] = {
       {&AugmentOptions::horizontal_flip, "augment_horizontal_flip"},
       {&AugmentOptions::vertical_flip, "augment_vertical_flip"},
       {&AugmentOptions::random_crop, "augment_random_crop"},
@@ -382,17 +217,38 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
       {&AugmentOptions::perspective_factor, "augment_perspective_factor"},
       {&AugmentOptions::normalize_scale, "normalize_scale"},
       {&AugmentOptions::normalize_offset, "normalize_offset"}};
-  for (const auto& [member, key] : kAugmentNumbers) to.augment.*member = d[key].get<double>();
-  to.augment.crop_padding = d["augment_crop_padding"].get<std::int64_t>();
-  to.augment.mask_size = d["augment_mask_size"].get<std::int64_t>();
-  to.augment.channel_mean = d["normalize_mean"].get<std::vector<double>>();
-  to.augment.channel_std = d["normalize_std"].get<std::vector<double>>();
-  to.prefetch = d["prefetch"].get<bool>();
-  to.seed = mo.seed;
+  AugmentOptions a;
+  for (const auto& [member, key] : kNumbers) a.*member = d[key].get<double>();
+  a.crop_padding = d["augment_crop_padding"].get<std::int64_t>();
+  a.mask_size = d["augment_mask_size"].get<std::int64_t>();
+  a.channel_mean = d["normalize_mean"].get<std::vector<double>>();
+  a.channel_std = d["normalize_std"].get<std::vector<double>>();
+  return a;
+}
+
+// What the experiment's keys say of the trainer, read once (the run adds what it learns: the
+// ranks' device communicator, a resumed position).
+TrainerOptions trainer_options(const json& j) {
+  const json &t = j["training"], &d = j["dataset"], &par = j["parallel"], &out = j["output"];
+  TrainerOptions to;
+  to.batch_size = t["batch_size"].get<std::int64_t>();
+  to.global_batch_size = t["global_batch_size"].get<std::int64_t>();
+  to.eval_batch_size = t["eval_batch_size"].get<std::int64_t>();
+  to.epochs = t["epochs"].get<std::int64_t>();
+  to.steps_per_epoch = t["steps_per_epoch"].get<std::int64_t>();
+  to.seed = t["seed"].get<std::uint64_t>();
   to.shuffle = t["shuffle"].get<bool>();
   to.evaluate = t["evaluate"].get<bool>();
   to.evaluate_only = t["evaluate_only"].get<bool>();
-  to.global_batch_size = global_batch;
+  to.on_nonfinite = parse_nonfinite_policy(t["on_nonfinite"].get<std::string>());
+  to.resumed_from = t["resume"].get<std::string>();
+  to.validation_split = d["validation_split"].get<double>();
+  to.train_limit = d["train_limit"].get<std::int64_t>();
+  to.test_limit = d["test_limit"].get<std::int64_t>();
+  to.test_as_validation = d["test_as_validation"].get<bool>();
+  to.dataset_percentage = d["percentage"].get<double>();
+  to.prefetch = d["prefetch"].get<bool>();
+  to.augment = augment_options(d);
   to.sync.frequency = par["model_sync_freq"].get<std::int64_t>();
   to.sync.algorithm = parse_sync_algorithm(par["model_sync_alg"].get<std::string>());
   to.sync.participation = parse_sync_participation(par["model_sync_participation"].get<std::string>());
@@ -402,27 +258,226 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry)
   to.sync.exchange.bucket_bytes =
       static_cast<std::size_t>(par["bucket_size_mb"].get<double>() * 1024.0 * 1024.0);
   to.sync.exchange.blocking = par["blocking"].get<bool>();
-  to.sync.exchange.device_comm = device_comm_.get();
   to.sync.exchange.gpudirect = j["gpu"]["gpudirect"].get<bool>();
-  to.checkpoint_dir = j["output"]["checkpoint_dir"].get<std::string>();
-  to.checkpoint_keep = static_cast<int>(j["output"]["checkpoint_keep"].get<std::int64_t>());
-  to.checkpoint_overwrite = j["output"]["checkpoint_overwrite"].get<bool>();
-  to.resumed_from = t["resume"].get<std::string>();
-  to.on_nonfinite = parse_nonfinite_policy(t["on_nonfinite"].get<std::string>());
-  to.optimizer_name = optimizer_name;
+  to.checkpoint_dir = out["checkpoint_dir"].get<std::string>();
+  to.checkpoint_keep = static_cast<int>(out["checkpoint_keep"].get<std::int64_t>());
+  to.checkpoint_overwrite = out["checkpoint_overwrite"].get<bool>();
+  to.optimizer_name = j["optimizer"]["name"].get<std::string>();
+  const std::string progress = out["progress"].get<std::string>();
+  to.progress = progress == "bar"     ? ProgressStyle::bar
+                : progress == "lines" ? ProgressStyle::lines
+                : progress == "none"  ? ProgressStyle::none
+                                      : ProgressStyle::automatic;
+  return to;
+}
+
+}  // namespace
+
+// The steps, in order: the device and the communicators, the dataset, the model, the optimizer
+// with the weights to start from, the loss, metrics and schedulers, the trainer. Before anything
+// collective the ranks check they run one experiment, and after the files are read that they
+// read the same data and model.
+Experiment::Experiment(const ExperimentConfig& config, const Registry& registry) : config_(config) {
+  const std::string where = config_.where();
+  config_.json = with_default_plugins(config_.json, registry, where);
+  const json& j = config_.json;
+  initialize_runtime(static_cast<int>(j["training"]["threads"].get<std::int64_t>()));
+  const Device device = parse_device(j["device"].get<std::string>());
+  open_device_and_ranks(registry, device);
+  const ModelOptions model_options = open_dataset(registry, device);
+  build_model(registry, model_options);
+  const std::optional<CheckpointInfo> resumed = open_optimizer(registry, device);
+  check_ranks_agree(*comm_, data_facts(resumed), where);
+  open_loss_and_metrics(registry, device);
+  TrainerOptions to = trainer_options(j);
+  to.sync.exchange.device_comm = device_comm_.get();
   if (resumed) {
     to.start = resumed->position;
     to.resumed_schedulers = resumed->schedulers;
     if (resumed->learning_rate > 0) optimizer_->set_learning_rate(resumed->learning_rate);
     to.seed = resumed->seed;  // the shuffle order of the interrupted run
   }
-  const std::string progress = j["output"]["progress"].get<std::string>();
-  to.progress = progress == "bar"     ? ProgressStyle::bar
-                : progress == "lines" ? ProgressStyle::lines
-                : progress == "none"  ? ProgressStyle::none
-                                      : ProgressStyle::automatic;
   trainer_ = std::make_unique<Trainer>(*model_, *dataset_, *optimizer_, *loss_, metrics_,
                                        schedulers_, *comm_, to);
+}
+
+// One GPU per process, picked by its local rank; the host communicator, the ranks' agreement on
+// the experiment's keys, and the device communicator of several GPU ranks.
+void Experiment::open_device_and_ranks(const Registry& registry, Device device) {
+  const json& j = config_.json;
+  const std::string where = config_.where();
+  if (device != Device::cpu) {
+    auto runtime =
+        registry.create_as<DeviceRuntime>("device", to_string(device), Params(), {}, device);
+    runtime->open(local_rank(), Params(j["gpu"], where + ": gpu"));
+    install_device_runtime(runtime);
+  }
+  comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
+  comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
+  set_log_rank(comm_->rank(), comm_->size());
+  check_ranks_agree(*comm_, experiment_facts(j), where);
+  if (j["parallel"]["mode"] == "sequential" && comm_->size() > 1)
+    throw Error(where + ": parallel.mode is \"sequential\" but " + std::to_string(comm_->size()) +
+                " processes were started: use \"data\" or \"auto\" (--parallel data), or run "
+                "one process");
+  if (device != Device::cpu && comm_->size() > 1 && j["gpu"]["nccl"].get<bool>())
+    device_comm_ = open_device_communicator(registry, device, *comm_);
+}
+
+// The dataset plugin (its parameters are the dataset object's keys the schema does not hold), a
+// batch of it checked against memory, and its transforms; returns the model's options, sized for
+// the largest batch this rank runs.
+ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
+  const json& j = config_.json;
+  const json& t = j["training"];
+  const std::string where = config_.where();
+  static const std::vector<std::string> kDatasetCoreKeys = [] {
+    const json defaults = experiment_defaults();
+    std::vector<std::string> keys;
+    for (auto it = defaults["dataset"].begin(); it != defaults["dataset"].end(); ++it)
+      keys.push_back(it.key());
+    return keys;
+  }();
+  dataset_ = registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
+                                         Params(j["dataset"], where + ": dataset"),
+                                         kDatasetCoreKeys);
+  ModelOptions mo;
+  mo.dtype = parse_dtype(t["dtype"].get<std::string>());
+  mo.device = device;
+  // "auto": NHWC on the cpu (what its algorithms are fastest in), NCHW on a GPU (cuDNN's).
+  mo.layout = t["tensor_format"] == "auto"
+                  ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)
+                  : parse_layout(t["tensor_format"].get<std::string>());
+  // A rank's batch: training.batch_size, or its share of training.global_batch_size.
+  const std::int64_t global_batch = t["global_batch_size"].get<std::int64_t>();
+  const std::int64_t rank_batch = global_batch > 0
+                                      ? (global_batch + comm_->size() - 1) / comm_->size()
+                                      : t["batch_size"].get<std::int64_t>();
+  mo.max_batch = std::max({rank_batch, t["batch_size"].get<std::int64_t>(),
+                           t["eval_batch_size"].get<std::int64_t>()});
+  check_batch_fits(mo.max_batch, mo.dtype, mo.layout);
+  TransformOptions transform;
+  transform.central_crop = j["dataset"]["transform_central_crop"].get<double>();
+  transform.resize_height = transform.resize_width =
+      j["dataset"]["transform_resize"].get<std::int64_t>();
+  if (transform.transforms())
+    dataset_ = std::make_shared<TransformedDataset>(dataset_, transform, mo.max_batch, mo.dtype,
+                                                    mo.layout);
+  return mo;
+}
+
+// A batch of the dataset's samples must be a size, and fit in memory, before anything holds one.
+void Experiment::check_batch_fits(std::int64_t max_batch, DType dtype, Layout layout) const {
+  const Shape sample = dataset_->sample_shape(layout);
+  const Shape batch = sample.with_batch(max_batch);
+  const auto elements = checked_product(std::span(batch.begin(), batch.end()));
+  const std::string what = config_.where() + ": dataset '" +
+                           config_.json["dataset"]["name"].get<std::string>() + "': a batch of " +
+                           std::to_string(max_batch) + " samples of shape " + sample.str();
+  if (!elements) throw Error(what + " has more than 2^63 elements");
+  const auto bytes = checked_mul(*elements, static_cast<std::int64_t>(dtype_size(dtype)));
+  if (!bytes) throw Error(what + " needs more than 2^63 bytes");
+  check_fits_in_memory(static_cast<std::size_t>(*bytes), what);
+}
+
+// The model file (or object) built for the dataset's samples, and checked against its classes.
+void Experiment::build_model(const Registry& registry, ModelOptions mo) {
+  const json& j = config_.json;
+  const std::string where = config_.where();
+  ModelSpec spec = j["model"].is_object()
+                       ? parse_model_spec(j["model"], where + ": model")
+                       : load_model_spec(resolve_model_path(j["model"].get<std::string>(),
+                                                            config_.file));
+  if (spec.name.empty()) spec.name = "model";
+  mo.device_params = Params(j["gpu"], where + ": gpu");
+  mo.seed = j["training"]["seed"].get<std::uint64_t>();
+  mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
+  mo.conv_params = Params(j["conv"], where + ": conv");
+  mo.shared_workspace = j["conv"]["workspace"] == "shared";
+  mo.fusions = enabled_fusions(j["fusion"], registry, mo.device, where);
+  if (comm_->size() > 1) mo.communicator = comm_.get();
+  model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(mo.layout), registry);
+  if (model_->output_shape().numel() != dataset_->num_classes())
+    throw Error(where + ": the model's output " + model_->output_shape().str() +
+                " does not match the " + std::to_string(dataset_->num_classes()) +
+                " classes of dataset '" + j["dataset"]["name"].get<std::string>() + "'");
+}
+
+// The optimizer over the model's parameters; the weights to start from (a checkpoint or PyDTNN's
+// .npz), then a checkpoint to resume (which wins). Returns what the resumed checkpoint said.
+std::optional<CheckpointInfo> Experiment::open_optimizer(const Registry& registry, Device device) {
+  const json& j = config_.json;
+  const json& t = j["training"];
+  const std::string where = config_.where();
+  const std::string name = j["optimizer"]["name"].get<std::string>();
+  optimizer_ = registry.create_as<Optimizer>("optimizer", name,
+                                             Params(j["optimizer"], where + ": optimizer"),
+                                             {"name", "learning_rate_scaling"}, device);
+  optimizer_->build(model_->parameters());
+  if (j["optimizer"].value("learning_rate_scaling", false))  // PyDTNN's: lr / ranks
+    optimizer_->set_learning_rate(optimizer_->learning_rate() / comm_->size());
+  if (const std::string weights = t["weights_and_bias_filename"].get<std::string>();
+      !weights.empty()) {
+    if (std::filesystem::path(weights).extension() == ".npz")
+      load_pydtnn_weights(*model_, weights);  // PyDTNN's format
+    else
+      load_checkpoint(weights, *model_);
+  }
+  const std::string resume = t["resume"].get<std::string>();
+  if (resume.empty()) return std::nullopt;
+  const std::filesystem::path from = resume;  // relative to the working folder, as --history
+  const std::filesystem::path file =
+      std::filesystem::is_directory(from) ? latest_checkpoint(from) : from;
+  CheckpointInfo resumed = load_checkpoint(file, *model_, optimizer_.get(), name);
+  for (const SchedulerState& sc : resumed.schedulers)
+    if (!registry.find("scheduler", sc.name))
+      throw Error(file.string() + ": checkpoint holds the state of scheduler '" + sc.name +
+                  "', which is no installed scheduler plugin (dtnn plugins lists them)");
+  log_info("resuming from " + file.string() + " (epoch " + std::to_string(resumed.position.epoch) +
+           " done)");
+  return resumed;
+}
+
+// What the files behind the keys gave this rank: the data, the model, the resumed position.
+std::vector<std::pair<std::string, std::string>> Experiment::data_facts(
+    const std::optional<CheckpointInfo>& resumed) const {
+  const Layout layout = model_->options().layout;
+  return {{"dataset: samples (train, test)", std::to_string(dataset_->size(Split::train)) + ", " +
+                                                 std::to_string(dataset_->size(Split::test))},
+          {"dataset: sample shape", dataset_->sample_shape(layout).str()},
+          {"dataset: classes", std::to_string(dataset_->num_classes())},
+          {"model: layers and parameters", std::to_string(model_->num_layers()) + ", " +
+                                               std::to_string(model_->parameter_count())},
+          {"training.resume: position",
+           resumed ? std::to_string(resumed->position.epoch) + "/" +
+                         std::to_string(resumed->position.step) + "/" +
+                         std::to_string(resumed->position.global_step)
+                   : "none"}};
+}
+
+// The loss and the metrics on the model's device where they have a twin there (a metric reads
+// the predictions where they are; one without a twin, a host copy), and the schedulers.
+void Experiment::open_loss_and_metrics(const Registry& registry, Device device) {
+  const json& j = config_.json;
+  const std::string where = config_.where();
+  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
+                                   Params(json::object(), where + ": loss"), {}, device);
+  for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
+    const json& m = j["metrics"][i];
+    const bool named = m.is_string();
+    const std::string name = (named ? m : m["name"]).get<std::string>();
+    const PluginRecord* twin = registry.find("metric", name, device);
+    metrics_.push_back(registry.create_as<Metric>(
+        "metric", name,
+        Params(named ? json::object() : m, where + ": metrics[" + std::to_string(i) + "]"),
+        {"name"}, twin && twin->status == PluginRecord::Status::ok ? device : Device::cpu));
+  }
+  for (std::size_t i = 0; i < j["schedulers"].size(); ++i) {
+    const json& s = j["schedulers"][i];
+    schedulers_.push_back(registry.create_as<Scheduler>(
+        "scheduler", s["name"].get<std::string>(),
+        Params(s, where + ": schedulers[" + std::to_string(i) + "]"), {"name"}));
+  }
 }
 
 Experiment::~Experiment() = default;

@@ -164,6 +164,32 @@ void Registry::load_best(const std::vector<Variant>& variants) {
                        : std::vector<Variant>{});
 }
 
+// Fills rec from the descriptor; the reason it is refused (an unknown kind or device, malformed
+// defaults or traits, a name taken on that device), or "".
+std::string Registry::read_descriptor(const PluginDescriptor& d, PluginRecord& rec) const {
+  rec.descriptor = &d;
+  rec.kind = d.kind ? d.kind : "";
+  rec.name = d.name ? d.name : "";
+  rec.description = d.description ? d.description : "";
+  rec.parameters = d.parameters ? d.parameters : "{}";
+  rec.traits = d.traits ? d.traits : "{}";
+  if (!kKinds.count(rec.kind)) return "unknown plugin kind '" + rec.kind + "'";
+  const std::string device = d.device ? d.device : "";
+  if (device != "cpu" && device != "cuda")
+    return "unknown device '" + device + "' (expected \"cpu\" or \"cuda\")";
+  rec.device = device == "cuda" ? Device::cuda : Device::cpu;
+  const json defaults = json::parse(rec.parameters, nullptr, false);
+  if (defaults.is_discarded() || !defaults.is_object())
+    return "its parameter defaults are not a JSON object";
+  const json traits = json::parse(rec.traits, nullptr, false);
+  if (traits.is_discarded() || !traits.is_object()) return "its traits are not a JSON object";
+  if (const PluginRecord* other = find(rec.kind, rec.name, rec.device);
+      other && other->status == PluginRecord::Status::ok)
+    return "duplicate " + rec.kind + " plugin '" + rec.name + "' on " + device +
+           " (already loaded from " + other->file.string() + ")";
+  return "";
+}
+
 void Registry::load(const fs::path& file, const std::vector<Variant>& variants) {
   PluginRecord rec;
   rec.file = file;
@@ -211,31 +237,9 @@ void Registry::load(const fs::path& file, const std::vector<Variant>& variants) 
 
   using DescriptorFn = const PluginDescriptor&();
   const PluginDescriptor& d = lib->get_alias<DescriptorFn>("dtnn_plugin_descriptor")();
-  rec.descriptor = &d;
-  rec.kind = d.kind ? d.kind : "";
-  rec.name = d.name ? d.name : "";
-  rec.description = d.description ? d.description : "";
-  rec.parameters = d.parameters ? d.parameters : "{}";
-  rec.traits = d.traits ? d.traits : "{}";
   rec.library = lib;
-  if (!kKinds.count(rec.kind))
-    return reject(PluginRecord::Status::rejected, "unknown plugin kind '" + rec.kind + "'");
-  const std::string device = d.device ? d.device : "";
-  if (device != "cpu" && device != "cuda")
-    return reject(PluginRecord::Status::rejected,
-                  "unknown device '" + device + "' (expected \"cpu\" or \"cuda\")");
-  rec.device = device == "cuda" ? Device::cuda : Device::cpu;
-  json defaults = json::parse(rec.parameters, nullptr, false);
-  if (defaults.is_discarded() || !defaults.is_object())
-    return reject(PluginRecord::Status::rejected, "its parameter defaults are not a JSON object");
-  json traits = json::parse(rec.traits, nullptr, false);
-  if (traits.is_discarded() || !traits.is_object())
-    return reject(PluginRecord::Status::rejected, "its traits are not a JSON object");
-  if (const PluginRecord* other = find(rec.kind, rec.name, rec.device);
-      other && other->status == PluginRecord::Status::ok)
-    return reject(PluginRecord::Status::rejected,
-                  "duplicate " + rec.kind + " plugin '" + rec.name + "' on " + device +
-                      " (already loaded from " + other->file.string() + ")");
+  if (const std::string why = read_descriptor(d, rec); !why.empty())
+    return reject(PluginRecord::Status::rejected, why);
   if (d.probe) {
     std::string why;
     bool ok = false;

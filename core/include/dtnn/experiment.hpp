@@ -2,11 +2,14 @@
 // + communicator + trainer through the registry, and runs it.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtnn/config.hpp"
 #include "dtnn/core_export.hpp"
+#include "dtnn/model.hpp"
 #include "dtnn/trainer.hpp"
 
 namespace dtnn {
@@ -39,6 +42,15 @@ class DTNN_CORE_EXPORT Experiment {
   History run();
 
  private:
+  void open_device_and_ranks(const Registry& registry, Device device);
+  ModelOptions open_dataset(const Registry& registry, Device device);
+  void check_batch_fits(std::int64_t max_batch, DType dtype, Layout layout) const;
+  void build_model(const Registry& registry, ModelOptions options);
+  std::optional<CheckpointInfo> open_optimizer(const Registry& registry, Device device);
+  std::vector<std::pair<std::string, std::string>> data_facts(
+      const std::optional<CheckpointInfo>& resumed) const;
+  void open_loss_and_metrics(const Registry& registry, Device device);
+
   ExperimentConfig config_;
   std::shared_ptr<Dataset> dataset_;
   std::unique_ptr<Model> model_;

@@ -101,6 +101,7 @@ class DTNN_CORE_EXPORT Registry {
   // The variant to load of one plugin's files (all of them when it has one file only).
   void load_best(const std::vector<Variant>& variants);
   void load(const std::filesystem::path& file, const std::vector<Variant>& variants = {});
+  std::string read_descriptor(const PluginDescriptor& descriptor, PluginRecord& record) const;
 
   isa::Level ceiling_;
   bool reports_choices_;  // the process's ceiling: its choices are the process's (isa::choices())
