@@ -178,8 +178,16 @@ CheckpointInfo load_checkpoint(const fs::path& file, Model& model, Optimizer* op
   return decode_checkpoint(read_file(file), file.string(), model, optimizer, optimizer_name);
 }
 
-CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& where, Model& model,
-                                 Optimizer* optimizer, const std::string& optimizer_name) {
+namespace {
+
+// A checkpoint's layout: magic, version, metadata size, metadata JSON, tensor data, checksum.
+struct FileLayout {
+  json meta;
+  std::size_t data = 0;  // where the tensor data starts
+  std::size_t body = 0;  // where the checksum starts
+};
+
+FileLayout read_layout(const std::string& bytes, const std::string& where) {
   const std::size_t header = sizeof kMagic + sizeof(std::uint32_t) + sizeof(std::uint64_t);
   if (bytes.size() < header + sizeof(std::uint64_t) ||
       std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
@@ -195,42 +203,37 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
     throw Error(where + ": truncated checkpoint (metadata of " + std::to_string(meta_size) +
                 " bytes at offset " + std::to_string(header) + " runs past the end of the " +
                 std::to_string(bytes.size()) + "-byte file)");
-  const std::size_t body = bytes.size() - sizeof stored_hash;
-  std::memcpy(&stored_hash, bytes.data() + body, sizeof stored_hash);
-  json meta;
+  FileLayout layout;
+  layout.body = bytes.size() - sizeof stored_hash;
+  layout.data = header + meta_size;
+  std::memcpy(&stored_hash, bytes.data() + layout.body, sizeof stored_hash);
   try {
-    meta = json::parse(bytes.substr(header, meta_size));
+    layout.meta = json::parse(bytes.substr(header, meta_size));
   } catch (const json::exception&) {
     throw Error(where + ": corrupt checkpoint (unreadable metadata at offset " +
                 std::to_string(header) + ")");
   }
-  if (fnv1a(bytes.data(), body) != stored_hash)
+  if (fnv1a(bytes.data(), layout.body) != stored_hash)
     throw Error(where + ": corrupt or truncated checkpoint (checksum mismatch over " +
-                std::to_string(body) + " bytes)");
+                std::to_string(layout.body) + " bytes)");
+  return layout;
+}
 
-  // Every field is checked for its type and range before it is used: the checksum proves the file
-  // is what was written, not that what was written is sane.
-  check_metadata(meta, where);
-  const auto list = entries(model, optimizer);
-  const std::string dtype = to_string(model.options().dtype);
-  if (meta.value("dtype", "") != dtype)
-    throw Error(where + ": checkpoint holds " + meta.value("dtype", "?") +
-                " tensors, this model is " + dtype);
-  if (optimizer && meta.value("optimizer", "") != optimizer_name)
-    throw Error(where + ": checkpoint holds the state of optimizer '" +
-                meta.value("optimizer", "") + "', this run uses '" + optimizer_name +
-                "' (load weights only with training.weights_and_bias_filename)");
-  const json& tensors = meta.at("tensors");
+// Where in the file each of list's tensors starts, after matching the checkpoint's tensors to
+// them one to one (parameters and layer state always; optimizer state when one is given).
+std::vector<std::size_t> tensor_starts(const FileLayout& layout, const std::vector<Entry>& list,
+                                       bool with_optimizer, const Model& model,
+                                       const std::string& where) {
+  const json& meta = layout.meta;
   auto describe = [](const json& t) {
     return t.at("section").get<std::string>() + " '" + t.at("name").get<std::string>() + "'";
   };
-  // Parameters and layer state must match one to one; optimizer state only when asked for.
   std::vector<const json*> wanted;
-  for (const auto& t : tensors)
-    if (optimizer || t.at("section") != "optimizer_state") wanted.push_back(&t);
+  for (const auto& t : meta.at("tensors"))
+    if (with_optimizer || t.at("section") != "optimizer_state") wanted.push_back(&t);
   const std::string models =
       " (checkpoint of model '" + meta.value("model", "?") + "', this is '" + model.name() + "')";
-  std::vector<std::size_t> begins;  // where each of list's tensors starts in the file
+  std::vector<std::size_t> starts;
   for (std::size_t i = 0; i < std::max(wanted.size(), list.size()); ++i) {
     if (i >= wanted.size())
       throw Error(where + ": checkpoint lacks this model's " + list[i].section + " '" +
@@ -246,20 +249,18 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
                   t.at("dtype").get<std::string>() + " does not match this model's " + e.section +
                   " '" + e.name + "' " + expected_shape.dump() + " " + to_string(e.tensor.dtype()) +
                   " (checkpoint of model '" + meta.value("model", "?") + "')");
-    const std::size_t data = header + meta_size, offset = t.at("offset").get<std::size_t>();
-    if (offset > body - data || e.tensor.bytes() > body - data - offset)
+    const std::size_t data = layout.body - layout.data, offset = t.at("offset").get<std::size_t>();
+    if (offset > data || e.tensor.bytes() > data - offset)
       throw Error(where + ": truncated checkpoint (" + describe(t) + " at offset " +
                   std::to_string(offset) + " of the data, " + std::to_string(e.tensor.bytes()) +
-                  " bytes, runs past its " + std::to_string(body - data) + " bytes)");
-    begins.push_back(data + offset);
+                  " bytes, runs past its " + std::to_string(data) + " bytes)");
+    starts.push_back(layout.data + offset);
   }
-  // Everything matches: copy.
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    Tensor t = list[i].tensor;  // shares the storage
-    Tensor host = t.host_staging();
-    std::memcpy(host.raw(), bytes.data() + begins[i], t.bytes());
-    t.copy_from(host);
-  }
+  return starts;
+}
+
+// The position, seed, learning rate and schedulers' state the metadata records.
+CheckpointInfo info_of(const json& meta) {
   CheckpointInfo info;
   info.optimizer = meta.value("optimizer", "");
   info.seed = *parse_uint64(meta.value("seed", std::string("0")));
@@ -274,6 +275,34 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
     info.schedulers.push_back(std::move(state));
   }
   return info;
+}
+
+}  // namespace
+
+CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& where, Model& model,
+                                 Optimizer* optimizer, const std::string& optimizer_name) {
+  const FileLayout layout = read_layout(bytes, where);
+  // Every field is checked for its type and range before it is used: the checksum proves the file
+  // is what was written, not that what was written is sane.
+  const json& meta = layout.meta;
+  check_metadata(meta, where);
+  const auto list = entries(model, optimizer);
+  const std::string dtype = to_string(model.options().dtype);
+  if (meta.value("dtype", "") != dtype)
+    throw Error(where + ": checkpoint holds " + meta.value("dtype", "?") +
+                " tensors, this model is " + dtype);
+  if (optimizer && meta.value("optimizer", "") != optimizer_name)
+    throw Error(where + ": checkpoint holds the state of optimizer '" +
+                meta.value("optimizer", "") + "', this run uses '" + optimizer_name +
+                "' (load weights only with training.weights_and_bias_filename)");
+  const std::vector<std::size_t> starts = tensor_starts(layout, list, optimizer, model, where);
+  for (std::size_t i = 0; i < list.size(); ++i) {  // everything matches: copy
+    Tensor t = list[i].tensor;                      // shares the storage
+    Tensor host = t.host_staging();
+    std::memcpy(host.raw(), bytes.data() + starts[i], t.bytes());
+    t.copy_from(host);
+  }
+  return info_of(meta);
 }
 
 CheckpointFolder::CheckpointFolder(fs::path dir, int keep, const fs::path& resumed_from,
