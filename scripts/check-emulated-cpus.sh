@@ -78,11 +78,11 @@ for pair in "Haswell avx2" "Nehalem portable"; do
   run=(run --num-epochs 1 --steps-per-epoch 3 --batch-size 16 --evaluate false --set 'output.progress="none"')
   on_cpu "$cpu" "$dtnn" "${run[@]}" configs/synthetic_resnet20.json >/dev/null 2>&1 ||
     fail "ResNet-20 with best_of"
-  for algo in i2c gemm winograd direct best_of; do
+  for algo in i2c implicit_gemm winograd direct best_of; do
     on_cpu "$cpu" "$dtnn" "${run[@]}" configs/fashion_mnist_simplecnn.json --conv-variant "$algo" \
       >/dev/null 2>&1 || fail "simplecnn with $algo"
   done
-  echo "  training steps: ResNet-20 (best_of), simplecnn (i2c, gemm, winograd, direct, best_of) ran"
+  echo "  training steps: ResNet-20 (best_of), simplecnn (i2c, implicit_gemm, winograd, direct, best_of) ran"
   echo "  $cpu: $((SECONDS - start)) s"
 done
 

@@ -132,7 +132,7 @@ TEST_CASE("every instruction-set variant of every conv plugin matches reference"
     const Registry r({DTNN_TEST_PLUGIN_DIR}, level);
     ++levels;
     int per_level = 0;
-    for (const char* algo : {"i2c", "gemm", "winograd", "direct"}) {
+    for (const char* algo : {"i2c", "implicit_gemm", "winograd", "direct"}) {
       CAPTURE(algo);
       const PluginRecord* rec = r.find("conv", algo);
       REQUIRE(rec != nullptr);
@@ -215,7 +215,7 @@ TEST_CASE("backward-filter summed per thread gives the same dw on every call") {
   stem.pad_h = stem.pad_w = 1;
   for (const Case& k :
        {Case{"winograd", {{"thread_block", 8}, {"backward_filter", "winograd"}}, wide},
-        Case{"gemm", nlohmann::json::object(), stem}}) {
+        Case{"implicit_gemm", nlohmann::json::object(), stem}}) {
     CAPTURE(k.algorithm);
     auto algo =
         test::plugins().create_as<ConvAlgorithm>("conv", k.algorithm, Params(k.params, "test"));
@@ -246,7 +246,7 @@ TEST_CASE("winograd hands backward-filter to the algorithm it names, and says so
   };
   CHECK(named("auto", 3) == "winograd(backward-filter: i2c)");
   CHECK(named("auto", 16) == "winograd");
-  CHECK(named("gemm", 16) == "winograd(backward-filter: gemm)");
+  CHECK(named("implicit_gemm", 16) == "winograd(backward-filter: implicit_gemm)");
   CHECK(named("winograd", 3) == "winograd");
   for (const auto& c : testing::check_conv_algorithm(
            test::plugins(), "winograd", g,

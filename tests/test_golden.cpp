@@ -76,7 +76,7 @@ TEST_CASE("golden: simplecnn's probabilities, loss and gradients equal PyTorch's
   const NpyArray& images = golden.at("x");  // (8, 1, 28, 28): with one channel, NCHW is NHWC
   const std::int64_t n = images.shape[0];
   for (Layout layout : {Layout::nhwc, Layout::nchw})
-    for (const char* algorithm : {"i2c", "direct", "gemm"}) {
+    for (const char* algorithm : {"i2c", "direct", "implicit_gemm"}) {
       CAPTURE(to_string(layout));
       CAPTURE(algorithm);
       ModelOptions o;

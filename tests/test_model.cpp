@@ -123,7 +123,7 @@ TEST_CASE("one shared workspace is the largest layer's need, and training throug
   for (int r = 0; r < 4; ++r) y.data<float>()[r * 10 + r] = 1;
   auto loss = test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
   for (Layout layout : {Layout::nhwc, Layout::nchw})
-  for (const char* algorithm : {"i2c", "gemm", "winograd", "direct"}) {
+  for (const char* algorithm : {"i2c", "implicit_gemm", "winograd", "direct"}) {
     CAPTURE(algorithm);
     CAPTURE(to_string(layout));
     const Shape sample = layout == Layout::nhwc ? Shape{12, 12, 3} : Shape{3, 12, 12};

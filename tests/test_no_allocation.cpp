@@ -70,7 +70,7 @@ int main() {
     const char* algorithm;
   };
   const std::vector<Case> cases = {{"simplecnn", {28, 28, 1}, "i2c"},
-                                   {"simplecnn", {28, 28, 1}, "gemm"},
+                                   {"simplecnn", {28, 28, 1}, "implicit_gemm"},
                                    {"simplecnn", {28, 28, 1}, "direct"},
                                    {"resnet20_cifar10", {32, 32, 3}, "i2c"}};
   for (const char* layout : {"NHWC", "NCHW"})

@@ -25,7 +25,7 @@ TEST_CASE("every shipped plugin loads") {
                             "dropout", "maxpool2d", "avgpool2d", "batchnorm", "leaky_relu", "add",
                             "concat"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
-  CHECK(r.available("conv") == std::vector<std::string>{"best_of", "direct", "gemm", "i2c", "reference", "winograd"});
+  CHECK(r.available("conv") == std::vector<std::string>{"best_of", "direct", "i2c", "implicit_gemm", "reference", "winograd"});
   CHECK(r.available("optimizer") ==
         std::vector<std::string>{"adam", "nadam", "rmsprop", "sgd"});
   CHECK(r.available("scheduler") ==
@@ -79,7 +79,7 @@ TEST_CASE("asking for a missing plugin lists the available ones") {
   std::string e = test::error_of([] { test::plugins().create("conv", "fft", Params()); });
   CHECK(
       e.find(
-          "no conv plugin named 'fft'; available: best_of, direct, gemm, i2c, reference, winograd; "
+          "no conv plugin named 'fft'; available: best_of, direct, i2c, implicit_gemm, reference, winograd; "
           "searched ") ==
       0);
   e = test::error_of([] { test::plugins().create("optimizer", "adma", Params()); });
@@ -146,4 +146,15 @@ TEST_CASE("an MPI launch without the mpi plugin is an error, not N lone training
         "communicator plugin that joins them is installed (such as mpi); run without the "
         "launcher, or install one");
   CHECK(open_communicator("auto", without_mpi, "exp.json")->size() == 1);  // no launcher: local
+}
+
+TEST_CASE("a plugin's alias (traits.aliases) finds it: implicit_gemm by its former name gemm") {
+  const PluginRecord* by_alias = test::plugins().find("conv", "gemm");
+  REQUIRE(by_alias != nullptr);
+  CHECK(by_alias->name == "implicit_gemm");
+  auto algo = test::plugins().create_as<ConvAlgorithm>("conv", "gemm", Params());
+  CHECK(algo->name() == "implicit_gemm");
+  // The list of what is available gives each plugin once, by its name.
+  const auto names = test::plugins().available("conv");
+  CHECK(std::count(names.begin(), names.end(), "gemm") == 0);
 }

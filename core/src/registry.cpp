@@ -183,6 +183,10 @@ std::string Registry::read_descriptor(const PluginDescriptor& d, PluginRecord& r
     return "its parameter defaults are not a JSON object";
   const json traits = json::parse(rec.traits, nullptr, false);
   if (traits.is_discarded() || !traits.is_object()) return "its traits are not a JSON object";
+  for (const json& alias : traits.value("aliases", json::array())) {
+    if (!alias.is_string()) return "its traits.aliases are not a list of names";
+    rec.aliases.push_back(alias.get<std::string>());
+  }
   if (const PluginRecord* other = find(rec.kind, rec.name, rec.device);
       other && other->status == PluginRecord::Status::ok)
     return "duplicate " + rec.kind + " plugin '" + rec.name + "' on " + device +
@@ -262,7 +266,12 @@ const PluginRecord* Registry::find(std::string_view kind, std::string_view name,
     if (r.kind == kind && r.name == name && r.device == device &&
         (!best || r.status == PluginRecord::Status::ok))
       best = &r;
-  return best;
+  if (best) return best;
+  for (const auto& r : records_)
+    if (r.kind == kind && r.device == device && r.status == PluginRecord::Status::ok &&
+        std::find(r.aliases.begin(), r.aliases.end(), name) != r.aliases.end())
+      return &r;
+  return nullptr;
 }
 
 std::vector<std::string> Registry::available(std::string_view kind, Device device) const {

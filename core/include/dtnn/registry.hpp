@@ -38,6 +38,8 @@ struct PluginRecord {
   std::string kind, name, description, parameters;  // parameters: JSON with defaults
   Device device = Device::cpu;
   std::string traits = "{}";  // JSON object (PluginDescriptor::traits)
+  // Other names configs may give it (traits.aliases: a renamed plugin's old name, PyDTNN's).
+  std::vector<std::string> aliases;
   std::filesystem::path file;
   std::string reason;  // why not ok
   // For a plugin built per instruction-set level: the levels found and the one loaded.
@@ -63,7 +65,8 @@ class DTNN_CORE_EXPORT Registry {
   const std::vector<PluginRecord>& records() const { return records_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  // The record of kind/name on device (ok or not), or null.
+  // The record of kind/name on device (ok or not), or null. A name no plugin has may be a
+  // plugin's alias (its traits.aliases).
   const PluginRecord* find(std::string_view kind, std::string_view name,
                            Device device = Device::cpu) const;
   // The names of kind's plugins that are ok on device, sorted.

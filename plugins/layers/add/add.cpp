@@ -1,6 +1,6 @@
 // add: the sum of parallel paths' outputs (PyDTNN's AdditionBlock; a ResNet block is a path of
 // layers beside an empty path, the identity shortcut). Every path must give the same shape.
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -38,4 +38,4 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "add",
                    .description = "sum of parallel paths of layers (an empty path is the identity shortcut)",
-                   .parameters = dtnn::layer_settings::kBlockParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kBlockParameters, .traits = kTraits, .factory = create)

@@ -1,7 +1,7 @@
 // cuda_add: the add layer on the GPU (parallel paths of CUDA layers, their outputs summed by
 // cuDNN). The paths and their shapes are the CPU plugin's (merge_blocks.hpp).
-#include "layer_settings.hpp"
-#include "cuda_block_ops.hpp"
+#include "layer_parameters.hpp"
+#include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
 
 namespace {
@@ -26,4 +26,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaAdd(p); }
 }  // namespace
 
 DTNN_CUDA_PLUGIN("layer", "add", "add on the GPU: paths of CUDA layers, summed by cuDNN",
-                 dtnn::layer_settings::kBlockParameters, create)
+                 dtnn::layer_parameters::kBlockParameters, create)

@@ -1,5 +1,5 @@
 // cuda_avgpool2d: 2-D average pooling on the GPU through cuDNN (stride 0 means stride = pool).
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "cuda_pooling_layer.hpp"
 
 namespace {
@@ -9,4 +9,4 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 }  // namespace
 
 DTNN_CUDA_PLUGIN("layer", "avgpool2d", "2-D average pooling on an NVIDIA GPU (cuDNN)",
-                 dtnn::layer_settings::kPool2dParameters, create)
+                 dtnn::layer_parameters::kPool2dParameters, create)

@@ -19,7 +19,7 @@
 #include <cmath>
 #include <vector>
 
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
@@ -33,8 +33,8 @@ using namespace dtnn;
 
 class BatchNorm final : public Layer {
  public:
-  explicit BatchNorm(const Params& p) : BatchNorm(layer_settings::Batchnorm(p)) {}
-  explicit BatchNorm(const layer_settings::Batchnorm& s)
+  explicit BatchNorm(const Params& p) : BatchNorm(layer_parameters::Batchnorm(p)) {}
+  explicit BatchNorm(const layer_parameters::Batchnorm& s)
       : momentum_(s.momentum),
         epsilon_(s.epsilon),
         gamma_init_(s.gamma),
@@ -331,5 +331,5 @@ constexpr const char* kTraits = R"({
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "batchnorm",
                    .description = "batch normalisation per channel, with running statistics",
-                   .parameters = dtnn::layer_settings::kBatchnormParameters,
+                   .parameters = dtnn::layer_parameters::kBatchnormParameters,
                    .traits = kTraits, .factory = create)

@@ -3,7 +3,7 @@
 // running = momentum running + (1 - momentum) batch (Keras's momentum). cuDNN's own running
 // update (unbiased variance, the other momentum) is switched off (factor 0) and a dtnn kernel
 // applies dtnn's from the batch statistics cuDNN saved.
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
@@ -34,7 +34,7 @@ constexpr cudnnBatchNormMode_t kMode = CUDNN_BATCHNORM_SPATIAL;
 class CudaBatchnorm final : public Layer {
  public:
   explicit CudaBatchnorm(const Params& p) {
-    const layer_settings::Batchnorm s(p);
+    const layer_parameters::Batchnorm s(p);
     momentum_ = s.momentum;
     epsilon_ = s.epsilon;
     gamma_init_ = s.gamma;
@@ -142,5 +142,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaBatchnorm
 
 DTNN_CUDA_PLUGIN("layer", "batchnorm",
                  "batch normalisation per channel on an NVIDIA GPU (cuDNN), running statistics",
-                 dtnn::layer_settings::kBatchnormParameters,
+                 dtnn::layer_parameters::kBatchnormParameters,
                  create)

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
@@ -28,12 +28,12 @@ class ConvLayer final : public Layer {
   // depthwise: depthwise_conv2d's parameters, else conv2d's, read as the CPU plugins read them.
   ConvLayer(const Params& p, bool depthwise) : params_(p), depthwise_(depthwise) {
     if (depthwise) {
-      const layer_settings::DepthwiseConv2d settings(p);
+      const layer_parameters::DepthwiseConv2d settings(p);
       g_ = settings.geometry;
       use_bias_ = settings.use_bias;
       return;
     }
-    const layer_settings::Conv2d settings(p);
+    const layer_parameters::Conv2d settings(p);
     g_ = settings.geometry;
     use_bias_ = settings.use_bias;
     relu_ = settings.relu;

@@ -1,8 +1,8 @@
 // cuda_concat: the concat layer on the GPU, NCHW (parallel paths of CUDA layers joined along
 // channels: one strided copy per path). The paths and their shapes are the CPU plugin's
 // (merge_blocks.hpp).
-#include "layer_settings.hpp"
-#include "cuda_block_ops.hpp"
+#include "layer_parameters.hpp"
+#include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
 
 namespace {
@@ -31,4 +31,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaConcat(p)
 
 DTNN_CUDA_PLUGIN("layer", "concat",
                  "concat on the GPU (NCHW): paths of CUDA layers joined along channels",
-                 dtnn::layer_settings::kBlockParameters, create)
+                 dtnn::layer_parameters::kBlockParameters, create)

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
@@ -37,7 +37,7 @@ constexpr std::int64_t kMaxPattern = 128;  // longest bias pattern of the vector
 class Conv2d final : public Layer {
  public:
   explicit Conv2d(const Params& p) : params_(p) {
-    const layer_settings::Conv2d settings(p);
+    const layer_parameters::Conv2d settings(p);
     g_ = settings.geometry;
     use_bias_ = settings.use_bias;
     relu_ = settings.relu;
@@ -339,7 +339,7 @@ constexpr const char* kTraits = R"({
     {"params": {"filters": 9, "kernel": 3, "padding": 1, "algorithm": "i2c"}, "input": [4, 3, 2]},
     {"params": {"filters": 5, "kernel": 3, "padding": 1, "algorithm": "direct"},
      "input": [5, 6, 2]},
-    {"params": {"filters": 3, "kernel": 3, "stride": 2, "algorithm": "gemm"}, "input": [5, 6, 2]},
+    {"params": {"filters": 3, "kernel": 3, "stride": 2, "algorithm": "implicit_gemm"}, "input": [5, 6, 2]},
     {"params": {"filters": 3, "kernel": 3, "padding": 1, "activation": "relu",
                 "batchnorm": {"gamma": 1.5}}, "input": [4, 4, 2], "batch": 3}]})";
 
@@ -347,5 +347,5 @@ DTNN_EXPORT_PLUGIN(
     .kind = "layer", .name = "conv2d",
     .description =
         "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
-    .parameters = dtnn::layer_settings::kConv2dParameters,
+    .parameters = dtnn::layer_parameters::kConv2dParameters,
     .traits = kTraits, .factory = create)

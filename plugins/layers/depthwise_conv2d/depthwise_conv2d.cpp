@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
@@ -27,7 +27,7 @@ using namespace dtnn;
 class DepthwiseConv2d final : public Layer {
  public:
   explicit DepthwiseConv2d(const Params& p) : params_(p) {
-    const layer_settings::DepthwiseConv2d settings(p);
+    const layer_parameters::DepthwiseConv2d settings(p);
     g_ = settings.geometry;
     use_bias_ = settings.use_bias;
   }
@@ -221,4 +221,4 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "depthwise_conv2d",
                    .description = "depthwise 2-D convolution: one KH x KW filter per channel (MobileNet)",
-                   .parameters = dtnn::layer_settings::kDepthwiseConv2dParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kDepthwiseConv2dParameters, .traits = kTraits, .factory = create)

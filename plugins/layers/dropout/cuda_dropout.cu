@@ -5,7 +5,7 @@
 // generator); their statistics do not.
 #include <cuda_runtime_api.h>
 
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "dtnn/rng.hpp"
@@ -45,7 +45,7 @@ __global__ void backward_kernel(T* dx, const T* dy, const std::uint8_t* keep, st
 
 class CudaDropout final : public Layer {
  public:
-  explicit CudaDropout(const Params& p) : rate_(layer_settings::dropout_rate(p)) {}
+  explicit CudaDropout(const Params& p) : rate_(layer_parameters::dropout_rate(p)) {}
   std::string type() const override { return "dropout"; }
   Shape output_shape() const override { return shape_; }
   std::string attributes() const override { return "rate=" + std::to_string(rate_).substr(0, 4); }
@@ -107,4 +107,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaDropout(p
 
 DTNN_CUDA_PLUGIN("layer", "dropout",
                  "inverted dropout on an NVIDIA GPU: zeroes a fraction 'rate' of values in training",
-                 dtnn::layer_settings::kDropoutParameters, create)
+                 dtnn::layer_parameters::kDropoutParameters, create)

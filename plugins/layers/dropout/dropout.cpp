@@ -4,7 +4,7 @@
 // re-run) see the same mask, so the layer is a deterministic function within a step.
 #include <cstdint>
 
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -16,7 +16,7 @@ using namespace dtnn;
 
 class Dropout final : public Layer {
  public:
-  explicit Dropout(const Params& p) : rate_(layer_settings::dropout_rate(p)) {}
+  explicit Dropout(const Params& p) : rate_(layer_parameters::dropout_rate(p)) {}
   std::string type() const override { return "dropout"; }
   Shape output_shape() const override { return shape_; }
   std::string attributes() const override { return "rate=" + std::to_string(rate_).substr(0, 4); }
@@ -89,4 +89,4 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "dropout",
                    .description = "inverted dropout: zeroes a fraction 'rate' of values in training",
-                   .parameters = dtnn::layer_settings::kDropoutParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kDropoutParameters, .traits = kTraits, .factory = create)

@@ -2,7 +2,7 @@
 // keeps them.  y = x w + b;  dw += x^T dy;  db += column sums of dy;  dx = dy w^T.
 // cuBLAS is column-major: a row-major [r, c] matrix is its column-major [c, r] transpose, so
 // y^T = w^T x^T is gemm(N, N) on (w, x), and so on below.
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "kernels.hpp"
@@ -82,7 +82,7 @@ class CudaFc final : public Layer {
   }
 
  private:
-  layer_settings::Fc s_;
+  layer_parameters::Fc s_;
   std::int64_t in_ = 0;
   DType dtype_ = DType::float32;
   Tensor w_, dw_, b_, db_;
@@ -93,5 +93,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaFc(p); }
 }  // namespace
 
 DTNN_CUDA_PLUGIN("layer", "fc", "fully connected on an NVIDIA GPU (cuBLAS): y = x w + b",
-                 dtnn::layer_settings::kFcParameters,
+                 dtnn::layer_parameters::kFcParameters,
                  create)

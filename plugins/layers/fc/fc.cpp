@@ -2,7 +2,7 @@
 // b: [units], y: [N, units] = x w + b.
 #include <string>
 
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
@@ -83,7 +83,7 @@ class FullyConnected final : public Layer {
            dx->data<T>(), in_);
   }
 
-  layer_settings::Fc s_;
+  layer_parameters::Fc s_;
   std::int64_t in_ = 0;
   Tensor w_, dw_, b_, db_;
 };
@@ -99,4 +99,4 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "fc",
                    .description = "fully connected: y = x w + b, x flattened per sample",
-                   .parameters = dtnn::layer_settings::kFcParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kFcParameters, .traits = kTraits, .factory = create)

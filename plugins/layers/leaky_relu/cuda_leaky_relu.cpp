@@ -1,5 +1,5 @@
 // cuda_leaky_relu: y = x > 0 ? x : slope x on the GPU (a dtnn kernel: cuDNN has no leaky relu).
-#include "layer_settings.hpp"
+#include "layer_parameters.hpp"
 #include "cuda_plugin.hpp"
 #include "kernels.hpp"
 
@@ -40,4 +40,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaLeakyRelu
 
 DTNN_CUDA_PLUGIN("layer", "leaky_relu",
                  "leaky rectified linear unit on an NVIDIA GPU, y = x > 0 ? x : slope * x",
-                 dtnn::layer_settings::kLeakyReluParameters, create)
+                 dtnn::layer_parameters::kLeakyReluParameters, create)

@@ -1,5 +1,6 @@
-// The parameters of layers that have a CPU plugin (plugins/layers) and a CUDA twin
-// (plugins/cuda), read and checked once for both, so the two accept and refuse alike.
+// The parameters of the layers that have a CPU plugin and a CUDA twin: each layer's parameters
+// with their defaults (what both descriptors declare), and the struct that reads and checks them
+// once for both, so the two accept and refuse alike.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,7 +9,7 @@
 #include "dtnn/initializer.hpp"
 #include "dtnn/params.hpp"
 
-namespace dtnn::layer_settings {
+namespace dtnn::layer_parameters {
 
 // The parameters, with their defaults, that each layer's CPU plugin and CUDA twin declare.
 inline constexpr const char* kFcParameters =
@@ -106,4 +107,4 @@ inline double dropout_rate(const Params& p) {
   return rate;
 }
 
-}  // namespace dtnn::layer_settings
+}  // namespace dtnn::layer_parameters

@@ -1,5 +1,5 @@
-// What the CUDA add and concat layers do on the compute stream: sums through cuDNN, and the
-// strided copies that place a path's channels in the merged tensor.
+// The CUDA half of merge_blocks.hpp: what the add and concat twins do on the compute stream, sums
+// through cuDNN and the strided copies that place a path's channels in the merged tensor.
 #pragma once
 #include <cstddef>
 

@@ -1,4 +1,5 @@
-// gemm: convolution as an implicit GEMM on BLIS's micro-kernel (implicit_gemm.hpp), PyDTNN's
+// implicit_gemm (formerly gemm, still accepted by that name): convolution as an implicit GEMM on
+// BLIS's micro-kernel (implicit_gemm.hpp), PyDTNN's
 // ConvGemm idea: the im2col transform is done while packing the GEMM's operands, so no column
 // matrix is ever materialised; the workspace is BLIS-sized packing buffers. Any geometry, NHWC
 // and NCHW, float32 and float64. A tap t = (ky, kx); the inner index of each product runs over
@@ -76,7 +77,7 @@ class GemmConv final : public ConvAlgorithm {
     if (split_filter_choice_ != "auto" && split_filter_choice_ != "never")
       p.fail("split_filter", "\"auto\" or \"never\"");
   }
-  std::string name() const override { return "gemm"; }
+  std::string name() const override { return "implicit_gemm"; }
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
     if (path_ == "shallow" && g.layout != Layout::nhwc) {
@@ -139,7 +140,7 @@ class GemmConv final : public ConvAlgorithm {
       using T = decltype(z);
       const auto kr = ig::Kernel<T>::query();
       if (!kr.fits())
-        throw Error("conv 'gemm': BLIS micro-kernel " + std::to_string(kr.mr) + "x" +
+        throw Error("conv 'implicit_gemm': BLIS micro-kernel " + std::to_string(kr.mr) + "x" +
                     std::to_string(kr.nr) + " with MC " + std::to_string(kr.mc) +
                     " is larger than the 16x32 and MC " + std::to_string(ig::kMaxMc) +
                     " this plugin handles");
@@ -883,11 +884,12 @@ Plugin* create(const Params& p, const PluginContext&) { return new GemmConv(p); 
 }  // namespace
 
 DTNN_EXPORT_PLUGIN(
-    .kind = "conv", .name = "gemm",
+    .kind = "conv", .name = "implicit_gemm",
     .description =
         "implicit GEMM on BLIS's micro-kernel, im2col done while packing (no cols buffer)",
     .parameters = R"({"path": "auto", "split_filter": "auto"})",
-    .traits = R"({"conformance": [{"params": {}}, {"params": {"path": "microkernel"}},
+    .traits = R"({"aliases": ["gemm"],
+                  "conformance": [{"params": {}}, {"params": {"path": "microkernel"}},
                                   {"params": {"path": "shallow"}},
                                   {"params": {"split_filter": "never"}}]})",
     .factory = create)
