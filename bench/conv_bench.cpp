@@ -13,12 +13,11 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <map>
-#include <nlohmann/json.hpp>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/error.hpp"
@@ -64,14 +63,15 @@ int main(int argc, char** argv) {
   double min_time = 0.3;
   std::string workspace_policy = "per_layer";
   po::options_description desc("conv_bench options");
-  desc.add_options()("help,h", "help")("algorithms", po::value(&algorithms),
-                                       "comma-separated (default: every one but reference and best_of)")(
+  desc.add_options()("help,h", "help")(
+      "algorithms", po::value(&algorithms),
+      "comma-separated (default: every one but reference and best_of)")(
       "nets", po::value(&nets), "comma-separated: scnn, vgg, resnet20, resnet50 (default: all)")(
       "only", po::value(&only), "substring filter on the layer label")(
       "batch", po::value(&batch), "batch size (default: 64, 32 for resnet50)")(
-      "dtype", po::value(&dtype), "float32 or float64")("layout", po::value(&layout),
-                                                         "NHWC or NCHW")(
-      "min-time", po::value(&min_time), "seconds per point")(
+      "dtype", po::value(&dtype), "float32 or float64")(
+      "layout", po::value(&layout), "NHWC or NCHW")("min-time", po::value(&min_time),
+                                                    "seconds per point")(
       "workspace", po::value(&workspace_policy),
       "per_layer (default): backward-filter follows forward with the algorithm's workspace as "
       "forward left it (i2c reuses its columns); shared: another layer claimed it in between, "
@@ -99,9 +99,10 @@ int main(int argc, char** argv) {
     const std::vector<std::string> wanted_nets = split(nets);
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
     const dtnn::Fp32Peak peak = dtnn::measure_fp32_peak();
-    std::printf("%s %s, %d threads, BLIS '%s', workspace %s; FP32 peak %.0f GFLOPS (measured, %s)\n",
-                dtype.c_str(), layout.c_str(), rt.threads, rt.blis_kernels.c_str(),
-                workspace_policy.c_str(), peak.gflops, dtnn::isa::name(peak.level));
+    std::printf(
+        "%s %s, %d threads, BLIS '%s', workspace %s; FP32 peak %.0f GFLOPS (measured, %s)\n",
+        dtype.c_str(), layout.c_str(), rt.threads, rt.blis_kernels.c_str(),
+        workspace_policy.c_str(), peak.gflops, dtnn::isa::name(peak.level));
     std::printf("%-30s %-9s %9s %7s %9s %7s %9s %7s %9s %6s %9s\n", "layer", "algorithm", "fwd ms",
                 "GF/s", "bwd-data", "GF/s", "bwd-filt", "GF/s", "f+b ms", "peak", "work MiB");
     std::string json = "[";
@@ -109,8 +110,8 @@ int main(int argc, char** argv) {
       if (std::find(wanted_nets.begin(), wanted_nets.end(), s.net) == wanted_nets.end()) continue;
       if (!only.empty() && std::string(s.label).find(only) == std::string::npos) continue;
       const std::int64_t n = batch > 0 ? batch : s.batch;
-      const dtnn::ConvGeometry g = testing::geometry_of(s, n, dtnn::parse_dtype(dtype),
-                                                        dtnn::parse_layout(layout));
+      const dtnn::ConvGeometry g =
+          testing::geometry_of(s, n, dtnn::parse_dtype(dtype), dtnn::parse_layout(layout));
       const double flops = testing::conv_flops(g);
       for (const auto& name : names) {
         const auto p = params.find(name);
@@ -133,11 +134,16 @@ int main(int argc, char** argv) {
                     tw * 1e3, flops / tw * 1e-9, total * 1e3, 100 * of_peak,
                     double(t.workspace_bytes) / (1 << 20));
         std::fflush(stdout);
-        nlohmann::json row = {{"layer", s.label},      {"net", s.net},
-                              {"algorithm", name},     {"batch", n},
-                              {"needs_dx", s.needs_dx}, {"fwd_ms", tf * 1e3},
-                              {"bwd_data_ms", td * 1e3}, {"bwd_filter_ms", tw * 1e3},
-                              {"fwdbwd_ms", total * 1e3}, {"fwd_gflops", flops / tf * 1e-9},
+        nlohmann::json row = {{"layer", s.label},
+                              {"net", s.net},
+                              {"algorithm", name},
+                              {"batch", n},
+                              {"needs_dx", s.needs_dx},
+                              {"fwd_ms", tf * 1e3},
+                              {"bwd_data_ms", td * 1e3},
+                              {"bwd_filter_ms", tw * 1e3},
+                              {"fwdbwd_ms", total * 1e3},
+                              {"fwd_gflops", flops / tf * 1e-9},
                               {"fraction_of_peak", of_peak},
                               {"workspace_bytes", t.workspace_bytes}};
         json += (json.size() > 1 ? ", " : "") + row.dump();

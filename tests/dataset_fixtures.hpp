@@ -23,7 +23,8 @@ namespace dtnn::test {
 namespace fs = std::filesystem;
 
 // An h x w image whose left half is colour a and right half colour b.
-inline std::vector<std::uint8_t> two_colours(int h, int w, std::array<int, 3> a, std::array<int, 3> b) {
+inline std::vector<std::uint8_t> two_colours(int h, int w, std::array<int, 3> a,
+                                             std::array<int, 3> b) {
   std::vector<std::uint8_t> px(static_cast<std::size_t>(h * w * 3));
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
@@ -97,7 +98,8 @@ inline std::vector<std::uint8_t> cifar_records(int count, int seed) {
   for (int r = 0; r < count; ++r) {
     b.push_back(static_cast<std::uint8_t>((r + seed) % 10));
     for (int c = 0; c < 3; ++c)
-      for (int p = 0; p < 1024; ++p) b.push_back(static_cast<std::uint8_t>((r * 7 + c * 50 + p + seed) % 256));
+      for (int p = 0; p < 1024; ++p)
+        b.push_back(static_cast<std::uint8_t>((r * 7 + c * 50 + p + seed) % 256));
   }
   return b;
 }
@@ -105,14 +107,15 @@ inline std::vector<std::uint8_t> cifar_records(int count, int seed) {
 // The six files of a small CIFAR-10: five training files of 3 records, a test file of 2.
 inline std::map<std::string, std::vector<std::uint8_t>> cifar_files() {
   std::map<std::string, std::vector<std::uint8_t>> files;
-  for (int i = 1; i <= 5; ++i) files["data_batch_" + std::to_string(i) + ".bin"] = cifar_records(3, i);
+  for (int i = 1; i <= 5; ++i)
+    files["data_batch_" + std::to_string(i) + ".bin"] = cifar_records(3, i);
   files["test_batch.bin"] = cifar_records(2, 9);
   return files;
 }
 
 // A ustar archive of files under prefix/.
 inline std::vector<std::uint8_t> tar(const std::map<std::string, std::vector<std::uint8_t>>& files,
-                              const std::string& prefix) {
+                                     const std::string& prefix) {
   std::vector<std::uint8_t> out;
   for (const auto& [name, bytes] : files) {
     std::array<char, 512> h{};
@@ -136,6 +139,5 @@ inline std::vector<std::uint8_t> tar(const std::map<std::string, std::vector<std
   out.resize(out.size() + 1024, 0);
   return out;
 }
-
 
 }  // namespace dtnn::test

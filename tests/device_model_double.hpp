@@ -1,6 +1,7 @@
 // A model whose parameters live on a "cuda" device without a GPU (the host-backed runtime and the
-// test_weights layer double on "cuda"), and an optimizer that records the gradients it is handed: what
-// the gradient-exchange tests (tests/test_device_exchange.cpp, under MPI tests/test_mpi.cpp) use.
+// test_weights layer double on "cuda"), and an optimizer that records the gradients it is handed:
+// what the gradient-exchange tests (tests/test_device_exchange.cpp, under MPI tests/test_mpi.cpp)
+// use.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <span>
@@ -34,7 +35,8 @@ struct DeviceModel {
   DeviceModel() : model(spec(), options(), Shape{5}, registry) {}
   static ModelSpec spec() {
     return parse_model_spec(
-        nlohmann::json::parse(R"({"layers": [{"type": "test_weights"}, {"type": "test_weights"}]})"),
+        nlohmann::json::parse(
+            R"({"layers": [{"type": "test_weights"}, {"type": "test_weights"}]})"),
         "two.json");
   }
   static ModelOptions options() {

@@ -43,7 +43,8 @@ class Ramps final : public Dataset {
         for (std::int64_t xx = 0; xx < w_; ++xx)
           for (std::int64_t ch = 0; ch < c_; ++ch) {
             const std::int64_t at = nhwc ? (yy * w_ + xx) * c_ + ch : (ch * h_ + yy) * w_ + xx;
-            x.data<double>()[std::int64_t(k) * h_ * w_ * c_ + at] = double(1000 * i + 100 * ch + 10 * yy + xx);
+            x.data<double>()[std::int64_t(k) * h_ * w_ * c_ + at] =
+                double(1000 * i + 100 * ch + 10 * yy + xx);
           }
       for (std::int64_t j = 0; j < 3; ++j) y.data<double>()[std::int64_t(k) * 3 + j] = j == i % 3;
     }
@@ -84,7 +85,8 @@ TEST_CASE("batch loader: a prefetched batch is the batch made in place, made on 
     BatchLoader in_place(same, augment, 8, DType::float64, layout, false);
     CHECK(ahead.prefetching());
     CHECK_FALSE(in_place.prefetching());
-    const std::vector<std::vector<std::int64_t>> steps = {{3, 1, 4, 1, 5, 9, 2, 6}, {5, 3, 5}, {8, 9, 7, 9, 3, 2, 3, 8}};
+    const std::vector<std::vector<std::int64_t>> steps = {
+        {3, 1, 4, 1, 5, 9, 2, 6}, {5, 3, 5}, {8, 9, 7, 9, 3, 2, 3, 8}};
     for (std::size_t s = 0; s < steps.size(); ++s) {
       auto [x, y] = ahead.take(steps[s], 77);
       if (s + 1 < steps.size()) ahead.request(steps[s + 1], 77);
@@ -193,7 +195,8 @@ TEST_CASE("transformed dataset: crop and resize in both layouts; bad options are
     resized.read(Split::train, std::vector<std::int64_t>{2}, z, y);
     for (std::int64_t r = 0; r < 4; ++r)
       for (std::int64_t c = 0; c < 4; ++c)
-        CHECK(at(z, 0, 4, 4, r, c, 1) == doctest::Approx(2100 + 10 * (2 * r + 0.5) + (2.5 * c + 0.75)));
+        CHECK(at(z, 0, 4, 4, r, c, 1) ==
+              doctest::Approx(2100 + 10 * (2 * r + 0.5) + (2.5 * c + 0.75)));
   }
   TransformOptions bad;
   bad.central_crop = 1.5;

@@ -1,5 +1,6 @@
 // best_of over test doubles of known speed (tests/doubles/sleepy_conv.cpp: reference plus 1, 3 or
-// 30 ms per forward): it keeps the fastest, prunes the hopeless, saves its choice and reads it back.
+// 30 ms per forward): it keeps the fastest, prunes the hopeless, saves its choice and reads it
+// back.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -82,7 +83,8 @@ TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports 
     std::ifstream(cache) >> j;
     REQUIRE(j["entries"].size() == 1);
     const std::string key = j["entries"].begin().key();
-    const std::string fast = "test_fast@" + file_digest(with_doubles().find("conv", "test_fast")->file);
+    const std::string fast =
+        "test_fast@" + file_digest(with_doubles().find("conv", "test_fast")->file);
     CAPTURE(key);
     REQUIRE(key.find(fast) != std::string::npos);
     std::string rebuilt = key;
@@ -93,7 +95,8 @@ TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports 
     again->prepare(small_geometry());
     CHECK(again->name() == "best_of");
   }
-  SUBCASE("an entry of the wrong shape is no entry: the layer is tuned again and the entry mended") {
+  SUBCASE(
+      "an entry of the wrong shape is no entry: the layer is tuned again and the entry mended") {
     nlohmann::json j;
     std::ifstream(cache) >> j;
     const std::string key = j["entries"].begin().key();
@@ -122,7 +125,8 @@ TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports 
 
 TEST_CASE("best_of computes what its candidates compute") {
   const Params p(nlohmann::json{{"candidates", {"test_fast", "i2c"}}, {"cache_file", ""}}, "test");
-  for (const auto& c : testing::check_conv_algorithm(with_doubles(), "best_of", small_geometry(), p)) {
+  for (const auto& c :
+       testing::check_conv_algorithm(with_doubles(), "best_of", small_geometry(), p)) {
     CAPTURE(c.pass);
     CHECK(c.error < testing::conv_tolerance(DType::float32));
     CHECK(c.guard == "");

@@ -128,24 +128,27 @@ TEST_CASE("damaged and mismatched checkpoints are refused and change nothing") {
   const fs::path truncated = write("truncated.dtnn", bytes.substr(0, bytes.size() - 100));
   CHECK(error_loading(truncated) == truncated.string() +
                                         ": corrupt or truncated checkpoint (checksum mismatch "
-                                        "over " + std::to_string(bytes.size() - 108) + " bytes)");
+                                        "over " +
+                                        std::to_string(bytes.size() - 108) + " bytes)");
   std::string flipped = bytes;
   flipped[flipped.size() / 2] ^= 0x10;
   CHECK(error_loading(write("flipped.dtnn", flipped)).find("checksum mismatch") !=
         std::string::npos);
   CHECK(error_loading(write("short.dtnn", "DTNN")) ==
-        (dir / "short.dtnn").string() + ": not a dtnn checkpoint (expected \"DTNNCKPT\" at offset 0)");
-  CHECK(error_loading(dir / "absent.dtnn") == (dir / "absent.dtnn").string() +
-                                                  ": cannot open (No such file or directory)");
+        (dir / "short.dtnn").string() +
+            ": not a dtnn checkpoint (expected \"DTNNCKPT\" at offset 0)");
+  CHECK(error_loading(dir / "absent.dtnn") ==
+        (dir / "absent.dtnn").string() + ": cannot open (No such file or directory)");
 
   json other = experiment(1);
   other["model"]["layers"][4]["units"] = 4;
   other["dataset"]["classes"] = 4;
   Experiment o(make_experiment(other, {}, "test"), test::plugins());
   CHECK(test::error_of([&] { load_checkpoint(good, o.model()); }) ==
-        good.string() + ": checkpoint's parameter '5.fc.weights' [48,3] float32 does not match "
-                        "this model's parameter '5.fc.weights' [48,4] float32 (checkpoint of "
-                        "model 'ckpt')");
+        good.string() +
+            ": checkpoint's parameter '5.fc.weights' [48,3] float32 does not match "
+            "this model's parameter '5.fc.weights' [48,4] float32 (checkpoint of "
+            "model 'ckpt')");
   json wide = experiment(1);
   wide["training"]["dtype"] = "float64";
   Experiment w(make_experiment(wide, {}, "test"), test::plugins());
@@ -155,8 +158,9 @@ TEST_CASE("damaged and mismatched checkpoints are refused and change nothing") {
   sgd["optimizer"] = {{"name", "sgd"}};
   sgd["training"]["resume"] = dir.string();
   CHECK(test::error_of([&] { Experiment(make_experiment(sgd, {}, "test"), test::plugins()); }) ==
-        good.string() + ": checkpoint holds the state of optimizer 'adam', this run uses 'sgd' "
-                        "(load weights only with training.weights_and_bias_filename)");
+        good.string() +
+            ": checkpoint holds the state of optimizer 'adam', this run uses 'sgd' "
+            "(load weights only with training.weights_and_bias_filename)");
   CHECK(weights(e.model()) == before);  // every failed load left the model as it was
   fs::remove_all(dir);
 }

@@ -5,9 +5,9 @@
 
 #include "dtnn/config.hpp"
 #include "dtnn/config_schema.hpp"
-#include "dtnn/launcher_flags.hpp"
-#include "dtnn/experiment.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/experiment.hpp"
+#include "dtnn/launcher_flags.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -34,10 +34,16 @@ TEST_CASE("a plugin left unnamed is the one that declares itself its kind's defa
   CHECK(test::plugins().defaults("conv") == std::vector<std::string>{"i2c"});
   CHECK(test::plugins().defaults("optimizer") == std::vector<std::string>{"sgd"});
   CHECK(test::plugins().defaults("metric") == std::vector<std::string>{"categorical_accuracy"});
-  const json config = {{"model", {{"layers", {{{"type", "flatten"}}, {{"type", "fc"}, {"units", 3}},
-                                              {{"type", "softmax"}}}}}},
-                       {"dataset", {{"name", "synthetic"}, {"input_shape", {4}}, {"classes", 3},
-                                    {"train_samples", 6}, {"test_samples", 3}}}};
+  const json config = {
+      {"model",
+       {{"layers",
+         {{{"type", "flatten"}}, {{"type", "fc"}, {"units", 3}}, {{"type", "softmax"}}}}}},
+      {"dataset",
+       {{"name", "synthetic"},
+        {"input_shape", {4}},
+        {"classes", 3},
+        {"train_samples", 6},
+        {"test_samples", 3}}}};
   Experiment e(make_experiment(config, {}), test::plugins());
   CHECK(e.config().json["optimizer"]["name"] == "sgd");
   CHECK(e.config().json["loss"] == "categorical_cross_entropy");
@@ -114,17 +120,21 @@ TEST_CASE("metrics are names or objects with parameters; a bad entry or paramete
   auto ok = write("metrics.json", R"({"model": "simplecnn",
       "metrics": ["categorical_accuracy", {"name": "recall", "positive_class": 3}]})");
   CHECK(load_experiment(ok, {}).json["metrics"][1]["positive_class"] == 3);
-  auto bad = write("metrics_bad.json", R"({"model": "simplecnn", "metrics": [{"positive_class": 3}]})");
-  CHECK(test::error_of([&] { load_experiment(bad, {}); })
-            .find("metrics[0]: expected a metric name, or {\"name\": ..., parameters...}") !=
+  auto bad =
+      write("metrics_bad.json", R"({"model": "simplecnn", "metrics": [{"positive_class": 3}]})");
+  CHECK(test::error_of([&] {
+          load_experiment(bad, {});
+        }).find("metrics[0]: expected a metric name, or {\"name\": ..., parameters...}") !=
         std::string::npos);
 }
 
 TEST_CASE("docs/config.md's key table is the schema's, and the schema's defaults are valid") {
   std::ifstream in(std::string(DTNN_TEST_SOURCE_DIR) + "/docs/config.md");
   const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(docs.find(config::markdown_table()) != std::string::npos);  // regenerate: dtnn config --markdown
-  CHECK(docs.find(config::flags_markdown()) != std::string::npos);  // regenerate: dtnn config --flags
+  CHECK(docs.find(config::markdown_table()) !=
+        std::string::npos);  // regenerate: dtnn config --markdown
+  CHECK(docs.find(config::flags_markdown()) !=
+        std::string::npos);  // regenerate: dtnn config --flags
   for (const config::Key& k : config::keys()) {
     CAPTURE(k.path);
     CHECK(k.rule.allows(nlohmann::json::parse(k.default_value)));
@@ -140,7 +150,8 @@ TEST_CASE("docs/config.md's key table is the schema's, and the schema's defaults
         "\"fancy\"");
 }
 
-TEST_CASE("every launcher flag sets a key of the schema or a plugin's parameter, and parses its kind") {
+TEST_CASE(
+    "every launcher flag sets a key of the schema or a plugin's parameter, and parses its kind") {
   std::set<std::string> schema;
   for (const config::Key& k : config::keys()) schema.insert(k.path);
   for (const config::Flag& f : config::flags()) {

@@ -20,7 +20,8 @@ namespace {
 void write_bytes(const fs::path& file, const std::vector<std::uint8_t>& bytes) {
   fs::create_directories(file.parent_path());
   std::ofstream(file, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 NpyArray floats(std::vector<std::int64_t> shape, double scale) {
@@ -50,12 +51,14 @@ std::string file_cases(const std::string& name) {
     for (const auto& [file, bytes] : test::cifar_files()) write_bytes(dir / file, bytes);
     params = {{"path", dir.string()}};
   } else if (name == "npz") {
-    write_npz(dir / "d.npz", {{"x_train", floats({5, 4, 3, 2}, 0.1)}, {"y_train", labels(5)},
-                              {"x_test", floats({3, 4, 3, 2}, 0.2)}, {"y_test", labels(3)}});
+    write_npz(dir / "d.npz", {{"x_train", floats({5, 4, 3, 2}, 0.1)},
+                              {"y_train", labels(5)},
+                              {"x_test", floats({3, 4, 3, 2}, 0.2)},
+                              {"y_test", labels(3)}});
     params = {{"path", (dir / "d.npz").string()}};
   } else if (name == "imagenet" || name == "folder") {
-    params = {{"path", test::make_folder("conformance_" + name, 3).string()}, {"size", 8},
-              {"resize", 8}};
+    params = {
+        {"path", test::make_folder("conformance_" + name, 3).string()}, {"size", 8}, {"resize", 8}};
   } else {
     return "[]";
   }
@@ -84,7 +87,8 @@ void check_kind(const std::string& kind) {
 
 }  // namespace
 
-TEST_CASE("conformance: every layer plugin (gradients, dx overwritten, accumulation, partial batch)") {
+TEST_CASE(
+    "conformance: every layer plugin (gradients, dx overwritten, accumulation, partial batch)") {
   check_kind("layer");
 }
 TEST_CASE("conformance: every optimizer plugin (consumes, descends, any order, state round trip)") {

@@ -7,8 +7,8 @@
 
 #include "dtnn/isa.hpp"
 #include "dtnn/testing/conv_conformance.hpp"
-#include "dtnn/testing/plugin_conformance.hpp"
 #include "dtnn/testing/guarded.hpp"
+#include "dtnn/testing/plugin_conformance.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -55,9 +55,9 @@ TEST_CASE("the conformance harness catches a wrong algorithm") {
     const char* fault;
     const char* pass;  // the pass that must fail ("" none)
   };
-  for (const Fault f : {Fault{"none", ""}, Fault{"forward", "forward"},
-                        Fault{"backward_data", "backward-data"},
-                        Fault{"filter_assigns", "backward-filter"}, Fault{"overrun", "forward"}})
+  for (const Fault f :
+       {Fault{"none", ""}, Fault{"forward", "forward"}, Fault{"backward_data", "backward-data"},
+        Fault{"filter_assigns", "backward-filter"}, Fault{"overrun", "forward"}})
     for (DType dtype : {DType::float32, DType::float64}) {
       CAPTURE(f.fault);
       g.dtype = dtype;

@@ -1,7 +1,6 @@
 // PyDTNN's data options for every dataset: augmentation (flip, random crop with padding),
 // normalisation, dataset percentage (under- and oversampling), test set as validation.
 #include <doctest/doctest.h>
-
 #include <omp.h>
 
 #include <numeric>
@@ -25,7 +24,8 @@ Tensor picture(Layout layout, std::int64_t n, std::int64_t h, std::int64_t w, st
     for (std::int64_t y = 0; y < h; ++y)
       for (std::int64_t x = 0; x < w; ++x)
         for (std::int64_t ch = 0; ch < c; ++ch)
-          t.data<double>()[i * h * w * c + (layout == Layout::nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)] =
+          t.data<double>()[i * h * w * c +
+                           (layout == Layout::nhwc ? (y * w + x) * c + ch : (ch * h + y) * w + x)] =
               f(y, x, ch);
   return t;
 }
@@ -137,7 +137,9 @@ TEST_CASE("augment: vertical flip, brightness, contrast and saturation, exactly 
   const auto threads = std::max(1, omp_get_max_threads());
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     CAPTURE(to_string(layout));
-    auto f = [](std::int64_t y, std::int64_t x, std::int64_t ch) { return double(100 * ch + 10 * y + x + 1); };
+    auto f = [](std::int64_t y, std::int64_t x, std::int64_t ch) {
+      return double(100 * ch + 10 * y + x + 1);
+    };
     const Tensor in = picture(layout, 40, 5, 4, 3, f);
     Tensor scratch = Tensor::empty(Shape{60 * threads}, DType::float64);
     const auto ids = first_ids(40);
@@ -179,10 +181,12 @@ TEST_CASE("augment: vertical flip, brightness, contrast and saturation, exactly 
           mean_out += at(contrasted, 5, y, x, ch) / 20;
         }
       CHECK(mean_out == doctest::Approx(mean_in));
-      const double factor = (at(contrasted, 5, 0, 0, ch) - mean_in) / (at(in, 5, 0, 0, ch) - mean_in);
+      const double factor =
+          (at(contrasted, 5, 0, 0, ch) - mean_in) / (at(in, 5, 0, 0, ch) - mean_in);
       CHECK(factor >= 0.0);
       CHECK(factor < 1.0);
-      CHECK(at(contrasted, 5, 3, 2, ch) - mean_in == doctest::Approx(factor * (at(in, 5, 3, 2, ch) - mean_in)));
+      CHECK(at(contrasted, 5, 3, 2, ch) - mean_in ==
+            doctest::Approx(factor * (at(in, 5, 3, 2, ch) - mean_in)));
     }
 
     // saturation: every pixel keeps its luma; the channels move towards it by one factor.
@@ -216,8 +220,10 @@ TEST_CASE("augment: blur, cutout mask and rotation") {
     AugmentOptions b;
     b.blur = 1.0;
     b.blur_size = 1.0;
-    Tensor impulse = picture(layout, 1, 15, 15, 2, [](auto y, auto x, auto) { return y == 7 && x == 7 ? 1.0 : 0.0; });
-    Tensor flat = picture(layout, 1, 15, 15, 2, [](auto, auto, auto ch) { return 3.0 + double(ch); });
+    Tensor impulse = picture(layout, 1, 15, 15, 2,
+                             [](auto y, auto x, auto) { return y == 7 && x == 7 ? 1.0 : 0.0; });
+    Tensor flat =
+        picture(layout, 1, 15, 15, 2, [](auto, auto, auto ch) { return 3.0 + double(ch); });
     augment(impulse, first_ids(1), b, 1, scratch);
     augment(flat, first_ids(1), b, 1, scratch);
     double norm = 0;
@@ -233,7 +239,9 @@ TEST_CASE("augment: blur, cutout mask and rotation") {
     AugmentOptions m;
     m.mask = 1.0;
     m.mask_size = 2;
-    auto f = [](std::int64_t y, std::int64_t x, std::int64_t ch) { return double(100 * ch + 10 * y + x + 1); };
+    auto f = [](std::int64_t y, std::int64_t x, std::int64_t ch) {
+      return double(100 * ch + 10 * y + x + 1);
+    };
     Tensor masked = picture(layout, 30, 4, 5, 2, f);
     augment(masked, first_ids(30), m, 1, scratch);
     std::set<std::pair<std::int64_t, std::int64_t>> corners;
@@ -269,7 +277,8 @@ TEST_CASE("augment: blur, cutout mask and rotation") {
       return double((y - 7) * (y - 7) + (x - 7) * (x - 7));
     };
     Tensor disc = picture(layout, 8, 15, 15, 1, radial);
-    Tensor lopsided = picture(layout, 8, 15, 15, 1, [](auto y, auto x, auto) { return double(x + 100 * y); });
+    Tensor lopsided =
+        picture(layout, 8, 15, 15, 1, [](auto y, auto x, auto) { return double(x + 100 * y); });
     Tensor scratch1 = Tensor::empty(Shape{15 * 15 * threads}, DType::float64);
     augment(disc, first_ids(8), r, 1, scratch1);
     augment(lopsided, first_ids(8), r, 1, scratch1);
@@ -305,7 +314,9 @@ TEST_CASE("augment: perspective is a projective map of the image onto a quadrila
   Tensor scratch = Tensor::empty(Shape{11 * 9 * 2 * threads}, DType::float64);
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     CAPTURE(to_string(layout));
-    auto coords = [](std::int64_t y, std::int64_t x, std::int64_t ch) { return double(ch == 0 ? x : y); };
+    auto coords = [](std::int64_t y, std::int64_t x, std::int64_t ch) {
+      return double(ch == 0 ? x : y);
+    };
     AugmentOptions p;
     p.perspective = 1.0;
     p.perspective_factor = 0.0;
@@ -318,7 +329,9 @@ TEST_CASE("augment: perspective is a projective map of the image onto a quadrila
     augment(moved, first_ids(20), p, 1, scratch);
     int distorted = 0;
     for (std::int64_t i = 0; i < 20; ++i) {
-      auto point = [&](std::int64_t y, std::int64_t x) { return std::pair{at(moved, i, y, x, 0), at(moved, i, y, x, 1)}; };
+      auto point = [&](std::int64_t y, std::int64_t x) {
+        return std::pair{at(moved, i, y, x, 0), at(moved, i, y, x, 1)};
+      };
       // Each output corner comes from within 30% of the width and height of its own corner.
       const auto [u0, v0] = point(0, 0);
       const auto [u1, v1] = point(8, 10);
@@ -366,8 +379,9 @@ TEST_CASE("dataset percentage, test as validation and normalisation in a run") {
   CHECK(zero.test->loss == doctest::Approx(std::log(3.0)).epsilon(1e-6));  // softmax of zeros
   json bad = base;
   bad["dataset"]["augment_horizontal_flip"] = 1.5;
-  CHECK(test::error_of([&] { run(bad); }).find("dataset.augment_horizontal_flip: expected a probability") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          run(bad);
+        }).find("dataset.augment_horizontal_flip: expected a probability") != std::string::npos);
 }
 
 TEST_CASE("normalize: offset and scale, then per-channel mean and deviation, in both layouts") {
@@ -391,10 +405,13 @@ TEST_CASE("normalize: offset and scale, then per-channel mean and deviation, in 
     "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]},
     "dataset": {"name": "synthetic", "input_shape": [4, 4, 2], "classes": 3, "normalize_mean": [0, 0],
                 "normalize_std": [1]}})");
-  CHECK(test::error_of([&] { run(bad); }).find("dataset.normalize_std: expected as many positive numbers") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          run(bad);
+        }).find("dataset.normalize_std: expected as many positive numbers") != std::string::npos);
   bad["dataset"]["normalize_mean"] = {0, 0, 0};
   bad["dataset"]["normalize_std"] = {1, 1, 1};
-  CHECK(test::error_of([&] { run(bad); }).find("dataset.normalize_mean: 3 values, but the samples (4, 4, 2) have 2 channels") !=
+  CHECK(test::error_of([&] {
+          run(bad);
+        }).find("dataset.normalize_mean: 3 values, but the samples (4, 4, 2) have 2 channels") !=
         std::string::npos);
 }

@@ -207,13 +207,15 @@ TEST_CASE("cifar10 refuses truncated files, bad labels and corrupt archives, nam
   auto truncated = files["data_batch_3.bin"];
   truncated.resize(truncated.size() - 10);
   write(d / "data_batch_3.bin", truncated, false);
-  CHECK(test::error_of([&] { open_cifar(d, true); }).find("data_batch_3.bin: truncated at byte 6146") !=
-        std::string::npos);
+  CHECK(test::error_of([&] {
+          open_cifar(d, true);
+        }).find("data_batch_3.bin: truncated at byte 6146") != std::string::npos);
   auto bad_label = files["data_batch_3.bin"];
   bad_label[3073] = 12;
   write(d / "data_batch_3.bin", bad_label, false);
-  CHECK(test::error_of([&] { open_cifar(d, true); })
-            .find("data_batch_3.bin: label 12 at byte 3073: expected a class in 0..9") !=
+  CHECK(test::error_of([&] {
+          open_cifar(d, true);
+        }).find("data_batch_3.bin: label 12 at byte 3073: expected a class in 0..9") !=
         std::string::npos);
   write(d / "data_batch_3.bin", files["data_batch_3.bin"], false);
   fs::remove(d / "test_batch.bin");

@@ -102,19 +102,21 @@ TEST_CASE("out of device memory, the allocator empties its cache and tries again
   driver.capacity = std::size_t{10} << 20;
   CachingAllocator a = driver.make();
   void* p = a.allocate(std::size_t{6} << 20);
-  a.release(p);  // cached: 6 MiB of the 10 are held
+  a.release(p);                                // cached: 6 MiB of the 10 are held
   void* q = a.allocate(std::size_t{8} << 20);  // needs the cache given back first
   CHECK(q != nullptr);
   CHECK(a.stats().reserved == (std::size_t{8} << 20));
-  CHECK(test::error_of([&] { a.allocate(std::size_t{4} << 20); })
-            .find("GPU out of memory allocating 4194304 bytes") != std::string::npos);
+  CHECK(test::error_of([&] {
+          a.allocate(std::size_t{4} << 20);
+        }).find("GPU out of memory allocating 4194304 bytes") != std::string::npos);
   a.release(q);
   CHECK(test::error_of([&] { a.release(&driver); }).find("did not hand out") != std::string::npos);
 }
 
 TEST_CASE("a tensor on a device takes memory, copies and zeroing from the installed runtime") {
-  CHECK(test::error_of([] { Tensor::empty(Shape{4}, DType::float32, Layout::nchw, Device::cuda); })
-            .find("no runtime for device 'cuda'") != std::string::npos);
+  CHECK(test::error_of([] {
+          Tensor::empty(Shape{4}, DType::float32, Layout::nchw, Device::cuda);
+        }).find("no runtime for device 'cuda'") != std::string::npos);
   InstalledDouble d;
   Tensor host = Tensor::empty(Shape{2, 3}, DType::float64);
   for (int i = 0; i < 6; ++i) host.data<double>()[i] = i + 0.5;
@@ -143,7 +145,8 @@ TEST_CASE("a tensor on a device takes memory, copies and zeroing from the instal
   CHECK(dev.to(Device::cpu).data<double>()[0] == 42.0);
 }
 
-TEST_CASE("a twin is found by its descriptor's device; a model on cuda asks for its layers' twins") {
+TEST_CASE(
+    "a twin is found by its descriptor's device; a model on cuda asks for its layers' twins") {
   // test_weights has a cpu plugin and a "cuda" twin of the same name (tests/doubles).
   const Registry twins({std::string(DTNN_TEST_DOUBLES) + "/device"});
   const PluginRecord* cpu = twins.find("layer", "test_weights");
@@ -180,12 +183,10 @@ TEST_CASE("a twin is found by its descriptor's device; a model on cuda asks for 
 }
 
 TEST_CASE("an experiment on cuda without a usable GPU stops with the reason") {
-  nlohmann::json c = {{"model", "simplecnn"},
-                      {"device", "cuda"},
-                      {"dataset", {{"name", "synthetic"}}}};
-  const std::string e = test::error_of([&] {
-    Experiment(make_experiment(c, {}, "gpu.json"), test::plugins());
-  });
+  nlohmann::json c = {
+      {"model", "simplecnn"}, {"device", "cuda"}, {"dataset", {{"name", "synthetic"}}}};
+  const std::string e =
+      test::error_of([&] { Experiment(make_experiment(c, {}, "gpu.json"), test::plugins()); });
   CAPTURE(e);
   if (find_device_runtime(Device::cuda) == nullptr && !std::getenv("DTNN_TEST_HAS_GPU"))
     CHECK((e.find("device plugin 'cuda' is unavailable on this machine") != std::string::npos ||
@@ -230,7 +231,8 @@ TEST_CASE("the device-twin conformance check passes a faithful twin and catches 
     CHECK(worst("test_weights", what) == 0.0);  // the same arithmetic on both "devices"
   }
   CHECK(worst("test_weights_skewed", "forward (train)") == 0.0);
-  CHECK(worst("test_weights_skewed", "input gradient") > dtnn::testing::twin_tolerance(DType::float64));
+  CHECK(worst("test_weights_skewed", "input gradient") >
+        dtnn::testing::twin_tolerance(DType::float64));
   CHECK(worst("test_weights_skewed", "gradient of weights") == 0.0);
   CHECK(d.runtime->copies > 0);  // the twin's tensors went through the device runtime
 }

@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "device_model_double.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/trainer.hpp"
-#include "device_model_double.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -215,12 +215,15 @@ namespace {
 // A metric that notes where the tensors it is given live.
 class WhereMetric final : public Metric {
  public:
-  WhereMetric(const dtnn::test::HostBackedRuntime& runtime, Device device) : runtime_(runtime), device_(device) {}
-  std::string name() const override { return device_ == Device::cpu ? "where_host" : "where_device"; }
+  WhereMetric(const dtnn::test::HostBackedRuntime& runtime, Device device)
+      : runtime_(runtime), device_(device) {}
+  std::string name() const override {
+    return device_ == Device::cpu ? "where_host" : "where_device";
+  }
   std::size_t num_totals() const override { return 2; }
   Device device() const override { return device_; }
   void accumulate(const Tensor& p, const Tensor& t, std::span<double> totals) const override {
-    totals[0] += runtime_.owns(p.raw()) && runtime_.owns(t.raw()) ? 1 : 0;  // both on the device
+    totals[0] += runtime_.owns(p.raw()) && runtime_.owns(t.raw()) ? 1 : 0;    // both on the device
     totals[1] += !runtime_.owns(p.raw()) && !runtime_.owns(t.raw()) ? 1 : 0;  // both on the host
   }
   // Batches seen where the metric expects them.
@@ -239,9 +242,10 @@ struct TrainerParts {
   const Registry& plugins = test::plugins();
   std::shared_ptr<Dataset> dataset = plugins.create_as<Dataset>(
       "dataset", "synthetic",
-      Params(nlohmann::json{{"input_shape", {5}}, {"classes", 5}, {"train_samples", 8},
-                            {"test_samples", 0}},
-             "synthetic"));
+      Params(
+          nlohmann::json{
+              {"input_shape", {5}}, {"classes", 5}, {"train_samples", 8}, {"test_samples", 0}},
+          "synthetic"));
   std::shared_ptr<Loss> loss =
       plugins.create_as<Loss>("loss", "categorical_cross_entropy", Params());
   std::shared_ptr<Optimizer> sgd = plugins.create_as<Optimizer>("optimizer", "sgd", Params());
@@ -284,9 +288,10 @@ TEST_CASE("a device metric with a model on the cpu is refused by name") {
   ModelOptions o;
   o.dtype = DType::float64;
   o.max_batch = 2;
-  Model cpu_model(parse_model_spec(nlohmann::json::parse(R"({"layers": [{"type": "fc", "units": 5}]})"),
-                                   "cpu.json"),
-                  o, Shape{5}, parts.plugins);
+  Model cpu_model(
+      parse_model_spec(nlohmann::json::parse(R"({"layers": [{"type": "fc", "units": 5}]})"),
+                       "cpu.json"),
+      o, Shape{5}, parts.plugins);
   const std::string e = test::error_of([&] {
     parts.trainer(cpu_model, {std::make_shared<WhereMetric>(d.runtime(), Device::cuda)});
   });

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "dtnn/loss.hpp"
 #include "dtnn/experiment.hpp"
+#include "dtnn/loss.hpp"
 #include "dtnn/model.hpp"
 #include "test_support.hpp"
 
@@ -94,7 +94,8 @@ TEST_CASE("fuse_layers rewrites the runs it is allowed to and leaves the rest") 
   auto specs = parse_layer_list(json::parse(R"([
     {"type": "conv2d", "filters": 2}, {"type": "batchnorm"}, {"type": "relu"},
     {"type": "conv2d", "filters": 2}, {"type": "relu"},
-    {"type": "batchnorm"}, {"type": "relu"}, {"type": "relu"}])"), "test");
+    {"type": "batchnorm"}, {"type": "relu"}, {"type": "relu"}])"),
+                                "test");
   const auto original = specs;
   fuse_layers(specs, {"conv_relu", "batchnorm_relu"}, test::plugins(), Device::cpu);  // not conv+bn
   std::vector<std::string> types;
@@ -113,17 +114,23 @@ TEST_CASE("fuse_layers rewrites the runs it is allowed to and leaves the rest") 
   specs = parse_layer_list(json::parse(R"([{"type": "conv2d", "filters": 2, "activation": "relu"},
     {"type": "relu"}, {"type": "conv2d", "filters": 2}, {"type": "batchnorm", "activation": "relu"}])"),
                            "test");
-  fuse_layers(specs, {"conv_relu", "conv_batchnorm", "batchnorm_relu"}, test::plugins(), Device::cpu);
+  fuse_layers(specs, {"conv_relu", "conv_batchnorm", "batchnorm_relu"}, test::plugins(),
+              Device::cpu);
   CHECK(specs.size() == 4);
   // The options the installed layers declare.
   CHECK(fusion_options(test::plugins(), Device::cpu) ==
-        std::set<std::string>{"batchnorm_relu", "conv_batchnorm", "conv_batchnorm_relu", "conv_relu"});
+        std::set<std::string>{"batchnorm_relu", "conv_batchnorm", "conv_batchnorm_relu",
+                              "conv_relu"});
 }
 
 TEST_CASE("a fusion option no layer plugin declares is refused by name") {
   json c = {{"model", "simplecnn"},
-            {"dataset", {{"name", "synthetic"}, {"input_shape", {28, 28, 1}}, {"classes", 10},
-                         {"train_samples", 8}, {"test_samples", 8}}},
+            {"dataset",
+             {{"name", "synthetic"},
+              {"input_shape", {28, 28, 1}},
+              {"classes", 10},
+              {"train_samples", 8},
+              {"test_samples", 8}}},
             {"fusion", {{"conv_rleu", true}}}};
   CHECK(test::error_of([&] { Experiment(make_experiment(c, {}, "f.json"), test::plugins()); }) ==
         "config: fusion.conv_rleu: no layer plugin declares this fusion (did you mean "

@@ -35,8 +35,9 @@ NpyArray weights(const std::vector<std::int64_t>& shape, int id, int attribute, 
   a.data.resize(static_cast<std::size_t>(a.numel()) * 8);
   auto* v = reinterpret_cast<double*>(a.data.data());
   for (std::int64_t i = 0; i < a.numel(); ++i) {
-    const std::uint64_t h = (std::uint64_t(i) * 2654435761ull + 40503ull * id + 7919ull * attribute) %
-                            (std::uint64_t{1} << 32);
+    const std::uint64_t h =
+        (std::uint64_t(i) * 2654435761ull + 40503ull * id + 7919ull * attribute) %
+        (std::uint64_t{1} << 32);
     v[i] = std::sqrt(3.0 / fan_in) * (2.0 * (double(h) / 4294967296.0) - 1.0);
   }
   return a;
@@ -50,8 +51,9 @@ void write_weights(const std::filesystem::path& file) {
     double fan_in;
   };
   std::vector<std::pair<std::string, NpyArray>> arrays;
-  for (const Layer& l : {Layer{"1_Conv2D", {4, 1, 3, 3}, 4, 9}, Layer{"3_Conv2D", {8, 4, 3, 3}, 8, 36},
-                         Layer{"7_FC", {1152, 128}, 128, 1152}, Layer{"9_FC", {128, 10}, 10, 128}}) {
+  for (const Layer& l :
+       {Layer{"1_Conv2D", {4, 1, 3, 3}, 4, 9}, Layer{"3_Conv2D", {8, 4, 3, 3}, 8, 36},
+        Layer{"7_FC", {1152, 128}, 128, 1152}, Layer{"9_FC", {128, 10}, 10, 128}}) {
     const int id = std::stoi(l.key);
     arrays.emplace_back(l.key + "_weights", weights(l.shape, id, 0, l.fan_in));
     arrays.emplace_back(l.key + "_biases", weights({l.biases}, id, 1, l.fan_in));
@@ -71,7 +73,8 @@ double worst_difference(const Tensor& t, const NpyArray& golden) {
 
 TEST_CASE("golden: simplecnn's probabilities, loss and gradients equal PyTorch's") {
   const auto dir = test::temp_dir("golden");
-  const Arrays golden = read(std::filesystem::path(DTNN_TEST_SOURCE_DIR) / "tests/golden/simplecnn.npz");
+  const Arrays golden =
+      read(std::filesystem::path(DTNN_TEST_SOURCE_DIR) / "tests/golden/simplecnn.npz");
   write_weights(dir / "weights.npz");
   const NpyArray& images = golden.at("x");  // (8, 1, 28, 28): with one channel, NCHW is NHWC
   const std::int64_t n = images.shape[0];

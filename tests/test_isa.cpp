@@ -93,8 +93,8 @@ TEST_CASE(
     REQUIRE(c.chosen.has_value());
     CHECK(*c.chosen == ceiling);  // the best: the ceiling itself, since all are built
   }
-  for (const char* f : {"core/small_gemm", "conv/direct", "conv/implicit_gemm", "conv/i2c", "conv/winograd",
-                        "layer/batchnorm", "layer/maxpool2d", "optimizer/adam"})
+  for (const char* f : {"core/small_gemm", "conv/direct", "conv/implicit_gemm", "conv/i2c",
+                        "conv/winograd", "layer/batchnorm", "layer/maxpool2d", "optimizer/adam"})
     CHECK_MESSAGE(families.count(f), f);
 }
 

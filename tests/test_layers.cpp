@@ -53,7 +53,8 @@ TEST_CASE("depthwise_conv2d: each channel with its own filter, by hand") {
     };
     for (int y = 0; y < 3; ++y)
       for (int xx = 0; xx < 3; ++xx)
-        for (int c = 0; c < 2; ++c) x.data<double>()[xidx(y, xx, c, 3)] = (y * 3 + xx + 1) * (c + 1);
+        for (int c = 0; c < 2; ++c)
+          x.data<double>()[xidx(y, xx, c, 3)] = (y * 3 + xx + 1) * (c + 1);
     Tensor out = Tensor::empty(layer->output_shape().with_batch(1), DType::float64, layout);
     layer->forward(x, out, Mode::train);
     // Channel 0: sums of 2x2 windows of 1..9: 12 16 / 24 28. Channel 1: 2 * (a - d) = -8.
@@ -128,7 +129,8 @@ TEST_CASE("add and concat blocks: forward by hand, and their parameters are the 
   Tensor x = Tensor::empty(input.with_batch(1), DType::float64);
   for (int i = 0; i < 4; ++i) x.data<double>()[i] = i - 1.5;  // -1.5 -0.5 0.5 1.5
   // add: relu(x) + x
-  auto add = make("add", {{"paths", {{{{"type", "relu"}}}, json::array()}}}, input, Layout::nhwc, 1);
+  auto add =
+      make("add", {{"paths", {{{{"type", "relu"}}}, json::array()}}}, input, Layout::nhwc, 1);
   CHECK(add->output_shape() == input);
   Tensor y = Tensor::empty(input.with_batch(1), DType::float64);
   add->forward(x, y, Mode::train);
@@ -157,13 +159,13 @@ TEST_CASE("add and concat blocks: forward by hand, and their parameters are the 
 
 TEST_CASE("blocks refuse paths that cannot be merged, naming them") {
   const json conv = {{"type", "conv2d"}, {"filters", 3}, {"kernel", 1}};
-  CHECK_THROWS_WITH(make("add", {{"paths", {{conv}, json::array()}}}, Shape{2, 2, 2},
-                         Layout::nhwc, 1),
-                    doctest::Contains("path 1 gives (2, 2, 2) but path 0 gives (2, 2, 3)"));
+  CHECK_THROWS_WITH(
+      make("add", {{"paths", {{conv}, json::array()}}}, Shape{2, 2, 2}, Layout::nhwc, 1),
+      doctest::Contains("path 1 gives (2, 2, 2) but path 0 gives (2, 2, 3)"));
   const json pool = {{"type", "maxpool2d"}, {"pool", 2}};
-  CHECK_THROWS_WITH(make("concat", {{"paths", {{pool}, json::array()}}}, Shape{2, 2, 2},
-                         Layout::nhwc, 1),
-                    doctest::Contains("all but channels must agree"));
+  CHECK_THROWS_WITH(
+      make("concat", {{"paths", {{pool}, json::array()}}}, Shape{2, 2, 2}, Layout::nhwc, 1),
+      doctest::Contains("all but channels must agree"));
   CHECK_THROWS_WITH(make("add", {{"paths", json::array()}}, Shape{2, 2, 2}, Layout::nhwc, 1),
                     doctest::Contains("paths"));
 }
@@ -348,11 +350,13 @@ TEST_CASE("initialisers: each draws from its distribution with the layer's fan-i
       check(conv->parameters()[0].value, c);
     }
   for (const Case& c : cases(40, 30)) {
-    auto fc = make("fc", {{"units", 30}, {"weights_initializer", c.name}}, Shape{40}, Layout::nhwc, 1);
+    auto fc =
+        make("fc", {{"units", 30}, {"weights_initializer", c.name}}, Shape{40}, Layout::nhwc, 1);
     check(fc->parameters()[0].value, c);
   }
-  auto ones = make("fc", {{"units", 3}, {"weights_initializer", "zeros"}, {"biases_initializer", "ones"}},
-                   Shape{4}, Layout::nhwc, 1);
+  auto ones =
+      make("fc", {{"units", 3}, {"weights_initializer", "zeros"}, {"biases_initializer", "ones"}},
+           Shape{4}, Layout::nhwc, 1);
   for (int i = 0; i < 12; ++i) CHECK(ones->parameters()[0].value.data<double>()[i] == 0.0);
   for (int i = 0; i < 3; ++i) CHECK(ones->parameters()[1].value.data<double>()[i] == 1.0);
   CHECK(test::error_of([] {

@@ -85,8 +85,7 @@ TEST_CASE("precision, recall and f1 for a positive class, from summed counts") {
 TEST_CASE("binary_cross_entropy: value by hand, gradient by finite differences") {
   auto loss = test::plugins().create_as<Loss>("loss", "binary_cross_entropy", Params());
   Tensor p = matrix(2, 2, {0.9, 0.2, 0.4, 0.7}), t = matrix(2, 2, {1, 0, 0, 1});
-  const double expected =
-      -(std::log(0.9) + std::log(0.8) + std::log(0.6) + std::log(0.7)) / 4.0;
+  const double expected = -(std::log(0.9) + std::log(0.8) + std::log(0.6) + std::log(0.7)) / 4.0;
   CHECK(loss->forward(p, t) == doctest::Approx(expected).epsilon(1e-12));
   Tensor dy = Tensor::empty(Shape{2, 2}, DType::float64);
   loss->backward(p, t, dy);
@@ -112,9 +111,9 @@ TEST_CASE("confusion matrices: counts by hand, summed over batches, in the histo
   std::vector<double> totals(9, 0.0);
   // kPred's argmaxes 0, 1, 0 for targets 0, 1, 2; a second batch of the same adds as much.
   multi->accumulate(matrix(3, 3, kPred), matrix(3, 3, kTarg), totals);
-  multi->accumulate(matrix(3, 3, kPred, DType::float32), matrix(3, 3, kTarg, DType::float32), totals);
-  CHECK(multi->matrix(totals) ==
-        std::vector<std::vector<double>>{{2, 0, 0}, {0, 2, 0}, {2, 0, 0}});
+  multi->accumulate(matrix(3, 3, kPred, DType::float32), matrix(3, 3, kTarg, DType::float32),
+                    totals);
+  CHECK(multi->matrix(totals) == std::vector<std::vector<double>>{{2, 0, 0}, {0, 2, 0}, {2, 0, 0}});
   CHECK(multi->value(totals) == doctest::Approx(4.0 / 6.0));
 
   auto binary = test::plugins().create_as<Metric>("metric", "binary_confusion_matrix",
@@ -186,10 +185,11 @@ TEST_CASE("a confusion matrix refuses predictions wider than its classes, by nam
   multi->set_classes(3);
   std::vector<double> totals(multi->num_totals(), 0.0);
   // The first row alone would fit (cell [0][0]); the batch is refused before either is counted.
-  const Tensor p = matrix(2, 4, {1, 0, 0, 0, 0, 0, 0, 1}), t = matrix(2, 4, {1, 0, 0, 0, 0, 0, 0, 1});
-  CHECK_THROWS_WITH_AS(multi->accumulate(p, t, totals),
-                       doctest::Contains("rows of 4 values add to 16 totals, but the metric keeps 9"),
-                       Error);
+  const Tensor p = matrix(2, 4, {1, 0, 0, 0, 0, 0, 0, 1}),
+               t = matrix(2, 4, {1, 0, 0, 0, 0, 0, 0, 1});
+  CHECK_THROWS_WITH_AS(
+      multi->accumulate(p, t, totals),
+      doctest::Contains("rows of 4 values add to 16 totals, but the metric keeps 9"), Error);
   CHECK(std::all_of(totals.begin(), totals.end(), [](double v) { return v == 0; }));
 }
 

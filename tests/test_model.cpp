@@ -123,38 +123,39 @@ TEST_CASE("one shared workspace is the largest layer's need, and training throug
   for (int r = 0; r < 4; ++r) y.data<float>()[r * 10 + r] = 1;
   auto loss = test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
   for (Layout layout : {Layout::nhwc, Layout::nchw})
-  for (const char* algorithm : {"i2c", "implicit_gemm", "winograd", "direct"}) {
-    CAPTURE(algorithm);
-    CAPTURE(to_string(layout));
-    const Shape sample = layout == Layout::nhwc ? Shape{12, 12, 3} : Shape{3, 12, 12};
-    Tensor x = Tensor::empty(sample.with_batch(4), DType::float32, layout);
-    for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 37) % 101) / 101;
-    std::vector<std::vector<float>> grads[2];
-    for (bool shared : {true, false}) {
-      ModelOptions o;
-      o.max_batch = 4;
-      o.layout = layout;
-      o.conv_algorithm = algorithm;
-      o.shared_workspace = shared;
-      Model m(spec, o, sample, test::plugins());
-      std::size_t largest = 0, sum = 0;
-      for (std::size_t i = 0; i < m.num_layers(); ++i) {
-        largest = std::max(largest, m.layer(i).workspace_bytes());
-        sum += m.layer(i).workspace_bytes();
+    for (const char* algorithm : {"i2c", "implicit_gemm", "winograd", "direct"}) {
+      CAPTURE(algorithm);
+      CAPTURE(to_string(layout));
+      const Shape sample = layout == Layout::nhwc ? Shape{12, 12, 3} : Shape{3, 12, 12};
+      Tensor x = Tensor::empty(sample.with_batch(4), DType::float32, layout);
+      for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 37) % 101) / 101;
+      std::vector<std::vector<float>> grads[2];
+      for (bool shared : {true, false}) {
+        ModelOptions o;
+        o.max_batch = 4;
+        o.layout = layout;
+        o.conv_algorithm = algorithm;
+        o.shared_workspace = shared;
+        Model m(spec, o, sample, test::plugins());
+        std::size_t largest = 0, sum = 0;
+        for (std::size_t i = 0; i < m.num_layers(); ++i) {
+          largest = std::max(largest, m.layer(i).workspace_bytes());
+          sum += m.layer(i).workspace_bytes();
+        }
+        CHECK(m.shared_workspace_bytes() == (shared ? largest : 0));
+        CHECK(largest < sum);
+        if (shared) CHECK(m.summary().find("Workspace: ") != std::string::npos);
+        for (int step = 0; step < 2;
+             ++step) {  // the second step finds the buffer as the first left it
+          m.zero_grad();
+          m.forward(x, Mode::train);
+          m.backward(*loss, y);
+        }
+        for (const auto& p : m.parameters())
+          grads[shared].emplace_back(p.grad.data<float>(), p.grad.data<float>() + p.grad.numel());
       }
-      CHECK(m.shared_workspace_bytes() == (shared ? largest : 0));
-      CHECK(largest < sum);
-      if (shared) CHECK(m.summary().find("Workspace: ") != std::string::npos);
-      for (int step = 0; step < 2; ++step) {  // the second step finds the buffer as the first left it
-        m.zero_grad();
-        m.forward(x, Mode::train);
-        m.backward(*loss, y);
-      }
-      for (const auto& p : m.parameters())
-        grads[shared].emplace_back(p.grad.data<float>(), p.grad.data<float>() + p.grad.numel());
+      CHECK(grads[0] == grads[1]);
     }
-    CHECK(grads[0] == grads[1]);
-  }
 }
 
 TEST_CASE("profiling times every layer, the layers inside blocks by kind") {

@@ -4,26 +4,25 @@
 // communicator, so nothing travels through files.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
-
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
+#include "device_model_double.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/device_communicator.hpp"
-#include "dtnn/registry.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/model_sync.hpp"
+#include "dtnn/registry.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
-#include "device_model_double.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -204,7 +203,8 @@ TEST_CASE("a non-finite step stops every rank at the same batch with the same me
     const Trained s = train(skip);
     CHECK(s.history.stopped.empty());
     CHECK(s.history.skipped_batches > 0);
-    CHECK(std::all_of(s.weights.begin(), s.weights.end(), [](double w) { return std::isfinite(w); }));
+    CHECK(
+        std::all_of(s.weights.begin(), s.weights.end(), [](double w) { return std::isfinite(w); }));
   }
 }
 
@@ -227,7 +227,9 @@ TEST_CASE("average_weights computes each algorithm's weighted average") {
     double expected = 0, norm = 0;
     for (int r = 0; r < n; ++r) {
       const double nr = 10.0 * (r + 1), lo = 10.0, hi = 10.0 * n;
-      const double w = alg == SyncAlgorithm::avg ? 1.0 : alg == SyncAlgorithm::wavg ? nr : lo + hi - nr;
+      const double w = alg == SyncAlgorithm::avg    ? 1.0
+                       : alg == SyncAlgorithm::wavg ? nr
+                                                    : lo + hi - nr;
       expected += w * (r + 1);
       norm += w;
     }
@@ -238,7 +240,8 @@ TEST_CASE("average_weights computes each algorithm's weighted average") {
   }
 }
 
-TEST_CASE("a model on a device: its gradients, staged through pinned host memory, average over ranks") {
+TEST_CASE(
+    "a model on a device: its gradients, staged through pinned host memory, average over ranks") {
   // Open MPI without CUDA support takes host memory only: gpudirect falls back to staging.
   auto comm = world();
   const int n = comm->size(), me = comm->rank();
@@ -269,7 +272,8 @@ TEST_CASE("a model on a device: its gradients, staged through pinned host memory
               doctest::Approx(mean_factor * (10.0 * double(p) + double(j) + step)));
   }
   // Rank 0's weights reach every rank by the same route.
-  for (const auto& p : params) std::fill(p.value.data<double>(), p.value.data<double>() + 5, me + 1.0);
+  for (const auto& p : params)
+    std::fill(p.value.data<double>(), p.value.data<double>() + 5, me + 1.0);
   exchange.broadcast_weights(0);
   for (const auto& p : params)
     for (std::int64_t j = 0; j < 5; ++j) CHECK(p.value.data<double>()[j] == 1.0);
@@ -340,8 +344,8 @@ TEST_CASE("batchnorm sync_stats: every rank normalises with the statistics of al
   const int ranks = comm->size(), rank = comm->rank();
   const Shape sample{3, 2, 4};
   auto build = [&](Communicator* c, std::int64_t batch) {
-    auto layer = test::plugins().create_as<Layer>(
-        "layer", "batchnorm", Params(json{{"sync_stats", true}}, "test"));
+    auto layer = test::plugins().create_as<Layer>("layer", "batchnorm",
+                                                  Params(json{{"sync_stats", true}}, "test"));
     LayerBuildContext ctx;
     ctx.input_shape = sample;
     ctx.dtype = DType::float64;
@@ -367,13 +371,15 @@ TEST_CASE("batchnorm sync_stats: every rank normalises with the statistics of al
   auto mine = build(comm.get(), 2);
   const Tensor x = x_all.slice_batch(2 * rank, 2 * rank + 2);
   const Tensor dy = dy_all.slice_batch(2 * rank, 2 * rank + 2);
-  Tensor y = Tensor::empty(x.shape(), DType::float64), dx = Tensor::empty(x.shape(), DType::float64);
+  Tensor y = Tensor::empty(x.shape(), DType::float64),
+         dx = Tensor::empty(x.shape(), DType::float64);
   mine->forward(x, y, Mode::train);
   mine->backward(x, y, dy, &dx);
   double worst = 0;
   for (std::int64_t i = 0; i < 2 * n; ++i) {
     worst = std::max(worst, std::abs(y.data<double>()[i] - y_ref.data<double>()[2 * rank * n + i]));
-    worst = std::max(worst, std::abs(dx.data<double>()[i] - dx_ref.data<double>()[2 * rank * n + i]));
+    worst =
+        std::max(worst, std::abs(dx.data<double>()[i] - dx_ref.data<double>()[2 * rank * n + i]));
   }
   CHECK(worst < 1e-12);
   for (std::size_t p = 0; p < 2; ++p) {  // gamma, beta: each rank's share, summed

@@ -77,15 +77,18 @@ int main() {
     for (const Case& c : cases) {
       const char* algorithm = c.algorithm;
       ++runs;
-      nlohmann::json cfg = {
-          {"model", c.model},
-          {"dataset",
-           {{"name", "synthetic"}, {"input_shape", c.input}, {"train_samples", 512},
-            {"augment_horizontal_flip", 0.5}, {"augment_random_crop", 0.5}, {"prefetch", true}}},
-          {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
-          {"optimizer", {{"name", "adam"}}},
-          {"conv", {{"algorithm", algorithm}}},
-          {"output", {{"progress", "none"}}}};
+      nlohmann::json cfg = {{"model", c.model},
+                            {"dataset",
+                             {{"name", "synthetic"},
+                              {"input_shape", c.input},
+                              {"train_samples", 512},
+                              {"augment_horizontal_flip", 0.5},
+                              {"augment_random_crop", 0.5},
+                              {"prefetch", true}}},
+                            {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
+                            {"optimizer", {{"name", "adam"}}},
+                            {"conv", {{"algorithm", algorithm}}},
+                            {"output", {{"progress", "none"}}}};
       dtnn::Experiment e(dtnn::make_experiment(cfg, {}, "test"), registry);
       std::vector<std::int64_t> ids(64);
       std::iota(ids.begin(), ids.end(), 0);

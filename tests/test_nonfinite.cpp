@@ -41,9 +41,9 @@ bool parameters_finite(Experiment& e) {
 TEST_CASE("all_finite finds a NaN or an infinity at any position, float32 and float64") {
   for (DType dtype : {DType::float32, DType::float64})
     for (std::int64_t n : {1, 7, 16, 33, 1000})
-      for (double bad : {std::numeric_limits<double>::quiet_NaN(),
-                         std::numeric_limits<double>::infinity(),
-                         -std::numeric_limits<double>::infinity()}) {
+      for (double bad :
+           {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+            -std::numeric_limits<double>::infinity()}) {
         Tensor t = Tensor::zeros(Shape{n}, dtype);
         CHECK(all_finite(t));
         for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {

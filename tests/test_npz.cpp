@@ -62,14 +62,18 @@ TEST_CASE("npz: arrays written are read back, in order, float32 and float64") {
 
 TEST_CASE("npz: NumPy reads ours, and we read NumPy's compressed files") {
   const fs::path dir = test::temp_dir("npz-numpy");
-  write_npz(dir / "ours.npz", {{"w", array_of(DType::float32, {2, 3}, 1)},
-                               {"b", array_of(DType::float64, {3}, 0)}});
+  write_npz(dir / "ours.npz",
+            {{"w", array_of(DType::float32, {2, 3}, 1)}, {"b", array_of(DType::float64, {3}, 0)}});
   CHECK(python("import numpy as np\n"
-               "d = np.load('" + (dir / "ours.npz").string() + "')\n"
+               "d = np.load('" +
+               (dir / "ours.npz").string() +
+               "')\n"
                "assert d['w'].dtype == np.float32 and d['w'].shape == (2, 3)\n"
                "assert (d['w'] == np.arange(1, 7, dtype=np.float32).reshape(2, 3)).all()\n"
                "assert d['b'].dtype == np.float64 and list(d['b']) == [0, 0.5, 1.0]\n"
-               "np.savez_compressed('" + (dir / "theirs.npz").string() + "',\n"
+               "np.savez_compressed('" +
+               (dir / "theirs.npz").string() +
+               "',\n"
                "    big=np.linspace(-1, 1, 3000, dtype=np.float32).reshape(30, 100),\n"
                "    small=np.array([3.5], dtype=np.float64))\n") == 0);
   const auto theirs = read_npz(dir / "theirs.npz");
@@ -93,12 +97,14 @@ TEST_CASE("npz: truncated and corrupt archives are refused, naming the file") {
         std::string::npos);
   std::string flipped = bytes;
   flipped[150] = static_cast<char>(flipped[150] ^ 0x40);  // inside the array's data
-  std::ofstream(dir / "flipped.npz", std::ios::binary).write(flipped.data(), static_cast<std::streamsize>(flipped.size()));
+  std::ofstream(dir / "flipped.npz", std::ios::binary)
+      .write(flipped.data(), static_cast<std::streamsize>(flipped.size()));
   CHECK(test::error_of([&] { read_npz(dir / "flipped.npz"); }).find("w.npy: CRC-32 mismatch") !=
         std::string::npos);
 }
 
-TEST_CASE("PyDTNN weights: keys and shapes; NHWC to NCHW and fused to unfused give the same model") {
+TEST_CASE(
+    "PyDTNN weights: keys and shapes; NHWC to NCHW and fused to unfused give the same model") {
   const json spec = json::parse(R"({"layers": [
     {"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1}, {"type": "batchnorm"}, {"type": "relu"},
     {"type": "add", "paths": [[{"type": "conv2d", "filters": 4, "kernel": 1, "use_bias": false}], []]},
@@ -131,11 +137,11 @@ TEST_CASE("PyDTNN weights: keys and shapes; NHWC to NCHW and fused to unfused gi
     keys.push_back(k);
     shapes[k] = arr.shape;
   }
-  CHECK(keys == std::vector<std::string>{
-                    "1_Conv2D_weights", "1_Conv2D_biases", "2_BatchNormalization_gamma",
-                    "2_BatchNormalization_beta", "2_BatchNormalization_running_mean",
-                    "2_BatchNormalization_running_var", "5_Conv2D_weights", "8_FC_weights",
-                    "8_FC_biases"});
+  CHECK(keys == std::vector<std::string>{"1_Conv2D_weights", "1_Conv2D_biases",
+                                         "2_BatchNormalization_gamma", "2_BatchNormalization_beta",
+                                         "2_BatchNormalization_running_mean",
+                                         "2_BatchNormalization_running_var", "5_Conv2D_weights",
+                                         "8_FC_weights", "8_FC_biases"});
   CHECK(shapes["1_Conv2D_weights"] == std::vector<std::int64_t>{4, 2, 3, 3});
   CHECK(shapes["8_FC_weights"] == std::vector<std::int64_t>{24, 5});
 
@@ -164,12 +170,14 @@ TEST_CASE("PyDTNN weights: a missing array or a wrong shape is refused and chang
                                 {"2_FC_biases", array_of(DType::float32, {3}, 0)}});
   const Tensor w = m.parameters()[0].value;
   const float before = w.data<float>()[0];
-  CHECK(test::error_of([&] { load_pydtnn_weights(m, dir / "shape.npz"); })
-            .find("shape.npz: 2_FC_weights has shape (3, 4), the model needs (4, 3)") !=
+  CHECK(test::error_of([&] {
+          load_pydtnn_weights(m, dir / "shape.npz");
+        }).find("shape.npz: 2_FC_weights has shape (3, 4), the model needs (4, 3)") !=
         std::string::npos);
   write_npz(dir / "missing.npz", {{"2_FC_weights", array_of(DType::float64, {4, 3}, 0)}});
-  CHECK(test::error_of([&] { load_pydtnn_weights(m, dir / "missing.npz"); })
-            .find("missing.npz: no array '2_FC_biases'") != std::string::npos);
+  CHECK(test::error_of([&] {
+          load_pydtnn_weights(m, dir / "missing.npz");
+        }).find("missing.npz: no array '2_FC_biases'") != std::string::npos);
   CHECK(w.data<float>()[0] == before);
 }
 
@@ -177,22 +185,27 @@ TEST_CASE("npz dataset: NumPy's uint8 images and int64 labels, in both file layo
   const fs::path dir = test::temp_dir("npz-dataset");
   // 6 training and 2 test images of 2x3 pixels with 4 channels; value (n, y, x, c) =
   // n * 24 + (y * 3 + x) * 4 + c; labels n % 3.
-  REQUIRE(python("import numpy as np\n"
-                 "def imgs(n): return np.arange(n * 24, dtype=np.uint8).reshape(n, 2, 3, 4)\n"
-                 "d = '" + dir.string() + "'\n"
-                 "for name, t in (('nhwc', lambda a: a), ('nchw', lambda a: a.transpose(0, 3, 1, 2))):\n"
-                 "    np.savez_compressed(d + '/' + name + '.npz', x_train=t(imgs(6)),\n"
-                 "        y_train=np.arange(6) % 3, x_test=t(imgs(2)), y_test=np.array([2, 0]))\n"
-                 "np.savez(d + '/bad_label.npz', x_train=imgs(6), y_train=np.array([0, 1, 2, 7, 0, 1]),\n"
-                 "    x_test=imgs(2), y_test=np.array([0, 1]))\n"
-                 "np.savez(d + '/no_test.npz', x_train=imgs(6), y_train=np.arange(6) % 3)\n") == 0);
+  REQUIRE(
+      python(
+          "import numpy as np\n"
+          "def imgs(n): return np.arange(n * 24, dtype=np.uint8).reshape(n, 2, 3, 4)\n"
+          "d = '" +
+          dir.string() +
+          "'\n"
+          "for name, t in (('nhwc', lambda a: a), ('nchw', lambda a: a.transpose(0, 3, 1, 2))):\n"
+          "    np.savez_compressed(d + '/' + name + '.npz', x_train=t(imgs(6)),\n"
+          "        y_train=np.arange(6) % 3, x_test=t(imgs(2)), y_test=np.array([2, 0]))\n"
+          "np.savez(d + '/bad_label.npz', x_train=imgs(6), y_train=np.array([0, 1, 2, 7, 0, 1]),\n"
+          "    x_test=imgs(2), y_test=np.array([0, 1]))\n"
+          "np.savez(d + '/no_test.npz', x_train=imgs(6), y_train=np.arange(6) % 3)\n") == 0);
   auto open_npz = [&](const std::string& file, const std::string& layout, int classes = 0) {
     return test::plugins().create_as<Dataset>(
         "dataset", "npz",
         Params(json{{"path", (dir / file).string()}, {"layout", layout}, {"classes", classes}},
                "exp.json: dataset"));
   };
-  for (const auto& [file, layout] : {std::pair{"nhwc.npz", "NHWC"}, std::pair{"nchw.npz", "NCHW"}}) {
+  for (const auto& [file, layout] :
+       {std::pair{"nhwc.npz", "NHWC"}, std::pair{"nchw.npz", "NCHW"}}) {
     CAPTURE(file);
     auto ds = open_npz(file, layout);
     CHECK(ds->size(Split::train) == 6);
@@ -205,16 +218,19 @@ TEST_CASE("npz dataset: NumPy's uint8 images and int64 labels, in both file layo
       const std::vector<std::int64_t> id{4};
       ds->read(Split::train, id, x, y);
       // Pixel (y, x), channel c of image 4: 4 * 24 + (y * 3 + x) * 4 + c.
-      for (const auto [py, px, c] : {std::array{1, 2, 3}, std::array{0, 1, 2}, std::array{1, 0, 0}}) {
+      for (const auto [py, px, c] :
+           {std::array{1, 2, 3}, std::array{0, 1, 2}, std::array{1, 0, 0}}) {
         const std::int64_t at = l == Layout::nhwc ? (py * 3 + px) * 4 + c : c * 6 + py * 3 + px;
         CHECK(x.data<float>()[at] == doctest::Approx((96.0 + (py * 3 + px) * 4 + c) / 255.0));
       }
       CHECK(y.data<float>()[1] == 1.0f);  // 4 % 3
     }
   }
-  CHECK(test::error_of([&] { open_npz("bad_label.npz", "NHWC", 3); })
-            .find("bad_label.npz: y_train[3] = 7.000000: expected a class index in 0..2") !=
+  CHECK(test::error_of([&] {
+          open_npz("bad_label.npz", "NHWC", 3);
+        }).find("bad_label.npz: y_train[3] = 7.000000: expected a class index in 0..2") !=
         std::string::npos);
-  CHECK(test::error_of([&] { open_npz("no_test.npz", "NHWC"); })
-            .find("no_test.npz: no array 'x_test'") != std::string::npos);
+  CHECK(test::error_of([&] {
+          open_npz("no_test.npz", "NHWC");
+        }).find("no_test.npz: no array 'x_test'") != std::string::npos);
 }

@@ -21,17 +21,18 @@ const PluginRecord* only_record(const Registry& r) {
 TEST_CASE("every shipped plugin loads") {
   const Registry& r = test::plugins();
   CHECK(r.warnings().empty());
-  for (const char* layer : {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten",
-                            "dropout", "maxpool2d", "avgpool2d", "batchnorm", "leaky_relu", "add",
-                            "concat"})
+  for (const char* layer :
+       {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten", "dropout", "maxpool2d",
+        "avgpool2d", "batchnorm", "leaky_relu", "add", "concat"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
-  CHECK(r.available("conv") == std::vector<std::string>{"best_of", "direct", "i2c", "implicit_gemm", "reference", "winograd"});
-  CHECK(r.available("optimizer") ==
-        std::vector<std::string>{"adam", "nadam", "rmsprop", "sgd"});
+  CHECK(r.available("conv") == std::vector<std::string>{"best_of", "direct", "i2c", "implicit_gemm",
+                                                        "reference", "winograd"});
+  CHECK(r.available("optimizer") == std::vector<std::string>{"adam", "nadam", "rmsprop", "sgd"});
   CHECK(r.available("scheduler") ==
         std::vector<std::string>{"early_stopping", "model_checkpoint", "reduce_lr_every_nepochs",
                                  "reduce_lr_on_plateau", "stop_at_loss", "warm_up"});
-  CHECK(r.available("dataset") == std::vector<std::string>{"cifar10", "folder", "imagenet", "mnist", "npz", "synthetic"});
+  CHECK(r.available("dataset") ==
+        std::vector<std::string>{"cifar10", "folder", "imagenet", "mnist", "npz", "synthetic"});
   CHECK(r.available("loss") ==
         std::vector<std::string>{"binary_cross_entropy", "categorical_cross_entropy"});
   CHECK(r.available("metric") ==
@@ -71,17 +72,16 @@ TEST_CASE("a plugin whose probe fails is listed as unavailable, with the probe's
   CHECK(rec->name == "test_unavailable");
   CHECK(rec->reason == "no test accelerator on this machine");
   CHECK(test::error_of([&] { r.create("layer", "test_unavailable", Params()); }) ==
-        "layer plugin 'test_unavailable' is unavailable on this machine: no test accelerator on this machine (" +
+        "layer plugin 'test_unavailable' is unavailable on this machine: no test accelerator on "
+        "this machine (" +
             rec->file.string() + ")");
 }
 
 TEST_CASE("asking for a missing plugin lists the available ones") {
   std::string e = test::error_of([] { test::plugins().create("conv", "fft", Params()); });
-  CHECK(
-      e.find(
-          "no conv plugin named 'fft'; available: best_of, direct, i2c, implicit_gemm, reference, winograd; "
-          "searched ") ==
-      0);
+  CHECK(e.find("no conv plugin named 'fft'; available: best_of, direct, i2c, implicit_gemm, "
+               "reference, winograd; "
+               "searched ") == 0);
   e = test::error_of([] { test::plugins().create("optimizer", "adma", Params()); });
   CHECK(e.find("(did you mean 'adam'?)") != std::string::npos);
 }

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "dtnn/rng.hpp"
 #include "dtnn/memory.hpp"
+#include "dtnn/rng.hpp"
 #include "dtnn/tensor.hpp"
 
 using namespace dtnn;

@@ -67,7 +67,8 @@ TEST_CASE("a small conv model trains to the same accuracy with every conv algori
       "optimizer": {"name": "adam", "learning_rate": 0.002},
       "conv": {"candidates": ["i2c", "implicit_gemm", "winograd", "direct"], "rounds": 3, "cache_file": ""}})");
   double first = -1, first_loss = 0;
-  for (std::string algorithm : {"i2c", "implicit_gemm", "winograd", "direct", "reference", "best_of"}) {
+  for (std::string algorithm :
+       {"i2c", "implicit_gemm", "winograd", "direct", "reference", "best_of"}) {
     CAPTURE(algorithm);
     json config = base;
     config["conv"]["algorithm"] = algorithm;

@@ -16,8 +16,9 @@
 
 using namespace dtnn;
 
-TEST_CASE("epoch order: every rank's parts of a step are contiguous, differ by at most one sample, "
-          "and an epoch holds each sample once") {
+TEST_CASE(
+    "epoch order: every rank's parts of a step are contiguous, differ by at most one sample, "
+    "and an epoch holds each sample once") {
   for (int ranks : {1, 2, 3}) {
     CAPTURE(ranks);
     EpochOrder order(/*train*/ 23, /*epoch*/ 23, /*global batch*/ 7, ranks);
@@ -42,8 +43,9 @@ TEST_CASE("epoch order: every rank's parts of a step are contiguous, differ by a
   }
 }
 
-TEST_CASE("epoch order: the same seed and epoch give the same order; epochs differ; a percentage "
-          "above 1 goes through the split again") {
+TEST_CASE(
+    "epoch order: the same seed and epoch give the same order; epochs differ; a percentage "
+    "above 1 goes through the split again") {
   EpochOrder a(50, 50, 10, 1), b(50, 50, 10, 1);
   a.begin_epoch(9, 3, true);
   b.begin_epoch(9, 3, true);

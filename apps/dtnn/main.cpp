@@ -17,10 +17,10 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/config_schema.hpp"
-#include "dtnn/launcher_flags.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/isa.hpp"
+#include "dtnn/launcher_flags.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/peak.hpp"
@@ -75,7 +75,8 @@ void print_usage() {
          "parameters)\n"
          "       dtnn info                          version, BLIS kernels, threads, plugin "
          "folders\n"
-         "       dtnn check-plugin FILE.so [--perf] load a plugin built anywhere and run its kind's\n"
+         "       dtnn check-plugin FILE.so [--perf] load a plugin built anywhere and run its "
+         "kind's\n"
          "                                          conformance checks (--perf: time a conv\n"
          "                                          algorithm on real layer shapes beside i2c)\n"
          "       dtnn config [--markdown|--flags]   every experiment key's default (--markdown,\n"
@@ -159,7 +160,8 @@ int cmd_plugins(const std::vector<std::string>& args) {
   Common common;
   bool verbose = false;
   po::options_description desc("plugins options");
-  desc.add_options()("verbose,v", po::bool_switch(&verbose), "also show each plugin's parameters and traits")(
+  desc.add_options()("verbose,v", po::bool_switch(&verbose),
+                     "also show each plugin's parameters and traits")(
       "plugin-path", po::value(&common.plugin_path)->composing(),
       "extra plugin folder (repeatable)");
   po::variables_map vm;
@@ -181,8 +183,9 @@ int cmd_plugins(const std::vector<std::string>& args) {
   for (const dtnn::PluginRecord* record : records) {
     const dtnn::PluginRecord& r = *record;
     std::printf("%-13s %-*s %-6s %-12s %s\n", r.kind.empty() ? "-" : r.kind.c_str(), width,
-                r.name.empty() ? "-" : r.name.c_str(), r.kind.empty() ? "-" : dtnn::to_string(r.device),
-                dtnn::to_string(r.status), r.file.string().c_str());
+                r.name.empty() ? "-" : r.name.c_str(),
+                r.kind.empty() ? "-" : dtnn::to_string(r.device), dtnn::to_string(r.status),
+                r.file.string().c_str());
     std::printf(
         "%-*s %s\n", indent, "",
         r.status == dtnn::PluginRecord::Status::ok ? r.description.c_str() : r.reason.c_str());
@@ -243,8 +246,7 @@ int cmd_check_plugin(const std::vector<std::string>& args) {
   po::notify(vm);
   if (path.empty()) throw UsageError("usage: dtnn check-plugin FILE.so [--perf [--nets vgg]]");
   const std::filesystem::path file = std::filesystem::absolute(path);
-  if (!std::filesystem::is_regular_file(file))
-    throw dtnn::Error(path + ": no such plugin file");
+  if (!std::filesystem::is_regular_file(file)) throw dtnn::Error(path + ": no such plugin file");
   auto folders = dtnn::Registry::default_folders();
   folders.insert(folders.begin(), file);
   dtnn::Registry registry(folders);
@@ -269,8 +271,8 @@ int cmd_check_plugin(const std::vector<std::string>& args) {
     std::printf("no conformance checks for a %s plugin: it loads\n", rec->kind.c_str());
     return 0;
   }
-  std::printf("conformance of %s '%s': %d passed, %d failed, %d not supported\n",
-              rec->kind.c_str(), rec->name.c_str(), passed, failed, unsupported);
+  std::printf("conformance of %s '%s': %d passed, %d failed, %d not supported\n", rec->kind.c_str(),
+              rec->name.c_str(), passed, failed, unsupported);
   if (perf && rec->kind == "conv" && failed == 0) {
     std::vector<std::string> wanted;
     std::stringstream ss(nets);
@@ -316,10 +318,11 @@ void print_instruction_sets() {
                 built.c_str());
   }
   const dtnn::Fp32Peak peak = dtnn::measure_fp32_peak();
-  std::printf("FP32 peak (measured): %.0f GFLOPS = %d threads x %d lanes (%s) x 2 flops x %.2f G "
-              "vector %s/s",
-              peak.gflops, peak.threads, peak.lanes, isa::name(peak.level),
-              peak.fmas_per_second * 1e-9, peak.fused ? "FMAs" : "multiply-adds");
+  std::printf(
+      "FP32 peak (measured): %.0f GFLOPS = %d threads x %d lanes (%s) x 2 flops x %.2f G "
+      "vector %s/s",
+      peak.gflops, peak.threads, peak.lanes, isa::name(peak.level), peak.fmas_per_second * 1e-9,
+      peak.fused ? "FMAs" : "multiply-adds");
   if (peak.nominal_ghz > 0)
     std::printf("; %.2f per cycle at the nominal %.2f GHz", peak.fmas_per_cycle(),
                 peak.nominal_ghz);

@@ -28,7 +28,7 @@ struct Draws {
     std::int64_t top, left, size;
   };
   std::optional<Square> mask;
-  std::optional<std::array<double, 8>> perspective;           // output -> input pixel map
+  std::optional<std::array<double, 8>> perspective;  // output -> input pixel map
 };
 
 Draws draw(const AugmentOptions& o, std::uint64_t seed, std::int64_t id, std::int64_t h,
@@ -57,12 +57,13 @@ Draws draw(const AugmentOptions& o, std::uint64_t seed, std::int64_t id, std::in
   if (maybe(6, o.blur)) d.blur = o.blur_size;
   if (auto r = maybe(7, o.mask)) {
     const std::int64_t m = std::min({o.mask_size, h, w});
-    d.mask = Draws::Square{static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(h - m + 1))),
-                           static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(w - m + 1))),
-                           m};
+    d.mask = Draws::Square{
+        static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(h - m + 1))),
+        static_cast<std::int64_t>(r->below(static_cast<std::uint64_t>(w - m + 1))), m};
   }
   if (auto r = maybe(8, o.perspective)) {
-    const double p = r->uniform() * o.perspective_factor, right = double(w - 1), bottom = double(h - 1);
+    const double p = r->uniform() * o.perspective_factor, right = double(w - 1),
+                 bottom = double(h - 1);
     const double corners[4][2] = {{0, 0}, {right, 0}, {0, bottom}, {right, bottom}};
     double moved[4][2];
     for (int k = 0; k < 4; ++k) {

@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "dtnn/error.hpp"
-#include "dtnn/pydtnn_arrays.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/parallel.hpp"
+#include "dtnn/pydtnn_arrays.hpp"
 #include "dtnn/rng.hpp"
 
 namespace dtnn {
@@ -43,8 +43,8 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
       share_buffers_.push_back(
           Tensor::empty(s.with_batch(ctx.max_batch), ctx.dtype, ctx.layout, ctx.device));
   if (ctx.needs_input_gradient && paths_.size() > 1)
-    dx_scratch_ = Tensor::empty(ctx.input_shape.with_batch(ctx.max_batch), ctx.dtype, ctx.layout,
-                                ctx.device);
+    dx_scratch_ =
+        Tensor::empty(ctx.input_shape.with_batch(ctx.max_batch), ctx.dtype, ctx.layout, ctx.device);
   outputs_.resize(paths_.size());
 }
 
@@ -115,7 +115,8 @@ std::string BlockLayer::report() const {
 void BlockLayer::pydtnn_arrays(PydtnnArrays& out, const Shape& input) {
   out.layer(type());
   for (LayerChain& chain : paths_)
-    out.walk(chain.size(), [&](std::size_t j) -> Layer& { return chain.layer(j); }, input);
+    out.walk(
+        chain.size(), [&](std::size_t j) -> Layer& { return chain.layer(j); }, input);
 }
 
 }  // namespace dtnn

@@ -88,46 +88,60 @@ void check_metadata(const json& meta, const std::string& where) {
   // Positions: at most 2^40 (a million steps a second for 12 days).
   constexpr std::int64_t kMaxPosition = std::int64_t{1} << 40;
   auto position = [&](const json& v) {
-    return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= kMaxPosition &&
-           !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxPosition));
+    return v.is_number_integer() && v.get<std::int64_t>() >= 0 &&
+           v.get<std::int64_t>() <= kMaxPosition &&
+           !(v.is_number_unsigned() &&
+             v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxPosition));
   };
   if (!meta.is_object()) fail("", "a JSON object", meta);
-  for (const char* key : {"dtype", "optimizer", "model"}) want(meta, key, key, is_string, "a string");
-  want(meta, "seed", "seed", [](const json& v) { return v.is_string() && parse_uint64(v.get<std::string>()); },
-       "an unsigned integer as a string");
+  for (const char* key : {"dtype", "optimizer", "model"})
+    want(meta, key, key, is_string, "a string");
+  want(
+      meta, "seed", "seed",
+      [](const json& v) { return v.is_string() && parse_uint64(v.get<std::string>()); },
+      "an unsigned integer as a string");
   for (const char* key : {"epoch", "step", "global_step"})
     want(meta, key, key, position, "an integer in [0, 2^40]");
-  want(meta, "learning_rate", "learning_rate",
-       [](const json& v) { return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0; },
-       "a finite number >= 0");
-  want(meta, "tensors", "tensors", [](const json& v) { return v.is_array(); }, "a list");
-  want(meta, "schedulers", "schedulers", [](const json& v) { return v.is_array(); }, "a list");
+  want(
+      meta, "learning_rate", "learning_rate",
+      [](const json& v) {
+        return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+      },
+      "a finite number >= 0");
+  want(
+      meta, "tensors", "tensors", [](const json& v) { return v.is_array(); }, "a list");
+  want(
+      meta, "schedulers", "schedulers", [](const json& v) { return v.is_array(); }, "a list");
   for (std::size_t i = 0; i < meta["tensors"].size(); ++i) {
     const json& t = meta["tensors"][i];
     const std::string at = "tensors[" + std::to_string(i) + "]";
     if (!t.is_object()) fail(at, "an object", t);
     for (const char* key : {"section", "name", "dtype"})
       want(t, key, at + "." + key, is_string, "a string");
-    want(t, "offset", at + ".offset", [](const json& v) { return v.is_number_unsigned(); },
-         "a byte offset >= 0");
-    want(t, "shape", at + ".shape",
-         [](const json& v) {
-           return v.is_array() && v.size() <= Shape::kMaxRank &&
-                  std::all_of(v.begin(), v.end(), [](const json& d) { return d.is_number_unsigned(); });
-         },
-         "a list of at most " + std::to_string(Shape::kMaxRank) + " sizes");
+    want(
+        t, "offset", at + ".offset", [](const json& v) { return v.is_number_unsigned(); },
+        "a byte offset >= 0");
+    want(
+        t, "shape", at + ".shape",
+        [](const json& v) {
+          return v.is_array() && v.size() <= Shape::kMaxRank &&
+                 std::all_of(v.begin(), v.end(),
+                             [](const json& d) { return d.is_number_unsigned(); });
+        },
+        "a list of at most " + std::to_string(Shape::kMaxRank) + " sizes");
   }
   for (std::size_t i = 0; i < meta["schedulers"].size(); ++i) {
     const json& sc = meta["schedulers"][i];
     const std::string at = "schedulers[" + std::to_string(i) + "]";
     if (!sc.is_object()) fail(at, "an object", sc);
     want(sc, "name", at + ".name", is_string, "a string");
-    want(sc, "state", at + ".state",
-         [](const json& v) {
-           return v.is_array() &&
-                  std::all_of(v.begin(), v.end(), [](const json& b) { return b.is_number_unsigned(); });
-         },
-         "a list of 64-bit patterns");
+    want(
+        sc, "state", at + ".state",
+        [](const json& v) {
+          return v.is_array() && std::all_of(v.begin(), v.end(),
+                                             [](const json& b) { return b.is_number_unsigned(); });
+        },
+        "a list of 64-bit patterns");
   }
 }
 
@@ -297,7 +311,7 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
                 "' (load weights only with training.weights_and_bias_filename)");
   const std::vector<std::size_t> starts = tensor_starts(layout, list, optimizer, model, where);
   for (std::size_t i = 0; i < list.size(); ++i) {  // everything matches: copy
-    Tensor t = list[i].tensor;                      // shares the storage
+    Tensor t = list[i].tensor;                     // shares the storage
     Tensor host = t.host_staging();
     std::memcpy(host.raw(), bytes.data() + starts[i], t.bytes());
     t.copy_from(host);
@@ -328,8 +342,8 @@ CheckpointFolder::CheckpointFolder(fs::path dir, int keep, const fs::path& resum
   if (!overwrite)
     throw Error(dir_.string() + ": output.checkpoint_dir holds " + std::to_string(others.size()) +
                 " checkpoint(s) that this run did not write and does not continue (newest: " +
-                others.back().filename().string() +
-                "); resume from them (--resume " + dir_.string() +
+                others.back().filename().string() + "); resume from them (--resume " +
+                dir_.string() +
                 "), choose another folder, or set output.checkpoint_overwrite to remove them");
   for (const fs::path& f : others) fs::remove(f, ec);
 }

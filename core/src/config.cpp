@@ -24,8 +24,8 @@ namespace {
 json::parser_callback_t depth_guard(const std::string& where) {
   return [where](int depth, json::parse_event_t, json&) {
     if (depth > kMaxJsonDepth)
-      throw Error(where + ": arrays and objects nested more than " +
-                  std::to_string(kMaxJsonDepth) + " deep (a model's blocks nest far less)");
+      throw Error(where + ": arrays and objects nested more than " + std::to_string(kMaxJsonDepth) +
+                  " deep (a model's blocks nest far less)");
     return true;
   };
 }
@@ -41,8 +41,10 @@ json parse_json(const std::string& text, const std::string& where) {
     // parse_error knows the byte; out_of_range (a number such as 1e400) does not.
     const auto* parse = dynamic_cast<const json::parse_error*>(&e);
     if (!parse) throw Error(where + ": invalid JSON: " + msg);
-    const std::size_t offset = std::min<std::size_t>(parse->byte ? parse->byte - 1 : 0, text.size());
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
+    const std::size_t offset =
+        std::min<std::size_t>(parse->byte ? parse->byte - 1 : 0, text.size());
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n');
     const std::size_t last_nl = text.rfind('\n', offset ? offset - 1 : 0);
     const std::size_t column =
         last_nl == std::string::npos || offset == 0 ? offset + 1 : offset - last_nl;

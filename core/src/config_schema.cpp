@@ -13,7 +13,9 @@ namespace {
 bool positive_integer(const json& v) { return v.get<std::int64_t>() > 0; }
 bool non_negative_integer(const json& v) { return v.get<std::int64_t>() >= 0; }
 bool at_least_one(const json& v) { return v.get<std::int64_t>() >= 1; }
-bool thread_count(const json& v) { return v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= 1024; }
+bool thread_count(const json& v) {
+  return v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= 1024;
+}
 bool non_negative(const json& v) { return v.get<double>() >= 0.0; }
 bool positive(const json& v) { return v.get<double>() > 0.0; }
 bool probability(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() <= 1.0; }
@@ -28,232 +30,355 @@ bool tensor_format(const json& v) {
 
 // In docs/config.md's order.
 const Key kKeys[] = {
-    {"model", R"("")", {},
-     "model file, model name, or an inline model object (see below)"},
-    {"dataset.name", R"("")", {},
+    {"model", R"("")", {}, "model file, model name, or an inline model object (see below)"},
+    {"dataset.name",
+     R"("")",
+     {},
      "dataset plugin (`dtnn plugins` lists them); left empty, the one whose traits declare it "
-         "the default"},
-    {"dataset.validation_split", R"(0.0)", {fraction_below_one, "a number in [0, 1)"},
+     "the default"},
+    {"dataset.validation_split",
+     R"(0.0)",
+     {fraction_below_one, "a number in [0, 1)"},
      "fraction in [0, 1) of the training split held out for validation (its last samples)"},
-    {"dataset.train_limit", R"(0)", {non_negative_integer, "an integer >= 0"},
+    {"dataset.train_limit",
+     R"(0)",
+     {non_negative_integer, "an integer >= 0"},
      "use only the first N training samples (0: all)"},
-    {"dataset.test_limit", R"(0)", {non_negative_integer, "an integer >= 0"},
+    {"dataset.test_limit",
+     R"(0)",
+     {non_negative_integer, "an integer >= 0"},
      "use only the first N test samples (0: all)"},
-    {"dataset.test_as_validation", R"(false)", {},
+    {"dataset.test_as_validation",
+     R"(false)",
+     {},
      "validate on the test split after every epoch (PyDTNN's `--test-as-validation`)"},
-    {"dataset.percentage", R"(0.0)", {non_negative, "a number >= 0 (0: off; below 1: undersampling; above 1: oversampling)"},
+    {"dataset.percentage",
+     R"(0.0)",
+     {non_negative, "a number >= 0 (0: off; below 1: undersampling; above 1: oversampling)"},
      "samples per epoch as a fraction of the training split (PyDTNN's `--dataset-percentage`): "
-         "0 off; below 1 a different random part every epoch; above 1 the split gone through again "
-         "(oversampling)"},
-    {"dataset.augment_horizontal_flip", R"(0.0)", {probability, "a probability in [0, 1]"},
+     "0 off; below 1 a different random part every epoch; above 1 the split gone through again "
+     "(oversampling)"},
+    {"dataset.augment_horizontal_flip",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability that a training image is mirrored left to right"},
-    {"dataset.augment_random_crop", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_random_crop",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability that a training image is shifted by up to `augment_crop_padding` (default 4) "
-         "pixels each way, zeros coming in (pad, then crop at a random place)"},
-    {"dataset.augment_vertical_flip", R"(0.0)", {probability, "a probability in [0, 1]"},
+     "pixels each way, zeros coming in (pad, then crop at a random place)"},
+    {"dataset.augment_vertical_flip",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability that a training image is mirrored top to bottom"},
-    {"dataset.augment_rotate", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_rotate",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability of turning a training image about its centre by an angle uniform in "
-         "[-degree, degree], bilinear, zero outside (PyDTNN uses PIL's nearest neighbour)"},
-    {"dataset.augment_rotate_degree", R"(90.0)", {non_negative, "a number >= 0"},
+     "[-degree, degree], bilinear, zero outside (PyDTNN uses PIL's nearest neighbour)"},
+    {"dataset.augment_rotate_degree",
+     R"(90.0)",
+     {non_negative, "a number >= 0"},
      "see `dataset.augment_rotate`"},
-    {"dataset.augment_brightness", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_brightness",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability of multiplying a training image by f, uniform in [0, factor) (PyDTNN's PIL "
-         "Brightness; dtnn neither clips to [0, 1] nor rounds to 8 bits, since inputs may already "
-         "be standardised)"},
-    {"dataset.augment_brightness_factor", R"(1.0)", {non_negative, "a number >= 0"},
+     "Brightness; dtnn neither clips to [0, 1] nor rounds to 8 bits, since inputs may already "
+     "be standardised)"},
+    {"dataset.augment_brightness_factor",
+     R"(1.0)",
+     {non_negative, "a number >= 0"},
      "see `dataset.augment_brightness`"},
-    {"dataset.augment_contrast", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_contrast",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability of m + f (x - m), m each channel's mean, f uniform in [0, factor)"},
-    {"dataset.augment_contrast_factor", R"(1.0)", {non_negative, "a number >= 0"},
+    {"dataset.augment_contrast_factor",
+     R"(1.0)",
+     {non_negative, "a number >= 0"},
      "see `dataset.augment_contrast`"},
-    {"dataset.augment_saturation", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_saturation",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability of g + f (x - g), g the pixel's grey level (ITU-R 601 luma for 3 channels, "
-         "else the channels' mean), f uniform in [0, factor). PyDTNN applies PIL's Color to each "
-         "channel alone, which leaves images unchanged"},
-    {"dataset.augment_saturation_factor", R"(1.0)", {non_negative, "a number >= 0"},
+     "else the channels' mean), f uniform in [0, factor). PyDTNN applies PIL's Color to each "
+     "channel alone, which leaves images unchanged"},
+    {"dataset.augment_saturation_factor",
+     R"(1.0)",
+     {non_negative, "a number >= 0"},
      "see `dataset.augment_saturation`"},
-    {"dataset.augment_blur", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_blur",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability of a Gaussian blur of standard deviation `blur_size` pixels over height and "
-         "width (radius round(4 sigma), borders mirrored: scipy's `gaussian_filter`, as PyDTNN)"},
-    {"dataset.augment_blur_size", R"(16.0)", {non_negative, "a number >= 0"},
+     "width (radius round(4 sigma), borders mirrored: scipy's `gaussian_filter`, as PyDTNN)"},
+    {"dataset.augment_blur_size",
+     R"(16.0)",
+     {non_negative, "a number >= 0"},
      "see `dataset.augment_blur`"},
-    {"dataset.augment_perspective", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_perspective",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability of a perspective distortion: each corner of the image moves inwards by up to "
-         "p of the width and height (p uniform in [0, factor), factor below 0.5), and that "
-         "quadrilateral is stretched over the image (a projective map, bilinear, zero outside). "
-         "PyDTNN's corner jitter, without its rescaling of the corners and with bilinear instead "
-         "of bicubic sampling"},
-    {"dataset.augment_perspective_factor", R"(0.25)", {below_half, "a number in [0, 0.5): how far, as a fraction of the size, corners move inwards"},
+     "p of the width and height (p uniform in [0, factor), factor below 0.5), and that "
+     "quadrilateral is stretched over the image (a projective map, bilinear, zero outside). "
+     "PyDTNN's corner jitter, without its rescaling of the corners and with bilinear instead "
+     "of bicubic sampling"},
+    {"dataset.augment_perspective_factor",
+     R"(0.25)",
+     {below_half, "a number in [0, 0.5): how far, as a fraction of the size, corners move inwards"},
      "see `dataset.augment_perspective`"},
-    {"dataset.augment_mask", R"(0.0)", {probability, "a probability in [0, 1]"},
+    {"dataset.augment_mask",
+     R"(0.0)",
+     {probability, "a probability in [0, 1]"},
      "probability of zeroing a `mask_size` square at a random place (cutout). PyDTNN's mask "
-         "zeroes two corner regions around a window and rolls the image; dtnn does the usual "
-         "cutout"},
-    {"dataset.augment_mask_size", R"(16)", {at_least_one, "an integer >= 1"},
+     "zeroes two corner regions around a window and rolls the image; dtnn does the usual "
+     "cutout"},
+    {"dataset.augment_mask_size",
+     R"(16)",
+     {at_least_one, "an integer >= 1"},
      "see `dataset.augment_mask`"},
-    {"dataset.normalize_scale", R"(1.0)", {},
+    {"dataset.normalize_scale",
+     R"(1.0)",
+     {},
      "every split's inputs become x * scale + offset (after the dataset's own normalisation)"},
-    {"dataset.normalize_offset", R"(0.0)", {},
-     "see `dataset.normalize_scale`"},
-    {"dataset.normalize_mean", R"([])", {},
+    {"dataset.normalize_offset", R"(0.0)", {}, "see `dataset.normalize_scale`"},
+    {"dataset.normalize_mean",
+     R"([])",
+     {},
      "per-channel standardisation after that: (x - mean[c]) / std[c], one value per channel"},
-    {"dataset.normalize_std", R"([])", {},
-     "see `dataset.normalize_mean`"},
-    {"dataset.transform_central_crop", R"(1.0)", {fraction_above_zero, "the fraction of height and width kept, in (0, 1] (1: off)"},
+    {"dataset.normalize_std", R"([])", {}, "see `dataset.normalize_mean`"},
+    {"dataset.transform_central_crop",
+     R"(1.0)",
+     {fraction_above_zero, "the fraction of height and width kept, in (0, 1] (1: off)"},
      "every split's images are cropped to their centre, keeping this fraction of height and "
-         "width: round(size x (1 - f) / 2) pixels go from each side, as PyDTNN's "
-         "`--transform-crop-perc` (1: off)"},
-    {"dataset.transform_resize", R"(0)", {non_negative_integer, "an integer >= 0 (the side of the resized image; 0: off)"},
+     "width: round(size x (1 - f) / 2) pixels go from each side, as PyDTNN's "
+     "`--transform-crop-perc` (1: off)"},
+    {"dataset.transform_resize",
+     R"(0)",
+     {non_negative_integer, "an integer >= 0 (the side of the resized image; 0: off)"},
      "every split's images are then resized to N x N, bilinear with pixel centres aligned "
-         "(cv2's INTER_LINEAR; PyDTNN resizes with PIL's default filter, so values differ "
-         "slightly); PyDTNN's `--transform-resize-size` (0: off). The model is built for the "
-         "transformed size. dtnn applies a transform when its value is set; PyDTNN's switches "
-         "`--transform-crop` / `--transform-resize` do not exist"},
-    {"dataset.prefetch", R"(false)", {},
+     "(cv2's INTER_LINEAR; PyDTNN resizes with PIL's default filter, so values differ "
+     "slightly); PyDTNN's `--transform-resize-size` (0: off). The model is built for the "
+     "transformed size. dtnn applies a transform when its value is set; PyDTNN's switches "
+     "`--transform-crop` / `--transform-resize` do not exist"},
+    {"dataset.prefetch",
+     R"(false)",
+     {},
      "make the next training batch (read, augmentation, normalisation) in a background thread "
-         "while the current one trains; that thread runs its OpenMP loops on one thread. Off: the "
-         "batch is made at the start of its step (`imagenet` still decodes ahead in its own "
-         "threads). Off by default because it only pays when a core is free: with every core "
-         "training (2 threads on 2 cores), ResNet-20 on synthetic data ran 3-13% slower with it "
-         "(609/618/569 against 627/638/658 samples/s, alternating runs)"},
-    {"training.batch_size", R"(64)", {positive_integer, "a positive integer"},
+     "while the current one trains; that thread runs its OpenMP loops on one thread. Off: the "
+     "batch is made at the start of its step (`imagenet` still decodes ahead in its own "
+     "threads). Off by default because it only pays when a core is free: with every core "
+     "training (2 threads on 2 cores), ResNet-20 on synthetic data ran 3-13% slower with it "
+     "(609/618/569 against 627/638/658 samples/s, alternating runs)"},
+    {"training.batch_size",
+     R"(64)",
+     {positive_integer, "a positive integer"},
      "samples per batch (per rank)"},
-    {"training.global_batch_size", R"(0)", {non_negative_integer, "an integer >= 0 (0: batch_size x ranks)"},
+    {"training.global_batch_size",
+     R"(0)",
+     {non_negative_integer, "an integer >= 0 (0: batch_size x ranks)"},
      "samples per step over all ranks, cut into per-rank parts that differ by at most one "
-         "(PyDTNN's `--global-batch-size`); 0: `batch_size` x ranks"},
-    {"training.eval_batch_size", R"(0)", {non_negative_integer, "an integer >= 0"},
+     "(PyDTNN's `--global-batch-size`); 0: `batch_size` x ranks"},
+    {"training.eval_batch_size",
+     R"(0)",
+     {non_negative_integer, "an integer >= 0"},
      "batch size for evaluation (0: `batch_size`)"},
-    {"training.epochs", R"(1)", {non_negative_integer, "an integer >= 0"},
-     "epochs to train"},
-    {"training.steps_per_epoch", R"(0)", {non_negative_integer, "an integer >= 0"},
+    {"training.epochs", R"(1)", {non_negative_integer, "an integer >= 0"}, "epochs to train"},
+    {"training.steps_per_epoch",
+     R"(0)",
+     {non_negative_integer, "an integer >= 0"},
      "batches per epoch (0: the whole training split)"},
-    {"training.dtype", R"("float32")", {nullptr, "\"float32\" or \"float64\"", "float32|float64"},
+    {"training.dtype",
+     R"("float32")",
+     {nullptr, "\"float32\" or \"float64\"", "float32|float64"},
      "`\"float32\"` or `\"float64\"`"},
-    {"training.tensor_format", R"("auto")", {tensor_format, "\"auto\" (NHWC on the cpu, NCHW on a GPU), \"NHWC\" or \"NCHW\""},
-     "`\"NHWC\"`, `\"NCHW\"`, or `\"auto\"`: NHWC on the cpu, NCHW on a GPU (PyDTNN's AUTO; the CUDA "
-         "layers need NCHW)"},
-    {"device", R"("cpu")", {nullptr, "\"cpu\" or \"cuda\" (one NVIDIA GPU per process)", "cpu|cuda"},
+    {"training.tensor_format",
+     R"("auto")",
+     {tensor_format, "\"auto\" (NHWC on the cpu, NCHW on a GPU), \"NHWC\" or \"NCHW\""},
+     "`\"NHWC\"`, `\"NCHW\"`, or `\"auto\"`: NHWC on the cpu, NCHW on a GPU (PyDTNN's AUTO; the "
+     "CUDA "
+     "layers need NCHW)"},
+    {"device",
+     R"("cpu")",
+     {nullptr, "\"cpu\" or \"cuda\" (one NVIDIA GPU per process)", "cpu|cuda"},
      "`\"cpu\"` or `\"cuda\"`: every tensor of the model on one NVIDIA GPU per process (picked by "
-         "the local rank), its layers, loss and optimizer the plugins' twins on cuda; PyDTNN's "
-         "`--enable-gpu`. See docs/gpu.md"},
-    {"gpu.cudnn_auto_conv_alg", R"(true)", {},
+     "the local rank), its layers, loss and optimizer the plugins' twins on cuda; PyDTNN's "
+     "`--enable-gpu`. See docs/gpu.md"},
+    {"gpu.cudnn_auto_conv_alg",
+     R"(true)",
+     {},
      "cuDNN's search times each convolution's algorithms once at build and keeps the fastest; "
-         "off: fixed defaults (PyDTNN's `--enable-cudnn-auto-conv-alg`)"},
-    {"gpu.gpudirect", R"(false)", {},
+     "off: fixed defaults (PyDTNN's `--enable-cudnn-auto-conv-alg`)"},
+    {"gpu.gpudirect",
+     R"(false)",
+     {},
      "PyDTNN's `--enable-gpudirect`, `--enable-nccl`: how several GPUs exchange gradients: "
-         "NCCL when `nccl` (and the `nccl` plugin is usable), else device memory to a "
-         "CUDA-aware MPI when `gpudirect`, else MPI through pinned host memory (docs/gpu.md, "
-         "\"Several GPUs\")"},
-    {"gpu.nccl", R"(true)", {},
-     "see `gpu.gpudirect`"},
-    {"training.seed", R"(1)", {non_negative_integer, "an integer >= 0"},
+     "NCCL when `nccl` (and the `nccl` plugin is usable), else device memory to a "
+     "CUDA-aware MPI when `gpudirect`, else MPI through pinned host memory (docs/gpu.md, "
+     "\"Several GPUs\")"},
+    {"gpu.nccl", R"(true)", {}, "see `gpu.gpudirect`"},
+    {"training.seed",
+     R"(1)",
+     {non_negative_integer, "an integer >= 0"},
      "seeds weight initialisation, shuffling and dropout"},
-    {"training.shuffle", R"(true)", {},
+    {"training.shuffle",
+     R"(true)",
+     {},
      "reshuffle the training split every epoch (order is a function of seed and epoch)"},
-    {"training.evaluate", R"(true)", {},
-     "evaluate on the test set before and after training"},
-    {"training.evaluate_only", R"(false)", {},
-     "evaluate on the test set and stop"},
-    {"training.threads", R"(0)", {thread_count, "an integer in [0, 1024] (0: all cores)"},
+    {"training.evaluate", R"(true)", {}, "evaluate on the test set before and after training"},
+    {"training.evaluate_only", R"(false)", {}, "evaluate on the test set and stop"},
+    {"training.threads",
+     R"(0)",
+     {thread_count, "an integer in [0, 1024] (0: all cores)"},
      "OpenMP and BLIS threads (0: `OMP_NUM_THREADS`, else every core)"},
-    {"optimizer.name", R"("")", {},
-     "optimizer plugin; left empty, the default one (its traits)"},
-    {"loss", R"("")", {},
-     "loss plugin; left empty, the default one (its traits)"},
-    {"metrics", R"(null)", {},
+    {"optimizer.name", R"("")", {}, "optimizer plugin; left empty, the default one (its traits)"},
+    {"loss", R"("")", {}, "loss plugin; left empty, the default one (its traits)"},
+    {"metrics",
+     R"(null)",
+     {},
      "metric plugins (absent: those whose traits declare them defaults): names, or objects "
-         "`{\"name\": ..., parameters}` (e.g. `{\"name\": \"recall\", \"positive_class\": 3}`)"},
-    {"schedulers", R"([])", {},
-     "scheduler plugins, each `{\"name\": ..., parameters...}`"},
-    {"conv.algorithm", R"("")", {},
+     "`{\"name\": ..., parameters}` (e.g. `{\"name\": \"recall\", \"positive_class\": 3}`)"},
+    {"schedulers", R"([])", {}, "scheduler plugins, each `{\"name\": ..., parameters...}`"},
+    {"conv.algorithm",
+     R"("")",
+     {},
      "ConvAlgorithm plugin used by every conv2d layer (a layer's own `algorithm` wins); left "
-         "empty, the default one (its traits)"},
-    {"conv.workspace", R"("shared")", {nullptr, "\"shared\" (one buffer for all layers) or \"per_layer\"", "shared|per_layer"},
+     "empty, the default one (its traits)"},
+    {"conv.workspace",
+     R"("shared")",
+     {nullptr, "\"shared\" (one buffer for all layers) or \"per_layer\"", "shared|per_layer"},
      "`\"shared\"`: one scratch buffer serves every conv layer (PyDTNN's memory cache), as large "
-         "as the largest layer's need, not their sum; `\"per_layer\"`: each layer its own (the sum), "
-         "which lets i2c's backward-filter reuse forward's columns (about 10% faster on simplecnn, "
-         "at the cost of memory). `dtnn summary` shows each layer's need and the total"},
-    {"parallel.mode", R"("auto")", {nullptr, "\"auto\", \"sequential\" or \"data\"", "auto|sequential|data"},
+     "as the largest layer's need, not their sum; `\"per_layer\"`: each layer its own (the sum), "
+     "which lets i2c's backward-filter reuse forward's columns (about 10% faster on simplecnn, "
+     "at the cost of memory). `dtnn summary` shows each layer's need and the total"},
+    {"parallel.mode",
+     R"("auto")",
+     {nullptr, "\"auto\", \"sequential\" or \"data\"", "auto|sequential|data"},
      "`\"auto\"` (data when more than one process runs), `\"sequential\"` (refused under a "
-         "multi-process launch), `\"data\"` (PyDTNN's `--parallel`)"},
-    {"parallel.communicator", R"("auto")", {},
+     "multi-process launch), `\"data\"` (PyDTNN's `--parallel`)"},
+    {"parallel.communicator",
+     R"("auto")",
+     {},
      "`\"auto\"` (mpi when launched by MPI, else local), `\"local\"`, or a communicator plugin"},
-    {"parallel.bucket_size_mb", R"(4.0)", {positive, "a number > 0"},
+    {"parallel.bucket_size_mb",
+     R"(4.0)",
+     {positive, "a number > 0"},
      "gradients are exchanged in buckets of about this size, each started as soon as backward "
-         "has filled it"},
-    {"parallel.blocking", R"(false)", {},
+     "has filled it"},
+    {"parallel.blocking",
+     R"(false)",
+     {},
      "PyDTNN's `--use-blocking-mpi`: each bucket's allreduce completes before backward goes on "
-         "(no overlap; for comparison)"},
-    {"parallel.model_sync_freq", R"(0)", {},
+     "(no overlap; for comparison)"},
+    {"parallel.model_sync_freq",
+     R"(0)",
+     {},
      "`0`: average gradients every batch (one model); `N > 0`: every rank updates its own "
-         "weights and the weights are averaged every N batches; negative: never (see "
-         "`final_model_sync`)"},
-    {"parallel.model_sync_alg", R"("wavg")", {nullptr, "\"avg\", \"wavg\" or \"invwavg\"", "avg|wavg|invwavg"},
-     "the weight of rank r in an average: `\"avg\"` 1/P; `\"wavg\"` n_r / sum n; `\"invwavg\"` (min "
-         "+ max - n_r) normalised to sum to 1; n_r is the rank's samples in the batch (gradients) "
-         "or since the last synchronisation (weights)"},
-    {"parallel.model_sync_participation", R"("all")", {nullptr, "\"all\" or \"avail2all\"", "all|avail2all"},
+     "weights and the weights are averaged every N batches; negative: never (see "
+     "`final_model_sync`)"},
+    {"parallel.model_sync_alg",
+     R"("wavg")",
+     {nullptr, "\"avg\", \"wavg\" or \"invwavg\"", "avg|wavg|invwavg"},
+     "the weight of rank r in an average: `\"avg\"` 1/P; `\"wavg\"` n_r / sum n; `\"invwavg\"` "
+     "(min "
+     "+ max - n_r) normalised to sum to 1; n_r is the rank's samples in the batch (gradients) "
+     "or since the last synchronisation (weights)"},
+    {"parallel.model_sync_participation",
+     R"("all")",
+     {nullptr, "\"all\" or \"avail2all\"", "all|avail2all"},
      "`\"all\"`: every rank counts; `\"avail2all\"`: only ranks that hold samples count (the "
-         "others weigh 0) and all receive the result"},
-    {"parallel.model_sync_min_avail", R"(0)", {non_negative_integer, "an integer >= 0"},
+     "others weigh 0) and all receive the result"},
+    {"parallel.model_sync_min_avail",
+     R"(0)",
+     {non_negative_integer, "an integer >= 0"},
      "skip a synchronisation when fewer ranks hold samples (ranks then update from their own "
-         "gradients)"},
-    {"parallel.initial_model_sync", R"(true)", {},
-     "every rank starts from rank 0's weights"},
-    {"parallel.final_model_sync", R"(true)", {},
+     "gradients)"},
+    {"parallel.initial_model_sync", R"(true)", {}, "every rank starts from rank 0's weights"},
+    {"parallel.final_model_sync",
+     R"(true)",
+     {},
      "after training, weights are averaged (when `model_sync_freq` is not 0) and every rank "
-         "takes rank 0's, so all hold bit-identical weights"},
-    {"parallel.timeout_s", R"(600)", {non_negative, "a number of seconds >= 0 (0: wait forever)"},
+     "takes rank 0's, so all hold bit-identical weights"},
+    {"parallel.timeout_s",
+     R"(600)",
+     {non_negative, "a number of seconds >= 0 (0: wait forever)"},
      "the longest one rank waits in one collective; past it the rank prints the collective "
-         "(number and name) and the ranks holding it up, and the whole job exits non-zero (see "
-         "Faults). `0`: wait forever; also `--timeout`"},
-    {"output.history", R"("")", {},
+     "(number and name) and the ranks holding it up, and the whole job exits non-zero (see "
+     "Faults). `0`: wait forever; also `--timeout`"},
+    {"output.history",
+     R"("")",
+     {},
      "write the training history here; also `dtnn run --history FILE` and PyDTNN's "
-         "`--history-file`"},
-    {"output.history_format", R"("auto")", {nullptr, "\"auto\", \"json\" or \"pydtnn\"", "auto|json|pydtnn"},
+     "`--history-file`"},
+    {"output.history_format",
+     R"("auto")",
+     {nullptr, "\"auto\", \"json\" or \"pydtnn\"", "auto|json|pydtnn"},
      "`json`: dtnn's JSON (every value, confusion matrices, test results, throughput); "
-         "`pydtnn`: PyDTNN's text, a line per epoch: the epoch from 0 (`%3d`), then `%20.4f` of "
-         "the loss, of each metric in configured order, then of the same on validation (0 without "
-         "a validation split). Values are dtnn's (accuracy as a fraction). `auto`: JSON when the "
-         "file name ends in `.json`, else PyDTNN's text"},
-    {"output.checkpoint_dir", R"("")", {},
+     "`pydtnn`: PyDTNN's text, a line per epoch: the epoch from 0 (`%3d`), then `%20.4f` of "
+     "the loss, of each metric in configured order, then of the same on validation (0 without "
+     "a validation split). Values are dtnn's (accuracy as a fraction). `auto`: JSON when the "
+     "file name ends in `.json`, else PyDTNN's text"},
+    {"output.checkpoint_dir",
+     R"("")",
+     {},
      "write a checkpoint here after every epoch (rank 0; atomically: temporary file, fsync, "
-         "rename); also `--checkpoint-dir`"},
-    {"output.checkpoint_keep", R"(3)", {at_least_one, "an integer >= 1"},
+     "rename); also `--checkpoint-dir`"},
+    {"output.checkpoint_keep",
+     R"(3)",
+     {at_least_one, "an integer >= 1"},
      "keep the newest N of this run's checkpoints in that folder (see Checkpoints: a run "
-         "removes only its own)"},
-    {"output.checkpoint_overwrite", R"(false)", {},
+     "removes only its own)"},
+    {"output.checkpoint_overwrite",
+     R"(false)",
+     {},
      "a fresh run refuses a checkpoint folder that holds checkpoints it did not write and does "
-         "not continue; `true`: it removes them"},
-    {"training.on_nonfinite", R"("stop")", {nullptr, "\"stop\", \"skip_batch\" or \"ignore\"", "stop|skip_batch|ignore"},
+     "not continue; `true`: it removes them"},
+    {"training.on_nonfinite",
+     R"("stop")",
+     {nullptr, "\"stop\", \"skip_batch\" or \"ignore\"", "stop|skip_batch|ignore"},
      "a loss or gradient that is NaN or infinite: `\"stop\"` ends training with a message naming "
-         "the epoch, the batch, the first layer whose output or gradient went non-finite (the "
-         "batch is run again with every layer checked) and the learning rate, exit code 1; "
-         "`\"skip_batch\"` leaves the parameters as they were and goes on (the mixed-precision "
-         "practice; a skipped batch counts in the metrics, not in the loss; the history counts "
-         "them); `\"ignore\"` trains on. Under MPI every rank stops or skips the same step. On a GPU "
-         "only the loss is checked (gradients would be copied to the host every step)"},
-    {"training.resume", R"("")", {},
+     "the epoch, the batch, the first layer whose output or gradient went non-finite (the "
+     "batch is run again with every layer checked) and the learning rate, exit code 1; "
+     "`\"skip_batch\"` leaves the parameters as they were and goes on (the mixed-precision "
+     "practice; a skipped batch counts in the metrics, not in the loss; the history counts "
+     "them); `\"ignore\"` trains on. Under MPI every rank stops or skips the same step. On a GPU "
+     "only the loss is checked (gradients would be copied to the host every step)"},
+    {"training.resume",
+     R"("")",
+     {},
      "a checkpoint folder (its newest checkpoint) or file: load weights, layer and optimizer "
-         "state, shuffle seed and position, and go on from there; also `--resume DIR`"},
-    {"training.weights_and_bias_filename", R"("")", {},
+     "state, shuffle seed and position, and go on from there; also `--resume DIR`"},
+    {"training.weights_and_bias_filename",
+     R"("")",
+     {},
      "a checkpoint file whose weights (and layer state) the model starts from, for evaluation "
-         "or fine-tuning; or a PyDTNN `.npz` weights file (below); PyDTNN's "
-         "`--weights-and-bias-filename`"},
-    {"output.weights_npz", R"("")", {},
+     "or fine-tuning; or a PyDTNN `.npz` weights file (below); PyDTNN's "
+     "`--weights-and-bias-filename`"},
+    {"output.weights_npz",
+     R"("")",
+     {},
      "after training, rank 0 writes the weights here in PyDTNN's `.npz` format; also "
-         "`--store-weights-and-bias-filename`"},
-    {"output.progress", R"("auto")", {nullptr, "\"auto\", \"bar\", \"lines\" or \"none\"", "auto|bar|lines|none"},
+     "`--store-weights-and-bias-filename`"},
+    {"output.progress",
+     R"("auto")",
+     {nullptr, "\"auto\", \"bar\", \"lines\" or \"none\"", "auto|bar|lines|none"},
      "`\"bar\"` (a terminal), `\"lines\"` (a log), `\"none\"`, or `\"auto\"` (bar on a terminal)"},
-    {"dataset.augment_crop_padding", R"(4)", {non_negative_integer, "an integer >= 0"},
+    {"dataset.augment_crop_padding",
+     R"(4)",
+     {non_negative_integer, "an integer >= 0"},
      "see `dataset.augment_random_crop`"},
-    {"gpu.tf32", R"(false)", {},
+    {"gpu.tf32",
+     R"(false)",
+     {},
      "allow TF32 tensor-core math for float32 convolutions and fc (`--tf32`)"},
-    {"fusion", R"({})", {},
+    {"fusion",
+     R"({})",
+     {},
      "`fusion.<option>`: `true` fuses the runs of layers that a layer plugin declares under that "
-         "option (its traits, `dtnn plugins --verbose`; an option no plugin declares is refused). "
-         "The built-in ones are below the table"},
+     "option (its traits, `dtnn plugins --verbose`; an option no plugin declares is refused). "
+     "The built-in ones are below the table"},
 };
 
 // Rows of the table that are not keys with a default: the open objects' other keys.
@@ -261,7 +386,8 @@ const char* const kOpenRows[][2] = {
     {"dataset.*", "any other key is a parameter of the dataset plugin (e.g. `path`)"},
     {"optimizer.*", "parameters of the optimizer plugin (`learning_rate`, `momentum`, ...)"},
     {"optimizer.learning_rate_scaling",
-     "`false`: PyDTNN's `--learning-rate-scaling`: divide the learning rate by the number of ranks"},
+     "`false`: PyDTNN's `--learning-rate-scaling`: divide the learning rate by the number of "
+     "ranks"},
     {"conv.*", "parameters of that algorithm (e.g. i2c's `slab_bytes`)"},
 };
 
@@ -286,8 +412,7 @@ std::string markdown_table() {
   std::string out = "| key | default | meaning |\n| --- | --- | --- |\n";
   for (const Key& k : kKeys)
     out += std::string("| `") + k.path + "` | `" + k.default_value + "` | " + k.meaning + " |\n";
-  for (const auto& row : kOpenRows)
-    out += std::string("| `") + row[0] + "` | | " + row[1] + " |\n";
+  for (const auto& row : kOpenRows) out += std::string("| `") + row[0] + "` | | " + row[1] + " |\n";
   return out;
 }
 

@@ -62,9 +62,10 @@ std::vector<std::string> launched_communicators(const Registry& registry) {
 
 // This process's index among the ranks on its host (0 when no launcher says): picks its GPU.
 int local_rank() {
-  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
-                        "PMIX_LOCAL_RANK", "SLURM_LOCALID"})
-    if (const char* s = std::getenv(v)) return std::max(0, static_cast<int>(std::strtol(s, nullptr, 10)));
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                        "MV2_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK", "SLURM_LOCALID"})
+    if (const char* s = std::getenv(v))
+      return std::max(0, static_cast<int>(std::strtol(s, nullptr, 10)));
   return 0;
 }
 
@@ -182,7 +183,8 @@ std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& reg
   if (const std::string shared = ranks_sharing_a_device(host, device_runtime(device).ordinal());
       !shared.empty()) {
     if (host.rank() == 0)
-      log_warning("gpu.nccl: " + shared + ", and NCCL needs one GPU per rank; gradients go "
+      log_warning("gpu.nccl: " + shared +
+                  ", and NCCL needs one GPU per rank; gradients go "
                   "through MPI (start as many ranks per node as it has GPUs to use NCCL)");
     return nullptr;
   }
@@ -251,7 +253,8 @@ TrainerOptions trainer_options(const json& j) {
   to.augment = augment_options(d);
   to.sync.frequency = par["model_sync_freq"].get<std::int64_t>();
   to.sync.algorithm = parse_sync_algorithm(par["model_sync_alg"].get<std::string>());
-  to.sync.participation = parse_sync_participation(par["model_sync_participation"].get<std::string>());
+  to.sync.participation =
+      parse_sync_participation(par["model_sync_participation"].get<std::string>());
   to.sync.min_available = par["model_sync_min_avail"].get<std::int64_t>();
   to.sync.initial_sync = par["initial_model_sync"].get<bool>();
   to.sync.final_sync = par["final_model_sync"].get<bool>();
@@ -338,23 +341,22 @@ ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
       keys.push_back(it.key());
     return keys;
   }();
-  dataset_ = registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
-                                         Params(j["dataset"], where + ": dataset"),
-                                         kDatasetCoreKeys);
+  dataset_ =
+      registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
+                                  Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
   ModelOptions mo;
   mo.dtype = parse_dtype(t["dtype"].get<std::string>());
   mo.device = device;
   // "auto": NHWC on the cpu (what its algorithms are fastest in), NCHW on a GPU (cuDNN's).
-  mo.layout = t["tensor_format"] == "auto"
-                  ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)
-                  : parse_layout(t["tensor_format"].get<std::string>());
+  mo.layout = t["tensor_format"] == "auto" ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)
+                                           : parse_layout(t["tensor_format"].get<std::string>());
   // A rank's batch: training.batch_size, or its share of training.global_batch_size.
   const std::int64_t global_batch = t["global_batch_size"].get<std::int64_t>();
   const std::int64_t rank_batch = global_batch > 0
                                       ? (global_batch + comm_->size() - 1) / comm_->size()
                                       : t["batch_size"].get<std::int64_t>();
-  mo.max_batch = std::max({rank_batch, t["batch_size"].get<std::int64_t>(),
-                           t["eval_batch_size"].get<std::int64_t>()});
+  mo.max_batch = std::max(
+      {rank_batch, t["batch_size"].get<std::int64_t>(), t["eval_batch_size"].get<std::int64_t>()});
   check_batch_fits(mo.max_batch, mo.dtype, mo.layout);
   TransformOptions transform;
   transform.central_crop = j["dataset"]["transform_central_crop"].get<double>();
@@ -384,10 +386,10 @@ void Experiment::check_batch_fits(std::int64_t max_batch, DType dtype, Layout la
 void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   const json& j = config_.json;
   const std::string where = config_.where();
-  ModelSpec spec = j["model"].is_object()
-                       ? parse_model_spec(j["model"], where + ": model")
-                       : load_model_spec(resolve_model_path(j["model"].get<std::string>(),
-                                                            config_.file));
+  ModelSpec spec =
+      j["model"].is_object()
+          ? parse_model_spec(j["model"], where + ": model")
+          : load_model_spec(resolve_model_path(j["model"].get<std::string>(), config_.file));
   if (spec.name.empty()) spec.name = "model";
   mo.device_params = Params(j["gpu"], where + ": gpu");
   mo.seed = j["training"]["seed"].get<std::uint64_t>();
@@ -446,13 +448,12 @@ std::vector<std::pair<std::string, std::string>> Experiment::data_facts(
                                                  std::to_string(dataset_->size(Split::test))},
           {"dataset: sample shape", dataset_->sample_shape(layout).str()},
           {"dataset: classes", std::to_string(dataset_->num_classes())},
-          {"model: layers and parameters", std::to_string(model_->num_layers()) + ", " +
-                                               std::to_string(model_->parameter_count())},
-          {"training.resume: position",
-           resumed ? std::to_string(resumed->position.epoch) + "/" +
-                         std::to_string(resumed->position.step) + "/" +
-                         std::to_string(resumed->position.global_step)
-                   : "none"}};
+          {"model: layers and parameters",
+           std::to_string(model_->num_layers()) + ", " + std::to_string(model_->parameter_count())},
+          {"training.resume: position", resumed ? std::to_string(resumed->position.epoch) + "/" +
+                                                      std::to_string(resumed->position.step) + "/" +
+                                                      std::to_string(resumed->position.global_step)
+                                                : "none"}};
 }
 
 // The loss and the metrics on the model's device where they have a twin there (a metric reads
@@ -522,7 +523,8 @@ History Experiment::run() {
     write_file_atomically(history_file, format == "json" ? h.to_json() : h.to_pydtnn_text());
   }
   const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();
-  if (!weights.empty() && comm_->rank() == 0 && h.stopped.empty()) save_pydtnn_weights(*model_, weights);
+  if (!weights.empty() && comm_->rank() == 0 && h.stopped.empty())
+    save_pydtnn_weights(*model_, weights);
   return h;
 }
 

@@ -35,12 +35,12 @@ void ignore_file_size_signal() {
 std::string read_file(const fs::path& file, std::size_t max_bytes) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(file.string() + ": cannot open (" + system_reason(errno) + ")");
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     const bool directory = S_ISDIR(st.st_mode);
     ::close(fd);
-    throw Error(file.string() + (directory ? ": is a directory, expected a file"
-                                           : ": not a regular file"));
+    throw Error(file.string() +
+                (directory ? ": is a directory, expected a file" : ": not a regular file"));
   }
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size > max_bytes) {

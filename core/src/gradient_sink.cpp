@@ -73,7 +73,7 @@ class ExchangeThenUpdate final : public GradientSink {
   // rank decides alike in finish(). On a device, where sums are not checked, it sends nothing
   // (weight 0) and the trainer's step status stops or skips every rank after the step.
   void begin(double weight, bool loss_finite) override {
-    exchange_.begin(loss_finite ? weight
+    exchange_.begin(loss_finite    ? weight
                     : host_memory_ ? std::numeric_limits<double>::quiet_NaN()
                                    : 0.0);
   }

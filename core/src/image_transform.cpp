@@ -12,7 +12,8 @@ namespace dtnn {
 ResampleAxis ResampleAxis::make(std::int64_t in, double central_crop, std::int64_t resize) {
   ResampleAxis a;
   a.in = in;
-  const auto margin = static_cast<std::int64_t>(std::nearbyint(double(in) * (1.0 - central_crop) / 2.0));
+  const auto margin =
+      static_cast<std::int64_t>(std::nearbyint(double(in) * (1.0 - central_crop) / 2.0));
   const std::int64_t window = in - 2 * margin;
   if (window < 1)
     throw Error("dataset.transform_central_crop: " + std::to_string(central_crop) +
@@ -21,7 +22,8 @@ ResampleAxis ResampleAxis::make(std::int64_t in, double central_crop, std::int64
   const double step = double(window) / double(a.out);
   for (std::int64_t i = 0; i < a.out; ++i) {
     // The centre of output pixel i, in source coordinates (pixel centres at integers).
-    const double s = std::clamp(double(margin) + (double(i) + 0.5) * step - 0.5, 0.0, double(in - 1));
+    const double s =
+        std::clamp(double(margin) + (double(i) + 0.5) * step - 0.5, 0.0, double(in - 1));
     const auto f = static_cast<std::int64_t>(std::floor(s));
     a.first.push_back(f);
     a.weight.push_back(s - double(f));

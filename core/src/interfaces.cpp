@@ -66,7 +66,8 @@ std::vector<Tensor> zeros_like(std::span<const Parameter> parameters) {
   std::vector<Tensor> out;
   out.reserve(parameters.size());
   for (const Parameter& p : parameters)
-    out.push_back(Tensor::zeros(p.value.shape(), p.value.dtype(), p.value.layout(), p.value.device()));
+    out.push_back(
+        Tensor::zeros(p.value.shape(), p.value.dtype(), p.value.layout(), p.value.device()));
   return out;
 }
 

@@ -107,7 +107,8 @@ void LayerChain::backward(const Tensor& dy_in, Tensor* dx, GradientListener* lis
       if (i == 0 && dx) dx->copy_from(dy);
       continue;
     }
-    Tensor out = i > 0 ? (wants_dx ? next_buffer->view(x.shape()) : Tensor()) : (dx ? *dx : Tensor());
+    Tensor out =
+        i > 0 ? (wants_dx ? next_buffer->view(x.shape()) : Tensor()) : (dx ? *dx : Tensor());
     layer_profile::timed(*layers_[i], x.shape(), false, [&] {
       layers_[i]->backward(x, views_[i], dy, wants_dx ? &out : nullptr);
     });

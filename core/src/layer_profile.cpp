@@ -16,7 +16,7 @@ namespace {
 struct State {
   bool on = false;
   Device device = Device::cpu;
-  std::map<std::string, Tally> kinds;         // every layer but blocks
+  std::map<std::string, Tally> kinds;       // every layer but blocks
   std::map<const Layer*, Tally> instances;  // every layer
 };
 
@@ -74,8 +74,8 @@ std::string table(std::size_t rows) {
     return std::string(b);
   };
   std::vector<std::vector<std::string>> cells;
-  cells.push_back({"Layer kind (input, weights, geometry)", "calls", "forward ms", "backward ms",
-                   "share"});
+  cells.push_back(
+      {"Layer kind (input, weights, geometry)", "calls", "forward ms", "backward ms", "share"});
   for (std::size_t i = 0; i < sorted.size() && i < rows; ++i) {
     const auto& [kind, t] = sorted[i];
     char share[16];
@@ -86,8 +86,8 @@ std::string table(std::size_t rows) {
   }
   std::string out = detail::format_table(cells, {1, 2, 3, 4});
   if (sorted.size() > rows)
-    out += "(" + std::to_string(sorted.size() - rows) + " more kinds, " +
-           "each below the last row)\n";
+    out +=
+        "(" + std::to_string(sorted.size() - rows) + " more kinds, " + "each below the last row)\n";
   return out;
 }
 

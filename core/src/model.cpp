@@ -9,8 +9,8 @@
 #include "dtnn/config.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
-#include "dtnn/layer_profile.hpp"
 #include "dtnn/layer_chain.hpp"
+#include "dtnn/layer_profile.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/rng.hpp"
@@ -149,7 +149,8 @@ void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions, const Re
   std::map<std::string, std::vector<FusionRule>> rules_of;
   auto rules = [&](const std::string& type) -> const std::vector<FusionRule>& {
     auto it = rules_of.find(type);
-    if (it == rules_of.end()) it = rules_of.emplace(type, fusion_rules(registry, type, device)).first;
+    if (it == rules_of.end())
+      it = rules_of.emplace(type, fusion_rules(registry, type, device)).first;
     return it->second;
   };
   // The rule of specs[i] that applies to the layers after it, or null.
@@ -178,8 +179,8 @@ void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions, const Re
     for (std::size_t k = 0; k < rule->absorbs.size(); ++k) {
       const LayerSpec& absorbed = specs[i + 1 + k];
       const auto def = defaults.find(rule->into[k]);
-      fused[rule->into[k]] = def != defaults.end() && def->is_string() ? json(absorbed.type)
-                                                                       : absorbed.params.json();
+      fused[rule->into[k]] =
+          def != defaults.end() && def->is_string() ? json(absorbed.type) : absorbed.params.json();
     }
     out.push_back(LayerSpec{specs[i].type, Params(fused, specs[i].params.where())});
     i += 1 + rule->absorbs.size();
@@ -220,7 +221,8 @@ ModelSpec parse_model_spec(const json& j, const std::string& where) {
   if (!j.contains("layers")) throw Error(where + ": missing \"layers\"");
   if (expanded_layers(j["layers"]) > kMaxModelLayers)
     throw Error(where + ": layers: its repeat blocks expand to more than " +
-                std::to_string(kMaxModelLayers) + " layers (the largest zoo model has about 3,600)");
+                std::to_string(kMaxModelLayers) +
+                " layers (the largest zoo model has about 3,600)");
   parse_layers(j["layers"], where + ": layers", spec.layers);
   if (spec.layers.empty()) throw Error(where + ": layers: the model has no layers");
   return spec;

@@ -29,16 +29,19 @@ double NpyArray::value(std::int64_t i) const {
   };
   if (kind == 'f') return item_size == 4 ? read(float()) : read(double());
   if (kind == 'u')
-    return item_size == 1 ? read(std::uint8_t()) : item_size == 2 ? read(std::uint16_t())
-         : item_size == 4 ? read(std::uint32_t()) : read(std::uint64_t());
-  return item_size == 1 ? read(std::int8_t()) : item_size == 2 ? read(std::int16_t())
-       : item_size == 4 ? read(std::int32_t()) : read(std::int64_t());
+    return item_size == 1   ? read(std::uint8_t())
+           : item_size == 2 ? read(std::uint16_t())
+           : item_size == 4 ? read(std::uint32_t())
+                            : read(std::uint64_t());
+  return item_size == 1   ? read(std::int8_t())
+         : item_size == 2 ? read(std::int16_t())
+         : item_size == 4 ? read(std::int32_t())
+                          : read(std::int64_t());
 }
 
 std::string NpyArray::shape_str() const {
   std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
@@ -205,10 +208,11 @@ std::vector<std::pair<std::string, NpyArray>> read_npz_bytes(const std::string& 
       throw Error(where + ": compression method " + std::to_string(method) +
                   " (expected stored or deflate)");
     }
-    if (crc32(0, reinterpret_cast<const Bytef*>(content.data()), static_cast<uInt>(content.size())) !=
-        crc)
+    if (crc32(0, reinterpret_cast<const Bytef*>(content.data()),
+              static_cast<uInt>(content.size())) != crc)
       throw Error(where + ": CRC-32 mismatch (corrupt archive)");
-    std::string key = name.size() > 4 && name.ends_with(".npy") ? name.substr(0, name.size() - 4) : name;
+    std::string key =
+        name.size() > 4 && name.ends_with(".npy") ? name.substr(0, name.size() - 4) : name;
     arrays.emplace_back(key, parse_npy(reinterpret_cast<const std::uint8_t*>(content.data()),
                                        content.size(), where));
   }
@@ -239,7 +243,8 @@ void write_npz(const fs::path& file, const std::vector<std::pair<std::string, Np
     put(central, 0, 2), put(central, 0, 2), put(central, 0, 2), put(central, 0, 2);
     put(central, 0, 4), put(central, offset, 4);
     central += name;
-    if (out.size() > 0xffffffffu) throw Error(file.string() + ": over 4 GiB (zip64 is not supported)");
+    if (out.size() > 0xffffffffu)
+      throw Error(file.string() + ": over 4 GiB (zip64 is not supported)");
   }
   const auto central_at = static_cast<std::uint32_t>(out.size());
   out += central;

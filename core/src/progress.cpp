@@ -9,7 +9,9 @@
 
 namespace dtnn {
 
-std::string format_rate(double v) { return detail::group_thousands(static_cast<std::int64_t>(v + 0.5)); }
+std::string format_rate(double v) {
+  return detail::group_thousands(static_cast<std::int64_t>(v + 0.5));
+}
 
 std::string format_metrics(const std::string& prefix, double loss,
                            const std::map<std::string, double>& metrics) {
@@ -40,14 +42,15 @@ void Progress::print(const std::string& line) const {
 }
 
 bool Progress::draw_due(std::int64_t step, std::int64_t steps) const {
-  return bar_ && (step + 1 == steps ||
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - last_draw_)
-                          .count() > 0.2);
+  return bar_ &&
+         (step + 1 == steps ||
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - last_draw_).count() >
+              0.2);
 }
 
-void Progress::draw(std::int64_t epoch, std::int64_t epochs, std::int64_t step,
-                    std::int64_t steps, double samples, std::int64_t epoch_samples,
-                    double seconds, double loss, const std::map<std::string, double>& metrics) {
+void Progress::draw(std::int64_t epoch, std::int64_t epochs, std::int64_t step, std::int64_t steps,
+                    double samples, std::int64_t epoch_samples, double seconds, double loss,
+                    const std::map<std::string, double>& metrics) {
   last_draw_ = std::chrono::steady_clock::now();
   const int width = 30;
   const int done = static_cast<int>(width * (step + 1) / steps);

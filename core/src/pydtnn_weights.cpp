@@ -21,8 +21,8 @@ void permute(const S* src, D* dst, const std::vector<std::int64_t>& dims,
   for (std::size_t i = r - 1; i-- > 0;) stride[i] = stride[i + 1] * dims[i + 1];
   for (std::size_t i = 0; i < r; ++i) cdims[i] = dims[static_cast<std::size_t>(perm[i])];
   for (std::size_t i = r - 1; i-- > 0;) cstride[i] = cstride[i + 1] * cdims[i + 1];
-  const std::int64_t n = std::accumulate(dims.begin(), dims.end(), std::int64_t(1),
-                                         std::multiplies<>());
+  const std::int64_t n =
+      std::accumulate(dims.begin(), dims.end(), std::int64_t(1), std::multiplies<>());
   std::vector<std::int64_t> index(r, 0);  // over canonical dims
   for (std::int64_t c = 0; c < n; ++c) {
     std::int64_t at = 0;
@@ -42,8 +42,9 @@ using Entry = PydtnnArrays::Entry;
 
 std::vector<Entry> entries_of(Model& model) {
   PydtnnArrays arrays(model.options().layout);
-  arrays.walk(model.num_layers(), [&](std::size_t i) -> Layer& { return model.layer(i); },
-              model.input_shape());
+  arrays.walk(
+      model.num_layers(), [&](std::size_t i) -> Layer& { return model.layer(i); },
+      model.input_shape());
   return arrays.entries();
 }
 
@@ -114,7 +115,8 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
       throw Error(file.string() + ": " + e.key + " holds integers: expected float32 or float64");
     if (it->second->shape != e.file_shape())
       throw Error(file.string() + ": " + e.key + " has shape " + it->second->shape_str() +
-                  ", the model needs " + NpyArray{e.tensor.dtype(), e.file_shape(), {}}.shape_str());
+                  ", the model needs " +
+                  NpyArray{e.tensor.dtype(), e.file_shape(), {}}.shape_str());
   }
   for (const Entry& e : entries) {
     const NpyArray& a = *by_key.at(e.key);
@@ -123,8 +125,7 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
       using T = decltype(z);
       dispatch_dtype(a.dtype, [&](auto s) {
         using S = decltype(s);
-        permute(reinterpret_cast<const S*>(a.data.data()), host.data<T>(), e.dims, e.perm,
-                false);
+        permute(reinterpret_cast<const S*>(a.data.data()), host.data<T>(), e.dims, e.perm, false);
       });
     });
     Tensor(e.tensor).copy_from(host);

@@ -37,9 +37,9 @@ const char* to_string(PluginRecord::Status s) {
 
 namespace {
 
-const std::set<std::string> kKinds = {"layer",   "conv",         "optimizer", "scheduler",
-                                      "dataset", "communicator", "loss",      "metric",
-                                      "device",  "device_communicator"};
+const std::set<std::string> kKinds = {
+    "layer",        "conv", "optimizer", "scheduler", "dataset",
+    "communicator", "loss", "metric",    "device",    "device_communicator"};
 
 fs::path executable_dir() {
   std::error_code ec;
@@ -321,8 +321,7 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
                 (device == Device::cpu || name == to_string(device)
                      ? ""
                      : std::string(" on ") + to_string(device)) +
-                " is " +
-                to_string(rec->status) + " on this machine: " + rec->reason + " (" +
+                " is " + to_string(rec->status) + " on this machine: " + rec->reason + " (" +
                 rec->file.string() + ")");
 
   json merged = json::parse(rec->parameters);

@@ -21,7 +21,7 @@ extern "C" void on_stop_signal(int signal) {
 }  // namespace
 
 void install_stop_handlers() {
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // a read or write in progress goes on

@@ -87,7 +87,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Layout layout, Device devi
   const auto bytes_or = checked_mul(t.numel(), static_cast<std::int64_t>(dtype_size(dtype)));
   if (!bytes_or) throw Error("a tensor of shape " + shape.str() + " needs more than 2^63 bytes");
   const std::size_t bytes = static_cast<std::size_t>(*bytes_or);
-  check_fits_in_memory(bytes, "a " + std::string(to_string(dtype)) + " tensor of shape " + shape.str());
+  check_fits_in_memory(bytes,
+                       "a " + std::string(to_string(dtype)) + " tensor of shape " + shape.str());
   if (device != Device::cpu) {
     t.storage_ = device_runtime(device).allocate(bytes);
     t.data_ = t.storage_.get();

@@ -2,11 +2,10 @@
 
 #include <unistd.h>
 
-#include <csignal>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -15,9 +14,9 @@
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/device.hpp"
+#include "dtnn/epoch_order.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/file_io.hpp"
-#include "dtnn/epoch_order.hpp"
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/gradient_sink.hpp"
 #include "dtnn/log.hpp"
@@ -89,17 +88,19 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   if (train_end_ <= 0 && options_.epochs > 0 && !options_.evaluate_only)
     throw Error("dataset: no training samples left after the validation split");
   epoch_samples_ = options_.dataset_percentage > 0
-                       ? std::max<std::int64_t>(1, std::llround(double(train_end_) *
-                                                               options_.dataset_percentage))
+                       ? std::max<std::int64_t>(
+                             1, std::llround(double(train_end_) * options_.dataset_percentage))
                        : train_end_;
 
   const Layout layout = model_.options().layout;
   const DType dtype = model_.options().dtype;
   x_ = Tensor::empty(dataset_.sample_shape(layout).with_batch(max_batch), dtype, layout);
   y_ = Tensor::empty(Shape{max_batch, dataset_.num_classes()}, dtype, layout);
-  if (const auto means = static_cast<std::int64_t>(options_.augment.channel_mean.size()); means > 0) {
+  if (const auto means = static_cast<std::int64_t>(options_.augment.channel_mean.size());
+      means > 0) {
     const Shape sample = dataset_.sample_shape(layout);
-    const std::int64_t channels = sample.rank() == 3 ? sample[layout == Layout::nhwc ? 2 : 0] : sample[sample.rank() - 1];
+    const std::int64_t channels =
+        sample.rank() == 3 ? sample[layout == Layout::nhwc ? 2 : 0] : sample[sample.rank() - 1];
     if (channels != means)
       throw Error("dataset.normalize_mean: " + std::to_string(means) + " values, but the samples " +
                   sample.str() + " have " + std::to_string(channels) + " channels");
@@ -158,8 +159,8 @@ std::pair<Tensor, Tensor> Trainer::to_model_device(const Tensor& x, const Tensor
   Tensor xd = x_device_[slot].slice_batch(0, n), yd = y_device_[slot].slice_batch(0, n);
   // The host buffers are refilled only after the loss of this batch has been read back, which
   // waits for these copies.
-  device_runtime(xd.device()).upload_async({{xd.raw(), x.raw(), x.bytes()},
-                                            {yd.raw(), y.raw(), y.bytes()}});
+  device_runtime(xd.device())
+      .upload_async({{xd.raw(), x.raw(), x.bytes()}, {yd.raw(), y.raw(), y.bytes()}});
   return {xd, yd};
 }
 
@@ -245,7 +246,7 @@ std::map<std::string, double> Trainer::metric_values(std::span<const double> tot
 EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) {
   auto t0 = Clock::now();
   EvalResult r;
-  loader_->settle();  // its thread reads the dataset too
+  loader_->settle();                                           // its thread reads the dataset too
   std::vector<double> totals(metric_totals_.size() + 2, 0.0);  // metrics..., loss sum, samples
   std::vector<std::int64_t> idx(static_cast<std::size_t>(options_.eval_batch_size));
   // Each rank evaluates its own contiguous share; the sums are reduced.
@@ -293,7 +294,8 @@ std::string Trainer::nonfinite_report(std::int64_t epoch, std::int64_t step, std
   const auto found = allgather_text(comm_, nonfinite_where_, 159, "non-finite report");
   std::string where;
   for (std::size_t r = 0; r < found.size() && where.empty(); ++r)
-    if (!found[r].empty()) where = found[r] + (found.size() > 1 ? " on rank " + std::to_string(r) : "");
+    if (!found[r].empty())
+      where = found[r] + (found.size() > 1 ? " on rank " + std::to_string(r) : "");
   char lr[32];
   std::snprintf(lr, sizeof lr, "%g", optimizer_.learning_rate());
   return "training stopped at epoch " + std::to_string(epoch + 1) + ", batch " +
@@ -310,8 +312,7 @@ std::string Trainer::stop_report(int signal, const CheckpointPosition& at, std::
   const std::string name = signal == SIGINT ? "SIGINT" : "SIGTERM";
   std::string s = "training stopped by " + name + " after epoch " + std::to_string(at.epoch + 1) +
                   ", batch " + std::to_string(at.step) + " of " + std::to_string(steps) + "; ";
-  if (checkpoint.empty())
-    return s + "no checkpoint written (output.checkpoint_dir is not set)";
+  if (checkpoint.empty()) return s + "no checkpoint written (output.checkpoint_dir is not set)";
   return s + "checkpoint " + checkpoint.string() + " written (go on with --resume " +
          checkpoint.parent_path().string() + ")";
 }
@@ -362,7 +363,8 @@ void Trainer::start_run(Run& run) {
     if (comm_.rank() == 0) {
       std::error_code ec;
       std::filesystem::create_directories(file.parent_path(), ec);
-      write_file_atomically(file.string(), encode_checkpoint(model_, &optimizer_, checkpoint_info(run)));
+      write_file_atomically(file.string(),
+                            encode_checkpoint(model_, &optimizer_, checkpoint_info(run)));
     }
     return file.string();
   };
@@ -425,16 +427,17 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   RankCounts& counts = *run.counts;
   run.state.batch = s;
   for (auto& sc : schedulers_) sc->on_batch_begin(run.state);
-  for (int r = 0; r < ranks; ++r) counts.step[static_cast<std::size_t>(r)] = run.order->part(s, r).second;
+  for (int r = 0; r < ranks; ++r)
+    counts.step[static_cast<std::size_t>(r)] = run.order->part(s, r).second;
   const std::int64_t n = counts.step[static_cast<std::size_t>(me)];
   const bool sync_gradients =
       ranks > 1 && sync.frequency == 0 && RankCounts::available(counts.step) >= sync.min_available;
   const double weight =
       sync_gradients ? rank_weight(sync.algorithm, sync.participation, counts.step, me) : 1.0;
   const auto t0 = Clock::now();
-  const double loss = train_step(run.order->indices(s, me), weight, sync_gradients,
-                                 s + 1 < steps ? run.order->indices(s + 1, me)
-                                               : std::span<const std::int64_t>{});
+  const double loss =
+      train_step(run.order->indices(s, me), weight, sync_gradients,
+                 s + 1 < steps ? run.order->indices(s + 1, me) : std::span<const std::int64_t>{});
   // A stop request (SIGINT, SIGTERM) and a step whose values were not finite, summed over ranks.
   double status[2] = {stop_requested() != 0 ? 1.0 : 0.0, step_nonfinite_ ? 1.0 : 0.0};
   if (ranks > 1) comm_.allreduce_sum(status, 2, DType::float64, "step status");
@@ -448,7 +451,8 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   counts.add_step();
   if (ranks > 1 && sync.frequency > 0 && (run.global_step + 1) % sync.frequency == 0) {
     if (RankCounts::available(counts.since_sync) >= sync.min_available)  // model averaging
-      exchange_->average_weights(rank_weight(sync.algorithm, sync.participation, counts.since_sync, me));
+      exchange_->average_weights(
+          rank_weight(sync.algorithm, sync.participation, counts.since_sync, me));
     std::fill(counts.since_sync.begin(), counts.since_sync.end(), 0);
   }
   const double dt = seconds_since(t0);
@@ -461,10 +465,10 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   run.position = {epoch, s + 1, run.global_step};
   for (auto& sc : schedulers_) sc->on_batch_end(run.state);
   if (status[0] > 0) {  // stopped by a signal: at this batch boundary, on every rank
-    history.stopped = stop_report(stop_requested(), run.position, steps,
-                                  run.checkpoints ? run.checkpoints->save(model_, optimizer_,
-                                                                          checkpoint_info(run))
-                                                  : std::filesystem::path());
+    history.stopped = stop_report(
+        stop_requested(), run.position, steps,
+        run.checkpoints ? run.checkpoints->save(model_, optimizer_, checkpoint_info(run))
+                        : std::filesystem::path());
     history.exit_code = 128 + (stop_requested() ? stop_requested() : SIGTERM);
     return false;
   }
@@ -488,7 +492,8 @@ void Trainer::end_epoch(Run& run, std::int64_t epoch, Progress& progress, Histor
   EpochRecord rec;
   rec.epoch = epoch + 1;
   rec.samples = static_cast<std::int64_t>(run.global.back());
-  rec.loss = rec.samples ? run.global[run.global.size() - 2] / static_cast<double>(rec.samples) : 0.0;
+  rec.loss =
+      rec.samples ? run.global[run.global.size() - 2] / static_cast<double>(rec.samples) : 0.0;
   rec.metrics = metric_values(run.global);
   rec.matrices = metric_matrices(run.global);
   rec.seconds = run.seconds;

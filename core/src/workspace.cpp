@@ -10,7 +10,8 @@ void Workspace::Free::operator()(std::byte* p) const { std::free(p); }
 
 void Workspace::reserve(std::size_t bytes) {
   if (bytes <= bytes_) return;
-  data_.reset(allocate_aligned(bytes));  // nothing in it needs keeping: reservations happen before any pass
+  data_.reset(
+      allocate_aligned(bytes));  // nothing in it needs keeping: reservations happen before any pass
   bytes_ = bytes;
   user_ = nullptr;
 }

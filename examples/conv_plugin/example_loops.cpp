@@ -71,5 +71,5 @@ Plugin* create(const Params&, const PluginContext&) { return new ExampleLoops();
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "example_loops", "example out-of-tree plugin: plain loops, NHWC float32", R"({})",
-            create)
+DTNN_PLUGIN("conv", "example_loops", "example out-of-tree plugin: plain loops, NHWC float32",
+            R"({})", create)

@@ -72,8 +72,7 @@ Plugin* create(const Params& p, const PluginContext&) { return new ChannelScale(
 // Conformance (dtnn check-plugin) at images in both layouts and at flat inputs.
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "channel_scale",
                    .description = "example out-of-tree layer: y = x * gamma[c] + beta[c]",
-                   .parameters = example::kParameters,
-                   .traits = R"({"conformance": [
+                   .parameters = example::kParameters, .traits = R"({"conformance": [
                        {"params": {"gamma": 0.5, "beta": 0.1}, "input": [4, 3, 5]},
                        {"params": {}, "input": [6], "batch": 3}]})",
                    .factory = create)

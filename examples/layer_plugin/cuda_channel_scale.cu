@@ -85,10 +85,9 @@ class CudaChannelScale final : public Layer {
           static_cast<T*>(gamma_.grad.raw()), static_cast<T*>(beta_.grad.raw()),
           static_cast<const T*>(x.raw()), static_cast<const T*>(dy.raw()), n, index_);
       if (dx)
-        dx_kernel<<<blocks(n), kThreads, 0, s>>>(static_cast<T*>(dx->raw()),
-                                                 static_cast<const T*>(dy.raw()),
-                                                 static_cast<const T*>(gamma_.value.raw()), n,
-                                                 index_);
+        dx_kernel<<<blocks(n), kThreads, 0, s>>>(
+            static_cast<T*>(dx->raw()), static_cast<const T*>(dy.raw()),
+            static_cast<const T*>(gamma_.value.raw()), n, index_);
     });
     check_launch();
   }

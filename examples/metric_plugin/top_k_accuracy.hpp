@@ -12,8 +12,7 @@ using namespace dtnn;
 struct TopKRule : rules::MeanRule {
   std::int64_t k = 5;
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     const T target = p[rules::argmax(t, m)];
     std::int64_t above = 0;
     for (std::int64_t j = 0; j < m; ++j) above += p[j] > target ? 1 : 0;

@@ -12,4 +12,5 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) { return n
 }  // namespace
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "test_unavailable",
-                   .description = "test double: always unavailable", .probe = probe, .factory = create)
+                   .description = "test double: always unavailable", .probe = probe,
+                   .factory = create)

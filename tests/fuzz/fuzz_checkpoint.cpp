@@ -7,7 +7,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace dtnn;
   static std::shared_ptr<Optimizer> sgd = [] {
     auto o = fuzz::plugins().create_as<Optimizer>(
-        "optimizer", "sgd", Params(nlohmann::json{{"learning_rate", 0.1}, {"momentum", 0.9}}, "sgd"));
+        "optimizer", "sgd",
+        Params(nlohmann::json{{"learning_rate", 0.1}, {"momentum", 0.9}}, "sgd"));
     o->build(fuzz::tiny_model().parameters());
     return o;
   }();

@@ -24,8 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                  "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
   const auto dir = fuzz::scratch() / "mnist";
   for (int i = 0; i < 4; ++i)
-    fuzz::write(dir / kNames[i], i % 2 == 0 ? idx(0x803, {2, 28, 28}, 2 * 28 * 28)
-                                            : idx(0x801, {2}, 2));
+    fuzz::write(dir / kNames[i],
+                i % 2 == 0 ? idx(0x803, {2, 28, 28}, 2 * 28 * 28) : idx(0x801, {2}, 2));
   fuzz::write(dir / kNames[data[0] % 4], fuzz::text(data + 1, size - 1));
   fuzz::expect_clear_errors([&] {
     fuzz::plugins().create_as<Dataset>("dataset", "mnist",

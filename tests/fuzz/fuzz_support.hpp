@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -54,8 +54,8 @@ inline const std::filesystem::path& scratch() {
 
 inline void write(const std::filesystem::path& file, const std::string& bytes) {
   std::filesystem::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(),
-                                                                static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(file, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // The tiny model of the checkpoint and weights targets (their seeds were written for it):
@@ -63,7 +63,8 @@ inline void write(const std::filesystem::path& file, const std::string& bytes) {
 inline Model& tiny_model() {
   static const std::unique_ptr<Model> model = [] {
     ModelSpec spec = parse_model_spec(nlohmann::json::parse(R"({"name": "tiny", "layers": [
-        {"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]})"), "tiny");
+        {"type": "flatten"}, {"type": "fc", "units": 3}, {"type": "softmax"}]})"),
+                                      "tiny");
     ModelOptions options;
     options.max_batch = 2;
     return std::make_unique<Model>(spec, options, Shape{2, 2, 1}, plugins());

@@ -39,7 +39,6 @@ const Registry& plugins() {
   return registry;
 }
 
-
 // The largest |a - b| / (1 + |a|) over the elements (b copied back from wherever it is).
 double max_difference(const Tensor& a, const Tensor& b) {
   REQUIRE(a.numel() == b.numel());
@@ -121,16 +120,18 @@ const std::vector<Case>& layer_cases() {
       {"dropout", {{"rate", 0.0}}, Shape{8}},
       // A residual block (conv path beside the identity) and an inception-like concat.
       {"add",
-       {{"paths", json::array({json::array({{{"type", "conv2d"}, {"filters", 3}, {"kernel", 3},
-                                             {"padding", 1}},
-                                            {{"type", "batchnorm"}}}),
-                               json::array()})}},
+       {{"paths",
+         json::array(
+             {json::array({{{"type", "conv2d"}, {"filters", 3}, {"kernel", 3}, {"padding", 1}},
+                           {{"type", "batchnorm"}}}),
+              json::array()})}},
        Shape{3, 6, 6}},
       {"concat",
-       {{"paths", json::array({json::array({{{"type", "conv2d"}, {"filters", 4}, {"kernel", 1}}}),
-                               json::array(),
-                               json::array({{{"type", "maxpool2d"}, {"pool", 3}, {"stride", 1},
-                                             {"padding", 1}}})})}},
+       {{"paths",
+         json::array(
+             {json::array({{{"type", "conv2d"}, {"filters", 4}, {"kernel", 1}}}), json::array(),
+              json::array(
+                  {{{"type", "maxpool2d"}, {"pool", 3}, {"stride", 1}, {"padding", 1}}})})}},
        Shape{2, 5, 5}},
   };
   return cases;
@@ -155,8 +156,10 @@ TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
   int zeros = 0;
   for (std::int64_t i = 0; i < h.numel(); ++i) {
     const double v = h.data<double>()[i];
-    if (v == 0) ++zeros;
-    else CHECK(std::abs(v - x.data<double>()[i] / 0.7) < 1e-12);
+    if (v == 0)
+      ++zeros;
+    else
+      CHECK(std::abs(v - x.data<double>()[i] / 0.7) < 1e-12);
   }
   CHECK(zeros > 2700);
   CHECK(zeros < 3300);
@@ -169,11 +172,12 @@ TEST_CASE("GPU losses match the CPU losses: value and gradients") {
       CAPTURE(to_string(dtype));
       const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
       auto cpu = plugins().create_as<Loss>("loss", name, Params(json::object(), name));
-      auto gpu = plugins().create_as<Loss>("loss", name, Params(json::object(), name), {},
-                                           Device::cuda);
+      auto gpu =
+          plugins().create_as<Loss>("loss", name, Params(json::object(), name), {}, Device::cuda);
       // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
       const Shape shape{8, 5};
-      Tensor p = testing::random_tensor(shape, dtype, 6), t = Tensor::zeros(shape, dtype, Layout::nchw);
+      Tensor p = testing::random_tensor(shape, dtype, 6),
+             t = Tensor::zeros(shape, dtype, Layout::nchw);
       dispatch_dtype(dtype, [&](auto z) {
         using T = decltype(z);
         T *pp = p.data<T>(), *tp = t.data<T>();
@@ -205,62 +209,60 @@ TEST_CASE("every GPU metric adds up the totals its CPU twin adds up") {
     if (r.kind == "metric" && r.device == Device::cpu) names.push_back(r.name);
   REQUIRE(names.size() >= 11);
   for (const std::string& name : names) try {  // a twin that throws fails alone
-    CAPTURE(name);
-    auto cpu = plugins().create_as<Metric>("metric", name, Params());
-    auto gpu = plugins().create_as<Metric>("metric", name, Params(), {}, Device::cuda);
-    REQUIRE(gpu->device() == Device::cuda);
-    for (const DType dtype : {DType::float32, DType::float64})
-      for (const std::int64_t cols : {1, 2, 10})
-        for (const std::int64_t rows : {1, 7, 300}) {  // more rows than a block has threads
-          CAPTURE(dtype);
-          CAPTURE(cols);
-          CAPTURE(rows);
-          cpu->set_classes(cols);
-          gpu->set_classes(cols);
-          const Shape shape{rows, cols};
-          Tensor p = testing::random_tensor(shape, dtype, 20 + std::uint64_t(cols)),
-                 t = Tensor::zeros(shape, dtype, Layout::nchw);
-          dispatch_dtype(dtype, [&](auto z) {
-            using T = decltype(z);
-            T* pd = p.data<T>();
-            for (std::int64_t r = 0; r < rows; ++r) {
-              const std::int64_t k = cols == 1 ? 0 : (r * 7) % cols;
-              t.data<T>()[r * cols + k] = cols == 1 ? T(r % 2) : T(1);
-              if (r % 3 == 0) pd[r * cols + k] = T(2);                 // a sure match
-              if (r % 5 == 0) pd[r * cols + cols - 1] = pd[r * cols];  // a tie: the first wins
+      CAPTURE(name);
+      auto cpu = plugins().create_as<Metric>("metric", name, Params());
+      auto gpu = plugins().create_as<Metric>("metric", name, Params(), {}, Device::cuda);
+      REQUIRE(gpu->device() == Device::cuda);
+      for (const DType dtype : {DType::float32, DType::float64})
+        for (const std::int64_t cols : {1, 2, 10})
+          for (const std::int64_t rows : {1, 7, 300}) {  // more rows than a block has threads
+            CAPTURE(dtype);
+            CAPTURE(cols);
+            CAPTURE(rows);
+            cpu->set_classes(cols);
+            gpu->set_classes(cols);
+            const Shape shape{rows, cols};
+            Tensor p = testing::random_tensor(shape, dtype, 20 + std::uint64_t(cols)),
+                   t = Tensor::zeros(shape, dtype, Layout::nchw);
+            dispatch_dtype(dtype, [&](auto z) {
+              using T = decltype(z);
+              T* pd = p.data<T>();
+              for (std::int64_t r = 0; r < rows; ++r) {
+                const std::int64_t k = cols == 1 ? 0 : (r * 7) % cols;
+                t.data<T>()[r * cols + k] = cols == 1 ? T(r % 2) : T(1);
+                if (r % 3 == 0) pd[r * cols + k] = T(2);                 // a sure match
+                if (r % 5 == 0) pd[r * cols + cols - 1] = pd[r * cols];  // a tie: the first wins
+              }
+            });
+            std::vector<double> tc(cpu->num_totals(), 0.0), tg(gpu->num_totals(), 0.0);
+            REQUIRE(tc.size() == tg.size());
+            cpu->accumulate(p, t, tc);
+            gpu->accumulate(p.to(Device::cuda), t.to(Device::cuda), tg);
+            for (std::size_t i = 0; i < tc.size(); ++i) {
+              CAPTURE(i);
+              CHECK(tg[i] == doctest::Approx(tc[i]).epsilon(1e-12));
             }
-          });
-          std::vector<double> tc(cpu->num_totals(), 0.0), tg(gpu->num_totals(), 0.0);
-          REQUIRE(tc.size() == tg.size());
-          cpu->accumulate(p, t, tc);
-          gpu->accumulate(p.to(Device::cuda), t.to(Device::cuda), tg);
-          for (std::size_t i = 0; i < tc.size(); ++i) {
-            CAPTURE(i);
-            CHECK(tg[i] == doctest::Approx(tc[i]).epsilon(1e-12));
+            CHECK(gpu->value(tg) == doctest::Approx(cpu->value(tc)).epsilon(1e-12));
           }
-          CHECK(gpu->value(tg) == doctest::Approx(cpu->value(tc)).epsilon(1e-12));
-        }
-  } catch (const std::exception& e) {
-    FAIL_CHECK(name << " threw: " << e.what());
-  }
+    } catch (const std::exception& e) {
+      FAIL_CHECK(name << " threw: " << e.what());
+    }
 }
 
 TEST_CASE("GPU optimizers take the CPU optimizers' steps") {
-  for (const json& o : {json{{"name", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"decay", 0.01}},
-                        json{{"name", "sgd"}, {"rule", "pydtnn"}},
-                        json{{"name", "adam"}, {"decay", 0.001}},
-                        json{{"name", "adam"}, {"rule", "pydtnn"}},
-                        json{{"name", "rmsprop"}, {"decay", 0.01}},
-                        json{{"name", "rmsprop"}, {"rule", "pydtnn"}},
-                        json{{"name", "nadam"}, {"decay", 0.001}},
-                        json{{"name", "nadam"}, {"rule", "pydtnn"}}}) {
+  for (const json& o :
+       {json{{"name", "sgd"}, {"momentum", 0.9}, {"nesterov", true}, {"decay", 0.01}},
+        json{{"name", "sgd"}, {"rule", "pydtnn"}}, json{{"name", "adam"}, {"decay", 0.001}},
+        json{{"name", "adam"}, {"rule", "pydtnn"}}, json{{"name", "rmsprop"}, {"decay", 0.01}},
+        json{{"name", "rmsprop"}, {"rule", "pydtnn"}}, json{{"name", "nadam"}, {"decay", 0.001}},
+        json{{"name", "nadam"}, {"rule", "pydtnn"}}}) {
     CAPTURE(o.dump());
     json params = o;
     params.erase("name");
     const std::string name = o["name"];
     auto cpu = plugins().create_as<Optimizer>("optimizer", name, Params(params, name));
-    auto gpu = plugins().create_as<Optimizer>("optimizer", name, Params(params, name), {},
-                                              Device::cuda);
+    auto gpu =
+        plugins().create_as<Optimizer>("optimizer", name, Params(params, name), {}, Device::cuda);
     Parameter pc{"w", testing::random_tensor(Shape{100}, DType::float64, 4), Tensor()};
     Parameter pg{"w", pc.value.to(Device::cuda), Tensor()};
     cpu->build(std::span<const Parameter>(&pc, 1));
@@ -358,8 +360,11 @@ TEST_CASE("no device memory is allocated or kept across steady-state training st
   json c = read_json_file(std::filesystem::path(DTNN_TEST_SOURCE_DIR) /
                           "configs/fashion_mnist_simplecnn.json");
   c["device"] = "cuda";
-  c["dataset"] = {{"name", "synthetic"}, {"train_samples", 640}, {"test_samples", 64},
-                  {"input_shape", {28, 28, 1}}, {"classes", 10}};
+  c["dataset"] = {{"name", "synthetic"},
+                  {"train_samples", 640},
+                  {"test_samples", 64},
+                  {"input_shape", {28, 28, 1}},
+                  {"classes", 10}};
   c["output"]["progress"] = "none";
   c["training"]["evaluate"] = false;
   Experiment e(make_experiment(c, {}, "gpu-memory"), plugins());

@@ -63,8 +63,8 @@ class DTNN_CORE_EXPORT BatchLoader {
   const Dataset& dataset_;
   AugmentOptions augment_;
   Tensor scratch_;  // augmentation: one sample per thread
-  Slot slots_[2];  // the second only with prefetching
-  int next_ = 0;   // the slot the next batch goes into
+  Slot slots_[2];   // the second only with prefetching
+  int next_ = 0;    // the slot the next batch goes into
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -32,10 +32,10 @@ struct SchedulerState {
 };
 
 struct CheckpointInfo {
-  std::string optimizer;       // optimizer plugin name ("" when the file holds weights only)
-  std::uint64_t seed = 0;      // shuffle seed of the run
+  std::string optimizer;   // optimizer plugin name ("" when the file holds weights only)
+  std::uint64_t seed = 0;  // shuffle seed of the run
   CheckpointPosition position;
-  double learning_rate = 0;    // the optimizer's, as schedulers left it (0: not recorded)
+  double learning_rate = 0;  // the optimizer's, as schedulers left it (0: not recorded)
   std::vector<SchedulerState> schedulers;  // in config order
 };
 
@@ -50,8 +50,9 @@ DTNN_CORE_EXPORT CheckpointInfo load_checkpoint(const std::filesystem::path& fil
                                                 Optimizer* optimizer = nullptr,
                                                 const std::string& optimizer_name = "");
 // The same from the file's bytes; `where` names it in errors.
-DTNN_CORE_EXPORT CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& where,
-                                                  Model& model, Optimizer* optimizer = nullptr,
+DTNN_CORE_EXPORT CheckpointInfo decode_checkpoint(const std::string& bytes,
+                                                  const std::string& where, Model& model,
+                                                  Optimizer* optimizer = nullptr,
                                                   const std::string& optimizer_name = "");
 
 // The folder a run writes its checkpoints to (dir/checkpoint-epoch-NNNN-step-NNNNNN.dtnn, each

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
@@ -30,8 +30,7 @@ class DTNN_CORE_EXPORT Communicator : public Plugin {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // Sum over ranks, in place, count elements of dtype at data.
-  virtual void allreduce_sum(void* data, std::size_t count, DType dtype,
-                             std::string_view name) = 0;
+  virtual void allreduce_sum(void* data, std::size_t count, DType dtype, std::string_view name) = 0;
   virtual std::unique_ptr<CommRequest> iallreduce_sum(void* data, std::size_t count, DType dtype,
                                                       std::string_view name) = 0;
   virtual void broadcast(void* data, std::size_t count, DType dtype, int root,
@@ -52,8 +51,10 @@ class DTNN_CORE_EXPORT Communicator : public Plugin {
 
 // Every rank's text, in rank order (each cut to max_chars), gathered as character codes with one
 // allgather: every rank must call it.
-DTNN_CORE_EXPORT std::vector<std::string> allgather_text(Communicator& comm, const std::string& text,
-                                                         std::size_t max_chars, std::string_view name);
+DTNN_CORE_EXPORT std::vector<std::string> allgather_text(Communicator& comm,
+                                                         const std::string& text,
+                                                         std::size_t max_chars,
+                                                         std::string_view name);
 
 // Ends the whole job (every rank) with this exit code. The mpi plugin installs MPI_Abort here, so
 // an error on one rank does not leave the others waiting in a collective; without a handler it is
@@ -69,8 +70,7 @@ class DTNN_CORE_EXPORT LocalCommunicator final : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void allreduce_sum(void*, std::size_t, DType, std::string_view) override {}
-  std::unique_ptr<CommRequest> iallreduce_sum(void*, std::size_t, DType,
-                                              std::string_view) override;
+  std::unique_ptr<CommRequest> iallreduce_sum(void*, std::size_t, DType, std::string_view) override;
   void broadcast(void*, std::size_t, DType, int, std::string_view) override {}
   void allgather(const void* send, void* recv, std::size_t count, DType dtype,
                  std::string_view) override;

@@ -7,7 +7,8 @@
 //   Ho = (H + 2*pad_h - dil_h*(KH-1) - 1) / stride_h + 1   (likewise Wo)
 // Contract: forward overwrites y; backward_data overwrites dx; backward_filter ACCUMULATES into dw.
 // backward_filter may reuse what the most recent forward computed for the same, unchanged x.
-// Scratch memory comes from workspace() (see workspace.hpp): reserved in prepare, claimed in passes.
+// Scratch memory comes from workspace() (see workspace.hpp): reserved in prepare, claimed in
+// passes.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -129,8 +130,8 @@ template <class T>
 // copy_short: code built once per instruction set calls it, and one copy out of line would serve
 // every variant.)
 template <class T>
-[[gnu::always_inline]] inline void copy_strided(const T* src, std::int64_t ss, T* dst, std::int64_t ds,
-                         std::int64_t count) {
+[[gnu::always_inline]] inline void copy_strided(const T* src, std::int64_t ss, T* dst,
+                                                std::int64_t ds, std::int64_t count) {
   if (ss == 1 && ds == 1) {
     copy_short(src, dst, count);
   } else {

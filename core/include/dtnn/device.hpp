@@ -22,9 +22,9 @@ class Params;
 class Registry;
 
 struct DeviceMemoryStats {
-  std::size_t in_use = 0;       // bytes handed out and not yet returned
-  std::size_t reserved = 0;     // bytes obtained from the driver (in use + cached)
-  std::size_t peak_in_use = 0;  // the most in use at any time
+  std::size_t in_use = 0;               // bytes handed out and not yet returned
+  std::size_t reserved = 0;             // bytes obtained from the driver (in use + cached)
+  std::size_t peak_in_use = 0;          // the most in use at any time
   std::int64_t driver_allocations = 0;  // calls to the driver's allocator (cudaMalloc) so far
 };
 

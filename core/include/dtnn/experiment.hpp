@@ -63,8 +63,8 @@ class DTNN_CORE_EXPORT Experiment {
   std::unique_ptr<Trainer> trainer_;
 };
 
-// The communicator `name` names ("auto": mpi when an MPI launcher started this process, else local);
-// `where` prefixes errors.
+// The communicator `name` names ("auto": mpi when an MPI launcher started this process, else
+// local); `where` prefixes errors.
 DTNN_CORE_EXPORT std::shared_ptr<Communicator> open_communicator(const std::string& name,
                                                                  const Registry& registry,
                                                                  const std::string& where);

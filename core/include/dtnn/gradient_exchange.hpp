@@ -22,8 +22,8 @@
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/core_export.hpp"
-#include "dtnn/nonfinite.hpp"
 #include "dtnn/model.hpp"
+#include "dtnn/nonfinite.hpp"
 
 namespace dtnn {
 
@@ -41,10 +41,10 @@ struct ExchangeOptions {
 };
 
 enum class ExchangeRoute {
-  host,            // a model on the cpu: the host communicator on host memory
-  device_library,  // DeviceCommunicator (NCCL) on device memory, on its stream
-  device_pointers, // the host communicator on device memory (CUDA-aware MPI, gpu.gpudirect)
-  host_staged,     // device buckets copied to pinned host memory, reduced there, copied back
+  host,             // a model on the cpu: the host communicator on host memory
+  device_library,   // DeviceCommunicator (NCCL) on device memory, on its stream
+  device_pointers,  // the host communicator on device memory (CUDA-aware MPI, gpu.gpudirect)
+  host_staged,      // device buckets copied to pinned host memory, reduced there, copied back
 };
 DTNN_CORE_EXPORT const char* to_string(ExchangeRoute route);
 
@@ -99,8 +99,8 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
                                           const std::string& name, bool blocking, int root = -1);
   void landed(std::int64_t offset, std::int64_t count);
   void* at(const Tensor& t, std::int64_t offset) const;  // t's element `offset`
-  void pack_all_values(double weight);  // every parameter's value into flat_
-  void unpack_all_values();             // and back
+  void pack_all_values(double weight);                   // every parameter's value into flat_
+  void unpack_all_values();                              // and back
 
   Model& model_;
   Communicator& comm_;
@@ -108,8 +108,8 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   std::vector<Bucket> buckets_;
   std::vector<std::size_t> bucket_of_, slot_of_;  // per parameter: its bucket and position
   std::vector<std::size_t> started_;              // bucket indices, in start order
-  Tensor flat_;     // every bucket, back to back, on the model's device
-  Tensor staging_;  // host_staged: flat_'s pinned host mirror
+  Tensor flat_;                       // every bucket, back to back, on the model's device
+  Tensor staging_;                    // host_staged: flat_'s pinned host mirror
   DeviceRuntime* runtime_ = nullptr;  // the model's device (null on the cpu)
   ExchangeRoute route_ = ExchangeRoute::host;
   double weight_ = 1;

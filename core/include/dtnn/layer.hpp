@@ -35,14 +35,14 @@ struct LayerBuildContext {
   Device device = Device::cpu;  // where the layer's tensors live (the type's twin there)
   Params device_params;         // the experiment's "gpu" object (tf32, cudnn_auto_conv_alg, ...)
   std::int64_t max_batch = 1;
-  std::uint64_t seed = 0;              // this layer's own seed (initialisers, dropout)
-  const Registry* registry = nullptr;  // conv2d asks it for its ConvAlgorithm
-  std::string conv_algorithm;          // the experiment's conv.algorithm
-  Params conv_params;                  // the experiment's conv object (algorithm options)
+  std::uint64_t seed = 0;                // this layer's own seed (initialisers, dropout)
+  const Registry* registry = nullptr;    // conv2d asks it for its ConvAlgorithm
+  std::string conv_algorithm;            // the experiment's conv.algorithm
+  Params conv_params;                    // the experiment's conv object (algorithm options)
   Communicator* communicator = nullptr;  // the run's, when it has more than one process
-  Workspace* workspace = nullptr;  // scratch memory the model's layers share (null: each its own)
-  bool needs_input_gradient = true;    // false when no layer before has parameters: dx == nullptr
-  Fusions fusions;                     // what blocks apply to the layers of their paths
+  Workspace* workspace = nullptr;    // scratch memory the model's layers share (null: each its own)
+  bool needs_input_gradient = true;  // false when no layer before has parameters: dx == nullptr
+  Fusions fusions;                   // what blocks apply to the layers of their paths
 };
 
 // A trainable tensor and its gradient (same shape and dtype).

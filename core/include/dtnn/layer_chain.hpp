@@ -76,7 +76,7 @@ class DTNN_CORE_EXPORT LayerChain {
   Tensor input_;                 // the x of the last forward
   Shape output_shape_;
   std::vector<std::size_t> first_parameter_;  // layer i owns [first_parameter_[i], [i + 1])
-  std::size_t first_backward_ = 0;  // backward stops here (the first layer that needs it)
+  std::size_t first_backward_ = 0;            // backward stops here (the first layer that needs it)
 };
 
 }  // namespace dtnn

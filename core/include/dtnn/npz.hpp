@@ -22,11 +22,11 @@ struct DTNN_CORE_EXPORT NpyArray {
   DType dtype = DType::float32;  // for kind 'f'
   std::vector<std::int64_t> shape;
   std::vector<std::byte> data;
-  char kind = 'f';     // 'f' float, 'i' signed integer, 'u' unsigned integer
-  int item_size = 4;   // bytes per element
+  char kind = 'f';    // 'f' float, 'i' signed integer, 'u' unsigned integer
+  int item_size = 4;  // bytes per element
 
   std::int64_t numel() const;
-  std::string shape_str() const;  // "(3, 3, 1, 4)"
+  std::string shape_str() const;       // "(3, 3, 1, 4)"
   double value(std::int64_t i) const;  // element i, whatever its type
 };
 

@@ -35,12 +35,12 @@ using PluginProbe = bool (*)(std::string& why_not);
 // Written by the export macros of plugin_api.hpp (a plugin fills it with designated initialisers).
 struct PluginDescriptor {
   std::uint32_t abi_version = 0;
-  const char* kind = "";         // "layer", "conv", "optimizer", "scheduler", "dataset",
-                                 // "communicator", "loss", "metric", "device", ...
-  const char* name = "";         // unique within its kind and device; the name configs use
-  const char* device = "cpu";    // where the objects it creates compute: "cpu" or "cuda". A
-                                 // plugin's twin on another device has the same kind and name.
-  const char* description = "";  // one line
+  const char* kind = "";          // "layer", "conv", "optimizer", "scheduler", "dataset",
+                                  // "communicator", "loss", "metric", "device", ...
+  const char* name = "";          // unique within its kind and device; the name configs use
+  const char* device = "cpu";     // where the objects it creates compute: "cpu" or "cuda". A
+                                  // plugin's twin on another device has the same kind and name.
+  const char* description = "";   // one line
   const char* parameters = "{}";  // JSON object: every parameter with its default
   // JSON object: what the core may know of the plugin before creating anything, by kind (a
   // layer's fusions, a communicator's launchers; docs/plugin-authoring.md lists them).

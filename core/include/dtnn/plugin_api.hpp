@@ -22,19 +22,19 @@
 //
 //   DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "conv2d", .description = "...",
 //                      .parameters = kParameters, .traits = kTraits, .factory = create)
-#define DTNN_EXPORT_PLUGIN(...)                                                                 \
-  extern "C" BOOST_SYMBOL_EXPORT const std::uint32_t dtnn_plugin_abi_version =                  \
-      DTNN_PLUGIN_ABI_VERSION;                                                                  \
-  extern "C" BOOST_SYMBOL_EXPORT const char dtnn_plugin_fingerprint[] = DTNN_BUILD_FINGERPRINT; \
-  namespace dtnn_plugin_detail {                                                                \
-  inline const ::dtnn::PluginDescriptor& descriptor() {                                         \
+#define DTNN_EXPORT_PLUGIN(...)                                                                   \
+  extern "C" BOOST_SYMBOL_EXPORT const std::uint32_t dtnn_plugin_abi_version =                    \
+      DTNN_PLUGIN_ABI_VERSION;                                                                    \
+  extern "C" BOOST_SYMBOL_EXPORT const char dtnn_plugin_fingerprint[] = DTNN_BUILD_FINGERPRINT;   \
+  namespace dtnn_plugin_detail {                                                                  \
+  inline const ::dtnn::PluginDescriptor& descriptor() {                                           \
     static const ::dtnn::PluginDescriptor d{.abi_version = DTNN_PLUGIN_ABI_VERSION, __VA_ARGS__}; \
-    return d;                                                                                   \
-  }                                                                                             \
-  }                                                                                             \
+    return d;                                                                                     \
+  }                                                                                               \
+  }                                                                                               \
   BOOST_DLL_ALIAS(dtnn_plugin_detail::descriptor, dtnn_plugin_descriptor)
 
 // The common case: a CPU plugin, no traits, always available.
-#define DTNN_PLUGIN(Kind, Name, Description, ParametersJson, Factory)                      \
-  DTNN_EXPORT_PLUGIN(.kind = Kind, .name = Name, .description = Description,              \
+#define DTNN_PLUGIN(Kind, Name, Description, ParametersJson, Factory)        \
+  DTNN_EXPORT_PLUGIN(.kind = Kind, .name = Name, .description = Description, \
                      .parameters = ParametersJson, .factory = Factory)

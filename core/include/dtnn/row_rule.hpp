@@ -1,6 +1,7 @@
 // Row rules: how a metric plugin says what one row of a batch adds to its totals, so that one
 // definition runs on the host (dtnn/row_rule_metric.hpp's executor) and in its CUDA twin's kernel
-// (plugins/cuda/common/device_metric.cuh), as an optimizer's update rule does (dtnn/apply_rule.hpp).
+// (plugins/cuda/common/device_metric.cuh), as an optimizer's update rule does
+// (dtnn/apply_rule.hpp).
 //
 // A rule is a small copyable struct, written in the metric's own folder, with
 //

@@ -64,8 +64,7 @@ class RowRuleMetric : public RowRuleMetricBase {
     accumulate_rows(y_pred, y_true, rule_, totals);
   }
   std::int64_t totals_reached(std::int64_t m) const final { return rule_.totals_reached(m); }
-  int row(const double* p, const double* t, std::int64_t m,
-          rules::Contribution* out) const final {
+  int row(const double* p, const double* t, std::int64_t m, rules::Contribution* out) const final {
     return rule_.row(p, t, m, out);
   }
 

@@ -19,10 +19,10 @@
 #include "dtnn/batch_loader.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/core_export.hpp"
-#include "dtnn/nonfinite.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/gradient_sink.hpp"
 #include "dtnn/model_sync.hpp"
+#include "dtnn/nonfinite.hpp"
 #include "dtnn/progress.hpp"
 #include "dtnn/tensor.hpp"
 
@@ -36,9 +36,9 @@ class Scheduler;
 class Communicator;
 
 struct TrainerOptions {
-  std::int64_t batch_size = 64;      // per rank
+  std::int64_t batch_size = 64;        // per rank
   std::int64_t global_batch_size = 0;  // samples per step over all ranks; 0: batch_size x ranks
-  std::int64_t eval_batch_size = 0;  // 0: batch_size
+  std::int64_t eval_batch_size = 0;    // 0: batch_size
   std::int64_t epochs = 1;
   std::int64_t steps_per_epoch = 0;  // 0: the whole training split
   double validation_split = 0.0;     // last fraction of the training split
@@ -47,9 +47,9 @@ struct TrainerOptions {
   // below 1 a different random part every epoch (undersampling), above 1 the split and more
   // (oversampling, every sample at least floor(fraction) times).
   double dataset_percentage = 0.0;
-  AugmentOptions augment;            // training augmentation; normalisation of every split
-  bool prefetch = false;             // make the next training batch while the current trains
-  std::int64_t train_limit = 0;      // 0: all; else the first N training samples
+  AugmentOptions augment;        // training augmentation; normalisation of every split
+  bool prefetch = false;         // make the next training batch while the current trains
+  std::int64_t train_limit = 0;  // 0: all; else the first N training samples
   std::int64_t test_limit = 0;
   std::uint64_t seed = 1;
   bool shuffle = true;
@@ -181,15 +181,15 @@ class DTNN_CORE_EXPORT Trainer {
   Communicator& comm_;
   TrainerOptions options_;
   std::int64_t train_end_ = 0, validation_end_ = 0, test_end_ = 0;
-  std::int64_t epoch_samples_ = 0;  // training samples an epoch goes through
-  std::uint64_t augment_seed_ = 0;  // this epoch's: a function of the shuffle seed and epoch
+  std::int64_t epoch_samples_ = 0;       // training samples an epoch goes through
+  std::uint64_t augment_seed_ = 0;       // this epoch's: a function of the shuffle seed and epoch
   std::unique_ptr<BatchLoader> loader_;  // training batches
-  Tensor x_, y_;                          // [max_batch, ...] evaluation batch buffers
+  Tensor x_, y_;                         // [max_batch, ...] evaluation batch buffers
   // A model on a device: two batch buffers there, alternating so that a batch's copy overlaps
   // the previous batch's compute, and the prediction copied back for the metrics.
   Tensor x_device_[2], y_device_[2], prediction_host_;
   int device_slot_ = 0;
-  std::vector<Tensor> pinned_;  // host buffers page-locked for asynchronous copies
+  std::vector<Tensor> pinned_;                  // host buffers page-locked for asynchronous copies
   std::unique_ptr<GradientExchange> exchange_;  // with more than one rank
   // Where a step's gradients go (chosen once): this process's update, or the exchange.
   std::unique_ptr<GradientSink> local_sink_, exchange_sink_;

@@ -46,8 +46,8 @@ std::vector<Check> check_communicator(Communicator& comm) {
   {
     std::vector<double> d(1000);
     for (std::size_t i = 0; i < d.size(); ++i) d[i] = double(i) * (rank + 1);
-    auto request = comm.iallreduce_sum(d.data(), d.size(), DType::float64,
-                                       "conformance iallreduce");
+    auto request =
+        comm.iallreduce_sum(d.data(), d.size(), DType::float64, "conformance iallreduce");
     request->wait();
     bool right = request->test();
     for (std::size_t i = 0; i < d.size(); ++i) right = right && d[i] == double(i) * total;

@@ -47,10 +47,10 @@ std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout) {
   struct Edge {
     std::int64_t n, h, w, c, k, kernel, pad, stride = 1;
   };
-  for (const Edge& e : {Edge{2, 11, 13, 37, 35, 3, 1}, Edge{1, 6, 5, 16, 33, 3, 0},
-                        Edge{2, 5, 6, 3, 4, 3, 3}, Edge{3, 4, 4, 40, 9, 3, 2},
-                        Edge{2, 5, 7, 17, 70, 1, 0}, Edge{2, 6, 5, 150, 40, 3, 1},
-                        Edge{2, 9, 10, 20, 36, 3, 1, 2}}) {
+  for (const Edge& e :
+       {Edge{2, 11, 13, 37, 35, 3, 1}, Edge{1, 6, 5, 16, 33, 3, 0}, Edge{2, 5, 6, 3, 4, 3, 3},
+        Edge{3, 4, 4, 40, 9, 3, 2}, Edge{2, 5, 7, 17, 70, 1, 0}, Edge{2, 6, 5, 150, 40, 3, 1},
+        Edge{2, 9, 10, 20, 36, 3, 1, 2}}) {
     ConvGeometry g;
     g.n = e.n, g.h = e.h, g.w = e.w, g.c = e.c, g.k = e.k, g.kh = g.kw = e.kernel;
     g.stride_h = g.stride_w = e.stride;
@@ -128,19 +128,18 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
   return checks;
 }
 
-
 // The conv driver of plugin_conformance.hpp: the sweep at the case's parameters.
 std::vector<Check> check_conv(const Registry& registry, const PluginRecord& record,
                               const std::string& case_json) {
-  const nlohmann::json params = nlohmann::json::parse(case_json).value("params",
-                                                                      nlohmann::json::object());
+  const nlohmann::json params =
+      nlohmann::json::parse(case_json).value("params", nlohmann::json::object());
   std::vector<Check> out;
   for (DType dtype : {DType::float32, DType::float64})
     for (Layout layout : {Layout::nhwc, Layout::nchw})
       for (const ConvGeometry& g : conformance_geometries(dtype, layout)) {
         const std::string setting = "params " + params.dump() + ", " + g.str();
-        for (const ConvCheck& c : check_conv_algorithm(registry, record.name, g,
-                                                       Params(params, "conformance"))) {
+        for (const ConvCheck& c :
+             check_conv_algorithm(registry, record.name, g, Params(params, "conformance"))) {
           if (!c.supported) {
             out.push_back({c.pass, setting, false, true, "not supported"});
             continue;

@@ -16,9 +16,8 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
                                  const std::string& case_json) {
   const json params = json::parse(case_json).value("params", json::object());
   auto make = [&] {
-    return registry.create_as<Dataset>("dataset", record.name,
-                                       Params(params, "conformance: " + record.name), {},
-                                       record.device);
+    return registry.create_as<Dataset>(
+        "dataset", record.name, Params(params, "conformance: " + record.name), {}, record.device);
   };
   const std::string setting = "params " + params.dump();
   std::vector<Check> out;
@@ -44,8 +43,8 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
     const std::vector<std::int64_t> indices = {0, size - 1, size / 2, 0};
     const auto n = static_cast<std::int64_t>(indices.size());
     for (Layout layout : {Layout::nhwc, Layout::nchw}) {
-      const std::string where = std::string(split == Split::train ? "train" : "test") + ", " +
-                                to_string(layout);
+      const std::string where =
+          std::string(split == Split::train ? "train" : "test") + ", " + to_string(layout);
       GuardedTensor x1(a->sample_shape(layout).with_batch(n), DType::float32, layout);
       GuardedTensor y1(Shape{n, classes}, DType::float32, Layout::nhwc);
       Tensor x2 = Tensor::empty(x1.tensor().shape(), DType::float32, layout);
@@ -68,7 +67,8 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
         }
         one_hot = one_hot && sum == 1.0;
       }
-      for (std::int64_t i = 0; i < x2.numel(); ++i) finite = finite && std::isfinite(value_at(x2, i));
+      for (std::int64_t i = 0; i < x2.numel(); ++i)
+        finite = finite && std::isfinite(value_at(x2, i));
       check("labels are one-hot and samples finite (" + where + ")", one_hot && finite);
       const std::string guards = x1.check_guards() + y1.check_guards();
       check("a read writes nothing past its batch (" + where + ")", guards.empty(), guards);

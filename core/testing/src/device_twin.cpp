@@ -61,8 +61,8 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
     throw Error(name + " has " + std::to_string(pd.size()) + " parameters, " + type + " has " +
                 std::to_string(pc.size()));
   for (std::size_t i = 0; i < pc.size(); ++i)
-    out.push_back({"parameters at build: " + pc[i].name,
-                   max_relative_difference(pc[i].value, pd[i].value)});
+    out.push_back(
+        {"parameters at build: " + pc[i].name, max_relative_difference(pc[i].value, pd[i].value)});
 
   const Shape out_shape = cpu->output_shape().with_batch(batch);
   if (!(out_shape == dev->output_shape().with_batch(batch)))

@@ -147,8 +147,8 @@ std::vector<Check> check_layer(const Registry& registry, const PluginRecord& rec
     const GradientCheck g = check_gradients(*layer, input, batch, layout);
     out.push_back(measured("gradient check: dx", setting, g.input_error, kGradientTolerance));
     if (!layer->parameters().empty())
-      out.push_back(measured("gradient check: parameters", setting, g.parameter_error,
-                             kGradientTolerance));
+      out.push_back(
+          measured("gradient check: parameters", setting, g.parameter_error, kGradientTolerance));
     for (Check& k : contracts(*build(input, batch), input, batch, layout, setting))
       out.push_back(std::move(k));
     out.push_back(partial_batch(build, input, batch, layout, setting));

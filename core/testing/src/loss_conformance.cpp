@@ -18,11 +18,11 @@ std::vector<Check> check_loss(const Registry& registry, const PluginRecord& reco
   const std::int64_t m = c.value("classes", std::int64_t{4}), rows = 3;
   const std::string setting = "params " + params.dump() + ", " + std::to_string(rows) +
                               " rows of " + std::to_string(m) + ", float64";
-  auto loss = registry.create_as<Loss>("loss", record.name,
-                                       Params(params, "conformance: " + record.name), {},
-                                       record.device);
+  auto loss = registry.create_as<Loss>(
+      "loss", record.name, Params(params, "conformance: " + record.name), {}, record.device);
   // Logits, their softmax as the predictions, one-hot targets.
-  Tensor z = Tensor::empty(Shape{rows, m}, DType::float64), p = Tensor::empty(z.shape(), DType::float64);
+  Tensor z = Tensor::empty(Shape{rows, m}, DType::float64),
+         p = Tensor::empty(z.shape(), DType::float64);
   Tensor t = Tensor::zeros(z.shape(), DType::float64);
   fill_uniform(z, 61, -2.0, 2.0);
   auto softmax = [&] {
@@ -69,9 +69,10 @@ std::vector<Check> check_loss(const Registry& registry, const PluginRecord& reco
         worst_z = std::max(worst_z, std::abs(expected - value_at(dz, r * m + j)));
       }
     }
-    out.push_back({"the combined softmax gradient is the softmax's Jacobian applied to the "
-                   "plain one",
-                   setting, true, worst_z < 1e-10, "error " + std::to_string(worst_z)});
+    out.push_back(
+        {"the combined softmax gradient is the softmax's Jacobian applied to the "
+         "plain one",
+         setting, true, worst_z < 1e-10, "error " + std::to_string(worst_z)});
   }
   return out;
 }

@@ -34,11 +34,10 @@ std::vector<Check> check_metric(const Registry& registry, const PluginRecord& re
   const std::int64_t m = c.value("classes", std::int64_t{4}), rows = 10;
   std::vector<Check> out;
   for (DType dtype : {DType::float32, DType::float64}) {
-    const std::string setting = "params " + params.dump() + ", " + std::to_string(rows) + " rows of " +
-                                std::to_string(m) + ", " + to_string(dtype);
-    auto metric = registry.create_as<Metric>("metric", record.name,
-                                             Params(params, "conformance: " + record.name), {},
-                                             record.device);
+    const std::string setting = "params " + params.dump() + ", " + std::to_string(rows) +
+                                " rows of " + std::to_string(m) + ", " + to_string(dtype);
+    auto metric = registry.create_as<Metric>(
+        "metric", record.name, Params(params, "conformance: " + record.name), {}, record.device);
     metric->set_classes(m);
     const auto [p, t] = batch(rows, m, dtype);
     std::vector<double> whole(metric->num_totals(), 0.0), halves(whole.size(), 0.0);

@@ -113,9 +113,8 @@ std::vector<Check> check_optimizer(const Registry& registry, const PluginRecord&
                                    const std::string& case_json) {
   const json params = json::parse(case_json).value("params", json::object());
   const Make make = [&] {
-    return registry.create_as<Optimizer>("optimizer", record.name,
-                                         Params(params, "conformance: " + record.name), {},
-                                         record.device);
+    return registry.create_as<Optimizer>(
+        "optimizer", record.name, Params(params, "conformance: " + record.name), {}, record.device);
   };
   std::vector<Check> out;
   for (DType dtype : {DType::float32, DType::float64}) {

@@ -1,9 +1,8 @@
 // Dispatches a plugin to its kind's conformance driver over its cases (plugin_conformance.hpp).
 #include "dtnn/testing/plugin_conformance.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "dtnn/error.hpp"
 
@@ -51,9 +50,9 @@ std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& re
   std::vector<Check> out;
   if (!driver) return out;
   if (record.device != Device::cpu) {  // twins: dtnn/testing/device_twin.hpp, on their device
-    out.push_back({"conformance", "", false, true, "a twin on " +
-                                                       std::string(to_string(record.device)) +
-                                                       " is checked against its cpu plugin"});
+    out.push_back({"conformance", "", false, true,
+                   "a twin on " + std::string(to_string(record.device)) +
+                       " is checked against its cpu plugin"});
     return out;
   }
   const json cases = json::parse(cases_json);

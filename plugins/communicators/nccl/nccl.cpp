@@ -17,11 +17,11 @@ namespace {
 using namespace dtnn;
 using dtnn::cuda::Context;
 
-#define DTNN_NCCL(call)                                                                     \
-  do {                                                                                      \
-    const ncclResult_t dtnn_r = (call);                                                     \
-    if (dtnn_r != ncclSuccess)                                                              \
-      ::dtnn::cuda::fail("NCCL", ncclGetErrorString(dtnn_r), #call, __FILE__, __LINE__);    \
+#define DTNN_NCCL(call)                                                                  \
+  do {                                                                                   \
+    const ncclResult_t dtnn_r = (call);                                                  \
+    if (dtnn_r != ncclSuccess)                                                           \
+      ::dtnn::cuda::fail("NCCL", ncclGetErrorString(dtnn_r), #call, __FILE__, __LINE__); \
   } while (0)
 
 ncclDataType_t nccl_type(DType t) { return t == DType::float64 ? ncclFloat64 : ncclFloat32; }

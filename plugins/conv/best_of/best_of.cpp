@@ -3,7 +3,8 @@
 // candidate), drops the ones more than prune_factor slower than the best after prune_after rounds,
 // and after `rounds` rounds keeps the one with the lowest median step time.
 //   - Under MPI the choice is collective: the ranks average their medians and all take the same.
-//   - The choice is saved in a tuning cache (JSON) keyed by CPU, BLIS kernel set, threads, candidate
+//   - The choice is saved in a tuning cache (JSON) keyed by CPU, BLIS kernel set, threads,
+//   candidate
 //     set (each with a digest of its plugin file, so that a rebuilt algorithm is tuned again) and
 //     shape, and a later run with the same key starts with it (tuning nothing).
 //   - report() gives the table of medians and the choice, printed at the end of the run.
@@ -116,8 +117,7 @@ class BestOf final : public ConvAlgorithm {
     // Candidates that compute every pass of g; the rest leave.
     std::erase_if(candidates_, [&](const Candidate& c) {
       std::string why;
-      for (ConvPass pass :
-           {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
+      for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
         if (!c.algorithm->supports(g, pass, why)) return true;
       return false;
     });
@@ -160,7 +160,9 @@ class BestOf final : public ConvAlgorithm {
       if (&c == &all_.front() || all_.front().steps.empty()) out += ";";
       char cell[96];
       std::snprintf(cell, sizeof cell, " %s %.3f ms%s", c.name.c_str(), c.median_ms,
-                    c.name == chosen_->name ? " (chosen)" : c.pruned ? " (pruned)" : "");
+                    c.name == chosen_->name ? " (chosen)"
+                    : c.pruned              ? " (pruned)"
+                                            : "");
       out += cell;
     }
     return out + "\n";
@@ -216,18 +218,17 @@ class BestOf final : public ConvAlgorithm {
   // The lowest median (averaged over the ranks): the same choice everywhere.
   void decide() {
     std::vector<double> medians;
-    for (const Candidate& c : candidates_)
-      medians.push_back(c.pruned ? 1e30 : median(c.steps));
+    for (const Candidate& c : candidates_) medians.push_back(c.pruned ? 1e30 : median(c.steps));
     if (comm_) {
       comm_->allreduce_sum(medians.data(), medians.size(), DType::float64,
                            "best_of choice for " + g_.str());
       for (double& m : medians) m /= comm_->size();
     }
-    const auto best = static_cast<std::size_t>(
-        std::min_element(medians.begin(), medians.end()) - medians.begin());
+    const auto best = static_cast<std::size_t>(std::min_element(medians.begin(), medians.end()) -
+                                               medians.begin());
     for (std::size_t i = 0; i < candidates_.size(); ++i)
-      candidates_[i].median_ms = medians[i] >= 1e30 ? median(candidates_[i].steps) * 1e3
-                                                    : medians[i] * 1e3;
+      candidates_[i].median_ms =
+          medians[i] >= 1e30 ? median(candidates_[i].steps) * 1e3 : medians[i] * 1e3;
     choose(best, "after " + std::to_string(tuned_rounds_) + " rounds");
     save_choice();
   }

@@ -1,7 +1,8 @@
 // The NHWC engine of `direct` (PyDTNN's ConvDirect idea): convolution straight from the tensors,
 // blocked over channels and output pixels, with a register-blocked vector micro-kernel and no
-// workspace but a zero row standing in for the padding and the row pointers of a chunk. In NHWC the channels are innermost, in the
-// activations and in the filter [KH, KW, C, K], so every pass vectorises along a channel run:
+// workspace but a zero row standing in for the padding and the row pointers of a chunk. In NHWC the
+// channels are innermost, in the activations and in the filter [KH, KW, C, K], so every pass
+// vectorises along a channel run:
 //   forward          y[p, k]  = sum_(t,c) x_t(p)[c] w[t, c, k]        a block of M pixels x NV
 //                    vectors of output channels; x broadcast, w loaded (outer products).
 //   backward-data    dx[q, c] = sum_(t,k) dy_t(q)[k] w[t, c, k]       a block of M pixels x NC
@@ -191,8 +192,8 @@ struct WorkSplit {
   static WorkSplit of(std::int64_t pixels, std::int64_t channels, std::int64_t grain) {
     const std::int64_t chunk = kPixels * kChunkBlocks, chunks = (pixels + chunk - 1) / chunk;
     const std::int64_t wanted = 8 * std::max(1, omp_get_max_threads());
-    const std::int64_t parts = std::clamp<std::int64_t>((wanted + chunks - 1) / chunks, 1,
-                                                        (channels + grain - 1) / grain);
+    const std::int64_t parts =
+        std::clamp<std::int64_t>((wanted + chunks - 1) / chunks, 1, (channels + grain - 1) / grain);
     return {chunks, parts, ((channels + parts - 1) / parts + grain - 1) / grain * grain};
   }
   // item(p0, p_end, begin, end) for every chunk [p0, p_end) of the pixels and part [begin, end)
@@ -205,7 +206,8 @@ struct WorkSplit {
       for (std::int64_t p = 0; p < parts; ++p) {
         const std::int64_t begin = p * part;
         if (begin >= channels) continue;
-        item(ch * chunk, std::min(pixels, ch * chunk + chunk), begin, std::min(channels, begin + part));
+        item(ch * chunk, std::min(pixels, ch * chunk + chunk), begin,
+             std::min(channels, begin + part));
       }
   }
 };
@@ -277,7 +279,8 @@ class ChannelBlocked {
         const bool row_inside = iy >= 0 && iy < g_.h;
         for (std::int64_t kx = 0; kx < g_.kw; ++kx, ++t) {
           const std::int64_t ix = ix0 + kx * g_.dilation_w;
-          slot[t * M] = row_inside && ix >= 0 && ix < g_.w ? sample + (iy * g_.w + ix) * g_.c : zero;
+          slot[t * M] =
+              row_inside && ix >= 0 && ix < g_.w ? sample + (iy * g_.w + ix) * g_.c : zero;
         }
       }
     }
@@ -299,7 +302,9 @@ class ChannelBlocked {
     return slice<const T*>(memory_, rows_at_) + t * per_thread_;
   }
   // Backward-filter's chunk: pixels whose x and dy rows stay in cache together.
-  std::int64_t filter_chunk() const { return std::clamp<std::int64_t>(65536 / (g_.c + g_.k), 64, 4096); }
+  std::int64_t filter_chunk() const {
+    return std::clamp<std::int64_t>(65536 / (g_.c + g_.k), 64, 4096);
+  }
 
   ConvGeometry g_;
   std::int64_t ho_ = 0, wo_ = 0, per_thread_ = 0, zeros_count_ = 0;
@@ -323,26 +328,29 @@ void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
   const std::int64_t chunk = M * kChunkBlocks;
   WorkSplit::of(pixels, K, kVectors * simd::kLanes<T>)
-      .for_each(pixels, K, [&](std::int64_t p0, std::int64_t p_end, std::int64_t k_begin,
-                               std::int64_t k_end) {
-      // rows[b][t][m]: the input row of tap t for pixel m of block b (the zero row past the end).
-      const T** rows = this->rows<T>(omp_get_thread_num());
-      set_input_rows(x, p0, p_end, chunk, rows);
-      // Pixels of a short last block write to a spare row.
-      T spare[M][kVectors * simd::kLanes<T>];
-      for_channel_blocks<T>(k_end - k_begin, [&]<class V, int NV>(std::int64_t k0) {
-        k0 += k_begin;
-        // Input channels in slices, so that the filter panel of a slice stays in cache while
-        // every block of the chunk passes over it.
-        for (std::int64_t c0 = 0; c0 < C; c0 += kChannelSlice)
-          for (std::int64_t p = p0; p < p_end; p += M) {
-            T* out[M];
-            for (int m = 0; m < M; ++m) out[m] = p + m < p_end ? y + (p + m) * K + k0 : spare[m];
-            forward_kernel<T, V, M, NV>(rows + (p - p0) / M * taps * M, taps, C, c0,
-                                        std::min(C, c0 + kChannelSlice), w + k0, K, out, c0 > 0);
-          }
-      });
-      });
+      .for_each(pixels, K,
+                [&](std::int64_t p0, std::int64_t p_end, std::int64_t k_begin, std::int64_t k_end) {
+                  // rows[b][t][m]: the input row of tap t for pixel m of block b (the zero row past
+                  // the end).
+                  const T** rows = this->rows<T>(omp_get_thread_num());
+                  set_input_rows(x, p0, p_end, chunk, rows);
+                  // Pixels of a short last block write to a spare row.
+                  T spare[M][kVectors * simd::kLanes<T>];
+                  for_channel_blocks<T>(k_end - k_begin, [&]<class V, int NV>(std::int64_t k0) {
+                    k0 += k_begin;
+                    // Input channels in slices, so that the filter panel of a slice stays in cache
+                    // while every block of the chunk passes over it.
+                    for (std::int64_t c0 = 0; c0 < C; c0 += kChannelSlice)
+                      for (std::int64_t p = p0; p < p_end; p += M) {
+                        T* out[M];
+                        for (int m = 0; m < M; ++m)
+                          out[m] = p + m < p_end ? y + (p + m) * K + k0 : spare[m];
+                        forward_kernel<T, V, M, NV>(rows + (p - p0) / M * taps * M, taps, C, c0,
+                                                    std::min(C, c0 + kChannelSlice), w + k0, K, out,
+                                                    c0 > 0);
+                      }
+                  });
+                });
 }
 
 template <class T>
@@ -350,48 +358,52 @@ void ChannelBlocked::backward_data(const T* dy, const T* w, T* dx, std::int64_t 
   constexpr int M = kPixels, NC = kVectors;
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * g_.h * g_.w;
   const std::int64_t chunk = M * kChunkBlocks;
-  WorkSplit::of(pixels, C, NC).for_each(pixels, C, [&](std::int64_t p0, std::int64_t p_end,
-                                                       std::int64_t c_begin, std::int64_t c_end) {
-      // The chunk's input pixels q, in stride-phase order within each sample (so the pixels of a
-      // block mostly share the taps that reach them); past the end, repeats of the last one.
-      Pixel at[kChunkBlocks * M];
-      for (std::int64_t p = p0; p < p0 + chunk; ++p) {
-        const Pixel j = Pixel::at(std::min(p, p_end - 1), g_.h, g_.w);
-        at[p - p0] = {j.n, phase_order(j.y, g_.h, g_.stride_h), phase_order(j.x, g_.w, g_.stride_w)};
-      }
-      // rows[b][t][m]: the dy row that reaches pixel m of block b through tap t (the zero row if
-      // none does); rows[b][t][0] is null when tap t reaches no pixel of block b.
-      const T** rows = this->rows<T>(omp_get_thread_num());
-      for (std::int64_t b = 0; b < kChunkBlocks; ++b)
-        for (std::int64_t t = 0; t < taps; ++t) {
-          bool any = false;
-          const T** r = rows + (b * taps + t) * M;
-          for (int m = 0; m < M; ++m) {
-            r[m] = output_row(dy, at[b * M + m], t / g_.kw, t % g_.kw);
-            any = any || r[m];
-            if (!r[m]) r[m] = zero_row<T>();
-          }
-          if (!any) r[0] = nullptr;
-        }
-      std::int64_t c0 = c_begin;
-      auto channels = [&]<int NCB>() {
-        for (std::int64_t p = p0; p < p_end; p += M) {
-          const std::int64_t b = (p - p0) / M;
-          T sums[M][NCB];
-          T* out[M];
-          for (int m = 0; m < M; ++m) out[m] = sums[m];
-          data_kernel<T, M, NCB>(rows + b * taps * M, taps, C, w + c0 * K, K, out);
-          for (std::int64_t m = 0; m < std::min<std::int64_t>(M, p_end - p); ++m) {
-            const Pixel& q = at[b * M + m];
-            T* out = dx + ((q.n * g_.h + q.y) * g_.w + q.x) * C + c0;
-            for (int j = 0; j < NCB; ++j) out[j] = sums[m][j];
-          }
-        }
-        c0 += NCB;
-      };
-      while (c0 + NC <= c_end) channels.template operator()<NC>();
-      with_count<NC>(static_cast<int>(c_end - c0), channels);
-      });
+  WorkSplit::of(pixels, C, NC)
+      .for_each(pixels, C,
+                [&](std::int64_t p0, std::int64_t p_end, std::int64_t c_begin, std::int64_t c_end) {
+                  // The chunk's input pixels q, in stride-phase order within each sample (so the
+                  // pixels of a block mostly share the taps that reach them); past the end, repeats
+                  // of the last one.
+                  Pixel at[kChunkBlocks * M];
+                  for (std::int64_t p = p0; p < p0 + chunk; ++p) {
+                    const Pixel j = Pixel::at(std::min(p, p_end - 1), g_.h, g_.w);
+                    at[p - p0] = {j.n, phase_order(j.y, g_.h, g_.stride_h),
+                                  phase_order(j.x, g_.w, g_.stride_w)};
+                  }
+                  // rows[b][t][m]: the dy row that reaches pixel m of block b through tap t (the
+                  // zero row if none does); rows[b][t][0] is null when tap t reaches no pixel of
+                  // block b.
+                  const T** rows = this->rows<T>(omp_get_thread_num());
+                  for (std::int64_t b = 0; b < kChunkBlocks; ++b)
+                    for (std::int64_t t = 0; t < taps; ++t) {
+                      bool any = false;
+                      const T** r = rows + (b * taps + t) * M;
+                      for (int m = 0; m < M; ++m) {
+                        r[m] = output_row(dy, at[b * M + m], t / g_.kw, t % g_.kw);
+                        any = any || r[m];
+                        if (!r[m]) r[m] = zero_row<T>();
+                      }
+                      if (!any) r[0] = nullptr;
+                    }
+                  std::int64_t c0 = c_begin;
+                  auto channels = [&]<int NCB>() {
+                    for (std::int64_t p = p0; p < p_end; p += M) {
+                      const std::int64_t b = (p - p0) / M;
+                      T sums[M][NCB];
+                      T* out[M];
+                      for (int m = 0; m < M; ++m) out[m] = sums[m];
+                      data_kernel<T, M, NCB>(rows + b * taps * M, taps, C, w + c0 * K, K, out);
+                      for (std::int64_t m = 0; m < std::min<std::int64_t>(M, p_end - p); ++m) {
+                        const Pixel& q = at[b * M + m];
+                        T* out = dx + ((q.n * g_.h + q.y) * g_.w + q.x) * C + c0;
+                        for (int j = 0; j < NCB; ++j) out[j] = sums[m][j];
+                      }
+                    }
+                    c0 += NCB;
+                  };
+                  while (c0 + NC <= c_end) channels.template operator()<NC>();
+                  with_count<NC>(static_cast<int>(c_end - c0), channels);
+                });
 }
 
 template <class T>

@@ -151,12 +151,14 @@ Plugin* create(const Params& p, const PluginContext&) { return new Direct(p); }
 
 // Conformance (dtnn/testing/plugin_conformance.hpp) at each engine.
 DTNN_EXPORT_PLUGIN(
-    .kind = "conv", .name = "direct",
-    .description =
-        "direct convolution without a column matrix: NHWC blocked over channels and output "
-        "pixels (any geometry, no workspace); NCHW and few-channel NHWC on planar tiles (stride "
-        "1, no dilation)",
-    .parameters = R"({"engine": "auto"})",
-    .traits = R"({"conformance": [{"params": {"engine": "auto"}}, {"params": {"engine": "blocked"}},
+        .kind = "conv", .name = "direct",
+        .description =
+            "direct convolution without a column matrix: NHWC blocked over channels and output "
+            "pixels (any geometry, no workspace); NCHW and few-channel NHWC on planar tiles "
+            "(stride "
+            "1, no dilation)",
+        .parameters = R"({"engine": "auto"})",
+        .traits =
+            R"({"conformance": [{"params": {"engine": "auto"}}, {"params": {"engine": "blocked"}},
                                   {"params": {"engine": "planar"}}]})",
-    .factory = create)
+        .factory = create)

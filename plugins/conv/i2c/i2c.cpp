@@ -374,7 +374,7 @@ class Im2col final : public ConvAlgorithm {
   std::int64_t pixels_ = 0, ckk_ = 0;
   bool direct_gemm_ = false;
   std::size_t cols_at_ = 0, t_at_ = 0, workspace_bytes_ = 0;  // slices of the workspace
-  std::byte* memory_ = nullptr;    // the workspace memory of the current pass
+  std::byte* memory_ = nullptr;   // the workspace memory of the current pass
   const void* cols_x_ = nullptr;  // the x whose columns the cols slice holds
   std::int64_t cols_n_ = 0;
 };
@@ -385,6 +385,6 @@ Plugin* create(const Params& p, const PluginContext&) { return new Im2col(p); }
 
 // The default algorithm: it computes every geometry.
 DTNN_EXPORT_PLUGIN(
-    .kind = "conv", .name = "i2c",
-    .description = "im2col + GEMM over cache-sized slabs of the minibatch (any geometry)",
-    .parameters = R"({"slab_bytes": 0})", .traits = R"({"default": true})", .factory = create)
+        .kind = "conv", .name = "i2c",
+        .description = "im2col + GEMM over cache-sized slabs of the minibatch (any geometry)",
+        .parameters = R"({"slab_bytes": 0})", .traits = R"({"default": true})", .factory = create)

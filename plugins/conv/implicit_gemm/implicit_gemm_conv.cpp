@@ -65,8 +65,9 @@ inline void copy_run(const T* src, std::int64_t cs, T* dst, std::int64_t ds, std
 // Its paths, each forced by a parameter so that the conformance sweep reaches it:
 //   pointwise      plain BLIS GEMMs on the tensors (1x1 stride-1 unpadded NHWC)     path auto
 //   shallow        blocks of pixel rows to dtnn::gemm's small kernels (NHWC)         path shallow
-//   micro-kernel   Goto's loops around BLIS's micro-kernel, im2col while packing     path microkernel
-//   split filter   backward-filter's pixels split between the threads (small dws)   split_filter
+//   micro-kernel   Goto's loops around BLIS's micro-kernel, im2col while packing     path
+//   microkernel split filter   backward-filter's pixels split between the threads (small dws)
+//   split_filter
 // "auto" picks per layer, as described above.
 class GemmConv final : public ConvAlgorithm {
  public:
@@ -173,10 +174,10 @@ class GemmConv final : public ConvAlgorithm {
       const bool nhwc = g.layout == Layout::nhwc;
       shallow_ = path_ == "shallow" ||
                  (path_ == "auto" && nhwc && (taps_c <= kShallowDepth || g.k <= kNarrowWidth));
-      shallow_data_ = path_ == "shallow" ||
-                      (path_ == "auto" && nhwc &&
-                       (taps * g.k <= kShallowDepth ||
-                        (g.c <= kNarrowWidth && taps * g.k <= kNarrowDepth)));
+      shallow_data_ =
+          path_ == "shallow" ||
+          (path_ == "auto" && nhwc &&
+           (taps * g.k <= kShallowDepth || (g.c <= kNarrowWidth && taps * g.k <= kNarrowDepth)));
       shallow_row_ = std::max(shallow_ ? taps_c : 0, shallow_data_ ? g.c + taps * g.k : 0);
       if (shallow_row_ > 0) rows_at_ = slices.add<T>(threads * kShallowRows * shallow_row_);
       if (shallow_data_) data_filter_at_ = slices.add<T>(taps * g.k * g.c);
@@ -884,12 +885,12 @@ Plugin* create(const Params& p, const PluginContext&) { return new GemmConv(p); 
 }  // namespace
 
 DTNN_EXPORT_PLUGIN(
-    .kind = "conv", .name = "implicit_gemm",
-    .description =
-        "implicit GEMM on BLIS's micro-kernel, im2col done while packing (no cols buffer)",
-    .parameters = R"({"path": "auto", "split_filter": "auto"})",
-    .traits = R"({"aliases": ["gemm"],
+        .kind = "conv", .name = "implicit_gemm",
+        .description =
+            "implicit GEMM on BLIS's micro-kernel, im2col done while packing (no cols buffer)",
+        .parameters = R"({"path": "auto", "split_filter": "auto"})",
+        .traits = R"({"aliases": ["gemm"],
                   "conformance": [{"params": {}}, {"params": {"path": "microkernel"}},
                                   {"params": {"path": "shallow"}},
                                   {"params": {"split_filter": "never"}}]})",
-    .factory = create)
+        .factory = create)

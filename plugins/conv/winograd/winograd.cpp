@@ -348,13 +348,14 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new Winograd(
 // Conformance (dtnn/testing/plugin_conformance.hpp) at each tile, both ways of running blocks
 // (threads sharing each block, or a block per thread) and its own backward-filter.
 DTNN_EXPORT_PLUGIN(
-    .kind = "conv", .name = "winograd",
-    .description = "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 "
-                   "layers, all passes",
-    .parameters =
-        R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto"})",
-    .traits = R"({"conformance": [
+        .kind = "conv", .name = "winograd",
+        .description =
+            "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 "
+            "layers, all passes",
+        .parameters =
+            R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto"})",
+        .traits = R"({"conformance": [
         {"params": {}},
         {"params": {"tile": 2, "thread_block": 0, "backward_filter": "winograd"}},
         {"params": {"tile": 4, "thread_block": 8, "backward_filter": "winograd"}}]})",
-    .factory = create)
+        .factory = create)

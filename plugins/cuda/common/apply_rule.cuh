@@ -20,7 +20,7 @@ struct DeviceRules {
     if (n <= 0) return;
     const auto count = static_cast<std::size_t>(n);
     rule_kernel<<<blocks(count), kThreads, 0, Context::get().stream()>>>(rule, count, w, g,
-                                                                          state...);
+                                                                         state...);
     check_launch();
   }
 };

@@ -46,8 +46,8 @@ class CachingAllocator {
   DriverAllocate driver_allocate_;
   DriverFree driver_free_;
   mutable std::mutex mutex_;
-  std::multimap<std::size_t, void*> cached_;        // size -> block
-  std::unordered_map<void*, std::size_t> in_use_;   // block -> size
+  std::multimap<std::size_t, void*> cached_;       // size -> block
+  std::unordered_map<void*, std::size_t> in_use_;  // block -> size
   DeviceMemoryStats stats_;
 };
 

@@ -9,8 +9,7 @@
 
 namespace dtnn::cuda {
 
-void fail(const char* library, const char* message, const char* call, const char* file,
-          int line) {
+void fail(const char* library, const char* message, const char* call, const char* file, int line) {
   throw Error(std::string(library) + " error: " + message + " in " + call + " (" + file + ":" +
               std::to_string(line) + ")");
 }
@@ -112,8 +111,8 @@ Context::Context(int ordinal, const Options& options) : ordinal_(ordinal), optio
   DTNN_CUDNN(cudnnSetStream(cudnn_, stream_));
   DTNN_CUBLAS(cublasCreate(&cublas_));
   DTNN_CUBLAS(cublasSetStream(cublas_, stream_));
-  DTNN_CUBLAS(cublasSetMathMode(cublas_, options_.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                       : CUBLAS_DEFAULT_MATH));
+  DTNN_CUBLAS(
+      cublasSetMathMode(cublas_, options_.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   allocator_ = std::make_unique<CachingAllocator>(
       [](std::size_t bytes) -> void* {
         void* p = nullptr;
@@ -172,11 +171,11 @@ std::string Context::describe() const {
   DTNN_CUDA(cudaMemGetInfo(&free, &total));
   int count = 0;
   DTNN_CUDA(cudaGetDeviceCount(&count));
-  return "GPU " + std::to_string(ordinal_) + " of " + std::to_string(count) + ": " + p.name + ", compute capability " +
-         std::to_string(p.major) + "." + std::to_string(p.minor) + ", " +
+  return "GPU " + std::to_string(ordinal_) + " of " + std::to_string(count) + ": " + p.name +
+         ", compute capability " + std::to_string(p.major) + "." + std::to_string(p.minor) + ", " +
          std::to_string(total >> 20) + " MiB (" + std::to_string(free >> 20) + " MiB free), " +
-         std::to_string(p.multiProcessorCount) + " SMs; " + library_versions() +
-         "; TF32 " + (options_.tf32 ? "on" : "off") + ", cuDNN algorithm search " +
+         std::to_string(p.multiProcessorCount) + " SMs; " + library_versions() + "; TF32 " +
+         (options_.tf32 ? "on" : "off") + ", cuDNN algorithm search " +
          (options_.auto_conv ? "on" : "off");
 }
 

@@ -19,8 +19,8 @@
 namespace dtnn::cuda {
 
 struct Options {
-  bool tf32 = false;       // TF32 tensor-core math for float32 (convolutions and fc)
-  bool auto_conv = true;   // cuDNN's search picks each convolution's algorithms
+  bool tf32 = false;      // TF32 tensor-core math for float32 (convolutions and fc)
+  bool auto_conv = true;  // cuDNN's search picks each convolution's algorithms
   std::size_t workspace_limit = std::size_t{1} << 30;  // most scratch one algorithm may use
 };
 
@@ -65,7 +65,7 @@ class Context {
   cudaStream_t stream_ = nullptr, copy_stream_ = nullptr;
   cudaEvent_t copied_ = nullptr;
   cudaEvent_t issued_[2] = {nullptr, nullptr};  // compute issued before the last two uploads
-  int upload_ = 0;                               // which of issued_ the next upload records
+  int upload_ = 0;                              // which of issued_ the next upload records
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<CachingAllocator> allocator_;

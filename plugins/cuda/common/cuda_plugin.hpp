@@ -14,7 +14,8 @@
 // the reason) where no GPU can be used.
 #define DTNN_CUDA_PLUGIN(Kind, Name, Description, ParametersJson, Factory)                     \
   DTNN_EXPORT_PLUGIN(.kind = Kind, .name = Name, .device = "cuda", .description = Description, \
-                     .parameters = ParametersJson, .probe = ::dtnn::cuda::probe, .factory = Factory)
+                     .parameters = ParametersJson, .probe = ::dtnn::cuda::probe,               \
+                     .factory = Factory)
 
 namespace dtnn::cuda {
 
@@ -29,8 +30,9 @@ struct Chw {
 inline Chw chw_of(const LayerBuildContext& ctx, const std::string& layer) {
   const Shape& s = ctx.input_shape;
   if (s.rank() == 3 && ctx.layout != Layout::nchw)
-    throw Error(layer + " on cuda needs NCHW tensors: set training.tensor_format to \"auto\" or "
-                        "\"NCHW\"");
+    throw Error(layer +
+                " on cuda needs NCHW tensors: set training.tensor_format to \"auto\" or "
+                "\"NCHW\"");
   if (s.rank() == 3) return {s[0], s[1], s[2]};
   return {s.numel(), 1, 1};
 }

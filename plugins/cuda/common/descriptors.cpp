@@ -11,14 +11,12 @@ int i32(std::int64_t v) { return static_cast<int>(v); }
 
 TensorDesc::TensorDesc() { DTNN_CUDNN(cudnnCreateTensorDescriptor(&d_)); }
 
-TensorDesc::TensorDesc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-                       DType dtype)
+TensorDesc::TensorDesc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, DType dtype)
     : TensorDesc() {
   set(n, c, h, w, dtype);
 }
 
-void TensorDesc::set(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-                     DType dtype) {
+void TensorDesc::set(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, DType dtype) {
   DTNN_CUDNN(cudnnSetTensor4dDescriptor(d_, CUDNN_TENSOR_NCHW, cudnn_type(dtype), i32(n), i32(c),
                                         i32(h), i32(w)));
 }
@@ -43,9 +41,9 @@ ConvDesc::ConvDesc(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h
                                              CUDNN_CROSS_CORRELATION, cudnn_type(dtype)));
   DTNN_CUDNN(cudnnSetConvolutionGroupCount(d_, i32(groups)));
   // cuDNN's default math lets float32 convolutions use TF32 tensor cores; FMA math forbids it.
-  DTNN_CUDNN(cudnnSetConvolutionMathType(
-      d_, tf32 && dtype == DType::float32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
-                                          : CUDNN_FMA_MATH));
+  DTNN_CUDNN(cudnnSetConvolutionMathType(d_, tf32 && dtype == DType::float32
+                                                 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                                                 : CUDNN_FMA_MATH));
 }
 
 ConvDesc::~ConvDesc() { cudnnDestroyConvolutionDescriptor(d_); }
@@ -58,8 +56,7 @@ ActivationDesc::ActivationDesc(cudnnActivationMode_t mode) {
 ActivationDesc::~ActivationDesc() { cudnnDestroyActivationDescriptor(d_); }
 
 PoolingDesc::PoolingDesc(cudnnPoolingMode_t mode, std::int64_t ph, std::int64_t pw,
-                         std::int64_t pad_h, std::int64_t pad_w, std::int64_t sh,
-                         std::int64_t sw) {
+                         std::int64_t pad_h, std::int64_t pad_w, std::int64_t sh, std::int64_t sw) {
   DTNN_CUDNN(cudnnCreatePoolingDescriptor(&d_));
   DTNN_CUDNN(cudnnSetPooling2dDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, i32(ph), i32(pw),
                                          i32(pad_h), i32(pad_w), i32(sh), i32(sw)));

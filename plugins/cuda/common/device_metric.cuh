@@ -72,11 +72,11 @@ class OnGpu final : public HostMetric {
 
 }  // namespace dtnn::cuda
 
-#define DTNN_CUDA_METRIC(Class, Name)                                                       \
-  namespace {                                                                               \
-  ::dtnn::Plugin* create(const ::dtnn::Params& p, const ::dtnn::PluginContext&) {           \
-    return new ::dtnn::cuda::OnGpu<Class>(p);                                               \
-  }                                                                                         \
-  }                                                                                         \
+#define DTNN_CUDA_METRIC(Class, Name)                                               \
+  namespace {                                                                       \
+  ::dtnn::Plugin* create(const ::dtnn::Params& p, const ::dtnn::PluginContext&) {   \
+    return new ::dtnn::cuda::OnGpu<Class>(p);                                       \
+  }                                                                                 \
+  }                                                                                 \
   DTNN_CUDA_PLUGIN("metric", Name, Name " computed on an NVIDIA GPU (as " Name ")", \
                    Class::kParameters, create)

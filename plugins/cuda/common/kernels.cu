@@ -63,8 +63,8 @@ void add_bias_rows(cudaStream_t s, void* y, const void* b, std::int64_t rows, st
   check_launch();
 }
 
-void add_column_sums(cudaStream_t s, void* db, const void* dy, std::int64_t rows,
-                     std::int64_t cols, DType dtype) {
+void add_column_sums(cudaStream_t s, void* db, const void* dy, std::int64_t rows, std::int64_t cols,
+                     DType dtype) {
   if (cols == 0) return;
   by_dtype(dtype, [&](auto z) {
     using T = decltype(z);

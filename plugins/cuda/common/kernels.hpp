@@ -18,8 +18,8 @@ void scale(cudaStream_t s, void* y, const void* x, std::size_t n, DType dtype, d
 void add_bias_rows(cudaStream_t s, void* y, const void* b, std::int64_t rows, std::int64_t cols,
                    DType dtype);
 // db[c] += sum over r of dy[r, c].
-void add_column_sums(cudaStream_t s, void* db, const void* dy, std::int64_t rows,
-                     std::int64_t cols, DType dtype);
+void add_column_sums(cudaStream_t s, void* db, const void* dy, std::int64_t rows, std::int64_t cols,
+                     DType dtype);
 
 // y = x > 0 ? x : slope x;  dx = dy * (x > 0 ? 1 : slope).
 void leaky_relu_forward(cudaStream_t s, void* y, const void* x, std::size_t n, DType dtype,

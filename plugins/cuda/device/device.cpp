@@ -1,10 +1,11 @@
 // device "cuda": the DeviceRuntime of NVIDIA GPUs (one per process, picked by its local rank).
 // Memory comes from the caching allocator of the shared CUDA context (plugins/cuda/common).
+#include "dtnn/device.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include "check.hpp"
 #include "context.hpp"
-#include "dtnn/device.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "kernels.hpp"
@@ -34,9 +35,7 @@ class CudaRuntime final : public DeviceRuntime {
     DTNN_CUDA(cudaPointerGetAttributes(&a, dst));
     if (a.type != cudaMemoryTypeDevice) c.synchronize();  // the host may read it on return
   }
-  void upload_async(std::initializer_list<Upload> parts) override {
-    context().upload_async(parts);
-  }
+  void upload_async(std::initializer_list<Upload> parts) override { context().upload_async(parts); }
   void fill_zero(void* dst, std::size_t bytes) override {
     DTNN_CUDA(cudaMemsetAsync(dst, 0, bytes, context().stream()));
   }

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "read_file.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "one_hot.hpp"
+#include "read_file.hpp"
 
 namespace {
 
@@ -60,7 +60,8 @@ std::map<std::string, std::vector<std::uint8_t>> untar(const fs::path& archive) 
     int first = 148;
     while (first < 156 && h[first] == ' ') ++first;
     if (octal(first, 156 - first) != sum)
-      throw Error(archive.string() + ": not a tar archive, or corrupt: bad header checksum at byte " +
+      throw Error(archive.string() +
+                  ": not a tar archive, or corrupt: bad header checksum at byte " +
                   std::to_string(at) + " (of the decompressed archive)");
     const std::string name(reinterpret_cast<const char*>(h),
                            strnlen(reinterpret_cast<const char*>(h), 100));
@@ -69,11 +70,12 @@ std::map<std::string, std::vector<std::uint8_t>> untar(const fs::path& archive) 
     at += 512;
     if (at + size > bytes.size())
       throw Error(archive.string() + ": truncated: member '" + name + "' needs " +
-                  std::to_string(size) + " bytes from byte " + std::to_string(at) + ", the archive " +
-                  "holds " + std::to_string(bytes.size() - at));
+                  std::to_string(size) + " bytes from byte " + std::to_string(at) +
+                  ", the archive " + "holds " + std::to_string(bytes.size() - at));
     if (type == '0' || type == '\0')
-      files[fs::path(name).filename().string()].assign(bytes.begin() + static_cast<std::ptrdiff_t>(at),
-                                                       bytes.begin() + static_cast<std::ptrdiff_t>(at + size));
+      files[fs::path(name).filename().string()].assign(
+          bytes.begin() + static_cast<std::ptrdiff_t>(at),
+          bytes.begin() + static_cast<std::ptrdiff_t>(at + size));
     at += (size + 511) / 512 * 512;
   }
   return files;
@@ -85,7 +87,8 @@ class Cifar10 final : public Dataset {
     const fs::path path = p.get_string("path");
     std::error_code ec;
     if (path.empty())
-      p.fail("path", "the folder of the CIFAR-10 binary files or the cifar-10-binary.tar.gz archive");
+      p.fail("path",
+             "the folder of the CIFAR-10 binary files or the cifar-10-binary.tar.gz archive");
     if (fs::is_regular_file(path, ec) && is_archive(path)) {
       auto files = untar(path);
       auto take = [&](const std::string& name) {
@@ -97,7 +100,8 @@ class Cifar10 final : public Dataset {
       add(split_[1], take(kTestFile));
     } else if (fs::is_directory(path, ec)) {
       fs::path folder = path;
-      if (!fs::exists(folder / kTestFile) && fs::exists(folder / "cifar-10-batches-bin" / kTestFile))
+      if (!fs::exists(folder / kTestFile) &&
+          fs::exists(folder / "cifar-10-batches-bin" / kTestFile))
         folder /= "cifar-10-batches-bin";
       for (const auto& f : kTrainFiles) add(split_[0], load(folder / f));
       add(split_[1], load(folder / kTestFile));
@@ -180,7 +184,8 @@ class Cifar10 final : public Dataset {
       double sum = 0, sum2 = 0;
       for (std::int64_t i = 0; i < train.count; ++i)
         for (std::int64_t p = 0; p < kPixels; ++p) {
-          const double v = train.pixels[static_cast<std::size_t>((i * 3 + c) * kPixels + p)] / 255.0;
+          const double v =
+              train.pixels[static_cast<std::size_t>((i * 3 + c) * kPixels + p)] / 255.0;
           sum += v;
           sum2 += v * v;
         }
@@ -201,8 +206,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new Cifar10(p); }
 }  // namespace
 
 // It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
-DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "cifar10",
-                   .description = "CIFAR-10 binary version (data_batch_1..5.bin, test_batch.bin, or the .tar.gz read in "
+DTNN_EXPORT_PLUGIN(
+        .kind = "dataset", .name = "cifar10",
+        .description =
+            "CIFAR-10 binary version (data_batch_1..5.bin, test_batch.bin, or the .tar.gz read in "
             "place), 32x32x3, 10 classes, standardised per channel",
-                   .parameters = R"({"path": "", "standardize": true})",
-                   .traits = R"({"conformance": []})", .factory = create)
+        .parameters = R"({"path": "", "standardize": true})", .traits = R"({"conformance": []})",
+        .factory = create)

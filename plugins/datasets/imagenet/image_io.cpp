@@ -117,7 +117,8 @@ RgbImage decode_image(const std::filesystem::path& file, std::int64_t min_side) 
   const std::vector<std::uint8_t> bytes = read_bytes(file);
   if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
     return decode_jpeg(bytes, file, min_side);
-  if (bytes.size() >= 8 && bytes[0] == 0x89 && bytes[1] == 'P' && bytes[2] == 'N' && bytes[3] == 'G')
+  if (bytes.size() >= 8 && bytes[0] == 0x89 && bytes[1] == 'P' && bytes[2] == 'N' &&
+      bytes[3] == 'G')
     return decode_png(bytes, file);
   throw Error(file.string() + ": neither a JPEG nor a PNG file (by its first bytes)");
 }

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "one_hot.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "image_io.hpp"
+#include "one_hot.hpp"
 
 namespace {
 
@@ -214,8 +214,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new ImageFolder(p
 #endif
 
 // It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
-DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = DTNN_IMAGE_FOLDER_PLUGIN,
-                   .description = "images in class folders (<path>/train/<class>/*.jpg|png, <path>/val/...), decoded "
+DTNN_EXPORT_PLUGIN(
+        .kind = "dataset", .name = DTNN_IMAGE_FOLDER_PLUGIN,
+        .description =
+            "images in class folders (<path>/train/<class>/*.jpg|png, <path>/val/...), decoded "
             "in background threads, resized and centre-cropped",
-                   .parameters = R"({"path": "", "size": 224, "resize": 0, "threads": 2, "normalize": true})",
-                   .traits = R"({"conformance": []})", .factory = create)
+        .parameters = R"({"path": "", "size": 224, "resize": 0, "threads": 2, "normalize": true})",
+        .traits = R"({"conformance": []})", .factory = create)

@@ -160,9 +160,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new Mnist(p); }
 
 }  // namespace
 
-DTNN_EXPORT_PLUGIN(
-    .kind = "dataset", .name = "mnist",
-    .description =
-        "MNIST / Fashion-MNIST IDX files (gzip'd or raw), 28x28x1, 10 classes, pixels in [0, 1]",
-    .parameters = R"({"path": "/usr/share/datasets/fashion-mnist"})",
-    .traits = R"({"default": true})", .factory = create)
+DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "mnist",
+                   .description =
+                       "MNIST / Fashion-MNIST IDX files (gzip'd or raw), 28x28x1, 10 classes, "
+                       "pixels in [0, 1]",
+                   .parameters = R"({"path": "/usr/share/datasets/fashion-mnist"})",
+                   .traits = R"({"default": true})", .factory = create)

@@ -6,6 +6,8 @@
 //   y: (N,) class indices (classes: the given count, or the largest index + 1) or (N, classes)
 //      one-hot rows.
 // Checked whole at start-up: errors name the file, the array and what was expected.
+#include "dtnn/npz.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "dtnn/dataset.hpp"
-#include "dtnn/npz.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -34,10 +35,13 @@ class NpzDataset final : public Dataset {
     for (auto& [key, array] : read_npz(path)) arrays[key] = std::move(array);
     auto take = [&](const char* key) -> NpyArray& {
       auto it = arrays.find(key);
-      if (it == arrays.end()) throw Error(path + ": no array '" + key + "' (x_train, y_train, x_test and y_test expected)");
+      if (it == arrays.end())
+        throw Error(path + ": no array '" + key +
+                    "' (x_train, y_train, x_test and y_test expected)");
       return it->second;
     };
-    NpyArray &xtr = take("x_train"), &ytr = take("y_train"), &xte = take("x_test"), &yte = take("y_test");
+    NpyArray &xtr = take("x_train"), &ytr = take("y_train"), &xte = take("x_test"),
+             &yte = take("y_test");
     // Per-sample shape, HWC.
     const auto& d = xtr.shape;
     if (d.size() == 4)
@@ -118,13 +122,14 @@ class NpzDataset final : public Dataset {
     for (std::int64_t s = 0; s < n; ++s)
       for (std::int64_t p = 0; p < hw; ++p)
         for (std::int64_t ch = 0; ch < c; ++ch)  // into HWC
-          part.x[static_cast<std::size_t>(s * size + p * c + ch)] = static_cast<float>(
-              x.value(s * size + (planes ? ch * hw + p : p * c + ch)) * scale);
+          part.x[static_cast<std::size_t>(s * size + p * c + ch)] =
+              static_cast<float>(x.value(s * size + (planes ? ch * hw + p : p * c + ch)) * scale);
     part.y.assign(static_cast<std::size_t>(n * classes_), 0.0f);
     for (std::int64_t s = 0; s < n; ++s) {
       if (y.shape.size() == 2) {
         for (std::int64_t k = 0; k < classes_; ++k)
-          part.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(y.value(s * classes_ + k));
+          part.y[static_cast<std::size_t>(s * classes_ + k)] =
+              static_cast<float>(y.value(s * classes_ + k));
         continue;
       }
       const double label = y.value(s);
@@ -145,7 +150,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new NpzDataset(p)
 }  // namespace
 
 // It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
-DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "npz",
-                   .description = "one .npz archive with x_train, y_train, x_test, y_test (images or feature vectors)",
-                   .parameters = R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0})",
-                   .traits = R"({"conformance": []})", .factory = create)
+DTNN_EXPORT_PLUGIN(
+        .kind = "dataset", .name = "npz",
+        .description =
+            "one .npz archive with x_train, y_train, x_test, y_test (images or feature vectors)",
+        .parameters = R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0})",
+        .traits = R"({"conformance": []})", .factory = create)

@@ -7,8 +7,8 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "one_hot.hpp"
 #include "dtnn/rng.hpp"
+#include "one_hot.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // add: the sum of parallel paths' outputs (PyDTNN's AdditionBlock; a ResNet block is a path of
 // layers beside an empty path, the identity shortcut). Every path must give the same shape.
-#include "layer_parameters.hpp"
-#include "merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
+#include "merge_blocks.hpp"
 
 namespace {
 
@@ -37,5 +37,7 @@ constexpr const char* kTraits = R"({"conformance": [
     {"params": {"paths": [[{"type": "conv2d", "filters": 2, "kernel": 3, "padding": 1}, {"type": "relu"}, {"type": "conv2d", "filters": 2, "kernel": 3, "padding": 1}], []]}, "input": [4, 3, 2]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "add",
-                   .description = "sum of parallel paths of layers (an empty path is the identity shortcut)",
-                   .parameters = dtnn::layer_parameters::kBlockParameters, .traits = kTraits, .factory = create)
+                   .description =
+                       "sum of parallel paths of layers (an empty path is the identity shortcut)",
+                   .parameters = dtnn::layer_parameters::kBlockParameters, .traits = kTraits,
+                   .factory = create)

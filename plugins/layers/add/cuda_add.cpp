@@ -1,8 +1,8 @@
 // cuda_add: the add layer on the GPU (parallel paths of CUDA layers, their outputs summed by
 // cuDNN). The paths and their shapes are the CPU plugin's (merge_blocks.hpp).
-#include "layer_parameters.hpp"
 #include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 

@@ -2,11 +2,11 @@
 // zeros (PyTorch's count_include_pad). Backward: each x in the window gets dy / (ph * pw).
 #include <cstdint>
 
-#include "layer_parameters.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/window.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -92,4 +92,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "avgpool2d",
                    .description = "2-D average pooling (stride 0 means stride = pool)",
-                   .parameters = dtnn::layer_parameters::kPool2dParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kPool2dParameters, .traits = kTraits,
+                   .factory = create)

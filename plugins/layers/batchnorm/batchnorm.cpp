@@ -19,12 +19,12 @@
 #include <cmath>
 #include <vector>
 
-#include "layer_parameters.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
 namespace {
@@ -57,7 +57,8 @@ class BatchNorm final : public Layer {
     inner_ = nhwc ? 1 : shape_.numel() / c_;
     rows_per_sample_ = nhwc ? shape_.numel() / c_ : 1;
     const Shape per_channel{c_};
-    gamma_ = {"gamma", Tensor::empty(per_channel, ctx.dtype), Tensor::zeros(per_channel, ctx.dtype)};
+    gamma_ = {"gamma", Tensor::empty(per_channel, ctx.dtype),
+              Tensor::zeros(per_channel, ctx.dtype)};
     beta_ = {"beta", Tensor::empty(per_channel, ctx.dtype), Tensor::zeros(per_channel, ctx.dtype)};
     running_mean_ = Tensor::zeros(per_channel, ctx.dtype);
     running_var_ = Tensor::empty(per_channel, ctx.dtype);
@@ -126,7 +127,7 @@ class BatchNorm final : public Layer {
       const int t = omp_get_thread_num();
       double* mine = partial_.data() + t * 2 * c_;
       T* run = run_sums_.data<T>() + t * 2 * c_;  // [2C] sums of the current run
-      if (inner_ == 1) {  // NHWC: a row holds one value of every channel
+      if (inner_ == 1) {                          // NHWC: a row holds one value of every channel
 #pragma omp for schedule(static)
         for (std::int64_t r0 = 0; r0 < outer; r0 += kRun) {
           std::fill(run, run + 2 * c_, T(0));
@@ -187,8 +188,7 @@ class BatchNorm final : public Layer {
   // from the coef_ rows a, b, d), then max(out[i], 0) with Relu; with keep, u[i] counts only where
   // keep[i] > 0.
   template <class T, bool Relu = false>
-  void combine(std::int64_t batch, const T* u, const T* v, T* out,
-               const T* keep = nullptr) const {
+  void combine(std::int64_t batch, const T* u, const T* v, T* out, const T* keep = nullptr) const {
     if (keep) return combine_t<T, Relu, true>(batch, u, v, out, keep);
     combine_t<T, Relu, false>(batch, u, v, out, u);
   }
@@ -302,7 +302,7 @@ class BatchNorm final : public Layer {
 
   double momentum_, epsilon_, gamma_init_, beta_init_;
   bool sync_stats_;
-  bool relu_;          // batchnorm+relu fused: y = max(0, batchnorm(x))
+  bool relu_;  // batchnorm+relu fused: y = max(0, batchnorm(x))
   Shape shape_;
   std::int64_t c_ = 0, inner_ = 1, rows_per_sample_ = 1;
   Parameter gamma_, beta_;
@@ -331,5 +331,5 @@ constexpr const char* kTraits = R"({
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "batchnorm",
                    .description = "batch normalisation per channel, with running statistics",
-                   .parameters = dtnn::layer_parameters::kBatchnormParameters,
-                   .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kBatchnormParameters, .traits = kTraits,
+                   .factory = create)

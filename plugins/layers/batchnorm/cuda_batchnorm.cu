@@ -3,11 +3,11 @@
 // running = momentum running + (1 - momentum) batch (Keras's momentum). cuDNN's own running
 // update (unbiased variance, the other momentum) is switched off (factor 0) and a dtnn kernel
 // applies dtnn's from the batch statistics cuDNN saved.
-#include "layer_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
 #include "launch.cuh"
+#include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
 namespace {
@@ -19,8 +19,8 @@ using namespace dtnn::cuda;
 // cuDNN's saved batch mean and inverse standard deviation (var = 1/inv_std^2 - epsilon). cuDNN
 // keeps the saved statistics as float for float32 data and double for float64, as T.
 template <class T>
-__global__ void running_update_kernel(T* rm, T* rv, const T* mean, const T* inv_std,
-                                      std::int64_t c, double momentum, double epsilon) {
+__global__ void running_update_kernel(T* rm, T* rv, const T* mean, const T* inv_std, std::int64_t c,
+                                      double momentum, double epsilon) {
   const std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (k >= c) return;
   const double is = double(inv_std[k]);
@@ -70,8 +70,8 @@ class CudaBatchnorm final : public Layer {
     save_mean_ = zeros();
     save_inv_std_ = zeros();
     if (!ctx.needs_input_gradient)  // cuDNN always writes dx
-      scratch_dx_ = Tensor::empty(shape_.with_batch(ctx.max_batch), dtype_, Layout::nchw,
-                                  Device::cuda);
+      scratch_dx_ =
+          Tensor::empty(shape_.with_batch(ctx.max_batch), dtype_, Layout::nchw, Device::cuda);
     param_desc_.set(1, in_.c, 1, 1, dtype_);
   }
 
@@ -142,5 +142,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaBatchnorm
 
 DTNN_CUDA_PLUGIN("layer", "batchnorm",
                  "batch normalisation per channel on an NVIDIA GPU (cuDNN), running statistics",
-                 dtnn::layer_parameters::kBatchnormParameters,
-                 create)
+                 dtnn::layer_parameters::kBatchnormParameters, create)

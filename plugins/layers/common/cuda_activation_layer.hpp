@@ -11,7 +11,8 @@ namespace dtnn::cuda {
 
 class ActivationLayer final : public Layer {
  public:
-  ActivationLayer(std::string type, cudnnActivationMode_t mode) : type_(std::move(type)), desc_(mode) {}
+  ActivationLayer(std::string type, cudnnActivationMode_t mode)
+      : type_(std::move(type)), desc_(mode) {}
   std::string type() const override { return type_; }
   Shape output_shape() const override { return shape_; }
   void build(const LayerBuildContext& ctx) override {

@@ -13,12 +13,12 @@
 #include <memory>
 #include <string>
 
-#include "layer_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "kernels.hpp"
+#include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
 namespace dtnn::cuda {
@@ -74,21 +74,21 @@ class ConvLayer final : public Layer {
     const std::int64_t window = g_.kh * g_.kw, fan_in = g_.c / groups * window,
                        fan_out = g_.k / groups * window;
     const Shape w_shape = depthwise_ ? Shape{g_.c, g_.kh, g_.kw} : g_.w_shape();
-    w_ = initialized(w_shape, g_.dtype, params_.get_string("weights_initializer"), fan_in,
-                     fan_out, ctx.seed);
+    w_ = initialized(w_shape, g_.dtype, params_.get_string("weights_initializer"), fan_in, fan_out,
+                     ctx.seed);
     dw_ = Tensor::zeros(w_.shape(), g_.dtype, Layout::nchw, Device::cuda);
     if (use_bias_) {
-      b_ = initialized(Shape{g_.k}, g_.dtype, params_.get_string("biases_initializer"),
-                       fan_in, fan_out, ctx.seed + 1);
+      b_ = initialized(Shape{g_.k}, g_.dtype, params_.get_string("biases_initializer"), fan_in,
+                       fan_out, ctx.seed + 1);
       db_ = Tensor::zeros(b_.shape(), g_.dtype, Layout::nchw, Device::cuda);
       bias_desc_.set(1, g_.k, 1, 1, g_.dtype);
     }
-    if (relu_) grad_ = Tensor::empty(output_shape().with_batch(ctx.max_batch), g_.dtype,
-                                     Layout::nchw, Device::cuda);
+    if (relu_)
+      grad_ = Tensor::empty(output_shape().with_batch(ctx.max_batch), g_.dtype, Layout::nchw,
+                            Device::cuda);
     filter_ = std::make_unique<FilterDesc>(g_.k, g_.c / groups, g_.kh, g_.kw, g_.dtype);
-    conv_ = std::make_unique<ConvDesc>(g_.pad_h, g_.pad_w, g_.stride_h, g_.stride_w,
-                                       g_.dilation_h, g_.dilation_w, g_.dtype,
-                                       cx.options().tf32, groups);
+    conv_ = std::make_unique<ConvDesc>(g_.pad_h, g_.pad_w, g_.stride_h, g_.stride_w, g_.dilation_h,
+                                       g_.dilation_w, g_.dtype, cx.options().tf32, groups);
     set_batch(ctx.max_batch);
     choose_algorithms(cx);
     cx.reserve_workspace(workspace_);
@@ -112,14 +112,14 @@ class ConvLayer final : public Layer {
     set_batch(x.dim(0));
     const Scalars s(g_.dtype);
     DTNN_CUDNN(cudnnConvolutionForward(cx.cudnn(), s.one(), x_desc_, x.raw(), *filter_, w_.raw(),
-                                       *conv_, forward_algo_, cx.workspace(),
-                                       cx.workspace_bytes(), s.zero(), y_desc_, y.raw()));
+                                       *conv_, forward_algo_, cx.workspace(), cx.workspace_bytes(),
+                                       s.zero(), y_desc_, y.raw()));
     if (use_bias_)
-      DTNN_CUDNN(cudnnAddTensor(cx.cudnn(), s.one(), bias_desc_, b_.raw(), s.one(), y_desc_,
-                                y.raw()));
+      DTNN_CUDNN(
+          cudnnAddTensor(cx.cudnn(), s.one(), bias_desc_, b_.raw(), s.one(), y_desc_, y.raw()));
     if (relu_)
-      DTNN_CUDNN(cudnnActivationForward(cx.cudnn(), relu_desc_, s.one(), y_desc_, y.raw(),
-                                        s.zero(), y_desc_, y.raw()));
+      DTNN_CUDNN(cudnnActivationForward(cx.cudnn(), relu_desc_, s.one(), y_desc_, y.raw(), s.zero(),
+                                        y_desc_, y.raw()));
   }
 
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
@@ -133,17 +133,15 @@ class ConvLayer final : public Layer {
       g = grad_.raw();
     }
     if (use_bias_)
-      DTNN_CUDNN(cudnnConvolutionBackwardBias(cx.cudnn(), s.one(), y_desc_, g, s.one(),
-                                              bias_desc_, db_.raw()));
+      DTNN_CUDNN(cudnnConvolutionBackwardBias(cx.cudnn(), s.one(), y_desc_, g, s.one(), bias_desc_,
+                                              db_.raw()));
     DTNN_CUDNN(cudnnConvolutionBackwardFilter(cx.cudnn(), s.one(), x_desc_, x.raw(), y_desc_, g,
                                               *conv_, filter_algo_, cx.workspace(),
-                                              cx.workspace_bytes(), s.one(), *filter_,
-                                              dw_.raw()));
+                                              cx.workspace_bytes(), s.one(), *filter_, dw_.raw()));
     if (dx)
       DTNN_CUDNN(cudnnConvolutionBackwardData(cx.cudnn(), s.one(), *filter_, w_.raw(), y_desc_, g,
                                               *conv_, data_algo_, cx.workspace(),
-                                              cx.workspace_bytes(), s.zero(), x_desc_,
-                                              dx->raw()));
+                                              cx.workspace_bytes(), s.zero(), x_desc_, dx->raw()));
   }
 
  private:
@@ -174,22 +172,19 @@ class ConvLayer final : public Layer {
       DTNN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, x_desc_, *filter_, *conv_, y_desc_,
                                                       int(f.size()), &got, f.data()));
       pick(f.data(), got, o, forward_algo_, fwd_ws, "forward");
-      DTNN_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, x_desc_, y_desc_, *conv_,
-                                                             *filter_, int(w.size()), &got,
-                                                             w.data()));
+      DTNN_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, x_desc_, y_desc_, *conv_, *filter_,
+                                                             int(w.size()), &got, w.data()));
       pick(w.data(), got, o, filter_algo_, filter_ws, "backward-filter");
       if (needs_dx_) {
-        DTNN_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, *filter_, y_desc_, *conv_,
-                                                             x_desc_, int(d.size()), &got,
-                                                             d.data()));
+        DTNN_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, *filter_, y_desc_, *conv_, x_desc_,
+                                                             int(d.size()), &got, d.data()));
         pick(d.data(), got, o, data_algo_, data_ws, "backward-data");
       }
     } else {
       DTNN_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, x_desc_, *filter_, *conv_, y_desc_,
                                                          forward_algo_, &fwd_ws));
-      DTNN_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x_desc_, y_desc_, *conv_,
-                                                                *filter_, filter_algo_,
-                                                                &filter_ws));
+      DTNN_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, x_desc_, y_desc_, *conv_, *filter_, filter_algo_, &filter_ws));
       if (needs_dx_)
         DTNN_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(h, *filter_, y_desc_, *conv_,
                                                                 x_desc_, data_algo_, &data_ws));

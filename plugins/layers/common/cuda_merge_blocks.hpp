@@ -3,10 +3,10 @@
 #pragma once
 #include <cstddef>
 
-#include "merge_blocks.hpp"
 #include "check.hpp"
 #include "context.hpp"
 #include "descriptors.hpp"
+#include "merge_blocks.hpp"
 
 namespace dtnn::cuda {
 
@@ -15,8 +15,8 @@ namespace dtnn::cuda {
 inline void add_into(const Tensor& a, const Tensor& b) {
   const Shape& s4 = a.shape();
   const bool image = s4.rank() == 4;
-  const TensorDesc d(s4[0], image ? s4[1] : a.numel() / s4[0], image ? s4[2] : 1,
-                     image ? s4[3] : 1, a.dtype());
+  const TensorDesc d(s4[0], image ? s4[1] : a.numel() / s4[0], image ? s4[2] : 1, image ? s4[3] : 1,
+                     a.dtype());
   const Scalars s(a.dtype());
   DTNN_CUDNN(cudnnAddTensor(Context::get().cudnn(), s.one(), d, b.raw(), s.one(), d, a.raw()));
 }

@@ -29,8 +29,8 @@ class PoolingLayer final : public Layer {
     Context& cx = Context::get();
     set_batch(x.dim(0));
     const Scalars s(dtype_);
-    DTNN_CUDNN(cudnnPoolingForward(cx.cudnn(), *desc_, s.one(), x_desc_, x.raw(), s.zero(),
-                                   y_desc_, y.raw()));
+    DTNN_CUDNN(cudnnPoolingForward(cx.cudnn(), *desc_, s.one(), x_desc_, x.raw(), s.zero(), y_desc_,
+                                   y.raw()));
   }
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
     if (!dx) return;

@@ -54,7 +54,9 @@ struct Pieces {
 // Path p's pieces, for a part of part_numel elements (a batch of path p's output).
 inline Pieces pieces_of(const std::vector<Shape>& paths, Layout layout, std::size_t p,
                         std::int64_t part_numel, std::int64_t whole_numel) {
-  auto piece_of = [&](const Shape& s) { return layout == Layout::nhwc ? s[s.rank() - 1] : s.numel(); };
+  auto piece_of = [&](const Shape& s) {
+    return layout == Layout::nhwc ? s[s.rank() - 1] : s.numel();
+  };
   Pieces g;
   g.piece = piece_of(paths[p]);
   g.rows = part_numel / g.piece;
@@ -91,8 +93,8 @@ class ConcatBase : public BlockLayer {
 
  protected:
   // into_whole: the part's pieces into their places in whole; else the reverse.
-  virtual void copy_pieces(const Tensor& part, const Tensor& whole,
-                           const block_geometry::Pieces& g, bool into_whole) const = 0;
+  virtual void copy_pieces(const Tensor& part, const Tensor& whole, const block_geometry::Pieces& g,
+                           bool into_whole) const = 0;
 
   Shape merged_shape(const std::vector<Shape>& paths) const override {
     return block_geometry::concat_shape(paths, layout());

@@ -25,9 +25,9 @@ inline void biases(PydtnnArrays& out, const std::string& key, const std::vector<
 inline void conv2d(PydtnnArrays& out, const std::vector<Parameter>& ps) {
   const std::string key = out.layer("Conv2D");
   const Tensor& w = *find(ps, "weights");
-  out.array(key + "weights", w, {w.dim(0), w.dim(1), w.dim(2), w.dim(3)},
-            out.layout() == Layout::nhwc ? std::vector<int>{3, 2, 0, 1}
-                                         : std::vector<int>{0, 1, 2, 3});
+  out.array(
+      key + "weights", w, {w.dim(0), w.dim(1), w.dim(2), w.dim(3)},
+      out.layout() == Layout::nhwc ? std::vector<int>{3, 2, 0, 1} : std::vector<int>{0, 1, 2, 3});
   biases(out, key, ps);
 }
 

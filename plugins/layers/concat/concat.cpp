@@ -3,10 +3,10 @@
 // channels; merge_blocks.hpp says where each path's channels go.
 #include <cstring>
 
-#include "layer_parameters.hpp"
-#include "merge_blocks.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
+#include "merge_blocks.hpp"
 
 namespace {
 
@@ -41,4 +41,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "concat",
                    .description = "parallel paths of layers joined along channels",
-                   .parameters = dtnn::layer_parameters::kBlockParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kBlockParameters, .traits = kTraits,
+                   .factory = create)

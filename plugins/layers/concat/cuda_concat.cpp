@@ -1,9 +1,9 @@
 // cuda_concat: the concat layer on the GPU, NCHW (parallel paths of CUDA layers joined along
 // channels: one strided copy per path). The paths and their shapes are the CPU plugin's
 // (merge_blocks.hpp).
-#include "layer_parameters.hpp"
 #include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "layer_parameters.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
@@ -25,12 +24,12 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
+#include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
 namespace {
 
 using namespace dtnn;
-
 
 constexpr std::int64_t kMaxPattern = 128;  // longest bias pattern of the vectorised NHWC paths
 
@@ -44,8 +43,9 @@ class Conv2d final : public Layer {
     if (!p.is_null("batchnorm")) {
       bn_params_ = p.get_object("batchnorm");
       if (bn_params_->has("activation") && !bn_params_->get_string("activation").empty())
-        p.fail("batchnorm", "the batchnorm's parameters without an activation (a fused relu is "
-                            "the conv2d's \"activation\")");
+        p.fail("batchnorm",
+               "the batchnorm's parameters without an activation (a fused relu is "
+               "the conv2d's \"activation\")");
     }
   }
 
@@ -55,7 +55,8 @@ class Conv2d final : public Layer {
   std::size_t workspace_bytes() const override { return algorithm_->workspace_bytes(); }
   std::string report() const override { return algorithm_->report(); }
   std::string attributes() const override {
-    return g_.window_str() + " " + algorithm_->name() + (bn_ ? " +batchnorm" : "") + (relu_ ? " +relu" : "");
+    return g_.window_str() + " " + algorithm_->name() + (bn_ ? " +batchnorm" : "") +
+           (relu_ ? " +relu" : "");
   }
 
   void build(const LayerBuildContext& ctx) override {
@@ -305,14 +306,14 @@ class Conv2d final : public Layer {
   Params params_;
   ConvGeometry g_;
   bool use_bias_ = true, needs_dx_ = true;
-  bool relu_ = false;                 // fused relu
-  std::optional<Params> bn_params_;   // fused batchnorm's parameters
-  std::shared_ptr<Layer> bn_;         // the fused batchnorm
-  Tensor z_;                          // [max_batch, output] conv + bias before the batchnorm
-  Tensor grad_, relu_grad_;           // [max_batch, output] gradients through the fused layers
-  Tensor probe_in_, probe_out_;       // [2, output] fold()'s probes of the batchnorm
-  Tensor w_fold_, b_fold_;            // the folded filter and bias (evaluation)
-  
+  bool relu_ = false;                // fused relu
+  std::optional<Params> bn_params_;  // fused batchnorm's parameters
+  std::shared_ptr<Layer> bn_;        // the fused batchnorm
+  Tensor z_;                         // [max_batch, output] conv + bias before the batchnorm
+  Tensor grad_, relu_grad_;          // [max_batch, output] gradients through the fused layers
+  Tensor probe_in_, probe_out_;      // [2, output] fold()'s probes of the batchnorm
+  Tensor w_fold_, b_fold_;           // the folded filter and bias (evaluation)
+
   Tensor w_, dw_, b_, db_, bias_pattern_, bias_sums_;
   std::int64_t pattern_ = 0;
   std::shared_ptr<ConvAlgorithm> algorithm_;
@@ -343,9 +344,9 @@ constexpr const char* kTraits = R"({
     {"params": {"filters": 3, "kernel": 3, "padding": 1, "activation": "relu",
                 "batchnorm": {"gamma": 1.5}}, "input": [4, 4, 2], "batch": 3}]})";
 
-DTNN_EXPORT_PLUGIN(
-    .kind = "layer", .name = "conv2d",
-    .description =
-        "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin conv.algorithm names",
-    .parameters = dtnn::layer_parameters::kConv2dParameters,
-    .traits = kTraits, .factory = create)
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "conv2d",
+                   .description =
+                       "2-D convolution; the arithmetic is done by the ConvAlgorithm plugin "
+                       "conv.algorithm names",
+                   .parameters = dtnn::layer_parameters::kConv2dParameters, .traits = kTraits,
+                   .factory = create)

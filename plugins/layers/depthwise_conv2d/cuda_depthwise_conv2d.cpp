@@ -12,5 +12,4 @@ Plugin* create(const Params& p, const PluginContext&) { return new cuda::ConvLay
 
 DTNN_CUDA_PLUGIN("layer", "depthwise_conv2d",
                  "depthwise 2-D convolution on an NVIDIA GPU (cuDNN, one group per channel)",
-                 dtnn::layer_parameters::kDepthwiseConv2dParameters,
-                 create)
+                 dtnn::layer_parameters::kDepthwiseConv2dParameters, create)

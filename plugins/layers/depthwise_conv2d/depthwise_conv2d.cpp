@@ -11,18 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "layer_parameters.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
 namespace {
 
 using namespace dtnn;
-
 
 class DepthwiseConv2d final : public Layer {
  public:
@@ -43,7 +42,8 @@ class DepthwiseConv2d final : public Layer {
 
   void build(const LayerBuildContext& ctx) override {
     const Shape& in = ctx.input_shape;
-    if (in.rank() != 3) throw Error("depthwise_conv2d expects image input (H, W, C), got " + in.str());
+    if (in.rank() != 3)
+      throw Error("depthwise_conv2d expects image input (H, W, C), got " + in.str());
     nhwc_ = ctx.layout == Layout::nhwc;
     g_.layout = ctx.layout;
     g_.dtype = ctx.dtype;
@@ -61,8 +61,8 @@ class DepthwiseConv2d final : public Layer {
       db_ = Tensor::zeros(b_.shape(), ctx.dtype);
       initialize(b_, params_.get_string("biases_initializer"), window, window, ctx.seed + 1);
     }
-    partial_ = Tensor::empty(Shape{std::max(1, omp_get_max_threads()) * (w_.numel() + g_.c)},
-                             ctx.dtype);
+    partial_ =
+        Tensor::empty(Shape{std::max(1, omp_get_max_threads()) * (w_.numel() + g_.c)}, ctx.dtype);
   }
 
   void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
@@ -220,5 +220,7 @@ constexpr const char* kTraits = R"({"conformance": [
     {"params": {"kernel": 2, "dilation": 2, "use_bias": false}, "input": [5, 5, 4]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "depthwise_conv2d",
-                   .description = "depthwise 2-D convolution: one KH x KW filter per channel (MobileNet)",
-                   .parameters = dtnn::layer_parameters::kDepthwiseConv2dParameters, .traits = kTraits, .factory = create)
+                   .description =
+                       "depthwise 2-D convolution: one KH x KW filter per channel (MobileNet)",
+                   .parameters = dtnn::layer_parameters::kDepthwiseConv2dParameters,
+                   .traits = kTraits, .factory = create)

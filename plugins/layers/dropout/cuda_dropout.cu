@@ -5,11 +5,11 @@
 // generator); their statistics do not.
 #include <cuda_runtime_api.h>
 
-#include "layer_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "dtnn/rng.hpp"
 #include "launch.cuh"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -59,8 +59,8 @@ class CudaDropout final : public Layer {
     Context& cx = Context::get();
     if (mode == Mode::eval || rate_ == 0.0) {
       if (y.raw() != x.raw())
-        DTNN_CUDA(cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice,
-                                  cx.stream()));
+        DTNN_CUDA(
+            cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, cx.stream()));
       return;
     }
     if (fresh_mask_) {  // a new step
@@ -105,6 +105,7 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaDropout(p
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "dropout",
-                 "inverted dropout on an NVIDIA GPU: zeroes a fraction 'rate' of values in training",
-                 dtnn::layer_parameters::kDropoutParameters, create)
+DTNN_CUDA_PLUGIN(
+    "layer", "dropout",
+    "inverted dropout on an NVIDIA GPU: zeroes a fraction 'rate' of values in training",
+    dtnn::layer_parameters::kDropoutParameters, create)

@@ -4,11 +4,11 @@
 // re-run) see the same mask, so the layer is a deterministic function within a step.
 #include <cstdint>
 
-#include "layer_parameters.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/rng.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -88,5 +88,7 @@ constexpr const char* kTraits = R"({"conformance": [
     {"params": {"rate": 0.3}, "input": [4, 3, 2]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "dropout",
-                   .description = "inverted dropout: zeroes a fraction 'rate' of values in training",
-                   .parameters = dtnn::layer_parameters::kDropoutParameters, .traits = kTraits, .factory = create)
+                   .description =
+                       "inverted dropout: zeroes a fraction 'rate' of values in training",
+                   .parameters = dtnn::layer_parameters::kDropoutParameters, .traits = kTraits,
+                   .factory = create)

@@ -2,12 +2,12 @@
 // b: [units], y: [N, units] = x w + b.
 #include <string>
 
-#include "layer_parameters.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
 namespace {
@@ -99,4 +99,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "fc",
                    .description = "fully connected: y = x w + b, x flattened per sample",
-                   .parameters = dtnn::layer_parameters::kFcParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kFcParameters, .traits = kTraits,
+                   .factory = create)

@@ -36,5 +36,5 @@ constexpr const char* kTraits = R"({"conformance": [
     {"input": [3, 2, 2]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "flatten",
-                   .description = "reshape each sample to one dimension",
-                   .parameters = "{}", .traits = kTraits, .factory = create)
+                   .description = "reshape each sample to one dimension", .parameters = "{}",
+                   .traits = kTraits, .factory = create)

@@ -1,8 +1,8 @@
 // leaky_relu: y = x for x > 0, negative_slope * x otherwise (PyDTNN's LeakyRelu, slope 0.01 by
 // default); dy/dx = 1 or negative_slope.
-#include "layer_parameters.hpp"
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 struct LeakyRelu {
@@ -31,4 +31,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "leaky_relu",
                    .description = "leaky rectified linear unit, y = x > 0 ? x : slope * x",
-                   .parameters = dtnn::layer_parameters::kLeakyReluParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kLeakyReluParameters, .traits = kTraits,
+                   .factory = create)

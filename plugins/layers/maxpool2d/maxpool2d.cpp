@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <limits>
 
-#include "layer_parameters.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/simd.hpp"
 #include "dtnn/window.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -143,4 +143,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "maxpool2d",
                    .description = "2-D max pooling (stride 0 means stride = pool)",
-                   .parameters = dtnn::layer_parameters::kPool2dParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kPool2dParameters, .traits = kTraits,
+                   .factory = create)

@@ -11,8 +11,9 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }  // namespace
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "pointwise_conv2d",
-                   .description = "a conv2d with a 1x1 window, stride 1 and no padding "
-                                  "(PyDTNN's PointwiseConv2D)",
+                   .description =
+                       "a conv2d with a 1x1 window, stride 1 and no padding "
+                       "(PyDTNN's PointwiseConv2D)",
                    .traits = R"({"alias": {"type": "conv2d", "fixed": {"kernel": 1, "stride": 1,
                                                                       "padding": 0,
                                                                       "dilation": 1}},

@@ -7,4 +7,5 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "relu", "rectified linear unit, y = max(x, 0), on an NVIDIA GPU (cuDNN)", "{}", create)
+DTNN_CUDA_PLUGIN("layer", "relu", "rectified linear unit, y = max(x, 0), on an NVIDIA GPU (cuDNN)",
+                 "{}", create)

@@ -7,4 +7,5 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "sigmoid", "logistic sigmoid, y = 1 / (1 + exp(-x)), on an NVIDIA GPU (cuDNN)", "{}", create)
+DTNN_CUDA_PLUGIN("layer", "sigmoid",
+                 "logistic sigmoid, y = 1 / (1 + exp(-x)), on an NVIDIA GPU (cuDNN)", "{}", create)

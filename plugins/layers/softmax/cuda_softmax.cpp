@@ -31,9 +31,9 @@ class CudaSoftmax final : public Layer {
     Context& cx = Context::get();
     set_batch(x.dim(0));
     const Scalars s(dtype_);
-    DTNN_CUDNN(cudnnSoftmaxBackward(cx.cudnn(), CUDNN_SOFTMAX_ACCURATE,
-                                    CUDNN_SOFTMAX_MODE_INSTANCE, s.one(), desc_, y.raw(), desc_,
-                                    dy.raw(), s.zero(), desc_, dx->raw()));
+    DTNN_CUDNN(cudnnSoftmaxBackward(cx.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
+                                    s.one(), desc_, y.raw(), desc_, dy.raw(), s.zero(), desc_,
+                                    dx->raw()));
   }
 
  private:

@@ -7,4 +7,5 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "tanh", "hyperbolic tangent, y = tanh(x), on an NVIDIA GPU (cuDNN)", "{}", create)
+DTNN_CUDA_PLUGIN("layer", "tanh", "hyperbolic tangent, y = tanh(x), on an NVIDIA GPU (cuDNN)", "{}",
+                 create)

@@ -48,8 +48,8 @@ class CudaBinaryCrossEntropy final : public Loss {
     by_dtype(p.dtype(), [&](auto z) {
       using T = decltype(z);
       gradient_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(dy.raw()), static_cast<const T*>(p.raw()),
-          static_cast<const T*>(t.raw()), n, T(1.0 / double(n)));
+          static_cast<T*>(dy.raw()), static_cast<const T*>(p.raw()), static_cast<const T*>(t.raw()),
+          n, T(1.0 / double(n)));
     });
     check_launch();
   }

@@ -54,8 +54,8 @@ Plugin* create(const Params&, const PluginContext&) { return new CategoricalCros
 
 }  // namespace
 
-DTNN_EXPORT_PLUGIN(
-    .kind = "loss", .name = "categorical_cross_entropy",
-    .description =
-        "cross-entropy of probabilities against one-hot targets; exact gradient through softmax",
-    .traits = R"({"default": true})", .factory = create)
+DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "categorical_cross_entropy",
+                   .description =
+                       "cross-entropy of probabilities against one-hot targets; exact gradient "
+                       "through softmax",
+                   .traits = R"({"default": true})", .factory = create)

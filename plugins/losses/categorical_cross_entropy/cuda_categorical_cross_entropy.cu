@@ -40,8 +40,8 @@ void gradient(Tensor& dy, const Tensor& p, const Tensor& t) {
   by_dtype(p.dtype(), [&](auto z) {
     using T = decltype(z);
     gradient_kernel<kThroughSoftmax><<<blocks(n), kThreads, 0, Context::get().stream()>>>(
-        static_cast<T*>(dy.raw()), static_cast<const T*>(p.raw()),
-        static_cast<const T*>(t.raw()), n, T(1.0 / double(p.dim(0))));
+        static_cast<T*>(dy.raw()), static_cast<const T*>(p.raw()), static_cast<const T*>(t.raw()),
+        n, T(1.0 / double(p.dim(0))));
   });
   check_launch();
 }

@@ -9,15 +9,15 @@ namespace dtnn::metrics {
 // 1 when the row's argmax is the target's, else 0.
 struct CategoricalAccuracyRule : rules::MeanRule {
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     return rules::mean_term(rules::argmax(p, m) == rules::argmax(t, m) ? 1.0 : 0.0, out);
   }
 };
 
 class CategoricalAccuracy : public RowMeanMetric<CategoricalAccuracyRule> {
  public:
-  static constexpr const char* kDescription = "fraction of samples whose argmax matches the target's";
+  static constexpr const char* kDescription =
+      "fraction of samples whose argmax matches the target's";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalAccuracy(const Params&) {}
   std::string name() const override { return "categorical_accuracy"; }

@@ -10,8 +10,7 @@ namespace dtnn::metrics {
 // max(0, 1 + max_j (1 - t_j) p_j - sum_j t_j p_j).
 struct CategoricalHingeRule : rules::MeanRule {
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     double pos = 0, neg = (1.0 - double(t[0])) * double(p[0]);
     for (std::int64_t j = 0; j < m; ++j) {
       pos += double(t[j]) * double(p[j]);
@@ -25,7 +24,8 @@ struct CategoricalHingeRule : rules::MeanRule {
 
 class CategoricalHinge : public RowMeanMetric<CategoricalHingeRule> {
  public:
-  static constexpr const char* kDescription = "mean of max(0, 1 + largest wrong-class score - target score)";
+  static constexpr const char* kDescription =
+      "mean of max(0, 1 + largest wrong-class score - target score)";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalHinge(const Params&) {}
   std::string name() const override { return "categorical_hinge"; }

@@ -9,15 +9,15 @@ namespace dtnn::metrics {
 // |1 - p_k|, k = argmax t.
 struct CategoricalMaeRule : rules::MeanRule {
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     return rules::mean_term(rules::magnitude(1.0 - double(p[rules::argmax(t, m)])), out);
   }
 };
 
 class CategoricalMae : public RowMeanMetric<CategoricalMaeRule> {
  public:
-  static constexpr const char* kDescription = "mean of |1 - predicted probability of the target class|";
+  static constexpr const char* kDescription =
+      "mean of |1 - predicted probability of the target class|";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalMae(const Params&) {}
   std::string name() const override { return "categorical_mae"; }

@@ -9,8 +9,7 @@ namespace dtnn::metrics {
 // (1 - p_k)^2, k = argmax t.
 struct CategoricalMseRule : rules::MeanRule {
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     const double e = 1.0 - double(p[rules::argmax(t, m)]);
     return rules::mean_term(e * e, out);
   }
@@ -18,7 +17,8 @@ struct CategoricalMseRule : rules::MeanRule {
 
 class CategoricalMse : public RowMeanMetric<CategoricalMseRule> {
  public:
-  static constexpr const char* kDescription = "mean of (1 - predicted probability of the target class)^2";
+  static constexpr const char* kDescription =
+      "mean of (1 - predicted probability of the target class)^2";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalMse(const Params&) {}
   std::string name() const override { return "categorical_mse"; }

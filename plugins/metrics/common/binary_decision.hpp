@@ -17,8 +17,7 @@ struct BinaryDecisionRule {
   DTNN_HOST_DEVICE std::int64_t totals_reached(std::int64_t) const { return count_rows ? 4 : 3; }
 
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     const bool predicted = is_positive(p, m), actual = is_positive(t, m);
     int n = 0;
     if (predicted || actual) out[n++] = {predicted ? (actual ? 0 : 1) : 2, 1.0};

@@ -13,8 +13,7 @@ namespace dtnn::metrics {
 struct ConfusionRule {
   DTNN_HOST_DEVICE std::int64_t totals_reached(std::int64_t m) const { return m * m; }
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     out[0] = {rules::argmax(t, m) * m + rules::argmax(p, m), 1.0};
     return 1;
   }

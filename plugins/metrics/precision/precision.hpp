@@ -2,8 +2,8 @@
 // (default 1: the second output; a model with one output is positive where that output is >= 0.5).
 // The counts are summed over batches and ranks before dividing, so the value is exact, not a mean
 // of means. Totals: {TP, FP, FN}.
-// The rule (plugins/metrics/common/binary_decision.hpp) runs on the host here and on a GPU in the twin beside
-// it (cuda_precision.cu).
+// The rule (plugins/metrics/common/binary_decision.hpp) runs on the host here and on a GPU in the
+// twin beside it (cuda_precision.cu).
 #pragma once
 #include "binary_decision.hpp"
 

@@ -9,8 +9,7 @@ namespace dtnn::metrics {
 // mean_j (p_j - t_j)^2.
 struct RegressionMseRule : rules::MeanRule {
   template <class T>
-  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m,
-                           rules::Contribution* out) const {
+  DTNN_HOST_DEVICE int row(const T* p, const T* t, std::int64_t m, rules::Contribution* out) const {
     double s = 0;
     for (std::int64_t j = 0; j < m; ++j) {
       const double e = double(p[j]) - double(t[j]);

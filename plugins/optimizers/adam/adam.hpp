@@ -77,11 +77,11 @@ class Adam final : public Optimizer {
       const std::int64_t n = p.value.numel();
       const T b1 = T(s_.beta1), b2 = T(s_.beta2), eps = T(s_.epsilon), step = T(s_.lr / c1_);
       if (s_.rule == UpdateRule::pydtnn)
-        Executor::run(PydtnnAdamRule<T>{b1, b2, eps, T(s_.lr * s_.decay), step, T(1.0 / c2_)}, n,
-                      w, g, m, v);
-      else
-        Executor::run(AdamRule<T>{b1, b2, eps, T(s_.decay), step, T(1.0 / std::sqrt(c2_))}, n, w,
+        Executor::run(PydtnnAdamRule<T>{b1, b2, eps, T(s_.lr * s_.decay), step, T(1.0 / c2_)}, n, w,
                       g, m, v);
+      else
+        Executor::run(AdamRule<T>{b1, b2, eps, T(s_.decay), step, T(1.0 / std::sqrt(c2_))}, n, w, g,
+                      m, v);
     });
   }
 

@@ -1,7 +1,7 @@
 // cuda_adam: adam (adam.hpp) with its rules run in a kernel on an NVIDIA GPU.
+#include "adam.hpp"
 #include "apply_rule.cuh"
 #include "cuda_plugin.hpp"
-#include "adam.hpp"
 
 namespace {
 dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {

@@ -9,6 +9,5 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("optimizer", "nadam",
-                 "Adam with Nesterov momentum on an NVIDIA GPU (as nadam)",
+DTNN_CUDA_PLUGIN("optimizer", "nadam", "Adam with Nesterov momentum on an NVIDIA GPU (as nadam)",
                  dtnn::optimizers::kNadamParameters, create)

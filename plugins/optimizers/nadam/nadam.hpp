@@ -99,12 +99,11 @@ class Nadam final : public Optimizer {
       const std::int64_t n = p.value.numel();
       const T b1 = T(s_.beta1), b2 = T(s_.beta2), eps = T(s_.epsilon), decay = T(s_.decay);
       if (s_.rule == UpdateRule::pydtnn)
-        Executor::run(PydtnnNadamRule<T>{b1, b2, eps, decay, T(s_.lr), T(inv_c1_), T(inv_c2_)},
-                      n, w, g, m, v);
+        Executor::run(PydtnnNadamRule<T>{b1, b2, eps, decay, T(s_.lr), T(inv_c1_), T(inv_c2_)}, n,
+                      w, g, m, v);
       else
-        Executor::run(
-            NadamRule<T>{b1, b2, eps, decay, T(inv_c2_), T(grad_coef_), T(moment_coef_)}, n, w,
-            g, m, v);
+        Executor::run(NadamRule<T>{b1, b2, eps, decay, T(inv_c2_), T(grad_coef_), T(moment_coef_)},
+                      n, w, g, m, v);
     });
   }
 

@@ -9,6 +9,5 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("optimizer", "rmsprop",
-                 "RMSProp on an NVIDIA GPU (as rmsprop)",
+DTNN_CUDA_PLUGIN("optimizer", "rmsprop", "RMSProp on an NVIDIA GPU (as rmsprop)",
                  dtnn::optimizers::kRmsPropParameters, create)

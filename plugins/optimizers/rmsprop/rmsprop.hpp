@@ -15,8 +15,7 @@
 
 namespace dtnn::optimizers {
 
-inline constexpr const char* kRmsPropDescription =
-    "RMSProp (rule: textbook as PyTorch, or pydtnn)";
+inline constexpr const char* kRmsPropDescription = "RMSProp (rule: textbook as PyTorch, or pydtnn)";
 inline constexpr const char* kRmsPropParameters =
     R"({"rule": "textbook", "learning_rate": 0.01, "rho": null, "epsilon": null, "decay": 0.0})";
 

@@ -10,5 +10,5 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 
 DTNN_EXPORT_PLUGIN(.kind = "optimizer", .name = "sgd",
                    .description = dtnn::optimizers::kSgdDescription,
-                   .parameters = dtnn::optimizers::kSgdParameters,
-                   .traits = R"({"default": true})", .factory = create)
+                   .parameters = dtnn::optimizers::kSgdParameters, .traits = R"({"default": true})",
+                   .factory = create)

@@ -13,7 +13,7 @@ struct ConvShape {
   const char* net;    // "scnn", "vgg", "resnet20", "resnet50"
   const char* label;  // "vgg 64->64@32": input channels -> output channels @ input size
   std::int64_t c, k, size, kernel, stride, pad;
-  bool needs_dx;      // false for a network's first layer (its input needs no gradient)
+  bool needs_dx;       // false for a network's first layer (its input needs no gradient)
   std::int64_t batch;  // the batch the benchmark uses unless told otherwise
 };
 
@@ -62,7 +62,8 @@ inline constexpr ConvShape kConvShapes[] = {
     {"resnet50", "resnet50 512->512@7", 512, 512, 7, 3, 1, 1, true, 32},
 };
 
-inline ConvGeometry geometry_of(const ConvShape& s, std::int64_t batch, DType dtype, Layout layout) {
+inline ConvGeometry geometry_of(const ConvShape& s, std::int64_t batch, DType dtype,
+                                Layout layout) {
   ConvGeometry g;
   g.n = batch;
   g.h = g.w = s.size;

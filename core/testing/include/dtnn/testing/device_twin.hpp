@@ -1,8 +1,8 @@
 // Conformance of a layer plugin's twin on a device (the same type, its descriptor's device, e.g.
-// conv2d on cuda) against its CPU plugin: both built from the same parameters and seed on the same input, the twins
-// must start from the same parameters and agree on the outputs (training and evaluation mode),
-// the input gradient, every parameter gradient and the state (batchnorm's running statistics).
-// The device's runtime must be installed (install_device_runtime).
+// conv2d on cuda) against its CPU plugin: both built from the same parameters and seed on the same
+// input, the twins must start from the same parameters and agree on the outputs (training and
+// evaluation mode), the input gradient, every parameter gradient and the state (batchnorm's running
+// statistics). The device's runtime must be installed (install_device_runtime).
 #pragma once
 #include <cstdint>
 #include <string>

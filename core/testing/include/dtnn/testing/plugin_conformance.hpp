@@ -41,8 +41,8 @@ class Communicator;
 namespace dtnn::testing {
 
 struct Check {
-  std::string what;     // the property: "gradient check: dx", "contract: dx overwritten", ...
-  std::string setting;  // where: the case's parameters, input, layout, dtype (printed on failure)
+  std::string what;       // the property: "gradient check: dx", "contract: dx overwritten", ...
+  std::string setting;    // where: the case's parameters, input, layout, dtype (printed on failure)
   bool supported = true;  // false: the plugin declines the setting (a conv geometry); not a failure
   bool passed = true;
   std::string detail;  // the measured error against its tolerance, or the error message
