@@ -62,18 +62,25 @@ Fp32Peak measure_fp32_peak(int threads) {
   peak.fused = k.fused;
   peak.threads = threads > 0 ? threads : runtime_info().threads;
   peak.nominal_ghz = nominal_ghz();
-  // Iterations for about 20 ms at 2 vector FMAs per ns.
-  const long iterations = 40'000'000L / k.chains;
   double best_rate = 0, total = 0;
   float sink = 0;
 #pragma omp parallel num_threads(peak.threads) reduction(+ : total, sink) reduction(max : best_rate)
   {
+    // The chains' length grows until one run takes about 20 ms, so that a slow CPU (or an
+    // emulated one) measures for as long as a fast one; then the best of five such runs.
+    long iterations = 4096;
     double rate = 0;
-    for (int repeat = 0; repeat < 5; ++repeat) {
+    for (int measured = 0; measured < 5;) {
       const auto start = Clock::now();
       sink += k.fma_chains(iterations);
       const double s = std::chrono::duration<double>(Clock::now() - start).count();
+      if (s < 0.015) {
+        iterations = s > 0 ? std::min(iterations * 64, static_cast<long>(iterations * 0.02 / s) + 1)
+                           : iterations * 64;
+        continue;
+      }
       rate = std::max(rate, static_cast<double>(iterations) * k.chains / s);
+      ++measured;
     }
     total += rate;
     best_rate = std::max(best_rate, rate);

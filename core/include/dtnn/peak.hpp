@@ -26,8 +26,8 @@ struct Fp32Peak {
   }
 };
 
-// Runs the chains on `threads` threads (0: the runtime's) for about 5 x 20 ms; the best of five
-// per thread, summed.
+// Runs the chains on `threads` threads (0: the runtime's), each run made about 20 ms long; the best
+// of five per thread, summed.
 DTNN_CORE_EXPORT Fp32Peak measure_fp32_peak(int threads = 0);
 
 // The chains, one variant per level (a family like core/small_gemm): returns a value that depends
