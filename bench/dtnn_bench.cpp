@@ -17,6 +17,7 @@
 #include "dtnn/model.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/trace.hpp"
 
 namespace po = boost::program_options;
 
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
   std::string config_file;
   std::vector<std::string> sets;
   int steps = 200, warmup = 20, repeats = 5;
-  bool profile = false;
+  bool profile = false, trace_cost = false;
   po::options_description desc("dtnn_bench options");
   desc.add_options()("help,h", "help")("config", po::value(&config_file)->required(),
                                        "experiment file")("set,s", po::value(&sets)->composing(),
@@ -32,7 +33,10 @@ int main(int argc, char** argv) {
       "steps", po::value(&steps), "timed steps per repeat")(
       "warmup", po::value(&warmup), "untimed steps first")("repeats", po::value(&repeats),
                                                            "repeats (the median is reported)")(
-      "profile", po::bool_switch(&profile), "per-layer forward/backward times");
+      "profile", po::bool_switch(&profile), "per-layer forward/backward times")(
+      "trace-cost", po::bool_switch(&trace_cost),
+      "alternate repeats without and with the trace recording (dtnn run --trace): both medians "
+      "and their ratio");
   po::positional_options_description pos;
   pos.add("config", 1);
   try {
@@ -79,15 +83,26 @@ int main(int argc, char** argv) {
       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
       return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
     };
-    std::vector<double> rates, cpu_ms;
+    std::vector<double> rates, cpu_ms, traced_rates;
+    std::size_t traced_events = 0;
     for (int r = 0; r < repeats; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      const double c0 = cpu_now();
-      for (int i = 0; i < steps; ++i) step();
-      finish();
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      rates.push_back(static_cast<double>(steps * batch) / s);
-      cpu_ms.push_back(1e3 * (cpu_now() - c0) / steps);
+      for (const bool traced : {false, true}) {
+        if (traced && !trace_cost) continue;
+        if (traced) dtnn::trace::start({true, std::size_t{1} << 26});
+        auto t0 = std::chrono::steady_clock::now();
+        const double c0 = cpu_now();
+        for (int i = 0; i < steps; ++i) step();
+        finish();
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (traced) {
+          dtnn::trace::stop();
+          traced_events = dtnn::trace::collect().events.size();
+          traced_rates.push_back(static_cast<double>(steps * batch) / s);
+          continue;
+        }
+        rates.push_back(static_cast<double>(steps * batch) / s);
+        cpu_ms.push_back(1e3 * (cpu_now() - c0) / steps);
+      }
     }
     std::sort(cpu_ms.begin(), cpu_ms.end());
     std::vector<double> sorted = rates;
@@ -105,6 +120,14 @@ int main(int argc, char** argv) {
     std::printf("\nmedian: %.0f samples/s (%.3f ms/step, %.3f CPU ms/step)\n", median,
                 1e3 * static_cast<double>(batch) / median, cpu_ms[cpu_ms.size() / 2]);
     if (profile) std::fputs(e.model().profile_table().c_str(), stdout);
+    if (trace_cost) {
+      std::sort(traced_rates.begin(), traced_rates.end());
+      const double traced = traced_rates[traced_rates.size() / 2];
+      std::printf(
+          "with the trace recording: samples/s median %.0f (%zu events per repeat); "
+          "traced/untraced %.3f\n",
+          traced, traced_events, traced / median);
+    }
     std::printf(
         "JSON {\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"blis_kernels\": \"%s\", "
         "\"samples_per_second\": %.1f, \"cpu_ms_per_step\": %.3f, \"repeats\": %d, \"steps\": "

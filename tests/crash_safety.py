@@ -219,11 +219,20 @@ def test_disk(base):
           f"disk: weights: exit {code}: {err}")
     with open(os.path.join(folder, "w.npz")) as f:
         check(f.read() == "previous weights\n", "disk: the previous weights file was damaged")
+    # The trace (dtnn run --trace): same limit.
+    with open(os.path.join(folder, "t.json"), "w") as f:
+        f.write("previous trace\n")
+    code, out, err = finish(dtnn(["run", exp, "--trace", "t.json"], folder, limit_bytes=4096))
+    check(code == 1 and re.search(r"t\.json: write failed after \d+ bytes \(File too large\)", err),
+          f"disk: trace: exit {code}: {err}")
+    with open(os.path.join(folder, "t.json")) as f:
+        check(f.read() == "previous trace\n", "disk: the previous trace was damaged")
     check(not [f for f in os.listdir(folder) if ".tmp" in f], "disk: a temporary file was left")
     # The checkpoint written before still resumes.
     code, out, err = finish(dtnn(["run", exp, "--resume", ck, "--checkpoint-dir", ck], folder))
     check(code == 0, f"disk: resuming after the failed write failed: {err}")
-    print("ok   disk: checkpoint, history and weights writes over the limit fail clearly; old files intact")
+    print("ok   disk: checkpoint, history, weights and trace writes over the limit fail clearly; "
+          "old files intact")
 
 
 def test_ownership(base):

@@ -1,5 +1,6 @@
 // dtnn: the command line. Thin: parses arguments, then calls the core.
-//   dtnn run [EXP.json] [--set key=value ...] [--history FILE] [PyDTNN flags]
+//   dtnn run [EXP.json] [--set key=value ...] [--history FILE] [--trace FILE] [--profile]
+//            [PyDTNN flags]
 //   dtnn summary [EXP.json] [...]      dtnn plugins [--verbose]      dtnn info
 // Exit status: 0 success, 1 error in the experiment (config, data, plugin), 2 bad command line.
 #include <algorithm>
@@ -85,13 +86,23 @@ void print_usage() {
          "Run `dtnn run --help` for the experiment options.\n";
 }
 
-po::options_description experiment_options(std::vector<std::string>& sets, std::string& history,
+struct RunOutputs {
+  std::string history, trace;
+  bool profile = false;
+};
+
+po::options_description experiment_options(std::vector<std::string>& sets, RunOutputs& outputs,
                                            std::vector<std::string>& flag_values) {
   po::options_description desc("experiment options");
   desc.add_options()("set,s", po::value(&sets)->composing(),
                      "override a config key: --set training.epochs=2 (repeatable)")(
-      "history", po::value(&history),
-      "write the training history to this file (JSON for a .json name, else PyDTNN's columns)");
+      "history", po::value(&outputs.history),
+      "write the training history to this file (JSON for a .json name, else PyDTNN's columns)")(
+      "trace", po::value(&outputs.trace),
+      "write the run's timeline here: .json (Chrome trace events: Perfetto, chrome://tracing), "
+      ".csv (PyDTNN's simple tracer), .prv (Paraver)")(
+      "profile", po::bool_switch(&outputs.profile),
+      "after training, print the per-layer profile and where a step's time went");
   const auto flags = dtnn::config::flags();
   flag_values.resize(flags.size());
   po::options_description pydtnn("PyDTNN launcher flags (also spelled with underscores)");
@@ -103,9 +114,10 @@ po::options_description experiment_options(std::vector<std::string>& sets, std::
 
 int cmd_run(const std::vector<std::string>& args, bool summary_only) {
   std::vector<std::string> sets, flag_values;
-  std::string history, config_file;
+  std::string config_file;
+  RunOutputs outputs;
   Common common;
-  po::options_description desc = experiment_options(sets, history, flag_values);
+  po::options_description desc = experiment_options(sets, outputs, flag_values);
   desc.add_options()("help,h", "show this help")("plugin-path",
                                                  po::value(&common.plugin_path)->composing(),
                                                  "extra plugin folder (repeatable)")(
@@ -129,7 +141,10 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
       if (!set) throw UsageError(why);
       overrides.push_back(*set);
     }
-  if (!history.empty()) overrides.push_back("output.history=" + json(history).dump());
+  if (!outputs.history.empty())
+    overrides.push_back("output.history=" + json(outputs.history).dump());
+  if (!outputs.trace.empty()) overrides.push_back("output.trace=" + json(outputs.trace).dump());
+  if (outputs.profile) overrides.push_back("output.profile=true");
 
   dtnn::ExperimentConfig config;
   if (!config_file.empty()) {

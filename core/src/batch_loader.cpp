@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "dtnn/error.hpp"
+#include "dtnn/trace.hpp"
 
 namespace dtnn {
 
@@ -45,6 +46,8 @@ void BatchLoader::fill(Slot& slot, std::span<const std::int64_t> indices, std::u
 
 void BatchLoader::make(Slot& slot) {
   if (slot.n == 0) return;
+  const trace::Span span(worker_.get_id() == std::this_thread::get_id() ? trace::Phase::load
+                                                                        : trace::Phase::data);
   const std::span<const std::int64_t> ids(slot.indices.data(), static_cast<std::size_t>(slot.n));
   Tensor x = slot.x.slice_batch(0, slot.n), y = slot.y.slice_batch(0, slot.n);
   dataset_.read(Split::train, ids, x, y);
@@ -54,6 +57,7 @@ void BatchLoader::make(Slot& slot) {
 
 void BatchLoader::run() {
   omp_set_num_threads(1);
+  trace::name_thread("batch loader");
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stop_ || (requested_ && !ready_); });
@@ -112,7 +116,10 @@ BatchLoader::Batch BatchLoader::take(std::span<const std::int64_t> indices,
                                      std::uint64_t augment_seed) {
   if (prefetching()) {
     std::unique_lock lock(mutex_);
-    wait_until_idle(lock);
+    {
+      const trace::Span waited(trace::Phase::data);  // for the batch made in the background
+      wait_until_idle(lock);
+    }
     if (requested_) {
       requested_ = false;
       Slot& slot = slots_[1 - next_];

@@ -14,6 +14,7 @@
 #include "dtnn/file_io.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
+#include "dtnn/trace.hpp"
 
 namespace dtnn {
 
@@ -354,6 +355,7 @@ fs::path CheckpointFolder::save(Model& model, Optimizer& optimizer, const Checkp
                 static_cast<long long>(info.position.epoch),
                 static_cast<long long>(info.position.step));
   const fs::path file = dir_ / name;
+  const trace::Span span(trace::Phase::checkpoint);
   write_file_atomically(file, encode_checkpoint(model, &optimizer, info));
   if (own_.empty() || own_.back() != file) own_.push_back(file);
   while (keep_ > 0 && own_.size() > static_cast<std::size_t>(keep_)) {

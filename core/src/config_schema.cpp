@@ -21,6 +21,13 @@ bool positive(const json& v) { return v.get<double>() > 0.0; }
 bool probability(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() <= 1.0; }
 bool fraction_below_one(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() < 1.0; }
 bool fraction_above_zero(const json& v) { return v.get<double>() > 0.0 && v.get<double>() <= 1.0; }
+bool trace_file_name(const json& v) {
+  const std::string s = v.get<std::string>();
+  auto ends = [&](const std::string& e) {
+    return s.size() > e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+  };
+  return s.empty() || ends(".json") || ends(".csv") || ends(".prv");
+}
 bool below_half(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() < 0.5; }
 bool tensor_format(const json& v) {
   std::string s = v.get<std::string>();
@@ -361,6 +368,33 @@ const Key kKeys[] = {
      {},
      "after training, rank 0 writes the weights here in PyDTNN's `.npz` format; also "
      "`--store-weights-and-bias-filename`"},
+    {"output.trace",
+     R"("")",
+     {trace_file_name, "\"\" or a file name ending in .json, .csv or .prv"},
+     "record the run's timeline and write it here: `.json` Chrome trace events for Perfetto's "
+     "UI or chrome://tracing (a process per rank, a track per thread; data loading, each "
+     "layer's forward and backward with its shapes, algorithm and GFLOP/s, the loss, the "
+     "optimizer, each gradient bucket's pack, allreduce and wait, model sync, evaluation, "
+     "checkpoints, best_of's tuning), `.csv` PyDTNN's simple tracer columns, `.prv` a Paraver "
+     "trace (with `.pcf` and `.row`) with PyDTNN's event types; rank 0 writes every rank's "
+     "events, the clocks aligned; also `dtnn run --trace FILE` and PyDTNN's `--tracer-output`"},
+    {"output.tracing",
+     R"(false)",
+     {},
+     "record a trace even when `output.trace` is empty (then to `trace.json`); PyDTNN's "
+     "`--tracing`"},
+    {"output.trace_max_events",
+     R"(4000000)",
+     {at_least_one, "an integer >= 1"},
+     "the most events one rank keeps (about 24 bytes each); past it events are dropped, "
+     "counted, and a warning says so"},
+    {"output.profile",
+     R"(false)",
+     {},
+     "after training, print the profile: per layer (those in blocks included) forward and "
+     "backward ms, share of the steps' time, GFLOP/s and algorithm; per step the time waiting "
+     "for data, in the loss, in the optimizer and waiting for communication; also in the "
+     "history JSON (`profile`); also `dtnn run --profile`"},
     {"output.progress",
      R"("auto")",
      {nullptr, "\"auto\", \"bar\", \"lines\" or \"none\"", "auto|bar|lines|none"},

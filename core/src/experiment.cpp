@@ -27,8 +27,10 @@
 #include "dtnn/pydtnn_weights.hpp"
 #include "dtnn/rank_agreement.hpp"
 #include "dtnn/registry.hpp"
+#include "dtnn/run_profile.hpp"
 #include "dtnn/runtime.hpp"
 #include "dtnn/scheduler.hpp"
+#include "dtnn/trace_files.hpp"
 
 namespace dtnn {
 
@@ -509,7 +511,7 @@ History Experiment::run() {
     std::fputs(summary().c_str(), stdout);
     std::fflush(stdout);
   }
-  History h = trainer_->fit();
+  History h = traced([&] { return trainer_->fit(); });
   if (comm_->rank() == 0 && progress != "none") {
     std::string reports;
     for (std::size_t i = 0; i < model_->num_layers(); ++i) reports += model_->layer(i).report();
@@ -525,6 +527,51 @@ History Experiment::run() {
   const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();
   if (!weights.empty() && comm_->rank() == 0 && h.stopped.empty())
     save_pydtnn_weights(*model_, weights);
+  return h;
+}
+
+// Runs fit with the trace recording when rank 0's output.trace, output.tracing or output.profile
+// asks for it (a decision every rank takes alike: output keys may differ between ranks), then
+// writes the trace (rank 0, every rank's events) and adds the profile to the history.
+History Experiment::traced(const std::function<History()>& fit) {
+  const json& out = config_.json["output"];
+  std::string file = out["trace"].get<std::string>();
+  if (file.empty() && out["tracing"].get<bool>()) file = "trace.json";
+  double wanted[2] = {file.empty() ? 0.0 : 1.0, out["profile"].get<bool>() ? 1.0 : 0.0};
+  if (comm_->size() > 1) comm_->broadcast(wanted, 2, DType::float64, 0, "trace options");
+  if (wanted[0] == 0 && wanted[1] == 0) return fit();
+  if (wanted[0] != 0 && comm_->rank() == 0)  // a bad name is refused before training, not after
+    trace::check_trace_name(file);
+  const std::int64_t offset = wanted[0] != 0 ? trace::clock_offset_ns(*comm_) : 0;
+  trace::start({true, out["trace_max_events"].get<std::size_t>()});
+  History h;
+  try {
+    h = fit();
+  } catch (...) {
+    trace::stop();
+    throw;
+  }
+  trace::stop();
+  const trace::Recorded recorded = trace::collect();
+  if (recorded.dropped > 0)
+    log_warning("trace: " + std::to_string(recorded.dropped) +
+                " events were dropped past output.trace_max_events (" +
+                std::to_string(recorded.max_events) + "): the trace holds the first ones");
+  if (wanted[1] != 0 && comm_->rank() == 0) {
+    const json profile = run_profile::to_json(recorded);
+    h.profile = profile.dump();
+    if (out["progress"].get<std::string>() != "none")
+      std::fputs(run_profile::table(profile).c_str(), stdout);
+  }
+  if (wanted[0] != 0) {
+    const auto ranks = trace::gather(*comm_, recorded, offset);
+    if (comm_->rank() == 0) {
+      std::string files;
+      for (const std::string& f : trace::write_trace(file, ranks))
+        files += (files.empty() ? "" : ", ") + f;
+      log_info("trace: " + files + " written");
+    }
+  }
   return h;
 }
 

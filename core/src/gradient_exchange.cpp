@@ -5,9 +5,11 @@
 #include "dtnn/device.hpp"
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/layer_trace.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/parallel.hpp"
+#include "dtnn/trace.hpp"
 
 namespace dtnn {
 
@@ -83,7 +85,10 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
   };
   for (std::size_t layer = model_.num_layers(); layer-- > 0;) {  // backward's order
     const auto [begin, end] = model_.parameter_range(layer);
-    for (std::size_t p = begin; p < end; ++p) add(p);
+    for (std::size_t p = begin; p < end; ++p) {
+      add(p);
+      if (buckets_.back().parameters.size() == 1) buckets_.back().layer = layer;
+    }
   }
   for (std::size_t i = 0; i < buckets_.size(); ++i)
     buckets_[i].name = "gradients, bucket " + std::to_string(i + 1) + " of " +
@@ -178,10 +183,31 @@ void GradientExchange::gradients_ready(std::size_t first, std::size_t count) {
   const auto params = model_.parameters();
   for (std::size_t p = first; p < first + count; ++p) {
     Bucket& b = buckets_[bucket_of_[p]];
-    pack(params[p].grad, region(b, slot_of_[p]), weight_, /*consume=*/true);
+    {
+      const trace::Span span(trace::Phase::pack);
+      pack(params[p].grad, region(b, slot_of_[p]), weight_, /*consume=*/true);
+    }
     if (--b.pending == 0) start(b);
   }
   progress();
+}
+
+void GradientExchange::trace_labels(Bucket& b) {
+  const std::uint64_t generation = trace::generation();
+  if (b.labels_of == generation) return;
+  const Layer& layer = model_.layer(b.layer);
+  b.allreduce_label = layer_trace::label(layer, layer_trace::PydtnnEvent::allreduce_dw, b.name);
+  b.wait_label = layer_trace::label(layer, layer_trace::PydtnnEvent::wait_dw, "wait: " + b.name);
+  b.labels_of = generation;
+}
+
+void GradientExchange::trace_completed(Bucket& b) {
+  if (b.started_ns < 0) return;
+  if (trace::recording()) {
+    trace_labels(b);
+    trace::record(trace::Phase::allreduce, b.allreduce_label, b.started_ns, trace::now_ns());
+  }
+  b.started_ns = -1;
 }
 
 void GradientExchange::contribute_nothing() {
@@ -192,14 +218,23 @@ void GradientExchange::contribute_nothing() {
 }
 
 void GradientExchange::start(Bucket& b) {
-  if (options_.blocking)
+  b.started_ns = trace::recording() ? trace::now_ns() : -1;
+  if (options_.blocking) {
+    const trace::Span span(trace::Phase::comm_wait);
     timed(stats_.wait_seconds, [&] { collective(b.offset, b.numel, b.name, /*blocking=*/true); });
-  else
+  } else
     b.request = collective(b.offset, b.numel, b.name, /*blocking=*/false);
+  if (!b.request) trace_completed(b);
   started_.push_back(static_cast<std::size_t>(&b - buckets_.data()));
 }
 
 void GradientExchange::progress() {
+  if (trace::recording()) {  // each collective in flight, so that its completion is seen
+    for (std::size_t i : started_)
+      if (buckets_[i].request && buckets_[i].started_ns >= 0 && buckets_[i].request->test())
+        trace_completed(buckets_[i]);
+    return;
+  }
   for (std::size_t i : started_)
     if (buckets_[i].request) {
       buckets_[i].request->test();
@@ -212,8 +247,11 @@ bool GradientExchange::finish(Optimizer& optimizer, NonFinitePolicy policy) {
   const auto params = model_.parameters();
   auto wait = [&](Bucket& b) {
     if (b.request) {
+      if (trace::recording()) trace_labels(b);
+      const trace::Span span(trace::Phase::comm_wait, b.wait_label);
       timed(stats_.wait_seconds, [&] { b.request->wait(); });
       b.request.reset();
+      trace_completed(b);
     }
     landed(b.offset, b.numel);
   };
@@ -240,6 +278,7 @@ bool GradientExchange::finish(Optimizer& optimizer, NonFinitePolicy policy) {
       for (std::size_t j = n + 1; j < started_.size(); ++j) wait(buckets_[started_[j]]);
       return false;
     }
+    const trace::Span span(trace::Phase::optimizer);
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
       const Parameter& p = params[b.parameters[k]];
       optimizer.update(b.parameters[k], Parameter{std::string(), p.value, region(b, k)});
@@ -265,6 +304,7 @@ void GradientExchange::unpack_all_values() {
 }
 
 void GradientExchange::average_weights(double weight) {
+  const trace::Span span(trace::Phase::model_sync);
   pack_all_values(weight);
   collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
   landed(0, flat_.numel());
@@ -274,6 +314,7 @@ void GradientExchange::average_weights(double weight) {
 // One broadcast of the packed model rather than one per parameter: fewer, larger messages.
 void GradientExchange::broadcast_weights(int root) {
   if (buckets_.empty()) return;
+  const trace::Span span(trace::Phase::model_sync);
   pack_all_values(1.0);
   collective(0, flat_.numel(), "weights from rank " + std::to_string(root), /*blocking=*/true,
              root);

@@ -5,6 +5,7 @@
 
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/optimizer.hpp"
+#include "dtnn/trace.hpp"
 
 namespace dtnn {
 
@@ -20,6 +21,7 @@ class UpdateWhenReady final : public GradientSink {
     if (loss_finite) optimizer_.begin_step();
   }
   void gradients_ready(std::size_t first, std::size_t count) override {
+    const trace::Span span(trace::Phase::optimizer);
     for (std::size_t i = first; i < first + count && check_ && !found_; ++i)
       found_ = !all_finite(parameters_[i].grad);
     for (std::size_t i = first; i < first + count; ++i) {
@@ -52,6 +54,7 @@ class UpdateAfterBackward final : public GradientSink {
       for (const Parameter& p : parameters_) Tensor(p.grad).fill_zero();
       return false;
     }
+    const trace::Span span(trace::Phase::optimizer);
     optimizer_.begin_step();
     for (std::size_t i = 0; i < parameters_.size(); ++i) optimizer_.update(i, parameters_[i]);
     return true;

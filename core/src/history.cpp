@@ -43,6 +43,7 @@ std::string History::to_json() const {
     j["comm_wait_ms_per_step"] = comm_wait_ms_per_step;
     j["buckets"] = buckets;
   }
+  if (!profile.empty()) j["profile"] = nlohmann::json::parse(profile);
   return j.dump(2) + "\n";
 }
 

@@ -55,6 +55,10 @@ const Flag kFlags[] = {
     {"history-file", "output.history", 's',
      "write the training history here: PyDTNN's text columns, or JSON for a .json name"},
     {"history-format", "output.history_format", 's', "auto (by the file name), json or pydtnn"},
+    {"tracing", "output.tracing", 'b', "record a trace (to --tracer-output, else trace.json)"},
+    {"tracer-output", "output.trace", 's',
+     "write the trace here: .json (Chrome/Perfetto), .csv (PyDTNN's simple tracer), .prv "
+     "(Paraver)"},
     {"transform-crop-perc", "dataset.transform_central_crop", 'f',
      "central crop: the fraction of image height and width kept (1: off)"},
     {"transform-resize-size", "dataset.transform_resize", 'i',

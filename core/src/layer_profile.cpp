@@ -7,6 +7,7 @@
 
 #include "dtnn/block_layer.hpp"
 #include "dtnn/device.hpp"
+#include "dtnn/layer_trace.hpp"
 #include "format.hpp"
 
 namespace dtnn::layer_profile {
@@ -53,6 +54,19 @@ std::chrono::steady_clock::time_point now() {
 void record(const Layer& layer, const Shape& input, bool forward, double seconds) {
   add(state().instances[&layer], forward, seconds);
   if (!is_block(layer)) add(state().kinds[kind_of(layer, input)], forward, seconds);
+}
+
+void finish(const Layer& layer, const Shape& input, bool forward,
+            std::chrono::steady_clock::time_point t0) {
+  const auto t1 = now();
+  if (enabled()) record(layer, input, forward, std::chrono::duration<double>(t1 - t0).count());
+  if (trace::recording()) {
+    auto ns = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    };
+    trace::record(forward ? trace::Phase::forward : trace::Phase::backward,
+                  layer_trace::label(layer, input, forward), ns(t0), ns(t1));
+  }
 }
 
 Tally of(const Layer& layer) {

@@ -30,6 +30,7 @@
 #include "dtnn/scheduler.hpp"
 #include "dtnn/stop_request.hpp"
 #include "dtnn/throughput.hpp"
+#include "dtnn/trace.hpp"
 
 namespace dtnn {
 
@@ -192,6 +193,7 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
   double loss = 0;
   if (n > 0) {
     const Tensor& prediction = model_.forward(x, Mode::train);
+    const trace::Span span(trace::Phase::loss);
     loss = loss_.forward(prediction, y);
     accumulate_metrics(prediction, y, y_host, metric_totals_);
   }
@@ -244,6 +246,7 @@ std::map<std::string, double> Trainer::metric_values(std::span<const double> tot
 }
 
 EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) {
+  const trace::Span span(trace::Phase::evaluation);
   auto t0 = Clock::now();
   EvalResult r;
   loader_->settle();                                           // its thread reads the dataset too
@@ -360,6 +363,7 @@ void Trainer::start_run(Run& run) {
     const std::filesystem::path file =
         std::filesystem::path(options_.checkpoint_dir.empty() ? "." : options_.checkpoint_dir) /
         (stem + ".dtnn");
+    const trace::Span span(trace::Phase::checkpoint);
     if (comm_.rank() == 0) {
       std::error_code ec;
       std::filesystem::create_directories(file.parent_path(), ec);
@@ -397,6 +401,7 @@ void Trainer::reduce_totals(Run& run) {
   std::copy(metric_totals_.begin(), metric_totals_.end(), run.global.begin());
   run.global[run.global.size() - 2] = run.loss_sum;
   run.global[run.global.size() - 1] = static_cast<double>(run.samples);
+  const trace::Span span(trace::Phase::sync);
   comm_.allreduce_sum(run.global.data(), run.global.size(), DType::float64, "training totals");
 }
 
@@ -435,12 +440,16 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   const double weight =
       sync_gradients ? rank_weight(sync.algorithm, sync.participation, counts.step, me) : 1.0;
   const auto t0 = Clock::now();
+  const trace::Span step_span(trace::Phase::step);
   const double loss =
       train_step(run.order->indices(s, me), weight, sync_gradients,
                  s + 1 < steps ? run.order->indices(s + 1, me) : std::span<const std::int64_t>{});
   // A stop request (SIGINT, SIGTERM) and a step whose values were not finite, summed over ranks.
   double status[2] = {stop_requested() != 0 ? 1.0 : 0.0, step_nonfinite_ ? 1.0 : 0.0};
-  if (ranks > 1) comm_.allreduce_sum(status, 2, DType::float64, "step status");
+  if (ranks > 1) {
+    const trace::Span span(trace::Phase::sync);
+    comm_.allreduce_sum(status, 2, DType::float64, "step status");
+  }
   if (status[1] > 0 && options_.on_nonfinite == NonFinitePolicy::stop) {
     history.stopped = nonfinite_report(epoch, s, steps);
     history.exit_code = 1;

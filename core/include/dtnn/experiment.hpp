@@ -1,6 +1,7 @@
 // Experiment: turns a validated configuration into model + dataset + optimizer + loss + metrics
 // + communicator + trainer through the registry, and runs it.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,7 @@ class DTNN_CORE_EXPORT Experiment {
   std::vector<std::pair<std::string, std::string>> data_facts(
       const std::optional<CheckpointInfo>& resumed) const;
   void open_loss_and_metrics(const Registry& registry, Device device);
+  History traced(const std::function<History()>& fit);  // with output.trace and output.profile
 
   ExperimentConfig config_;
   std::shared_ptr<Dataset> dataset_;

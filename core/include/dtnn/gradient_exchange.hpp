@@ -85,8 +85,16 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
     std::int64_t offset = 0, numel = 0;   // the bucket's region of flat_
     std::size_t pending = 0;              // parameters not yet packed this step
     std::unique_ptr<CommRequest> request;
-    std::string name;  // "gradients, bucket 2 of 5 (fc1.weight ...)": the collective's name
+    std::string name;       // "gradients, bucket 2 of 5 (fc1.weight ...)": the collective's name
+    std::size_t layer = 0;  // the model's layer of its first parameter
+    // The trace (dtnn/trace.hpp): when its collective started and whether its completion was
+    // seen; its labels (allreduce, wait) in trace generation `labels_of`.
+    std::int64_t started_ns = -1;
+    std::uint32_t allreduce_label = 0, wait_label = 0;
+    std::uint64_t labels_of = ~std::uint64_t{0};
   };
+  void trace_labels(Bucket& b);     // b's labels, interned once per trace generation
+  void trace_completed(Bucket& b);  // records b's collective as completed now
   void start(Bucket& bucket);
   void progress();  // lets the library advance the allreduces in flight
   Tensor region(const Bucket& b, std::size_t i) const;  // parameter i's slice of flat_

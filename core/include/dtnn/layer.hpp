@@ -76,6 +76,10 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   virtual std::string weights_shape() const { return ""; }
   virtual std::string attributes() const { return ""; }
   virtual std::size_t workspace_bytes() const { return 0; }
+  // Floating-point operations of forward on `batch` samples (a multiply-add is 2), for the
+  // GFLOP/s of profiles and traces; 0 when the layer does not count them. Backward counts twice
+  // this for a layer with weights (the input's gradient and the weights').
+  virtual double forward_flops(std::int64_t /*batch*/) const { return 0; }
   // What the layer has to say at the end of the run (e.g. its conv algorithm's tuning); "" if
   // nothing.
   virtual std::string report() const { return ""; }

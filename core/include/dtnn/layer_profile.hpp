@@ -10,6 +10,7 @@
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/trace.hpp"
 
 namespace dtnn::layer_profile {
 
@@ -30,13 +31,19 @@ DTNN_CORE_EXPORT Tally of(const Layer& layer);
 DTNN_CORE_EXPORT std::string table(std::size_t rows = 30);
 DTNN_CORE_EXPORT bool is_block(const Layer& layer);  // add, concat: timed through their paths
 
-// Runs f, the forward (or backward) of layer on an input of that shape, timing it when enabled.
+// The end of a timed call begun at t0: recorded here when enabled, and as a span of the trace
+// (dtnn/layer_trace.hpp) when the trace records.
+DTNN_CORE_EXPORT void finish(const Layer& layer, const Shape& input, bool forward,
+                             std::chrono::steady_clock::time_point t0);
+
+// Runs f, the forward (or backward) of layer on an input of that shape, timing it when enabled
+// or when the trace records.
 template <class F>
 void timed(const Layer& layer, const Shape& input, bool forward, F&& f) {
-  if (!enabled()) return f();
+  if (!enabled() && !trace::recording()) return f();
   const auto t0 = now();
   f();
-  record(layer, input, forward, std::chrono::duration<double>(now() - t0).count());
+  finish(layer, input, forward, t0);
 }
 
 }  // namespace dtnn::layer_profile

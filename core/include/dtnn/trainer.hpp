@@ -110,6 +110,8 @@ struct DTNN_CORE_EXPORT History {
   std::string stopped;
   int exit_code = 0;
   std::int64_t skipped_batches = 0;  // training.on_nonfinite "skip_batch", over all epochs
+  // output.profile: rank 0's profile (dtnn/run_profile.hpp), a JSON object's text ("" when off).
+  std::string profile;
   std::string to_json() const;
   // PyDTNN's --history-file text: a line per epoch, the epoch from 0 ("%3d"), then "%20.4f" of
   // the loss and each metric, then of the same on the validation split (0 without validation).

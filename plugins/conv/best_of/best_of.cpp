@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/digest.hpp"
@@ -25,6 +26,7 @@
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/trace.hpp"
 #include "tuning_cache.hpp"
 
 namespace {
@@ -176,8 +178,14 @@ class BestOf final : public ConvAlgorithm {
   void timed(F&& f, bool backward) {
     if (chosen_) return f();
     const auto start = Clock::now();
+    const std::int64_t start_ns = trace::recording() ? trace::now_ns() : -1;
     f();
     step_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+    if (start_ns >= 0)  // a tuning round's call, named by the candidate timed
+      trace::record(trace::Phase::tuning,
+                    trace::intern({"best_of: " + candidates_[turn_].name,
+                                   nlohmann::json{{"geometry", g_.str()}}.dump()}),
+                    start_ns, trace::now_ns());
     step_had_backward_ = step_had_backward_ || backward;
   }
 

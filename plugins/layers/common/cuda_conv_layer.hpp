@@ -44,6 +44,11 @@ class ConvLayer final : public Layer {
   std::string type() const override { return depthwise_ ? "depthwise_conv2d" : "conv2d"; }
   Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
   std::string weights_shape() const override { return w_.shape().str(); }
+  double forward_flops(std::int64_t batch) const override {
+    const std::int64_t per_output = depthwise_ ? g_.kh * g_.kw : g_.c * g_.kh * g_.kw;
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo() * g_.k) *
+           static_cast<double>(per_output);
+  }
   std::string attributes() const override {
     return g_.window_str() + " cudnn" + (relu_ ? " +relu" : "");
   }

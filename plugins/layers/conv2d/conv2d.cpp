@@ -52,6 +52,10 @@ class Conv2d final : public Layer {
   std::string type() const override { return "conv2d"; }
   Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
   std::string weights_shape() const override { return w_.shape().str(); }
+  double forward_flops(std::int64_t batch) const override {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo()) *
+           static_cast<double>(g_.k * g_.c * g_.kh * g_.kw);
+  }
   std::size_t workspace_bytes() const override { return algorithm_->workspace_bytes(); }
   std::string report() const override { return algorithm_->report(); }
   std::string attributes() const override {

@@ -34,6 +34,10 @@ class DepthwiseConv2d final : public Layer {
   std::string type() const override { return "depthwise_conv2d"; }
   Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
   std::string weights_shape() const override { return w_.shape().str(); }
+  double forward_flops(std::int64_t batch) const override {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo()) *
+           static_cast<double>(g_.c * g_.kh * g_.kw);
+  }
   std::string attributes() const override {
     auto s = [](std::int64_t v) { return std::to_string(v); };
     return "padding=(" + s(g_.pad_h) + "," + s(g_.pad_w) + ") stride=(" + s(g_.stride_h) + "," +

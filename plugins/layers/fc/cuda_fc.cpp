@@ -38,6 +38,9 @@ class CudaFc final : public Layer {
   std::string type() const override { return "fc"; }
   Shape output_shape() const override { return Shape{s_.units}; }
   std::string weights_shape() const override { return w_.shape().str(); }
+  double forward_flops(std::int64_t batch) const override {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(w_.numel());
+  }
   std::string attributes() const override { return "cublas"; }
 
   void build(const LayerBuildContext& ctx) override {

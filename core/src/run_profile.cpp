@@ -1,0 +1,115 @@
+#include "dtnn/run_profile.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include "dtnn/layer_trace.hpp"
+#include "format.hpp"
+
+namespace dtnn::run_profile {
+
+using nlohmann::json;
+
+namespace {
+
+struct Layer {
+  json args;
+  double forward = 0, backward = 0, flops = 0;  // seconds, flops of every call
+  std::int64_t forward_calls = 0, backward_calls = 0;
+};
+
+double seconds_of(const trace::Recorded& r, trace::Phase p) {
+  return r.seconds[static_cast<std::size_t>(p)];
+}
+
+}  // namespace
+
+json to_json(const trace::Recorded& r) {
+  // The layers' calls of training steps: those inside an evaluation span are left out.
+  std::vector<std::pair<std::int64_t, std::int64_t>> evaluations;
+  for (const trace::Event& e : r.events)
+    if (e.phase == trace::Phase::evaluation) evaluations.emplace_back(e.begin_ns, e.end_ns);
+  auto in_evaluation = [&](const trace::Event& e) {
+    for (const auto& [begin, end] : evaluations)
+      if (e.begin_ns >= begin && e.end_ns <= end) return true;
+    return false;
+  };
+  std::map<int, Layer> layers;
+  for (const trace::Event& e : r.events) {
+    if (e.phase != trace::Phase::forward && e.phase != trace::Phase::backward) continue;
+    if (in_evaluation(e)) continue;
+    const trace::Label& label = r.labels[e.label];
+    const json args = json::parse(label.args, nullptr, false);
+    if (!args.is_object() || !args.contains("layer")) continue;
+    Layer& l = layers[args["layer"].get<int>()];
+    if (l.args.is_null()) l.args = args;
+    const double s = static_cast<double>(e.end_ns - e.begin_ns) * 1e-9;
+    (e.phase == trace::Phase::forward ? l.forward : l.backward) += s;
+    ++(e.phase == trace::Phase::forward ? l.forward_calls : l.backward_calls);
+    l.flops += label.flops;
+  }
+  const double steps_seconds = seconds_of(r, trace::Phase::step);
+  const auto steps = r.calls[static_cast<std::size_t>(trace::Phase::step)];
+  json rows = json::array();
+  for (const auto& [number, l] : layers) {
+    const double total = l.forward + l.backward;
+    json row = {
+        {"layer", number},
+        {"type", l.args.value("type", "")},
+        {"attributes", l.args.value("attributes", "")},
+        {"block", l.args.value("block", false)},
+        {"forward_ms", l.forward_calls ? 1e3 * l.forward / double(l.forward_calls) : 0.0},
+        {"backward_ms", l.backward_calls ? 1e3 * l.backward / double(l.backward_calls) : 0.0},
+        {"share_of_steps", steps_seconds > 0 ? total / steps_seconds : 0.0},
+        {"gflops", total > 0 && l.flops > 0 ? l.flops / total * 1e-9 : 0.0}};
+    rows.push_back(row);
+  }
+  auto per_step = [&](trace::Phase p) {
+    return steps > 0 ? 1e3 * seconds_of(r, p) / static_cast<double>(steps) : 0.0;
+  };
+  return {{"layers", rows},
+          {"steps", steps},
+          {"step_ms", per_step(trace::Phase::step)},
+          {"data_wait_ms", per_step(trace::Phase::data)},
+          {"loss_ms", per_step(trace::Phase::loss)},
+          {"optimizer_ms", per_step(trace::Phase::optimizer)},
+          {"communication_wait_ms", per_step(trace::Phase::comm_wait)},
+          {"bookkeeping_sync_ms", per_step(trace::Phase::sync)},
+          {"evaluation_s", seconds_of(r, trace::Phase::evaluation)},
+          {"checkpoint_s", seconds_of(r, trace::Phase::checkpoint)}};
+}
+
+std::string table(const json& profile) {
+  std::vector<std::vector<std::string>> cells;
+  cells.push_back({"Layer", "Type", "Attributes", "forward ms", "backward ms", "share", "GFLOP/s"});
+  auto fixed = [](double v, const char* format) {
+    char b[32];
+    std::snprintf(b, sizeof b, format, v);
+    return std::string(b);
+  };
+  for (const json& row : profile["layers"]) {
+    char number[16];
+    std::snprintf(number, sizeof number, "%03d", row["layer"].get<int>());
+    const double gflops = row["gflops"];
+    cells.push_back({std::string(number) + (row["block"].get<bool>() ? " (block)" : ""),
+                     row["type"], row["attributes"], fixed(row["forward_ms"], "%.4f"),
+                     fixed(row["backward_ms"], "%.4f"),
+                     fixed(100.0 * row["share_of_steps"].get<double>(), "%.1f%%"),
+                     gflops > 0 ? fixed(gflops, "%.1f") : "-"});
+  }
+  const double step = profile["step_ms"];
+  auto part = [&](const char* name, const char* key) {
+    const double ms = profile[key];
+    return std::string(name) + " " + fixed(ms, "%.3f") + " ms (" +
+           fixed(step > 0 ? 100.0 * ms / step : 0.0, "%.1f") + "%)";
+  };
+  return "Profile: " + std::to_string(profile["steps"].get<std::int64_t>()) +
+         " training steps, shares of their time (a block's includes its layers')\n" +
+         detail::format_table(cells, {3, 4, 5, 6}) + "Per step: " + fixed(step, "%.3f") + " ms; " +
+         part("waiting for data", "data_wait_ms") + ", " + part("loss and metrics", "loss_ms") +
+         ", " + part("optimizer", "optimizer_ms") + ", " +
+         part("waiting for communication", "communication_wait_ms") + ", " +
+         part("bookkeeping collectives", "bookkeeping_sync_ms") + "\n";
+}
+
+}  // namespace dtnn::run_profile

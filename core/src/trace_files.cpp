@@ -1,0 +1,51 @@
+// write_trace: the format by the file's extension.
+#include "dtnn/trace_files.hpp"
+
+#include <ctime>
+#include <filesystem>
+
+#include "dtnn/error.hpp"
+#include "dtnn/file_io.hpp"
+
+namespace dtnn::trace {
+
+void check_trace_name(const std::string& file) {
+  const std::string ext = std::filesystem::path(file).extension().string();
+  if (ext != ".json" && ext != ".csv" && ext != ".prv")
+    throw Error("output.trace: '" + file +
+                "': expected a name ending in .json (Chrome trace events, for Perfetto), .csv "
+                "(PyDTNN's simple tracer) or .prv (Paraver, with its .pcf and .row)");
+}
+
+std::vector<std::string> write_trace(const std::string& file, const std::vector<RankTrace>& ranks) {
+  check_trace_name(file);
+  const std::filesystem::path path(file);
+  const std::string ext = path.extension().string();
+  if (ext == ".json") {
+    write_file_atomically(file, chrome_json(ranks));
+    return {file};
+  }
+  if (ext == ".csv") {
+    write_file_atomically(file,
+                          ranks.empty() ? simple_csv(RankTrace{}) : simple_csv(ranks.front()));
+    return {file};
+  }
+  if (ext == ".prv") {
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    std::strftime(date, sizeof date, "%d/%m/%y at %H:%M", &tm);
+    const ParaverFiles f = paraver(ranks, date);
+    std::filesystem::path pcf = path, row = path;
+    pcf.replace_extension(".pcf");
+    row.replace_extension(".row");
+    write_file_atomically(file, f.prv);
+    write_file_atomically(pcf.string(), f.pcf);
+    write_file_atomically(row.string(), f.row);
+    return {file, pcf.string(), row.string()};
+  }
+  return {};  // check_trace_name refused it
+}
+
+}  // namespace dtnn::trace

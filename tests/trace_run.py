@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""`dtnn run --trace` and `--profile` as a user runs them, on the default experiment cut short.
+
+    trace_run.py DTNN one            one process: the .json, .csv and .prv files, the profile
+    trace_run.py DTNN mpi MPIEXEC    two ranks: one merged timeline, each rank a process
+
+one: the Chrome trace parses and holds every kind of span a step has (data, each layer's forward
+     and backward with its shapes, algorithm and GFLOP/s, the loss, the optimizer), the batch
+     loader's thread, evaluation and checkpoints; the CSV has PyDTNN's columns and per-layer rows;
+     the Paraver trace has its three files with PyDTNN's event type; the profile is printed and in
+     the history; a trace name of no known format is refused before training.
+mpi: rank 0 writes one file with both ranks as processes, each bucket's allreduce as an async
+     pair, and the ranks' step-status collectives ending together on the aligned clocks.
+"""
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXP = os.path.join(HERE, "..", "configs", "fashion_mnist_simplecnn.json")
+SHORT = ["--num-epochs", "1", "--steps-per-epoch", "12", "--set", "training.evaluate=false",
+         "--set", 'output.progress="lines"']
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+
+
+def spans(trace, pid=None):
+    return [e for e in trace["traceEvents"] if e["ph"] == "X" and (pid is None or e["pid"] == pid)]
+
+
+def one(dtnn):
+    with tempfile.TemporaryDirectory() as d:
+        j, c, p, h = (os.path.join(d, n) for n in ("t.json", "t.csv", "t.prv", "h.json"))
+        r = run([dtnn, "run", EXP, *SHORT, "--trace", j, "--profile", "--history", h,
+                 "--set", "dataset.prefetch=true", "--set", f'output.checkpoint_dir="{d}/ck"'])
+        check(r.returncode == 0, f"dtnn run --trace --profile exits 0 ({r.stderr[-300:]})")
+        trace = json.load(open(j))
+        cats = {e["cat"] for e in spans(trace)}
+        for cat in ("step", "data", "load", "forward", "backward", "loss", "optimizer",
+                    "evaluation", "checkpoint"):
+            check(cat in cats, f"the timeline has '{cat}' spans")
+        threads = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+        check(threads == {"training", "batch loader"}, f"threads named: {sorted(threads)}")
+        convs = [e for e in spans(trace) if e["cat"] == "forward" and e["args"].get("type") == "conv2d"]
+        check(len(convs) > 0 and all("input" in e["args"] and "attributes" in e["args"] for e in convs),
+              "a conv2d forward carries its input shape and attributes")
+        check(all(e["args"].get("gflops", 0) > 0 for e in convs), "and its GFLOP/s")
+        steps = [e for e in spans(trace) if e["cat"] == "step"]
+        check(len(steps) == 12, f"12 step spans ({len(steps)})")
+        inside = [e for e in spans(trace) if e["cat"] == "backward" and
+                  any(s["ts"] <= e["ts"] and e["ts"] + e["dur"] <= s["ts"] + s["dur"] + 1e-3 for s in steps)]
+        check(len(inside) > 0, "backward spans lie inside step spans")
+        check(trace["otherData"]["dropped_events"] == 0, "no event dropped")
+        check("Profile: 12 training steps" in r.stdout and "waiting for data" in r.stdout,
+              "the profile table is printed")
+        profile = json.load(open(h)).get("profile", {})
+        conv_rows = [l for l in profile.get("layers", []) if l["type"] == "conv2d"]
+        check(len(conv_rows) == 2 and all(l["gflops"] > 0 and l["forward_ms"] > 0 for l in conv_rows),
+              "the history's profile has both conv2d layers with times and GFLOP/s")
+        check(0 < profile.get("step_ms", 0), "and the step's time")
+
+        r = run([dtnn, "run", EXP, *SHORT, "--trace", c])
+        rows = list(csv.reader(open(c), delimiter=";"))
+        check(rows[0] == ["Event type", "Event value", "Event name", "Calls", "Total time",
+                          "Median of times"], "the CSV has PyDTNN's columns")
+        forward = [x for x in rows[1:] if x[0] == "Model" and x[2] == "000_conv2d_forward"]
+        check(len(forward) == 1 and int(forward[0][3]) >= 12 and float(forward[0][4]) > 0,
+              "the CSV's first conv2d forward: a call per step (and validation's) and a total time")
+
+        r = run([dtnn, "run", EXP, *SHORT, "--trace", p])
+        prv = open(p).read().splitlines()
+        check(prv[0].startswith("#Paraver (") and "_ns:1(" in prv[0], f"the .prv header: {prv[0]}")
+        check(any(":60000001:1" in line for line in prv[1:]), "the .prv has PyDTNN's Model events")
+        check("60000001    Model" in open(p[:-4] + ".pcf").read(), "the .pcf names them")
+        check(open(p[:-4] + ".row").read().startswith("LEVEL CPU SIZE"), "the .row exists")
+
+        r = run([dtnn, "run", EXP, *SHORT, "--trace", os.path.join(d, "t.txt")])
+        check(r.returncode == 1 and "output.trace" in r.stderr and ".json" in r.stderr
+              and "Epoch" not in r.stdout, f"a .txt trace is refused before training: {r.stderr.strip()}")
+
+
+def mpi(dtnn, mpiexec):
+    with tempfile.TemporaryDirectory() as d:
+        j = os.path.join(d, "t.json")
+        r = run([mpiexec, "-n", "2", dtnn, "run", EXP, *SHORT, "--trace", j,
+                 "--set", "training.threads=1"])
+        check(r.returncode == 0, f"2 ranks with --trace exit 0 ({r.stderr[-300:]})")
+        trace = json.load(open(j))
+        pids = {e["pid"] for e in trace["traceEvents"]}
+        check(pids == {0, 1}, f"both ranks are processes: {sorted(pids)}")
+        for pid in (0, 1):
+            b = [e for e in trace["traceEvents"] if e["ph"] == "b" and e["pid"] == pid]
+            e = [e for e in trace["traceEvents"] if e["ph"] == "e" and e["pid"] == pid]
+            check(len(b) == 12 and len(e) == 12, f"rank {pid}: a bucket allreduce per step ({len(b)})")
+            check(any(s["cat"] == "comm_wait" for s in spans(trace, pid)), f"rank {pid}: waits")
+        # The step status allreduce ends at once on both ranks: on aligned clocks, close together.
+        ends = [[s["ts"] + s["dur"] for s in spans(trace, pid) if s["cat"] == "sync"] for pid in (0, 1)]
+        check(len(ends[0]) == len(ends[1]) > 10, "both ranks' step-status collectives")
+        gap = statistics.median(abs(a - b) for a, b in zip(*ends))
+        check(gap < 2000, f"they end together on the aligned clocks: median gap {gap:.0f} us")
+        print("clock offsets (ns):", trace["otherData"]["clock_offsets_ns"])
+
+
+if __name__ == "__main__":
+    if sys.argv[2] == "one":
+        one(sys.argv[1])
+    else:
+        mpi(sys.argv[1], sys.argv[3])
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        sys.exit(1)
