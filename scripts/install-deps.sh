@@ -12,7 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libblis-openmp-dev
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
-  python3-numpy libjpeg62-turbo-dev libpng-dev
+  python3-numpy python3-matplotlib libjpeg62-turbo-dev libpng-dev
   dataset-fashion-mnist
 )
 for arg in "$@"; do

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "command_support.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/config_schema.hpp"
@@ -38,9 +39,8 @@ using nlohmann::json;
 
 namespace {
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using dtnn_cli::Common;
+using dtnn_cli::UsageError;
 
 // PyDTNN spells flags with underscores (--batch_size); accept both spellings.
 std::vector<std::string> normalise(int argc, char** argv) {
@@ -57,15 +57,6 @@ std::vector<std::string> normalise(int argc, char** argv) {
   return out;
 }
 
-struct Common {
-  std::vector<std::string> plugin_path;
-  dtnn::Registry registry() const {
-    dtnn::Registry r(dtnn::Registry::default_folders(plugin_path));
-    for (const auto& w : r.warnings()) dtnn::log_warning(w);
-    return r;
-  }
-};
-
 void print_usage() {
   std::cout
       << "dtnn " DTNN_VERSION
@@ -80,6 +71,13 @@ void print_usage() {
          "kind's\n"
          "                                          conformance checks (--perf: time a conv\n"
          "                                          algorithm on real layer shapes beside i2c)\n"
+         "       dtnn predict EXP.json --ranks 1,2,4,...  [--network "
+         "latency_us=L,bandwidth_gbps=B]\n"
+         "                                          predicted step time, throughput and scaling\n"
+         "                                          of N data-parallel ranks "
+         "(docs/observability.md)\n"
+         "       dtnn plot HISTORY.json|PREDICT.json  PNG curves: loss and metrics per epoch, or\n"
+         "                                          predicted speedup and efficiency\n"
          "       dtnn config [--markdown|--flags]   every experiment key's default (--markdown,\n"
          "                                          --flags: docs/config.md's tables)\n"
          "       dtnn --version | --help\n\n"
@@ -420,8 +418,11 @@ int main(int argc, char** argv) {
     if (command == "info") return cmd_info(args);
     if (command == "check-plugin") return cmd_check_plugin(args);
     if (command == "config") return cmd_config(args);
-    throw UsageError("unknown command '" + command +
-                     "' (expected run, summary, plugins, info, check-plugin or config)");
+    if (command == "predict") return dtnn_cli::cmd_predict(args);
+    if (command == "plot") return dtnn_cli::cmd_plot(args);
+    throw UsageError(
+        "unknown command '" + command +
+        "' (expected run, summary, plugins, info, check-plugin, config, predict or plot)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "dtnn: error: %s\n", e.what());
     return 2;

@@ -30,6 +30,7 @@
 #include "dtnn/run_profile.hpp"
 #include "dtnn/runtime.hpp"
 #include "dtnn/scheduler.hpp"
+#include "dtnn/simulated_network.hpp"
 #include "dtnn/trace_files.hpp"
 
 namespace dtnn {
@@ -318,6 +319,11 @@ void Experiment::open_device_and_ranks(const Registry& registry, Device device) 
     install_device_runtime(runtime);
   }
   comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
+  const json& simulated = j["parallel"]["simulated_network"];
+  const NetworkModel network{simulated["latency_us"].get<double>(),
+                             simulated["bandwidth_gbps"].get<double>()};
+  if (network.active() && comm_->size() > 1)
+    comm_ = std::make_shared<SimulatedNetwork>(comm_, network);
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
   check_ranks_agree(*comm_, experiment_facts(j), where);
@@ -558,7 +564,8 @@ History Experiment::traced(const std::function<History()>& fit) {
                 " events were dropped past output.trace_max_events (" +
                 std::to_string(recorded.max_events) + "): the trace holds the first ones");
   if (wanted[1] != 0 && comm_->rank() == 0) {
-    const json profile = run_profile::to_json(recorded);
+    json profile = run_profile::to_json(recorded);
+    profile["batch_size"] = trainer_->global_batch() / comm_->size();  // per rank, about
     h.profile = profile.dump();
     if (out["progress"].get<std::string>() != "none")
       std::fputs(run_profile::table(profile).c_str(), stdout);

@@ -44,6 +44,14 @@ inline std::optional<std::int64_t> parse_int64(std::string_view text) {
   return v;
 }
 
+// The whole of text as a decimal floating-point number, or nothing.
+inline std::optional<double> parse_double(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
 inline std::optional<std::uint64_t> parse_uint64(std::string_view text) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

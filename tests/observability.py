@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""`dtnn run --trace` and `--profile` as a user runs them, on the default experiment cut short.
+"""`dtnn run --trace` and `--profile`, `dtnn predict` and `dtnn plot` as a user runs them, on the
+default experiment cut short.
 
-    trace_run.py DTNN one            one process: the .json, .csv and .prv files, the profile
-    trace_run.py DTNN mpi MPIEXEC    two ranks: one merged timeline, each rank a process
+    observability.py DTNN one            one process: the .json, .csv and .prv files, the profile
+    observability.py DTNN mpi MPIEXEC    two ranks: one merged timeline, each rank a process
+    observability.py DTNN plots          dtnn predict --output, then PNGs of it and of a history
 
 one: the Chrome trace parses and holds every kind of span a step has (data, each layer's forward
      and backward with its shapes, algorithm and GFLOP/s, the loss, the optimizer), the batch
      loader's thread, evaluation and checkpoints; the CSV has PyDTNN's columns and per-layer rows;
      the Paraver trace has its three files with PyDTNN's event type; the profile is printed and in
      the history; a trace name of no known format is refused before training.
+plots: a prediction's JSON from a run's profile; dtnn plot makes a PNG of it and of the history.
 mpi: rank 0 writes one file with both ranks as processes, each bucket's allreduce as an async
      pair, and the ranks' step-status collectives ending together on the aligned clocks.
 """
@@ -115,9 +118,42 @@ def mpi(dtnn, mpiexec):
         print("clock offsets (ns):", trace["otherData"]["clock_offsets_ns"])
 
 
+def is_png(path):
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def plots(dtnn):
+    with tempfile.TemporaryDirectory() as d:
+        h, p = os.path.join(d, "h.json"), os.path.join(d, "p.json")
+        r = run([dtnn, "run", EXP, *SHORT[2:], "--num-epochs", "2", "--profile", "--history", h])
+        check(r.returncode == 0, f"a profiled run ({r.stderr[-200:]})")
+        r = run([dtnn, "predict", EXP, "--ranks", "1,2,4,8", "--profile", h, "--output", p,
+                 "--network", "latency_us=10,bandwidth_gbps=1"])
+        check(r.returncode == 0, f"dtnn predict --profile --output ({r.stderr[-200:]})")
+        points = json.load(open(p))["points"]
+        check([x["ranks"] for x in points] == [1, 2, 4, 8], "a point per rank count")
+        check(points[0]["speedup"] == 1.0 and all(0 < x["efficiency"] <= 1.0 for x in points),
+              "speedup 1 at one rank, efficiencies in (0, 1]")
+        check(all(a["communication_wait_ms"] <= b["communication_wait_ms"]
+                  for a, b in zip(points, points[1:])), "communication waits grow with ranks")
+        for f in (h, p):
+            r = run([dtnn, "plot", f])
+            png = f[:-5] + ".png"
+            check(r.returncode == 0 and os.path.exists(png) and is_png(png),
+                  f"dtnn plot {os.path.basename(f)} gives a PNG ({r.stderr.strip()})")
+        trace = os.path.join(d, "t.json")
+        run([dtnn, "run", EXP, *SHORT, "--trace", trace])
+        r = run([dtnn, "plot", trace])
+        check(r.returncode == 1 and "expected a history" in r.stderr and
+              not os.path.exists(trace[:-5] + ".png"), f"a trace is refused: {r.stderr.strip()}")
+
+
 if __name__ == "__main__":
     if sys.argv[2] == "one":
         one(sys.argv[1])
+    elif sys.argv[2] == "plots":
+        plots(sys.argv[1])
     else:
         mpi(sys.argv[1], sys.argv[3])
     if failures:
