@@ -118,8 +118,10 @@ TEST_CASE("dtnn predict's step of N ranks, computed by hand") {
   CHECK(two.compute_s == doctest::Approx(2 * 12.5e-3 + 0.3e-3));
 
   ScalingOptions shared = options();
-  shared.shared_cores = 2;  // 4 one-thread ranks on 2 cores: compute twice as long
+  shared.shared_cores = 2;  // 4 or 3 one-thread ranks on 2 cores: a core runs 2, twice as long
   CHECK(predict_step(three_layers(), shared, 4).compute_s == doctest::Approx(2 * 12.5e-3 + 0.3e-3));
+  CHECK(predict_step(three_layers(), shared, 3).compute_s == doctest::Approx(2 * 12.5e-3 + 0.3e-3));
+  CHECK(predict_step(three_layers(), shared, 2).compute_s == doctest::Approx(12.5e-3 + 0.3e-3));
 }
 
 TEST_CASE("a simulated network makes collectives last as long as the network would") {

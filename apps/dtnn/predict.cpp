@@ -84,8 +84,8 @@ int cmd_predict(const std::vector<std::string>& args) {
       "output", po::value(&output), "also write the prediction here as JSON (for dtnn plot)")(
       "shared-cores", po::value(&shared_cores),
       "the ranks share this many cores of one machine (a validation run): compute slows by "
-      "ranks x threads / cores")("set,s", po::value(&sets)->composing(),
-                                 "override a config key (repeatable)")(
+      "ceil(ranks x threads / cores)")("set,s", po::value(&sets)->composing(),
+                                       "override a config key (repeatable)")(
       "plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder");
   po::positional_options_description pos;
   pos.add("config", 1);

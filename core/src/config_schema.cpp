@@ -280,13 +280,13 @@ const Key kKeys[] = {
      "PyDTNN's `--use-blocking-mpi`: each bucket's allreduce completes before backward goes on "
      "(no overlap; for comparison)"},
     {"parallel.simulated_network.latency_us",
-     R"(0)",
+     R"(0.0)",
      {non_negative, "a number of microseconds >= 0"},
      "with more than one rank, every collective completes no sooner than a network of this "
      "latency (and `bandwidth_gbps`) would let it: ring or tree allreduce, whichever is cheaper "
      "(docs/observability.md); to study overlap and bucket sizes on one machine. 0 and 0: off"},
     {"parallel.simulated_network.bandwidth_gbps",
-     R"(0)",
+     R"(0.0)",
      {non_negative, "a number of gigabits per second >= 0 (0: unlimited)"},
      "see `parallel.simulated_network.latency_us`"},
     {"parallel.model_sync_freq",

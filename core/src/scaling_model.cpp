@@ -19,8 +19,9 @@ ScalingPoint predict_step(const StepCost& cost, const ScalingOptions& o, int ran
   p.batch_per_rank =
       o.global_batch_size > 0 ? (o.global_batch_size + ranks - 1) / ranks : o.batch_size;
   double scale = static_cast<double>(p.batch_per_rank) / static_cast<double>(cost.batch);
-  if (o.shared_cores > 0)
-    scale *= std::max(1.0, static_cast<double>(ranks * o.threads_per_rank) / o.shared_cores);
+  if (o.shared_cores > 0)  // the busiest core runs ceil(threads / cores) of them, and the
+    // collectives wait for its ranks
+    scale *= std::max(1, (ranks * o.threads_per_rank + o.shared_cores - 1) / o.shared_cores);
   double t = (cost.data_s + cost.loss_s) * scale, optimizer = 0, parameters = 0;
   for (const LayerCost& l : cost.layers) {
     t += l.forward_s * scale;

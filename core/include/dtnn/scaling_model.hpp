@@ -42,7 +42,8 @@ struct ScalingOptions {
   std::int64_t batch_size = 64;        // per rank
   std::int64_t global_batch_size = 0;  // 0: batch_size x ranks
   // Ranks that share the cores of one machine (a validation run): compute times are multiplied
-  // by max(1, ranks x threads / cores). 0: every rank has its own cores.
+  // by ceil(ranks x threads / cores), the threads the busiest core runs (the collectives wait for
+  // its ranks). 0: every rank has its own cores.
   int shared_cores = 0;
   int threads_per_rank = 1;
 };
