@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -85,6 +86,14 @@ int main(int argc, char** argv) {
     std::printf("%8s | %22s | %22s %6s | %10s  %8s  %8s\n", "MiB", "bare MPI ms  (GB/s)",
                 "communicator ms (GB/s)", "ratio", "exchange ms", "pack", "update");
 
+  // The network model dtnn predict takes (dtnn/network_model.hpp), fitted to the bare allreduce:
+  // the latency from a one-float allreduce (a tree: ceil(log2 p) messages), the bandwidth from the
+  // largest size (a ring: 2(p-1) messages of 1/p of it, after their latencies).
+  float one = 1.0f;
+  const double tiny = median_seconds(MPI_COMM_WORLD, repeats, [&] {
+    MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  });
+  double largest_bytes = 0, largest_seconds = 0;
   std::stringstream list(sizes_arg);
   for (std::string item; std::getline(list, item, ',');) {
     const double mib = std::stod(item);
@@ -94,6 +103,7 @@ int main(int argc, char** argv) {
       MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM,
                     MPI_COMM_WORLD);
     });
+    if (4.0 * n > largest_bytes) largest_bytes = 4.0 * n, largest_seconds = bare;
     const double via_comm = median_seconds(MPI_COMM_WORLD, repeats, [&] {
       comm->allreduce_sum(buffer.data(), static_cast<std::size_t>(n), DType::float32, "bench");
     });
@@ -128,6 +138,13 @@ int main(int argc, char** argv) {
       std::printf("%8.1f | %10.3f  (%7.2f)   | %10.3f  (%7.2f)   %6.2f | %10.3f  %8.3f  %8.3f\n",
                   mib, bare * 1e3, gbs(4.0 * n, bare), via_comm * 1e3, gbs(4.0 * n, via_comm),
                   via_comm / bare, via_exchange * 1e3, pack * 1e3, update * 1e3);
+  }
+  if (print && ranks > 1 && largest_bytes > 0) {
+    const double p = ranks, latency = tiny / std::ceil(std::log2(p));
+    const double transfer = largest_seconds - 2 * (p - 1) * latency;
+    const double gbps = transfer > 0 ? 2 * (p - 1) / p * largest_bytes * 8 / transfer / 1e9 : 0;
+    std::printf("network model (dtnn predict --network): latency_us=%.2f,bandwidth_gbps=%.1f\n",
+                latency * 1e6, gbps);
   }
   return 0;
 }

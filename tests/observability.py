@@ -53,7 +53,7 @@ def one(dtnn):
         check(r.returncode == 0, f"dtnn run --trace --profile exits 0 ({r.stderr[-300:]})")
         trace = json.load(open(j))
         cats = {e["cat"] for e in spans(trace)}
-        for cat in ("step", "data", "load", "forward", "backward", "loss", "optimizer",
+        for cat in ("step", "data", "load", "augment", "forward", "backward", "loss", "optimizer",
                     "evaluation", "checkpoint"):
             check(cat in cats, f"the timeline has '{cat}' spans")
         threads = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}

@@ -51,6 +51,7 @@ void BatchLoader::make(Slot& slot) {
   const std::span<const std::int64_t> ids(slot.indices.data(), static_cast<std::size_t>(slot.n));
   Tensor x = slot.x.slice_batch(0, slot.n), y = slot.y.slice_batch(0, slot.n);
   dataset_.read(Split::train, ids, x, y);
+  const trace::Span augmenting(trace::Phase::augment);
   augment(x, ids, augment_, slot.seed, scratch_);
   normalize(x, augment_);
 }

@@ -41,6 +41,8 @@ const char* to_string(Phase phase) {
       return "checkpoint";
     case Phase::tuning:
       return "tuning";
+    case Phase::augment:
+      return "augment";
     case Phase::count:
       break;
   }

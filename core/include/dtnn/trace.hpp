@@ -37,6 +37,7 @@ enum class Phase : std::uint8_t {
   evaluation,  // a validation or test pass
   checkpoint,  // a checkpoint written
   tuning,      // best_of's timed rounds
+  augment,     // a batch augmented and normalised (inside its data or load span)
   count
 };
 DTNN_CORE_EXPORT const char* to_string(Phase phase);
