@@ -17,8 +17,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DTNN = str(ROOT / "build/bin/dtnn")
 MODELS = {"simplecnn": "configs/fashion_mnist_simplecnn.json",
           "vggstyle": "configs/synthetic_vggstyle.json"}
-# Fast (InfiniBand-like), 10 Gb/s Ethernet, and slow enough that communication dominates.
-NETWORKS = {"40G/5us": (5, 40), "10G/20us": (20, 10), "0.5G/50us": (50, 0.5)}
+# Fast (InfiniBand-like), 10 Gb/s Ethernet, and two slow enough that communication dominates
+# (0.5 Gb/s for simplecnn, 0.05 Gb/s for the VGG-style model, whose steps compute longer).
+NETWORKS = {"40G/5us": (5, 40), "10G/20us": (20, 10), "0.5G/50us": (50, 0.5),
+            "0.05G/100us": (100, 0.05)}
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_pml": "ob1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMP_NUM_THREADS": "1"}
 
@@ -55,6 +57,7 @@ def main():
     p.add_argument("--ranks", default="1,2,3,4")
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--networks", default=",".join(NETWORKS))
     p.add_argument("--out", default="validate_predict", help="folder for the predictions' JSON")
     p.add_argument("--repeats", type=int, default=3)
     a = p.parse_args()
@@ -63,7 +66,8 @@ def main():
     errors = []
     print(f"{'model':10} {'network':10} {'ranks':>5} {'predicted':>10} {'measured':>10} {'error':>7}")
     for model in a.models.split(","):
-        for name, network in NETWORKS.items():
+        for name in a.networks.split(","):
+            network = NETWORKS[name]
             out = os.path.join(a.out, f"{model}-{name.replace('/', '-')}.json")
             predictions, runs = [], {r: [] for r in ranks}
             for _ in range(a.repeats):

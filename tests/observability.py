@@ -76,6 +76,12 @@ def one(dtnn):
               "the history's profile has both conv2d layers with times and GFLOP/s")
         check(0 < profile.get("step_ms", 0), "and the step's time")
 
+        r = run([dtnn, "run", EXP, *SHORT, "--trace", j, "--set", "output.trace_max_events=50"])
+        dropped = json.load(open(j))["otherData"]["dropped_events"]
+        check(r.returncode == 0 and dropped > 0 and
+              f"trace: {dropped} events were dropped past output.trace_max_events (50)" in r.stderr,
+              f"a capped trace keeps 50 events and warns of the {dropped} dropped")
+
         r = run([dtnn, "run", EXP, *SHORT, "--trace", c])
         rows = list(csv.reader(open(c), delimiter=";"))
         check(rows[0] == ["Event type", "Event value", "Event name", "Calls", "Total time",
