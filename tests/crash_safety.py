@@ -184,6 +184,19 @@ def test_signal(base, signals=(("SIGINT", signal.SIGINT), ("SIGTERM", signal.SIG
               f"straight run's weights")
 
 
+def write_fails_cleanly(folder, exp, what, name, args, limit_bytes):
+    """A run whose write of `name` goes over RLIMIT_FSIZE: exit 1, a clear error naming the file,
+    and the previous file left as it was."""
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(f"previous {what}\n")
+    code, out, err = finish(dtnn(["run", exp, *args], folder, limit_bytes=limit_bytes))
+    check(code == 1 and re.search(re.escape(name) + r": write failed after \d+ bytes \(File too large\)", err),
+          f"disk: {what}: exit {code}: {err}")
+    with open(path) as f:
+        check(f.read() == f"previous {what}\n", f"disk: the previous {what} was damaged")
+
+
 def test_disk(base):
     folder = os.path.join(base, "disk")
     os.makedirs(folder)
@@ -202,31 +215,10 @@ def test_disk(base):
           f"disk: no clear error for the checkpoint write: {err}")
     check(checkpoints(ck) == first, f"disk: the folder changed: {checkpoints(ck)}")
     check(not [f for f in os.listdir(ck) if ".tmp" in f], "disk: a temporary file was left")
-    # The history: same limit, a history larger than it.
-    with open(os.path.join(folder, "h.json"), "w") as f:
-        f.write("previous history\n")
-    code, out, err = finish(dtnn(["run", exp, "--history", "h.json"], folder, limit_bytes=64))
-    check(code == 1 and re.search(r"h\.json: write failed after \d+ bytes \(File too large\)", err),
-          f"disk: history: exit {code}: {err}")
-    with open(os.path.join(folder, "h.json")) as f:
-        check(f.read() == "previous history\n", "disk: the previous history was damaged")
-    # The weights file (PyDTNN's .npz): same limit.
-    with open(os.path.join(folder, "w.npz"), "w") as f:
-        f.write("previous weights\n")
-    code, out, err = finish(dtnn(["run", exp, "--set", "output.weights_npz=w.npz"], folder,
-                                 limit_bytes=4096))
-    check(code == 1 and re.search(r"w\.npz: write failed after \d+ bytes \(File too large\)", err),
-          f"disk: weights: exit {code}: {err}")
-    with open(os.path.join(folder, "w.npz")) as f:
-        check(f.read() == "previous weights\n", "disk: the previous weights file was damaged")
-    # The trace (dtnn run --trace): same limit.
-    with open(os.path.join(folder, "t.json"), "w") as f:
-        f.write("previous trace\n")
-    code, out, err = finish(dtnn(["run", exp, "--trace", "t.json"], folder, limit_bytes=4096))
-    check(code == 1 and re.search(r"t\.json: write failed after \d+ bytes \(File too large\)", err),
-          f"disk: trace: exit {code}: {err}")
-    with open(os.path.join(folder, "t.json")) as f:
-        check(f.read() == "previous trace\n", "disk: the previous trace was damaged")
+    # The history, the weights file (PyDTNN's .npz) and the trace, each larger than the limit.
+    write_fails_cleanly(folder, exp, "history", "h.json", ["--history", "h.json"], 64)
+    write_fails_cleanly(folder, exp, "weights", "w.npz", ["--set", "output.weights_npz=w.npz"], 4096)
+    write_fails_cleanly(folder, exp, "trace", "t.json", ["--trace", "t.json"], 4096)
     check(not [f for f in os.listdir(folder) if ".tmp" in f], "disk: a temporary file was left")
     # The checkpoint written before still resumes.
     code, out, err = finish(dtnn(["run", exp, "--resume", ck, "--checkpoint-dir", ck], folder))

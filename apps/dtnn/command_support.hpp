@@ -1,6 +1,7 @@
 // What the dtnn command's subcommands share: a usage error (exit 2), the plugin folders, and the
 // subcommands defined outside main.cpp.
 #pragma once
+#include <boost/program_options.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,18 @@ struct Common {
     return r;
   }
 };
+
+// A subcommand's options, the experiment file as the first positional argument ("config").
+inline boost::program_options::variables_map parse_with_config(
+    const std::vector<std::string>& args, const boost::program_options::options_description& desc) {
+  namespace po = boost::program_options;
+  po::positional_options_description pos;
+  pos.add("config", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  po::notify(vm);
+  return vm;
+}
 
 // dtnn predict (predict.cpp) and dtnn plot (plot.cpp).
 int cmd_predict(const std::vector<std::string>& args);

@@ -120,11 +120,7 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
                                                  po::value(&common.plugin_path)->composing(),
                                                  "extra plugin folder (repeatable)")(
       "config", po::value(&config_file), "experiment file (also the first positional argument)");
-  po::positional_options_description pos;
-  pos.add("config", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = dtnn_cli::parse_with_config(args, desc);
   if (vm.count("help")) {
     std::cout << "usage: dtnn " << (summary_only ? "summary" : "run") << " [EXP.json] [options]\n"
               << desc;

@@ -87,11 +87,7 @@ int cmd_predict(const std::vector<std::string>& args) {
       "ceil(ranks x threads / cores)")("set,s", po::value(&sets)->composing(),
                                        "override a config key (repeatable)")(
       "plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder");
-  po::positional_options_description pos;
-  pos.add("config", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_with_config(args, desc);
   if (vm.count("help")) {
     std::printf("usage: dtnn predict EXP.json --ranks 1,2,4 [options]\n");
     std::ostringstream s;
