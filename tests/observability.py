@@ -116,11 +116,14 @@ def mpi(dtnn, mpiexec):
             e = [e for e in trace["traceEvents"] if e["ph"] == "e" and e["pid"] == pid]
             check(len(b) == 12 and len(e) == 12, f"rank {pid}: a bucket allreduce per step ({len(b)})")
             check(any(s["cat"] == "comm_wait" for s in spans(trace, pid)), f"rank {pid}: waits")
-        # The step status allreduce ends at once on both ranks: on aligned clocks, close together.
-        ends = [[s["ts"] + s["dur"] for s in spans(trace, pid) if s["cat"] == "sync"] for pid in (0, 1)]
-        check(len(ends[0]) == len(ends[1]) > 10, "both ranks' step-status collectives")
-        gap = statistics.median(abs(a - b) for a, b in zip(*ends))
-        check(gap < 2000, f"they end together on the aligned clocks: median gap {gap:.0f} us")
+        # A step-status allreduce completes on no rank before every rank has entered it: on aligned
+        # clocks each rank's end follows the other's begin (however the ranks are scheduled; the
+        # slack is for the offset's own error on a loaded machine).
+        syncs = [[s for s in spans(trace, pid) if s["cat"] == "sync"] for pid in (0, 1)]
+        check(len(syncs[0]) == len(syncs[1]) > 10, "both ranks' step-status collectives")
+        lead = statistics.median(min(a["ts"] + a["dur"], b["ts"] + b["dur"]) - max(a["ts"], b["ts"])
+                                 for a, b in zip(*syncs))
+        check(lead > -1000, f"each ends after both began, on the aligned clocks: median {lead:.0f} us")
         print("clock offsets (ns):", trace["otherData"]["clock_offsets_ns"])
 
 
