@@ -5,7 +5,6 @@
 // any rank, on rank 0's clock.
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "dtnn/trace_files.hpp"
@@ -40,11 +39,7 @@ std::string args_of(const Label& label, std::int64_t duration_ns) {
 }  // namespace
 
 std::string chrome_json(const std::vector<RankTrace>& ranks) {
-  std::int64_t origin = std::numeric_limits<std::int64_t>::max();
-  for (const RankTrace& r : ranks)
-    for (const Event& e : r.recorded.events)
-      origin = std::min(origin, e.begin_ns - r.clock_offset_ns);
-  if (origin == std::numeric_limits<std::int64_t>::max()) origin = 0;
+  const std::int64_t origin = first_begin_ns(ranks);
   std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   bool first = true;
   auto line = [&](const std::string& s) {
@@ -72,7 +67,7 @@ std::string chrome_json(const std::vector<RankTrace>& ranks) {
         line("{\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":" + std::to_string(t) +
              ",\"name\":\"thread_name\",\"args\":{\"name\":" + quoted(rec.thread_names[t]) + "}}");
     for (const Event& e : rec.events) {
-      const Label& label = e.label < rec.labels.size() ? rec.labels[e.label] : rec.labels.front();
+      const Label& label = label_of(rec, e);
       const std::string name = quoted(label.name.empty() ? to_string(e.phase) : label.name);
       const std::string cat = quoted(to_string(e.phase));
       const std::int64_t begin = e.begin_ns - r.clock_offset_ns - origin;

@@ -1,13 +1,23 @@
 // write_trace: the format by the file's extension.
 #include "dtnn/trace_files.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 
 #include "dtnn/error.hpp"
 #include "dtnn/file_io.hpp"
 
 namespace dtnn::trace {
+
+std::int64_t first_begin_ns(const std::vector<RankTrace>& ranks) {
+  std::int64_t origin = std::numeric_limits<std::int64_t>::max();
+  for (const RankTrace& r : ranks)
+    for (const Event& e : r.recorded.events)
+      origin = std::min(origin, e.begin_ns - r.clock_offset_ns);
+  return origin == std::numeric_limits<std::int64_t>::max() ? 0 : origin;
+}
 
 void check_trace_name(const std::string& file) {
   const std::string ext = std::filesystem::path(file).extension().string();

@@ -4,7 +4,6 @@
 // a task on a node of its own, each of its threads a thread and a cpu; times are nanoseconds from
 // the first span, on rank 0's clock.
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <tuple>
 
@@ -29,11 +28,8 @@ std::string pair(std::uint32_t type, std::uint32_t value) {
 }  // namespace
 
 ParaverFiles paraver(const std::vector<RankTrace>& ranks, const std::string& date) {
-  std::int64_t origin = std::numeric_limits<std::int64_t>::max(), end = 0;
-  for (const RankTrace& r : ranks)
-    for (const Event& e : r.recorded.events)
-      origin = std::min(origin, e.begin_ns - r.clock_offset_ns);
-  if (origin == std::numeric_limits<std::int64_t>::max()) origin = 0;
+  const std::int64_t origin = first_begin_ns(ranks);
+  std::int64_t end = 0;
   std::vector<Record> records;
   std::map<std::uint32_t, std::map<std::uint32_t, std::string>> names;  // type -> value -> name
   std::string nodes, tasks, cpu_names, thread_names, node_names;
@@ -53,7 +49,7 @@ ParaverFiles paraver(const std::vector<RankTrace>& ranks, const std::string& dat
       thread_names += "rank " + std::to_string(r.rank) + " " + name + "\n";
     }
     for (const Event& e : rec.events) {
-      const Label& label = e.label < rec.labels.size() ? rec.labels[e.label] : rec.labels.front();
+      const Label& label = label_of(rec, e);
       const pydtnn::Key key = pydtnn::key_of(label, e.phase);
       const pydtnn::Key phase{kDtnnPhaseEvents, static_cast<std::uint32_t>(e.phase) + 1};
       names[key.type][key.value] = pydtnn::value_name(label, e.phase);

@@ -17,7 +17,7 @@ std::string simple_csv(const RankTrace& rank) {
   std::map<pydtnn::Key, Row> rows;
   const Recorded& rec = rank.recorded;
   for (const Event& e : rec.events) {
-    const Label& label = e.label < rec.labels.size() ? rec.labels[e.label] : rec.labels.front();
+    const Label& label = label_of(rec, e);
     Row& row = rows[pydtnn::key_of(label, e.phase)];
     if (row.name.empty()) row.name = pydtnn::value_name(label, e.phase);
     row.seconds.push_back(static_cast<double>(e.end_ns - e.begin_ns) * 1e-9);

@@ -27,6 +27,13 @@ struct RankTrace {
   Recorded recorded;
 };
 
+// The writers' time zero: the earliest span of any rank on rank 0's clock (0 when there is none).
+DTNN_CORE_EXPORT std::int64_t first_begin_ns(const std::vector<RankTrace>& ranks);
+// An event's label (label 0, a span named by its phase, for a number out of range).
+inline const Label& label_of(const Recorded& r, const Event& e) {
+  return e.label < r.labels.size() ? r.labels[e.label] : r.labels.front();
+}
+
 // Collective: this rank's steady clock minus rank 0's, the median over `rounds` of the instants
 // each rank leaves a barrier.
 DTNN_CORE_EXPORT std::int64_t clock_offset_ns(Communicator& comm, int rounds = 9);
