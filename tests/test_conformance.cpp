@@ -59,6 +59,26 @@ std::string file_cases(const std::string& name) {
   } else if (name == "imagenet" || name == "folder") {
     params = {
         {"path", test::make_folder("conformance_" + name, 3).string()}, {"size", 8}, {"resize", 8}};
+  } else if (name == "text") {  // both tokenizers, both objectives
+    std::ofstream(dir / "a.txt")
+        << "The quick brown fox.\n%\nJumps over the lazy dog: \u00e9t\u00e9.\n";
+    std::ofstream(dir / "b.txt") << "A second file, read after the first.\n";
+    std::ofstream(dir / "skip.dat") << "\xff\xfe binary";
+    const std::string folder = dir.string();
+    return nlohmann::json::array(
+               {{{"params", {{"path", folder}, {"exclude", "*.dat"}, {"context", 8}}}},
+                {{"params",
+                  {{"path", folder},
+                   {"exclude", "*.dat"},
+                   {"context", 5},
+                   {"objective", "masked"},
+                   {"test_every", 3}}}},
+                {{"params",
+                  {{"path", (dir / "skip.dat").string()},
+                   {"tokens", "byte"},
+                   {"context", 3},
+                   {"test_every", 0}}}}})
+        .dump();
   } else {
     return "[]";
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "dtnn/experiment.hpp"
 #include "dtnn/loss.hpp"
@@ -148,10 +149,14 @@ TEST_CASE("confusion matrices: counts by hand, summed over batches, in the histo
 
 TEST_CASE("metric rules: a row adds at most kMaxContributions, inside the totals") {
   // The CUDA twins give each row kMaxContributions slots: a rule that wrote more would overrun
-  // them, one outside the totals would be lost. Every built-in metric is a row rule (so each has a
-  // twin), over widths 1 (a sigmoid output), 2 and 5 and rows of every kind of decision.
+  // them, one outside the totals would be lost. Every built-in metric of one-hot labels is a row
+  // rule (so each has a twin), over widths 1 (a sigmoid output), 2 and 5 and rows of every kind of
+  // decision. The metrics of class-id labels (a sequence's tokens) read a row's target from
+  // another width than its predictions, which a row rule cannot: they have no twin yet.
+  const std::set<std::string> of_class_ids = {"perplexity", "token_accuracy"};
   for (const PluginRecord& r : test::plugins().records()) {
     if (r.kind != "metric" || r.status != PluginRecord::Status::ok) continue;
+    if (of_class_ids.count(r.name)) continue;
     CAPTURE(r.name);
     auto m = test::plugins().create_as<Metric>("metric", r.name, Params(json::object(), "test"));
     const auto* rows = dynamic_cast<const RowRuleMetricBase*>(m.get());

@@ -17,6 +17,9 @@ using namespace dtnn;
 namespace {
 
 const std::filesystem::path kSource = DTNN_TEST_SOURCE_DIR;
+// Sequence models are counted at the default text experiment's context and vocabulary (the
+// characters of the fortunes package).
+constexpr std::int64_t kContext = 128, kVocabulary = 113;
 
 // docs/models.md's table: "| `name` | 15,245,130 | ..." -> {name: count}.
 std::map<std::string, std::int64_t> documented_counts() {
@@ -43,26 +46,39 @@ double loss_of(Model& model, Loss& loss, const Tensor& x, const Tensor& y) {
 TEST_CASE("model zoo: every model builds, has its documented parameter count, and trains") {
   const auto counts = documented_counts();
   REQUIRE(counts.size() >= 10);
-  auto loss = test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
+  auto cross_entropy =
+      test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
+  auto nll = test::plugins().create_as<Loss>("loss", "nll", Params());
   int models = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kSource / "configs" / "models")) {
     if (entry.path().extension() != ".json") continue;
-    const ModelSpec spec = load_model_spec(entry.path());
+    ModelSpec spec = load_model_spec(entry.path());
     CAPTURE(spec.name);
     REQUIRE_MESSAGE(counts.count(spec.name), "docs/models.md has no row for " << spec.name);
-    REQUIRE(spec.input_shape);
+    // A model without input_shape is a sequence model: tokens in, a class id per position out,
+    // its context and vocabulary the dataset's; docs/models.md counts them at these.
+    const bool sequence = !spec.input_shape;
+    const Shape input = sequence ? Shape{kContext} : *spec.input_shape;
+    substitute_sizes(spec.layers, {{"$vocab", kVocabulary}, {"$classes", kVocabulary}});
     ModelOptions options;
     options.max_batch = 2;
     options.conv_algorithm = "i2c";
-    Model model(spec, options, *spec.input_shape, test::plugins());
+    Model model(spec, options, input, test::plugins());
     CHECK(model.parameter_count() == counts.at(spec.name));
 
     const std::int64_t classes = model.output_shape().numel();
-    Tensor x = Tensor::empty(spec.input_shape->with_batch(2), DType::float32);
-    Tensor y = Tensor::zeros(Shape{2, classes}, DType::float32);
+    Tensor x = Tensor::empty(input.with_batch(2), DType::float32);
+    Tensor y = Tensor::zeros(sequence ? Shape{2, kContext} : Shape{2, classes}, DType::float32);
     for (std::int64_t i = 0; i < x.numel(); ++i)
-      x.data<float>()[i] = float((i * 7919) % 1000) / 500.0f - 1.0f;
-    y.data<float>()[1] = y.data<float>()[classes + 3] = 1;
+      x.data<float>()[i] =
+          sequence ? float((i * 7919) % kVocabulary) : float((i * 7919) % 1000) / 500.0f - 1.0f;
+    if (sequence) {
+      for (std::int64_t i = 0; i < y.numel(); ++i)
+        y.data<float>()[i] = float((i * 31) % kVocabulary);
+    } else {
+      y.data<float>()[1] = y.data<float>()[classes + 3] = 1;
+    }
+    Loss& loss = sequence ? *nll : *cross_entropy;
     // The layers' state (dropout's step, batchnorm's running statistics) as it was before the
     // first forward is put back before the second, so both see the same dropout masks.
     std::vector<std::vector<char>> saved;
@@ -75,9 +91,9 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     for (const Tensor& t : states())
       saved.emplace_back(static_cast<const char*>(t.raw()),
                          static_cast<const char*>(t.raw()) + t.bytes());
-    const double before = loss_of(model, *loss, x, y);
+    const double before = loss_of(model, loss, x, y);
     model.zero_grad();
-    model.backward(*loss, y);
+    model.backward(loss, y);
     // A step of length 0.001 against the gradient (deep batchnorm networks on a batch of 2 have
     // gradients of very different sizes, so a fixed learning rate would overshoot some).
     double norm2 = 0;
@@ -97,7 +113,7 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
         p.value.data<float>()[i] -= lr * p.grad.data<float>()[i];
     std::size_t k = 0;
     for (const Tensor& t : states()) std::memcpy(t.raw(), saved[k++].data(), t.bytes());
-    const double after = loss_of(model, *loss, x, y);
+    const double after = loss_of(model, loss, x, y);
     CHECK(std::isfinite(before));
     CHECK(after < before);
     ++models;

@@ -21,9 +21,16 @@ const PluginRecord* only_record(const Registry& r) {
 TEST_CASE("every shipped plugin loads") {
   const Registry& r = test::plugins();
   CHECK(r.warnings().empty());
-  for (const char* layer :
-       {"fc", "conv2d", "relu", "sigmoid", "tanh", "softmax", "flatten", "dropout", "maxpool2d",
-        "avgpool2d", "batchnorm", "leaky_relu", "add", "concat"})
+  for (const char* layer : {"fc",         "conv2d",
+                            "relu",       "sigmoid",
+                            "tanh",       "softmax",
+                            "flatten",    "dropout",
+                            "maxpool2d",  "avgpool2d",
+                            "batchnorm",  "leaky_relu",
+                            "add",        "concat",
+                            "embedding",  "positional_encoding",
+                            "layer_norm", "multi_head_attention",
+                            "gelu",       "log_softmax"})
     CHECK_MESSAGE(r.find("layer", layer) != nullptr, layer);
   CHECK(r.available("conv") == std::vector<std::string>{"best_of", "direct", "i2c", "implicit_gemm",
                                                         "reference", "winograd"});
@@ -31,15 +38,16 @@ TEST_CASE("every shipped plugin loads") {
   CHECK(r.available("scheduler") ==
         std::vector<std::string>{"early_stopping", "model_checkpoint", "reduce_lr_every_nepochs",
                                  "reduce_lr_on_plateau", "stop_at_loss", "warm_up"});
-  CHECK(r.available("dataset") ==
-        std::vector<std::string>{"cifar10", "folder", "imagenet", "mnist", "npz", "synthetic"});
+  CHECK(r.available("dataset") == std::vector<std::string>{"cifar10", "folder", "imagenet", "mnist",
+                                                           "npz", "synthetic", "text"});
   CHECK(r.available("loss") ==
-        std::vector<std::string>{"binary_cross_entropy", "categorical_cross_entropy"});
+        std::vector<std::string>{"binary_cross_entropy", "categorical_cross_entropy", "nll"});
   CHECK(r.available("metric") ==
         std::vector<std::string>{"binary_confusion_matrix", "categorical_accuracy",
                                  "categorical_hinge", "categorical_mae", "categorical_mse",
-                                 "f1_score", "multiclass_confusion_matrix", "precision", "recall",
-                                 "regression_mae", "regression_mse"});
+                                 "f1_score", "multiclass_confusion_matrix", "perplexity",
+                                 "precision", "recall", "regression_mae", "regression_mse",
+                                 "token_accuracy"});
   CHECK(r.available("communicator") == std::vector<std::string>{"mpi"});
 }
 

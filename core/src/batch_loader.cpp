@@ -17,7 +17,7 @@ BatchLoader::BatchLoader(const Dataset& dataset, const AugmentOptions& augment,
   const Shape sample = dataset_.sample_shape(layout);
   for (Slot& s : std::span(slots_, prefetch ? 2 : 1)) {  // made in place: one buffer serves
     s.x = Tensor::empty(sample.with_batch(max_batch), dtype, layout);
-    s.y = Tensor::empty(Shape{max_batch, dataset_.num_classes()}, dtype, layout);
+    s.y = Tensor::empty(dataset_.label_shape().with_batch(max_batch), dtype, layout);
     s.indices.resize(static_cast<std::size_t>(max_batch));
   }
   if (augment_.augments()) {

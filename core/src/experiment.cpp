@@ -406,11 +406,23 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   mo.shared_workspace = j["conv"]["workspace"] == "shared";
   mo.fusions = enabled_fusions(j["fusion"], registry, mo.device, where);
   if (comm_->size() > 1) mo.communicator = comm_.get();
+  substitute_sizes(spec.layers, {{"$classes", dataset_->num_classes()},
+                                 {"$vocab", dataset_->vocabulary_size()}});
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(mo.layout), registry);
-  if (model_->output_shape().numel() != dataset_->num_classes())
+  const std::string dataset = "dataset '" + j["dataset"]["name"].get<std::string>() + "'";
+  if (labels_are_ids(*dataset_)) {  // one class id per position: {positions..., classes} out
+    Shape expected = dataset_->label_shape();
+    expected.push_back(dataset_->num_classes());
+    if (!(model_->output_shape() == expected))
+      throw Error(where + ": the model's output " + model_->output_shape().str() +
+                  " does not match " + dataset + ", which labels each of " +
+                  dataset_->label_shape().str() + " positions with one of " +
+                  std::to_string(dataset_->num_classes()) + " classes: expected " + expected.str());
+  } else if (model_->output_shape().numel() != dataset_->num_classes()) {
     throw Error(where + ": the model's output " + model_->output_shape().str() +
-                " does not match the " + std::to_string(dataset_->num_classes()) +
-                " classes of dataset '" + j["dataset"]["name"].get<std::string>() + "'");
+                " does not match the " + std::to_string(dataset_->num_classes()) + " classes of " +
+                dataset);
+  }
 }
 
 // The optimizer over the model's parameters; the weights to start from (a checkpoint or PyDTNN's

@@ -8,9 +8,9 @@
 namespace dtnn {
 
 namespace {
-const std::vector<std::string> kNames = {"glorot_uniform", "glorot_normal", "he_uniform",
-                                         "he_normal",      "lecun_uniform", "lecun_normal",
-                                         "zeros",          "ones"};
+const std::vector<std::string> kNames = {
+    "glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "lecun_uniform",
+    "lecun_normal",   "zeros",         "ones",       "normal",    "small_normal"};
 }
 
 void check_initializer(const std::string& name, const std::string& where) {
@@ -26,8 +26,8 @@ void initialize(Tensor& t, const std::string& name, std::int64_t fan_in, std::in
   check_initializer(name, "initializer");
   Rng rng(seed);
   const double fi = static_cast<double>(fan_in), fo = static_cast<double>(fan_out);
-  bool normal = name.find("_normal") != std::string::npos;
-  double scale = 0;  // uniform limit or normal stddev
+  bool normal = name.find("normal") != std::string::npos;
+  double scale = name == "normal" ? 1.0 : name == "small_normal" ? 0.02 : 0.0;  // limit or stddev
   if (name.rfind("glorot", 0) == 0)
     scale = normal ? std::sqrt(2.0 / (fi + fo)) : std::sqrt(6.0 / (fi + fo));
   if (name.rfind("he", 0) == 0) scale = normal ? std::sqrt(2.0 / fi) : std::sqrt(6.0 / fi);

@@ -15,6 +15,7 @@
 #include "dtnn/metric.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/scheduler.hpp"
+#include "dtnn/tokenizer.hpp"
 
 namespace dtnn {
 
@@ -24,6 +25,7 @@ ConvAlgorithm::~ConvAlgorithm() = default;
 Optimizer::~Optimizer() = default;
 Scheduler::~Scheduler() = default;
 Dataset::~Dataset() = default;
+Tokenizer::~Tokenizer() = default;
 Communicator::~Communicator() = default;
 
 std::vector<std::string> allgather_text(Communicator& comm, const std::string& text,

@@ -188,6 +188,41 @@ void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions, const Re
   specs = std::move(out);
 }
 
+namespace {
+// Replaces the "$name" strings of j in place; where names j in errors.
+void substitute(json& j, const std::map<std::string, std::int64_t>& sizes,
+                const std::string& where) {
+  if (j.is_object() || j.is_array()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      substitute(*it, sizes, j.is_object() ? where + "." + it.key() : where + "[]");
+    return;
+  }
+  if (!j.is_string()) return;
+  const std::string& text = j.get_ref<const std::string&>();
+  if (text.empty() || text[0] != '$') return;
+  const auto found = sizes.find(text);
+  if (found == sizes.end() || found->second <= 0)
+    throw Error(where + ": '" + text + "' is not a size this run's dataset gives (it gives: " +
+                [&] {
+                  std::string known;
+                  for (const auto& [name, value] : sizes)
+                    if (value > 0) known += (known.empty() ? "" : ", ") + name;
+                  return known.empty() ? std::string("none") : known;
+                }() +
+                ")");
+  j = found->second;
+}
+}  // namespace
+
+void substitute_sizes(std::vector<LayerSpec>& specs,
+                      const std::map<std::string, std::int64_t>& sizes) {
+  for (LayerSpec& spec : specs) {
+    json j = spec.params.json();
+    substitute(j, sizes, spec.params.where());
+    spec.params = Params(j, spec.params.where());
+  }
+}
+
 std::vector<LayerSpec> parse_layer_list(const json& layers, const std::string& where) {
   std::vector<LayerSpec> out;
   parse_layers(layers, where, out);

@@ -96,7 +96,7 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   const Layout layout = model_.options().layout;
   const DType dtype = model_.options().dtype;
   x_ = Tensor::empty(dataset_.sample_shape(layout).with_batch(max_batch), dtype, layout);
-  y_ = Tensor::empty(Shape{max_batch, dataset_.num_classes()}, dtype, layout);
+  y_ = Tensor::empty(dataset_.label_shape().with_batch(max_batch), dtype, layout);
   if (const auto means = static_cast<std::int64_t>(options_.augment.channel_mean.size());
       means > 0) {
     const Shape sample = dataset_.sample_shape(layout);

@@ -1,4 +1,11 @@
 // Dataset: sample shape, class count, split sizes, and reading samples by index into a batch.
+//
+// Labels come in one of two forms, which label_shape() tells apart:
+//   one-hot:    y per sample is {num_classes}, a 1 at the class (images, the default);
+//   class ids:  y per sample is {positions...}, one class id per position stored as its value (a
+//               sequence's next tokens: {T}, ids in [0, num_classes), kIgnoredLabel where a
+//               position has no target, such as padding). The model then outputs
+//               {positions..., num_classes}.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -9,17 +16,29 @@
 
 namespace dtnn {
 
+class Tokenizer;
+
 enum class Split : std::uint8_t { train = 0, test = 1 };
+
+// A class-id label with no target (padding): losses and metrics skip it.
+inline constexpr double kIgnoredLabel = -1.0;
 
 class DTNN_CORE_EXPORT Dataset : public Plugin {
  public:
   ~Dataset() override;
   virtual Shape sample_shape(Layout layout) const = 0;  // e.g. {28, 28, 1} for NHWC
   virtual std::int64_t num_classes() const = 0;
+  // Per-sample shape of y: {num_classes} (one-hot) unless the dataset gives class ids.
+  virtual Shape label_shape() const { return Shape{num_classes()}; }
+  // Token datasets: the number of distinct input ids (a model's embedding size, "$vocab" in a
+  // model file); 0 for the others.
+  virtual std::int64_t vocabulary_size() const { return 0; }
+  // Token datasets: their ids' text (dtnn generate); null for the others.
+  virtual const Tokenizer* tokenizer() const { return nullptr; }
   virtual std::int64_t size(Split split) const = 0;
-  // Writes sample indices[i] of split into row i of x ([n, sample_shape]) and its one-hot
-  // label into row i of y ([n, num_classes]); n = indices.size() <= x.dim(0). In-memory datasets
-  // must not allocate; those that decode files may.
+  // Writes sample indices[i] of split into row i of x ([n, sample_shape]) and its label into
+  // row i of y ([n, label_shape]); n = indices.size() <= x.dim(0). In-memory datasets must not
+  // allocate; those that decode files may.
   virtual void read(Split split, std::span<const std::int64_t> indices, Tensor& x,
                     Tensor& y) const = 0;
   // A hint, given while the current batch trains: these samples are the next read. A dataset
@@ -29,5 +48,10 @@ class DTNN_CORE_EXPORT Dataset : public Plugin {
     (void)indices;
   }
 };
+
+// True when a dataset's labels are class ids (label_shape() is not {num_classes}).
+inline bool labels_are_ids(const Dataset& dataset) {
+  return !(dataset.label_shape() == Shape{dataset.num_classes()});
+}
 
 }  // namespace dtnn

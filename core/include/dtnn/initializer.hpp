@@ -1,8 +1,11 @@
-// Weight initialisers by name, as Keras and PyDTNN define them:
-//   glorot_uniform U(-l, l), l = sqrt(6 / (fan_in + fan_out));  glorot_normal N(0, 2 / (fan_in +
-//   fan_out)) he_uniform     l = sqrt(6 / fan_in);                          he_normal     N(0, 2 /
-//   fan_in) lecun_uniform  l = sqrt(3 / fan_in);                          lecun_normal  N(0, 1 /
-//   fan_in) zeros, ones
+// Weight initialisers by name, as Keras and PyDTNN define them (l: the uniform limit):
+//   glorot_uniform  U(-l, l), l = sqrt(6 / (fan_in + fan_out))
+//   glorot_normal   N(0, 2 / (fan_in + fan_out))
+//   he_uniform      l = sqrt(6 / fan_in)        he_normal      N(0, 2 / fan_in)
+//   lecun_uniform   l = sqrt(3 / fan_in)        lecun_normal   N(0, 1 / fan_in)
+//   normal          N(0, 1) (PyTorch's embeddings)
+//   small_normal    N(0, 0.02^2) (GPT-2's)
+//   zeros, ones
 // Layers compute fan_in/fan_out from their logical dimensions, so the layout does not matter.
 #pragma once
 #include <cstdint>

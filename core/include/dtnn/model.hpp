@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -71,6 +72,12 @@ DTNN_CORE_EXPORT std::set<std::string> fusion_options(const Registry& registry, 
 // sets a parameter its rules write is neither fused nor absorbed.
 DTNN_CORE_EXPORT void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions,
                                   const Registry& registry, Device device);
+// Replaces, in every layer entry (blocks' paths included), a parameter value that is one of the
+// names in `sizes` ("$classes", "$vocab") by its number, so that a model file takes its
+// classifier's width or its embedding's vocabulary from the dataset. A name the run does not know
+// (a dataset without a vocabulary) is an Error naming the entry.
+DTNN_CORE_EXPORT void substitute_sizes(std::vector<LayerSpec>& specs,
+                                       const std::map<std::string, std::int64_t>& sizes);
 // The most layers a model may expand to, repeat blocks and blocks' paths included.
 inline constexpr std::int64_t kMaxModelLayers = 100000;
 DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where);

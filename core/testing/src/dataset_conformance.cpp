@@ -46,7 +46,7 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
       const std::string where =
           std::string(split == Split::train ? "train" : "test") + ", " + to_string(layout);
       GuardedTensor x1(a->sample_shape(layout).with_batch(n), DType::float32, layout);
-      GuardedTensor y1(Shape{n, classes}, DType::float32, Layout::nhwc);
+      GuardedTensor y1(a->label_shape().with_batch(n), DType::float32, Layout::nhwc);
       Tensor x2 = Tensor::empty(x1.tensor().shape(), DType::float32, layout);
       Tensor y2 = Tensor::empty(y1.tensor().shape(), DType::float32);
       a->read(split, indices, x1.tensor(), y1.tensor());
@@ -57,19 +57,28 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
       const std::size_t row = static_cast<std::size_t>(x2.numel() / n) * sizeof(float);
       check("a sample read twice in one batch is the same (" + where + ")",
             std::memcmp(x2.raw(), static_cast<const char*>(x2.raw()) + 3 * row, row) == 0);
-      bool one_hot = true, finite = true;
-      for (std::int64_t r = 0; r < n; ++r) {
-        double sum = 0;
-        for (std::int64_t c = 0; c < classes; ++c) {
-          const double v = value_at(y2, r * classes + c);
-          one_hot = one_hot && (v == 0.0 || v == 1.0);
-          sum += v;
+      bool labels_valid = true, finite = true;
+      if (labels_are_ids(*a)) {  // a class id (or kIgnoredLabel) per position
+        for (std::int64_t i = 0; i < y2.numel(); ++i) {
+          const double v = value_at(y2, i);
+          labels_valid = labels_valid && (v == kIgnoredLabel ||
+                                          (v >= 0 && v < double(classes) && v == std::floor(v)));
         }
-        one_hot = one_hot && sum == 1.0;
+      } else {
+        for (std::int64_t r = 0; r < n; ++r) {
+          double sum = 0;
+          for (std::int64_t c = 0; c < classes; ++c) {
+            const double v = value_at(y2, r * classes + c);
+            labels_valid = labels_valid && (v == 0.0 || v == 1.0);
+            sum += v;
+          }
+          labels_valid = labels_valid && sum == 1.0;
+        }
       }
       for (std::int64_t i = 0; i < x2.numel(); ++i)
         finite = finite && std::isfinite(value_at(x2, i));
-      check("labels are one-hot and samples finite (" + where + ")", one_hot && finite);
+      check("labels are one-hot (or class ids per position) and samples finite (" + where + ")",
+            labels_valid && finite);
       const std::string guards = x1.check_guards() + y1.check_guards();
       check("a read writes nothing past its batch (" + where + ")", guards.empty(), guards);
     }

@@ -22,14 +22,21 @@ double error(double analytic, double numeric) {
 
 }  // namespace
 
+void fill_input(Tensor& x, std::uint64_t seed, std::int64_t tokens) {
+  if (tokens <= 0) return fill_uniform(x, seed);
+  fill_uniform(x, seed, 0.0, double(tokens));
+  for (std::int64_t i = 0; i < x.numel(); ++i)
+    set_value_at(x, i, std::min(std::floor(value_at(x, i)), double(tokens - 1)));
+}
+
 GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64_t batch,
-                              Layout layout, std::uint64_t seed, double step) {
+                              Layout layout, std::uint64_t seed, double step, std::int64_t tokens) {
   const DType dt = DType::float64;
   Tensor x = Tensor::empty(input_shape.with_batch(batch), dt, layout);
   Tensor y = Tensor::empty(layer.output_shape().with_batch(batch), dt, layout);
   Tensor r = Tensor::empty(y.shape(), dt, layout);
   Tensor dx = Tensor::empty(x.shape(), dt, layout);
-  fill_uniform(x, seed);
+  fill_input(x, seed, tokens);
   fill_uniform(r, seed + 1);
   auto loss = [&] {
     layer.forward(x, y, Mode::train);
@@ -48,9 +55,10 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
     set_value_at(v, i, old);
     return (up - down) / (2 * step);
   };
-  std::vector<double> dx_numeric(static_cast<std::size_t>(x.numel()));
-  for (std::int64_t i = 0; i < x.numel(); ++i)
-    dx_numeric[static_cast<std::size_t>(i)] = numeric(x, i);
+  std::vector<double> dx_numeric(static_cast<std::size_t>(x.numel()), 0.0);
+  if (tokens <= 0)
+    for (std::int64_t i = 0; i < x.numel(); ++i)
+      dx_numeric[static_cast<std::size_t>(i)] = numeric(x, i);
   std::vector<std::vector<double>> dp_numeric;
   for (auto& p : params) {
     dp_numeric.emplace_back(static_cast<std::size_t>(p.value.numel()));

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "dtnn/dataset.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/testing/guarded.hpp"
@@ -17,7 +18,8 @@ std::vector<Check> check_loss(const Registry& registry, const PluginRecord& reco
   const json params = c.value("params", json::object());
   const std::int64_t m = c.value("classes", std::int64_t{4}), rows = 3;
   const std::string setting = "params " + params.dump() + ", " + std::to_string(rows) +
-                              " rows of " + std::to_string(m) + ", float64";
+                              " rows of " + std::to_string(m) + ", " +
+                              c.value("labels", std::string("one_hot")) + " targets, float64";
   auto loss = registry.create_as<Loss>(
       "loss", record.name, Params(params, "conformance: " + record.name), {}, record.device);
   // Logits, their softmax as the predictions, one-hot targets.
@@ -35,6 +37,15 @@ std::vector<Check> check_loss(const Registry& registry, const PluginRecord& reco
   };
   softmax();
   for (std::int64_t r = 0; r < rows; ++r) set_value_at(t, r * m + (r * 5 + 1) % m, 1.0);
+  if (c.value("labels", std::string("one_hot")) == "ids") {
+    // Class-id targets, one per row, the second row ignored (kIgnoredLabel); the predictions are
+    // log-probabilities (a model ending in log_softmax).
+    Tensor ids = Tensor::empty(Shape{rows}, DType::float64);
+    for (std::int64_t r = 0; r < rows; ++r)
+      set_value_at(ids, r, r == 1 ? kIgnoredLabel : double((r * 5 + 1) % m));
+    for (std::int64_t i = 0; i < p.numel(); ++i) set_value_at(p, i, std::log(value_at(p, i)));
+    t = ids;
+  }
 
   std::vector<Check> out;
   Tensor dp = Tensor::empty(p.shape(), DType::float64);

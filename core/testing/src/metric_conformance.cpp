@@ -2,6 +2,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "dtnn/dataset.hpp"
 #include "dtnn/row_rule_metric.hpp"
 #include "dtnn/testing/guarded.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
@@ -34,12 +35,19 @@ std::vector<Check> check_metric(const Registry& registry, const PluginRecord& re
   const std::int64_t m = c.value("classes", std::int64_t{4}), rows = 10;
   std::vector<Check> out;
   for (DType dtype : {DType::float32, DType::float64}) {
-    const std::string setting = "params " + params.dump() + ", " + std::to_string(rows) +
-                                " rows of " + std::to_string(m) + ", " + to_string(dtype);
+    const std::string setting =
+        "params " + params.dump() + ", " + std::to_string(rows) + " rows of " + std::to_string(m) +
+        ", " + c.value("labels", std::string("one_hot")) + " targets, " + to_string(dtype);
     auto metric = registry.create_as<Metric>(
         "metric", record.name, Params(params, "conformance: " + record.name), {}, record.device);
     metric->set_classes(m);
-    const auto [p, t] = batch(rows, m, dtype);
+    auto [p, t] = batch(rows, m, dtype);
+    if (c.value("labels", std::string("one_hot")) == "ids") {  // one class id per row, one ignored
+      Tensor ids = Tensor::empty(Shape{rows}, dtype);
+      for (std::int64_t r = 0; r < rows; ++r)
+        set_value_at(ids, r, r == 2 ? kIgnoredLabel : double((r * 7 + 3) % m));
+      t = ids;
+    }
     std::vector<double> whole(metric->num_totals(), 0.0), halves(whole.size(), 0.0);
     metric->accumulate(p, t, whole);
     metric->accumulate(p.slice_batch(0, rows / 2), t.slice_batch(0, rows / 2), halves);

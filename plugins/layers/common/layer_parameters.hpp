@@ -14,7 +14,7 @@ namespace dtnn::layer_parameters {
 // The parameters, with their defaults, that each layer's CPU plugin and CUDA twin declare.
 inline constexpr const char* kFcParameters =
     R"({"units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
-        "biases_initializer": "zeros"})";
+        "biases_initializer": "zeros", "flatten": true})";
 inline constexpr const char* kConv2dParameters =
     R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
         "use_bias": true, "algorithm": "", "weights_initializer": "glorot_uniform",
@@ -46,9 +46,25 @@ struct Fc {
   std::int64_t units;
   bool use_bias;
   Initializers init;
+  // true: each sample is one row (its values taken flat); false: each position of the last axis
+  // is a row, {..., in} -> {..., units} (Keras' Dense, a transformer's projections).
+  bool flatten;
   explicit Fc(const Params& p)
-      : units(p.get_int("units")), use_bias(p.get_bool("use_bias")), init(p) {
+      : units(p.get_int("units")),
+        use_bias(p.get_bool("use_bias")),
+        init(p),
+        flatten(p.get_bool("flatten")) {
     if (units <= 0) p.fail("units", "a positive number of output units");
+  }
+  // Input features per row and the per-sample output shape for a per-sample input.
+  std::int64_t features(const Shape& input) const {
+    return flatten ? input.numel() : input[input.rank() - 1];
+  }
+  Shape output_shape(const Shape& input) const {
+    if (flatten) return Shape{units};
+    Shape out = input;
+    out[out.rank() - 1] = units;
+    return out;
   }
 };
 

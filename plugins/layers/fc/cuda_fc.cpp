@@ -36,15 +36,17 @@ class CudaFc final : public Layer {
   explicit CudaFc(const Params& p) : s_(p) {}
 
   std::string type() const override { return "fc"; }
-  Shape output_shape() const override { return Shape{s_.units}; }
+  Shape output_shape() const override { return s_.output_shape(input_); }
   std::string weights_shape() const override { return w_.shape().str(); }
   double forward_flops(std::int64_t batch) const override {
-    return 2.0 * static_cast<double>(batch) * static_cast<double>(w_.numel());
+    return 2.0 * static_cast<double>(batch * input_.numel() / in_) *
+           static_cast<double>(w_.numel());
   }
   std::string attributes() const override { return "cublas"; }
 
   void build(const LayerBuildContext& ctx) override {
-    in_ = ctx.input_shape.numel();
+    input_ = ctx.input_shape;
+    in_ = s_.features(input_);
     dtype_ = ctx.dtype;
     w_ = initialized(Shape{in_, s_.units}, dtype_, s_.init.weights, in_, s_.units, ctx.seed);
     dw_ = Tensor::zeros(w_.shape(), dtype_, Layout::nchw, Device::cuda);
@@ -65,7 +67,7 @@ class CudaFc final : public Layer {
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     Context& cx = Context::get();
-    const std::int64_t n = x.dim(0);
+    const std::int64_t n = x.numel() / in_;  // rows
     gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_N, s_.units, n, in_, w_.raw(), s_.units,
          x.raw(), in_, 0.0, y.raw(), s_.units);
     if (s_.use_bias) kernels::add_bias_rows(cx.stream(), y.raw(), b_.raw(), n, s_.units, dtype_);
@@ -73,7 +75,7 @@ class CudaFc final : public Layer {
 
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
     Context& cx = Context::get();
-    const std::int64_t n = x.dim(0);
+    const std::int64_t n = x.numel() / in_;  // rows
     // dw^T [units, in] += dy^T [units, n] x [n, in]
     gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_T, s_.units, in_, n, dy.raw(), s_.units,
          x.raw(), in_, 1.0, dw_.raw(), s_.units);
@@ -87,6 +89,7 @@ class CudaFc final : public Layer {
 
  private:
   layer_parameters::Fc s_;
+  Shape input_;
   std::int64_t in_ = 0;
   DType dtype_ = DType::float32;
   Tensor w_, dw_, b_, db_;

@@ -1,5 +1,6 @@
 // fc: fully connected layer. x: [N, in] (any per-sample shape, taken flat), w: [in, units],
-// b: [units], y: [N, units] = x w + b.
+// b: [units], y: [N, units] = x w + b. With "flatten": false every position of the last axis is
+// a row: x [N, ..., in] -> y [N, ..., units].
 #include <string>
 
 #include "dtnn/gemm.hpp"
@@ -19,14 +20,16 @@ class FullyConnected final : public Layer {
   explicit FullyConnected(const Params& p) : s_(p) {}
 
   std::string type() const override { return "fc"; }
-  Shape output_shape() const override { return Shape{s_.units}; }
+  Shape output_shape() const override { return s_.output_shape(input_); }
   std::string weights_shape() const override { return w_.shape().str(); }
   double forward_flops(std::int64_t batch) const override {
-    return 2.0 * static_cast<double>(batch) * static_cast<double>(w_.numel());
+    return 2.0 * static_cast<double>(batch * input_.numel() / in_) *
+           static_cast<double>(w_.numel());
   }
 
   void build(const LayerBuildContext& ctx) override {
-    in_ = ctx.input_shape.numel();
+    input_ = ctx.input_shape;
+    in_ = s_.features(input_);
     w_ = Tensor::empty(Shape{in_, s_.units}, ctx.dtype);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype);
     initialize(w_, s_.init.weights, in_, s_.units, ctx.seed);
@@ -57,7 +60,7 @@ class FullyConnected final : public Layer {
  private:
   template <class T>
   void forward_t(const Tensor& x, Tensor& y) {
-    const std::int64_t n = x.dim(0);
+    const std::int64_t n = x.numel() / in_;  // rows
     T* yp = y.data<T>();
     if (s_.use_bias) {  // y = broadcast(b), then y += x w
       const T* b = b_.data<T>();
@@ -72,7 +75,7 @@ class FullyConnected final : public Layer {
   // From y = x w + b:  dw += x^T dy,  db += sum_rows(dy),  dx = dy w^T.
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
-    const std::int64_t n = x.dim(0);
+    const std::int64_t n = x.numel() / in_;  // rows
     const T* dyp = dy.data<T>();
     gemm(true, false, in_, s_.units, n, T(1), x.data<T>(), in_, dyp, s_.units, T(1), dw_.data<T>(),
          s_.units);
@@ -87,6 +90,7 @@ class FullyConnected final : public Layer {
   }
 
   layer_parameters::Fc s_;
+  Shape input_;
   std::int64_t in_ = 0;
   Tensor w_, dw_, b_, db_;
 };
@@ -98,7 +102,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new FullyConnecte
 // The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
 constexpr const char* kTraits = R"({"conformance": [
     {"params": {"units": 5}, "input": [3, 2, 2]},
-    {"params": {"units": 4, "use_bias": false}, "input": [6]}]})";
+    {"params": {"units": 4, "use_bias": false}, "input": [6]},
+    {"params": {"units": 3, "flatten": false}, "input": [4, 5]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "fc",
                    .description = "fully connected: y = x w + b, x flattened per sample",

@@ -13,8 +13,13 @@ struct GradientCheck {
   std::int64_t checked = 0;    // values perturbed
 };
 
-// layer must be built for batch `batch` in float64; x is filled from seed.
+// layer must be built for batch `batch` in float64; x is filled from seed. With tokens > 0 the
+// inputs are token ids below it, which are not perturbed (their gradient must be zero).
 GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64_t batch,
-                              Layout layout, std::uint64_t seed = 7, double step = 1e-6);
+                              Layout layout, std::uint64_t seed = 7, double step = 1e-6,
+                              std::int64_t tokens = 0);
+
+// x filled from seed: uniform values, or whole token ids in [0, tokens) when tokens > 0.
+void fill_input(Tensor& x, std::uint64_t seed, std::int64_t tokens);
 
 }  // namespace dtnn::testing

@@ -1,0 +1,114 @@
+// positional_encoding: adds each position's vector to a sequence. x, y: [N, T, D], p: [T, D],
+// y[n, t] = x[n, t] + p[t].
+//   sinusoidal (Vaswani et al. 2017): p[t, 2i] = sin(t / 10000^(2i/D)), p[t, 2i+1] = cos(...);
+//              fixed, no parameters;
+//   learned:   p is a parameter [T, D]; dp += the batch's sum of dy.
+// dx = dy.
+#include <cmath>
+#include <string>
+
+#include "dtnn/initializer.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+constexpr const char* kParameters = R"({"kind": "sinusoidal", "weights_initializer": "normal"})";
+
+class PositionalEncoding final : public Layer {
+ public:
+  explicit PositionalEncoding(const Params& p)
+      : learned_(p.get_string("kind") == "learned"), init_(p.get_string("weights_initializer")) {
+    if (!learned_ && p.get_string("kind") != "sinusoidal")
+      p.fail("kind", "\"sinusoidal\" or \"learned\"");
+    check_initializer(init_, p.key_path("weights_initializer"));
+  }
+
+  std::string type() const override { return "positional_encoding"; }
+  Shape output_shape() const override { return shape_; }
+  std::string attributes() const override { return learned_ ? "learned" : "sinusoidal"; }
+  std::string weights_shape() const override { return learned_ ? p_.shape().str() : ""; }
+
+  void build(const LayerBuildContext& ctx) override {
+    shape_ = ctx.input_shape;
+    if (shape_.rank() != 2)
+      throw Error("positional_encoding: expected a sequence (positions, features), got " +
+                  shape_.str());
+    const std::int64_t positions = shape_[0], width = shape_[1];
+    p_ = Tensor::empty(shape_, ctx.dtype);
+    if (learned_) {
+      dp_ = Tensor::zeros(shape_, ctx.dtype);
+      initialize(p_, init_, positions, width, ctx.seed);
+      return;
+    }
+    dispatch_dtype(ctx.dtype, [&](auto z) {
+      using T = decltype(z);
+      T* p = p_.data<T>();
+      for (std::int64_t t = 0; t < positions; ++t)
+        for (std::int64_t i = 0; i < width; ++i) {
+          const double angle = double(t) / std::pow(10000.0, double(2 * (i / 2)) / double(width));
+          p[t * width + i] = T(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        }
+    });
+  }
+
+  std::vector<Parameter> parameters() override {
+    if (!learned_) return {};
+    return {{"weights", p_, dp_}};
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode) override {
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const std::int64_t m = shape_.numel();
+      const T *xp = x.data<T>(), *p = p_.data<T>();
+      T* yp = y.data<T>();
+      parallel_for(x.dim(0), 8, [&](std::int64_t n) {
+        const T* __restrict xr = xp + n * m;
+        const T* __restrict pr = p;
+        T* __restrict yr = yp + n * m;
+        for (std::int64_t i = 0; i < m; ++i) yr[i] = xr[i] + pr[i];
+      });
+    });
+  }
+
+  void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    if (dx) dx->copy_from(dy);
+    if (!learned_) return;
+    dispatch_dtype(dy.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const std::int64_t m = shape_.numel();
+      const T* dyp = dy.data<T>();
+      T* dp = dp_.data<T>();
+      parallel_chunks(m, kParallelGrain, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t n = 0; n < dy.dim(0); ++n) {
+          const T* __restrict g = dyp + n * m;
+          T* __restrict d = dp;
+          for (std::int64_t i = begin; i < end; ++i) d[i] += g[i];
+        }
+      });
+    });
+  }
+
+ private:
+  bool learned_;
+  std::string init_;
+  Shape shape_;
+  Tensor p_, dp_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new PositionalEncoding(p); }
+
+}  // namespace
+
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"kind": "sinusoidal"}, "input": [5, 6]},
+    {"params": {"kind": "learned"}, "input": [4, 3], "batch": 3}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "positional_encoding",
+                   .description =
+                       "adds a position's vector to each position: sinusoidal or learned",
+                   .parameters = kParameters, .traits = kTraits, .factory = create)

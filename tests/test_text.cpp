@@ -1,0 +1,142 @@
+// The text dataset: tokenizers, windows and splits, the masked objective, and its errors.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "dtnn/dataset.hpp"
+#include "dtnn/tokenizer.hpp"
+#include "test_support.hpp"
+
+using namespace dtnn;
+using nlohmann::json;
+
+namespace {
+
+std::filesystem::path write_text(const std::string& folder, const std::string& name,
+                                 const std::string& text) {
+  const auto dir = test::temp_dir(folder);
+  std::ofstream(dir / name, std::ios::binary) << text;
+  return dir / name;
+}
+
+std::shared_ptr<Dataset> text_dataset(const json& params) {
+  return test::plugins().create_as<Dataset>("dataset", "text", Params(params, "exp.json: dataset"));
+}
+
+// Samples [0, n) of a split as ids: x and y, each [n, context].
+std::pair<std::vector<float>, std::vector<float>> read_all(const Dataset& d, Split split) {
+  const std::int64_t n = d.size(split), t = d.sample_shape(Layout::nhwc)[0];
+  Tensor x = Tensor::empty(Shape{n, t}, DType::float32),
+         y = Tensor::empty(Shape{n, t}, DType::float32);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) idx[static_cast<std::size_t>(i)] = i;
+  d.read(split, idx, x, y);
+  return {std::vector<float>(x.data<float>(), x.data<float>() + x.numel()),
+          std::vector<float>(y.data<float>(), y.data<float>() + y.numel())};
+}
+
+}  // namespace
+
+TEST_CASE("text: characters are the corpus's sorted alphabet, and windows predict the next one") {
+  const auto file = write_text("text_chars", "a.txt", "abcabcabcab\u00e9");  // 12 characters
+  auto d = text_dataset({{"path", file.string()}, {"context", 3}, {"test_every", 2}});
+  const Tokenizer& tok = *d->tokenizer();
+  CHECK(tok.size() == 4);  // a b c é
+  CHECK(d->num_classes() == 4);
+  CHECK(d->vocabulary_size() == 4);
+  CHECK(d->label_shape() == Shape{3});
+  CHECK(labels_are_ids(*d));
+  CHECK(tok.decode(tok.encode("cab\u00e9")) == "cab\u00e9");
+  CHECK(test::error_of([&] {
+          tok.encode("abd");
+        }).find("'d' (U+0064) is not in the vocabulary of 4") != std::string::npos);
+  // 12 tokens: (12 - 1) / 3 = 3 windows; every 2nd is the test split.
+  CHECK(d->size(Split::train) == 2);
+  CHECK(d->size(Split::test) == 1);
+  const auto [x, y] = read_all(*d, Split::train);  // windows 0 and 2, both "abc" -> "bca"
+  CHECK(x == std::vector<float>{0, 1, 2, 0, 1, 2});
+  CHECK(y == std::vector<float>{1, 2, 0, 1, 2, 0});
+  const auto [tx, ty] = read_all(*d, Split::test);  // window 1: "abc" -> "bca"
+  CHECK(tx == std::vector<float>{0, 1, 2});
+  CHECK(ty == std::vector<float>{1, 2, 0});
+}
+
+TEST_CASE("text: bytes read any file; a folder gives its matching regular files in name order") {
+  const auto b = write_text("text_folder", "b.txt", "BB");
+  write_text("text_folder", "a.txt", "AA");
+  write_text("text_folder", "c.dat", "\xff\xff");
+  std::filesystem::create_symlink(b, b.parent_path() / "link.txt");
+  auto d = text_dataset({{"path", b.parent_path().string()},
+                         {"exclude", "*.dat"},
+                         {"tokens", "byte"},
+                         {"context", 3},
+                         {"test_every", 0}});
+  CHECK(d->num_classes() == 256);
+  const auto [x, y] = read_all(*d, Split::train);  // "AABB": the link is skipped, c.dat excluded
+  CHECK(x == std::vector<float>{'A', 'A', 'B'});
+  CHECK(y == std::vector<float>{'A', 'B', 'B'});
+}
+
+TEST_CASE(
+    "text: the masked objective hides about mask_fraction of positions, and only they have "
+    "targets") {
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "the quick brown fox jumps over the lazy dog. ";
+  const auto file = write_text("text_masked", "a.txt", text);
+  auto d = text_dataset({{"path", file.string()}, {"context", 50}, {"objective", "masked"}});
+  const std::int64_t mask = d->num_classes() - 1;  // the last id
+  CHECK(d->tokenizer()->size() == mask);
+  const auto [x, y] = read_all(*d, Split::train);
+  const std::string original = text;
+  std::int64_t targets = 0, masked = 0, kept_or_random = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (y[i] == kIgnoredLabel) {
+      CHECK(x[i] != float(mask));  // unchosen positions show their token
+      continue;
+    }
+    ++targets;
+    if (x[i] == float(mask))
+      ++masked;
+    else
+      ++kept_or_random;
+  }
+  const double share = double(targets) / double(y.size());
+  MESSAGE("targets " << share << " of positions, masked " << double(masked) / double(targets));
+  CHECK(share > 0.13);
+  CHECK(share < 0.17);
+  CHECK(double(masked) / double(targets) > 0.75);
+  CHECK(double(masked) / double(targets) < 0.85);
+  // Deterministic: a second instance reads the same.
+  auto again = text_dataset({{"path", file.string()}, {"context", 50}, {"objective", "masked"}});
+  CHECK(read_all(*again, Split::train) == std::make_pair(x, y));
+}
+
+TEST_CASE("text: malformed input is an error naming the file, the line and the problem") {
+  const auto bad = write_text("text_bad", "bad.txt", "line one\nline two \xC3\x28 here\n");
+  CHECK(test::error_of([&] {
+          text_dataset({{"path", bad.string()}});
+        }) == bad.string() +
+                  ": line 2, byte 18: not UTF-8 (byte 0xC3 starts no valid sequence); "
+                  "\"tokens\": \"byte\" reads any bytes");
+  const auto overlong = write_text("text_bad", "overlong.txt", "ok\xC0\xAF");
+  CHECK(test::error_of([&] {
+          text_dataset({{"path", overlong.string()}});
+        }).find("line 1, byte 2: not UTF-8") != std::string::npos);
+  const auto tiny = write_text("text_bad", "tiny.txt", "abc");
+  CHECK(
+      test::error_of([&] {
+        text_dataset({{"path", tiny.string()}, {"context", 8}});
+      }) ==
+      "exp.json: dataset.path: 3 tokens make no training window of 9 tokens (lower \"context\" or "
+      "give more text)");
+  CHECK(test::error_of([&] {
+          text_dataset({{"path", "/nonexistent/x"}});
+        }) == "exp.json: dataset.path: /nonexistent/x: no such file or folder");
+  CHECK(test::error_of([&] {
+          text_dataset({{"path", tiny.parent_path().string()}, {"include", "*.md"}});
+        }) == "exp.json: dataset.path: " + tiny.parent_path().string() +
+                  " holds no regular file matching \"*.md\"");
+  CHECK(test::error_of([&] {
+          text_dataset({{"path", tiny.string()}, {"tokens", "bpe"}});
+        }).find("dataset.tokens: expected \"char\" or \"byte\"") != std::string::npos);
+}
