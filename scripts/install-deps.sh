@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages dtnn needs to build, test and run its default experiment.
+# Installs the Debian 12 packages dtnn needs to build, test and run its default experiments
+# (Fashion-MNIST, and the English text of `fortunes` for the language model).
 # Idempotent: packages already present are skipped, and apt is not touched when nothing is missing.
 #   scripts/install-deps.sh           build + test + Fashion-MNIST
 #   scripts/install-deps.sh --bench   also PyTorch (python3-torch), the peer the benchmarks compare with
@@ -13,7 +14,7 @@ packages=(
   libblis-openmp-dev
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
   python3-numpy python3-matplotlib libjpeg62-turbo-dev libpng-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes
 )
 for arg in "$@"; do
   case "$arg" in

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "device_model_double.hpp"
@@ -126,6 +127,48 @@ TEST_CASE("N ranks with per-rank batch B train the model one process trains with
   CHECK(max_relative_difference(parallel.weights, reference.weights) < 5e-5);
   // Global loss and accuracy, as one process sees them.
   CHECK(parallel.history.epochs.back().samples == reference.history.epochs.back().samples);
+  CHECK(parallel.history.epochs.back().loss ==
+        doctest::Approx(reference.history.epochs.back().loss).epsilon(1e-5));
+}
+
+TEST_CASE("N ranks train the transformer language model one process trains with batch N*B") {
+  // A small GPT-style model (embedding, learned positions, a pre-norm attention and feed-forward
+  // block, a per-position classifier) on a text every rank reads from the same file, which rank 0
+  // writes. Same tolerance as the conv model above.
+  auto comm = world();
+  const int n = comm->size();
+  // One path for every rank (test::temp_dir names a folder per process): the launcher's pid.
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("dtnn-test-mpi-lm-" + std::to_string(::getppid()) + ".txt");
+  if (comm->rank() == 0) {
+    std::string text;
+    for (int i = 0; i < 300; ++i) text += "the cat sat on the mat " + std::to_string(i % 7) + ". ";
+    std::ofstream(file) << text;
+  }
+  from_rank0(*comm, {0.0});  // a barrier: the file is whole before anyone reads it
+  json lm = json::parse(R"({
+    "model": {"layers": [
+      {"type": "embedding", "vocab": "$vocab", "units": 16},
+      {"type": "positional_encoding", "kind": "learned", "weights_initializer": "small_normal"},
+      {"type": "add", "paths": [[{"type": "layer_norm"},
+                                 {"type": "multi_head_attention", "heads": 2, "causal": true}], []]},
+      {"type": "add", "paths": [[{"type": "layer_norm"}, {"type": "fc", "units": 32, "flatten": false},
+                                 {"type": "gelu", "approximate": "tanh"},
+                                 {"type": "fc", "units": 16, "flatten": false}], []]},
+      {"type": "layer_norm"}, {"type": "fc", "units": "$classes", "flatten": false},
+      {"type": "log_softmax"}]},
+    "dataset": {"name": "text", "context": 24, "train_limit": 60},
+    "training": {"batch_size": 4, "epochs": 2, "evaluate": false, "threads": 1},
+    "optimizer": {"name": "sgd", "learning_rate": 0.1},
+    "loss": "nll", "metrics": ["token_accuracy"],
+    "output": {"progress": "none"}
+  })");
+  lm["dataset"]["path"] = file.string();
+  json one = lm;
+  one["training"]["batch_size"] = 4 * n;
+  Trained reference = train(one, /*local=*/true);
+  Trained parallel = train(lm);
+  CHECK(max_relative_difference(parallel.weights, reference.weights) < 5e-5);
   CHECK(parallel.history.epochs.back().loss ==
         doctest::Approx(reference.history.epochs.back().loss).epsilon(1e-5));
 }

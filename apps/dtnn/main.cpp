@@ -78,6 +78,9 @@ void print_usage() {
          "(docs/observability.md)\n"
          "       dtnn plot HISTORY.json|PREDICT.json  PNG curves: loss and metrics per epoch, or\n"
          "                                          predicted speedup and efficiency\n"
+         "       dtnn generate EXP.json --weights FILE --prompt TEXT [--tokens N --temperature T\n"
+         "                                          --top-k K]  text sampled from a trained\n"
+         "                                          language model (docs/transformers.md)\n"
          "       dtnn config [--markdown|--flags]   every experiment key's default (--markdown,\n"
          "                                          --flags: docs/config.md's tables)\n"
          "       dtnn --version | --help\n\n"
@@ -416,9 +419,10 @@ int main(int argc, char** argv) {
     if (command == "config") return cmd_config(args);
     if (command == "predict") return dtnn_cli::cmd_predict(args);
     if (command == "plot") return dtnn_cli::cmd_plot(args);
-    throw UsageError(
-        "unknown command '" + command +
-        "' (expected run, summary, plugins, info, check-plugin, config, predict or plot)");
+    if (command == "generate") return dtnn_cli::cmd_generate(args);
+    throw UsageError("unknown command '" + command +
+                     "' (expected run, summary, plugins, info, check-plugin, config, predict, plot "
+                     "or generate)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "dtnn: error: %s\n", e.what());
     return 2;

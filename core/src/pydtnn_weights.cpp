@@ -81,7 +81,17 @@ void PydtnnArrays::walk(std::size_t count, const std::function<Layer&(std::size_
   }
 }
 
-void Layer::pydtnn_arrays(PydtnnArrays& out, const Shape&) { out.layer(type()); }
+// A layer that does not name its arrays as PyDTNN does (those PyDTNN 1.x lacks: the sequence
+// layers) writes each parameter under its dtnn name, in its own layout: "2_embedding_weights".
+void Layer::pydtnn_arrays(PydtnnArrays& out, const Shape&) {
+  const std::string key = out.layer(type());
+  for (const Parameter& p : parameters()) {
+    std::vector<std::int64_t> dims(p.value.shape().begin(), p.value.shape().end());
+    std::vector<int> identity(dims.size());
+    for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<int>(i);
+    out.array(key + p.name, p.value, dims, identity);
+  }
+}
 
 void save_pydtnn_weights(Model& model, const std::filesystem::path& file) {
   std::vector<std::pair<std::string, NpyArray>> arrays;

@@ -84,7 +84,7 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   // nothing.
   virtual std::string report() const { return ""; }
   // Its part of a PyDTNN weights file (dtnn/pydtnn_arrays.hpp), on this per-sample input: by
-  // default one PyDTNN layer of class type() that holds no array.
+  // default one PyDTNN layer of class type() holding each parameter under its own name.
   virtual void pydtnn_arrays(PydtnnArrays& out, const Shape& input);
   // True for a softmax over each sample: a model ending in one lets a loss that offers it give
   // dLoss/d(softmax input) directly (Loss::backward_through_softmax).

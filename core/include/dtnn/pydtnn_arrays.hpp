@@ -1,8 +1,9 @@
 // How a layer names its tensors in PyDTNN's .npz weight files (dtnn/pydtnn_weights.hpp). PyDTNN
 // numbers its layers (Input is 0; activations and the layers a fusion merged count) and keys each
 // array "<id>_<Class>_<attribute>" in its own layouts. Every layer describes its part with
-// Layer::pydtnn_arrays: the default takes one id and holds no array; a layer with parameters
-// names its class and arrays, and a fused layer takes the ids of the layers it merged.
+// Layer::pydtnn_arrays: the default takes one id and holds each parameter under its dtnn name (the
+// layers PyDTNN 1.x lacks); a layer PyDTNN has names its class and arrays as PyDTNN does, and a
+// fused layer takes the ids of the layers it merged.
 #pragma once
 #include <cstdint>
 #include <functional>
