@@ -1,12 +1,15 @@
 // log_softmax over the last axis: y_i = x_i - max x - log sum_j exp(x_j - max x).
 // Backward: dx_i = dy_i - softmax(x)_i * sum_j dy_j, softmax(x)_i = exp(y_i).
-// A sample of one axis is one row; a sequence's [T, classes] is T rows.
+// A sample of one axis is one row; a sequence's [T, classes] is T rows. In float the exps are
+// dtnn/fast_math.hpp's (they vectorise), the sums dtnn/reductions.hpp's.
 #include <algorithm>
 #include <cmath>
 
+#include "dtnn/fast_math.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/reductions.hpp"
 
 namespace {
 
@@ -30,10 +33,9 @@ class LogSoftmax final : public Layer {
       parallel_for(rows, 64, [&](std::int64_t r) {
         const T* __restrict xr = xp + r * m;
         T* __restrict yr = yp + r * m;
-        const T mx = *std::max_element(xr, xr + m);
-        T sum = 0;
-        for (std::int64_t i = 0; i < m; ++i) sum += std::exp(xr[i] - mx);
-        const T shift = mx + std::log(sum);
+        const T mx = reduce::max(xr, m);
+        for (std::int64_t i = 0; i < m; ++i) yr[i] = fast::exp(xr[i] - mx);  // y as scratch
+        const T shift = mx + std::log(reduce::sum(yr, m));
         for (std::int64_t i = 0; i < m; ++i) yr[i] = xr[i] - shift;
       });
     });
@@ -50,9 +52,8 @@ class LogSoftmax final : public Layer {
         const T* __restrict yr = yp + r * m;
         const T* __restrict g = dyp + r * m;
         T* __restrict out = dxp + r * m;
-        T sum = 0;
-        for (std::int64_t i = 0; i < m; ++i) sum += g[i];
-        for (std::int64_t i = 0; i < m; ++i) out[i] = g[i] - std::exp(yr[i]) * sum;
+        const T sum = reduce::sum(g, m);
+        for (std::int64_t i = 0; i < m; ++i) out[i] = g[i] - fast::exp(yr[i]) * sum;
       });
     });
   }

@@ -20,10 +20,12 @@
 #include <cmath>
 #include <string>
 
+#include "dtnn/fast_math.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/reductions.hpp"
 
 namespace {
 
@@ -189,11 +191,9 @@ class MultiHeadAttention final : public Layer {
   // Softmax of the first `seen` values of a row of T; the rest (masked) become 0.
   template <class T>
   void softmax_row(T* __restrict r, std::int64_t seen) const {
-    T mx = r[0];
-    for (std::int64_t j = 1; j < seen; ++j) mx = r[j] > mx ? r[j] : mx;
-    T sum = 0;
-    for (std::int64_t j = 0; j < seen; ++j) sum += (r[j] = std::exp(r[j] - mx));
-    const T inv = T(1) / sum;
+    const T mx = reduce::max(r, seen);
+    for (std::int64_t j = 0; j < seen; ++j) r[j] = fast::exp(r[j] - mx);
+    const T inv = T(1) / reduce::sum(r, seen);
     for (std::int64_t j = 0; j < seen; ++j) r[j] *= inv;
     for (std::int64_t j = seen; j < t_; ++j) r[j] = T(0);
   }
@@ -235,8 +235,7 @@ class MultiHeadAttention final : public Layer {
         for (std::int64_t i = 0; i < rows; ++i) {
           const T* __restrict pr = pb + i * t_;
           T* __restrict dr = ds + i * t_;
-          T dot = 0;
-          for (std::int64_t j = 0; j < keys; ++j) dot += dr[j] * pr[j];
+          const T dot = reduce::dot(dr, pr, keys);
           for (std::int64_t j = 0; j < keys; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;
         }
         gemm(false, false, rows, head_, keys, T(1), ds, t_, k, ld, T(0), dq + row * ld, ld);

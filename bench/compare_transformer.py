@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""dtnn's sequence models beside PyTorch (bench/torch_transformer.py), alternating runs on one machine.
+
+  bench/compare_transformer.py lm [--steps 60] [--repeats 3]
+      configs/fortunes_char_lm.json (transformer_lm on the fortunes text, batch 32, context 128,
+      Adam) against the same model in PyTorch: training tokens/s, steady state.
+  bench/compare_transformer.py attention [--seqs 128,512] [--repeats 3]
+      the multi_head_attention layer's forward + backward (bench/attention_bench) against
+      nn.MultiheadAttention's, width 128, 4 heads, 4096 tokens per batch, causal and not.
+  bench/compare_transformer.py quality --steps 538
+      both trained the same number of steps (538: one epoch at batch 32), then the validation and
+      test loss in bits per character and the training time of each.
+
+Medians over --repeats alternations and the median of the paired ratios (each dtnn run over the
+PyTorch run right after it). Needs Debian's PyTorch (scripts/install-deps.sh --bench).
+"""
+import argparse, json, math, os, pathlib, statistics, subprocess, sys, tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PEER = ROOT / "bench" / "torch_transformer.py"
+CONFIG = ROOT / "configs" / "fortunes_char_lm.json"
+
+
+def last_json(out):
+    return json.loads([l for l in out.splitlines() if l.startswith("JSON ")][-1][5:])
+
+
+def dtnn_lm(a, env, evaluate=False):
+    with tempfile.NamedTemporaryFile(suffix=".json") as h:
+        cmd = [str(a.build / "bin" / "dtnn"), "run", str(CONFIG), "--steps-per-epoch", str(a.steps),
+               "--set", "output.progress=\"none\"", "--history", h.name,
+               "--set", "training.evaluate=%s" % ("true" if evaluate else "false")]
+        if not evaluate:
+            cmd += ["--validation-split", "0"]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"compare: {' '.join(cmd)} failed:\n{done.stderr}")
+        hist = json.load(open(h.name))
+    out = dict(tokens_per_s=hist["train_samples_per_second"] * 128, train_seconds=hist["train_seconds"])
+    if evaluate:
+        out["validation_bits_per_char"] = hist["epochs"][-1]["val_loss"] / math.log(2)
+        out["test_bits_per_char"] = hist["test"]["loss"] / math.log(2)
+    return out
+
+
+def torch_lm(a, env, evaluate=False):
+    cmd = ["/usr/bin/python3", str(PEER), "lm", "--steps", str(a.steps), "--threads", str(a.threads)]
+    if evaluate:
+        cmd.append("--evaluate")
+    return last_json(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+
+
+def attention(a, env, which, seq, causal):
+    args = ["--seq", str(seq), "--batch", str(4096 // seq)] + (["--causal"] if causal else [])
+    cmd = ([str(a.build / "bin" / "attention_bench")] if which == "dtnn" else
+           ["/usr/bin/python3", str(PEER), "attention", "--threads", str(a.threads)]) + args
+    return last_json(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+
+
+def compare(name, a, dtnn_run, torch_run):
+    d, t = [], []
+    for r in range(a.repeats):
+        d.append(dtnn_run()["tokens_per_s"])
+        t.append(torch_run()["tokens_per_s"])
+        print(f"  repeat {r + 1}: dtnn {d[-1]:,.0f} tokens/s   pytorch {t[-1]:,.0f} tokens/s", flush=True)
+    dm, tm = statistics.median(d), statistics.median(t)
+    paired = statistics.median(x / y for x, y in zip(d, t))
+    print(f"{name}: dtnn {dm:,.0f} tokens/s, pytorch {tm:,.0f} tokens/s, ratio of medians {dm / tm:.2f}x, "
+          f"median paired ratio {paired:.2f}x", flush=True)
+    print("JSON " + json.dumps(dict(case=name, dtnn=d, pytorch=t, ratio=round(dm / tm, 3),
+                                    paired_ratio=round(paired, 3))), flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=["lm", "attention", "quality"])
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seqs", default="128,512")
+    p.add_argument("--build", type=pathlib.Path, default=ROOT / "build")
+    a = p.parse_args()
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+    if a.mode == "lm":
+        compare(f"transformer_lm training, batch 32 x 128 tokens, {a.steps} steps", a,
+                lambda: dtnn_lm(a, env), lambda: torch_lm(a, env))
+    elif a.mode == "attention":
+        for seq in (int(s) for s in a.seqs.split(",")):
+            for causal in (True, False):
+                compare(f"attention forward+backward, T={seq}, batch {4096 // seq}, width 128, 4 heads"
+                        f"{', causal' if causal else ''}", a,
+                        lambda: attention(a, env, "dtnn", seq, causal),
+                        lambda: attention(a, env, "torch", seq, causal))
+    else:
+        d, t = dtnn_lm(a, env, evaluate=True), torch_lm(a, env, evaluate=True)
+        for name, r in (("dtnn", d), ("pytorch", t)):
+            print(f"{name}: {a.steps} steps in {r['train_seconds']:.1f} s, {r['tokens_per_s']:,.0f} tokens/s; "
+                  f"validation {r['validation_bits_per_char']:.3f} bits/char, test {r['test_bits_per_char']:.3f}")
+        print("JSON " + json.dumps(dict(steps=a.steps, dtnn=d, pytorch=t)))
+
+
+if __name__ == "__main__":
+    main()
