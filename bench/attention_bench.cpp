@@ -23,9 +23,9 @@ int main(int argc, char** argv) {
   po::options_description desc("attention_bench options");
   desc.add_options()("help,h", "help")("seq", po::value(&seq), "sequence length")(
       "batch", po::value(&batch), "sequences per batch")("dim", po::value(&dim), "model width")(
-      "heads", po::value(&heads), "attention heads")("causal", po::bool_switch(&causal),
-                                                     "causal mask")(
-      "repeats", po::value(&repeats), "timed repeats (the median is reported)")(
+      "heads", po::value(&heads), "attention heads")(
+      "causal", po::bool_switch(&causal), "causal mask")("repeats", po::value(&repeats),
+                                                         "timed repeats (the median is reported)")(
       "warmup", po::value(&warmup), "untimed repeats first");
   try {
     po::variables_map vm;

@@ -17,7 +17,7 @@ TEST_CASE("fast::exp is within 3 ulp of exp over the whole float range it serves
     worst = std::max(worst, std::abs(double(fast::exp(float(x))) - exact) / exact);
   }
   MESSAGE("worst relative error " << worst);
-  CHECK(worst < 3 * 5.97e-8);  // 3 ulp of float (2^-24 relative)
+  CHECK(worst < 3 * 5.97e-8);         // 3 ulp of float (2^-24 relative)
   CHECK(fast::exp(-1000.0f) > 0.0f);  // clamped: a normal float, never 0 or a denormal
   CHECK(std::isfinite(fast::exp(1000.0f)));
 }

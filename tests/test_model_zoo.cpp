@@ -20,6 +20,7 @@ const std::filesystem::path kSource = DTNN_TEST_SOURCE_DIR;
 // Sequence models are counted at the default text experiment's context and vocabulary (the
 // characters of the fortunes package).
 constexpr std::int64_t kContext = 128, kVocabulary = 113;
+constexpr std::int64_t kImageClasses = 10;  // "$classes" of the image models
 
 // docs/models.md's table: "| `name` | 15,245,130 | ..." -> {name: count}.
 std::map<std::string, std::int64_t> documented_counts() {
@@ -59,7 +60,8 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     // its context and vocabulary the dataset's; docs/models.md counts them at these.
     const bool sequence = !spec.input_shape;
     const Shape input = sequence ? Shape{kContext} : *spec.input_shape;
-    substitute_sizes(spec.layers, {{"$vocab", kVocabulary}, {"$classes", kVocabulary}});
+    substitute_sizes(spec.layers, {{"$vocab", kVocabulary},
+                                   {"$classes", sequence ? kVocabulary : kImageClasses}});
     ModelOptions options;
     options.max_batch = 2;
     options.conv_algorithm = "i2c";

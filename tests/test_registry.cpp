@@ -40,8 +40,9 @@ TEST_CASE("every shipped plugin loads") {
                                  "reduce_lr_on_plateau", "stop_at_loss", "warm_up"});
   CHECK(r.available("dataset") == std::vector<std::string>{"cifar10", "folder", "imagenet", "mnist",
                                                            "npz", "synthetic", "text"});
-  CHECK(r.available("loss") ==
-        std::vector<std::string>{"binary_cross_entropy", "categorical_cross_entropy", "nll"});
+  CHECK(r.available("loss") == std::vector<std::string>{"binary_cross_entropy",
+                                                        "categorical_cross_entropy",
+                                                        "kl_divergence", "nll"});
   CHECK(r.available("metric") ==
         std::vector<std::string>{"binary_confusion_matrix", "categorical_accuracy",
                                  "categorical_hinge", "categorical_mae", "categorical_mse",

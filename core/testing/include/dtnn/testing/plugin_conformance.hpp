@@ -4,7 +4,8 @@
 // settings to check it at in its traits ("conformance": [case, ...], the shape of a case is the
 // kind's, below), or is checked at its kind's default case.
 //
-//   layer      {"params": {...}, "input": [H, W, C] or [features], "batch": n}
+//   layer      {"params": {...}, "input": [H, W, C] or [features] or [T, D], "batch": n,
+//               "tokens": V (inputs are token ids below V, not perturbed; dx must be zero)}
 //              float64 finite-difference gradient check of dx and every parameter gradient in
 //              NHWC and NCHW; backward overwrites a dx pre-filled with NaN; parameter gradients
 //              that start non-zero accumulate; a partial batch (evaluation) gives the full batch's
@@ -13,18 +14,20 @@
 //              an update consumes the gradient (zero afterwards) and descends from zero state;
 //              parameters updated in any order end alike; the state round-trips: copied into a
 //              fresh optimizer, both continue bit for bit; set_learning_rate is read back.
-//   metric     {"params": {...}, "classes": m}
+//   metric     {"params": {...}, "classes": m, "labels": "one_hot" or "ids"}
 //              totals add: a batch's equal its halves'; the value is finite; a row rule stays
 //              inside its totals and its slots.
-//   loss       {"params": {...}, "classes": m}
+//   loss       {"params": {...}, "classes": m, "labels": "one_hot" or "ids" (a class id per
+//               row, one row ignored, log-probabilities as the predictions)}
 //              the gradient against finite differences of the loss; a combined softmax gradient
 //              against the softmax's Jacobian applied to the plain one.
 //   conv       {"params": {...}} (one per engine the plugin can be forced onto)
 //              the geometry sweep of conv_conformance.hpp against `reference`, guard zones.
 //   dataset    {"params": {...}} (a plugin that needs files names them here)
 //              a sample shape, classes and a training split; two instances agree on them and
-//              read the same bytes; a sample read twice in a batch is the same; one-hot labels,
-//              finite samples; nothing written past the batch, in both layouts.
+//              read the same bytes; a sample read twice in a batch is the same; one-hot labels
+//              (or class ids in range per position), finite samples; nothing written past the
+//              batch, in both layouts.
 // Communicators are checked on every rank of a running job instead (check_communicator):
 // allgather by rank, allreduce_sum in both dtypes, iallreduce_sum then wait, broadcast from the
 // last rank, barrier. Other kinds are checked to load only.

@@ -1,0 +1,79 @@
+// sequence_pool: one vector for a whole sequence, x: [N, T, D] -> y: [N, D].
+//   "mean":   y = (1/T) sum_t x[t];   dx[t] = dy / T
+//   "first":  y = x[0] (BERT's [CLS] position);   dx[0] = dy, dx[t > 0] = 0
+#include <algorithm>
+#include <string>
+
+#include "dtnn/layer.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class SequencePool final : public Layer {
+ public:
+  explicit SequencePool(const Params& p) : mean_(p.get_string("mode") == "mean") {
+    if (!mean_ && p.get_string("mode") != "first") p.fail("mode", "\"mean\" or \"first\"");
+  }
+  std::string type() const override { return "sequence_pool"; }
+  std::string attributes() const override { return mean_ ? "mean" : "first"; }
+  Shape output_shape() const override { return Shape{d_}; }
+  void build(const LayerBuildContext& ctx) override {
+    if (ctx.input_shape.rank() != 2)
+      throw Error("sequence_pool: expected a sequence (positions, features), got " +
+                  ctx.input_shape.str());
+    t_ = ctx.input_shape[0];
+    d_ = ctx.input_shape[1];
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode) override {
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      parallel_for(x.dim(0), 4, [&](std::int64_t n) {
+        const T* xs = xp + n * t_ * d_;
+        T* __restrict out = yp + n * d_;
+        std::copy_n(xs, d_, out);
+        if (!mean_) return;
+        for (std::int64_t t = 1; t < t_; ++t) {
+          const T* __restrict row = xs + t * d_;
+          for (std::int64_t j = 0; j < d_; ++j) out[j] += row[j];
+        }
+        for (std::int64_t j = 0; j < d_; ++j) out[j] /= T(t_);
+      });
+    });
+  }
+
+  void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    if (!dx) return;
+    dispatch_dtype(dy.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* g = dy.data<T>();
+      T* dxp = dx->data<T>();
+      parallel_for(dy.dim(0), 4, [&](std::int64_t n) {
+        T* out = dxp + n * t_ * d_;
+        for (std::int64_t t = 0; t < t_; ++t)
+          for (std::int64_t j = 0; j < d_; ++j)
+            out[t * d_ + j] = mean_ ? g[n * d_ + j] / T(t_) : (t == 0 ? g[n * d_ + j] : T(0));
+      });
+    });
+  }
+
+ private:
+  bool mean_;
+  std::int64_t t_ = 0, d_ = 0;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new SequencePool(p); }
+
+}  // namespace
+
+constexpr const char* kTraits = R"({"conformance": [
+    {"input": [5, 3]}, {"params": {"mode": "first"}, "input": [4, 2], "batch": 3}]})";
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "sequence_pool",
+                   .description = "one vector per sequence: the mean over positions, or the first",
+                   .parameters = R"({"mode": "mean"})", .traits = kTraits, .factory = create)
