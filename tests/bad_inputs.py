@@ -30,6 +30,11 @@ DATASET = {"name": "synthetic", "input_shape": [4, 4, 1], "classes": 3, "train_s
            "test_samples": 8}
 
 
+# A text dataset of a file t.txt in the case's folder (the model is the tiny one: its shape is
+# refused later, after the data has been read).
+TEXT = {"name": "text", "path": "t.txt", "context": 4}
+
+
 def experiment(**changes):
     """The tiny experiment with dotted keys replaced, e.g. experiment(**{"training.threads": 8})."""
     e = {"model": MODEL, "dataset": dict(DATASET), "training": {"epochs": 1, "batch_size": 4},
@@ -198,6 +203,17 @@ CASES = [
      r"learning_rate.*-0\.1"),
     ("--set training.epochs=abc", {}, ["run", "e.json", "--set", "training.epochs=abc"],
      r"training\.epochs.*integer.*abc"),
+    # Sequence data and models.
+    ("text file that is not UTF-8 in character mode",
+     {"t.txt": b"first line\nsecond \xff line\n", "x.json": experiment(**{"dataset": TEXT})},
+     ["run", "x.json"], r"t\.txt: line 2, byte 18: not UTF-8 \(byte 0xFF starts no valid sequence\)"),
+    ("text dataset path that does not exist",
+     {"x.json": experiment(**{"dataset": dict(TEXT, path="nope")})},
+     ["run", "x.json"], r"dataset\.path: nope: no such file or folder"),
+    ("$vocab in a model of an image dataset",
+     {"x.json": experiment(model={"layers": [{"type": "flatten"},
+                                             {"type": "embedding", "vocab": "$vocab", "units": 4}]})},
+     ["run", "x.json"], r"layers\[1\]\.vocab: '\$vocab' is not a size this run's dataset gives"),
     ("--set training.batch_size=0", {}, ["run", "e.json", "--set", "training.batch_size=0"],
      r"training\.batch_size"),
 ]

@@ -3,10 +3,9 @@
 // a row: x [N, ..., in] -> y [N, ..., units].
 #include <string>
 
-#include "dtnn/gemm.hpp"
+#include "dtnn/dense.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
-#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
@@ -60,33 +59,16 @@ class FullyConnected final : public Layer {
  private:
   template <class T>
   void forward_t(const Tensor& x, Tensor& y) {
-    const std::int64_t n = x.numel() / in_;  // rows
-    T* yp = y.data<T>();
-    if (s_.use_bias) {  // y = broadcast(b), then y += x w
-      const T* b = b_.data<T>();
-      parallel_for(n, 64, [&](std::int64_t r) {
-        for (std::int64_t j = 0; j < s_.units; ++j) yp[r * s_.units + j] = b[j];
-      });
-    }
-    gemm(false, false, n, s_.units, in_, T(1), x.data<T>(), in_, w_.data<T>(), s_.units,
-         s_.use_bias ? T(1) : T(0), yp, s_.units);
+    dense::forward(x.data<T>(), x.numel() / in_, in_, w_.data<T>(), s_.units,
+                   s_.use_bias ? b_.data<T>() : nullptr, y.data<T>());
   }
 
   // From y = x w + b:  dw += x^T dy,  db += sum_rows(dy),  dx = dy w^T.
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
-    const std::int64_t n = x.numel() / in_;  // rows
-    const T* dyp = dy.data<T>();
-    gemm(true, false, in_, s_.units, n, T(1), x.data<T>(), in_, dyp, s_.units, T(1), dw_.data<T>(),
-         s_.units);
-    if (s_.use_bias) {
-      T* db = db_.data<T>();
-      for (std::int64_t r = 0; r < n; ++r)
-        for (std::int64_t j = 0; j < s_.units; ++j) db[j] += dyp[r * s_.units + j];
-    }
-    if (dx)
-      gemm(false, true, n, in_, s_.units, T(1), dyp, s_.units, w_.data<T>(), s_.units, T(0),
-           dx->data<T>(), in_);
+    dense::backward(x.data<T>(), dy.data<T>(), x.numel() / in_, in_, w_.data<T>(), s_.units,
+                    dw_.data<T>(), s_.use_bias ? db_.data<T>() : nullptr,
+                    dx ? dx->data<T>() : nullptr);
   }
 
   layer_parameters::Fc s_;

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <string>
 
+#include "dtnn/dense.hpp"
 #include "dtnn/fast_math.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
@@ -127,37 +128,17 @@ class MultiHeadAttention final : public Layer {
   }
   std::int64_t block_rows() const { return causal_ ? kQueryBlock : t_; }
 
-  // out[r, :] = in[r, :] w (+ b) for rows r.
+  // out[r, :] = in[r, :] w (+ b) for rows r, and its gradients (dtnn/dense.hpp).
   template <class T>
   static void project(const T* in, std::int64_t rows, std::int64_t width_in, const Tensor& w,
                       const Tensor* b, T* out) {
-    const std::int64_t width_out = w.dim(1);
-    if (b) {
-      const T* bias = b->data<T>();
-#pragma omp parallel for schedule(static) if (rows * width_out >= 32768)
-      for (std::int64_t r = 0; r < rows; ++r) std::copy_n(bias, width_out, out + r * width_out);
-    }
-    gemm(false, false, rows, width_out, width_in, T(1), in, width_in, w.data<T>(), width_out,
-         b ? T(1) : T(0), out, width_out);
+    dense::forward(in, rows, width_in, w.data<T>(), w.dim(1), b ? b->data<T>() : nullptr, out);
   }
-
-  // dw += in^T g;  db += column sums of g;  din = g w^T (when din).
   template <class T>
   static void project_backward(const T* in, const T* g, std::int64_t rows, std::int64_t width_in,
                                const Tensor& w, Tensor& dw, Tensor* db, T* din) {
-    const std::int64_t width_out = w.dim(1);
-    gemm(true, false, width_in, width_out, rows, T(1), in, width_in, g, width_out, T(1),
-         dw.data<T>(), width_out);
-    if (db) {
-      T* __restrict sums = db->data<T>();
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const T* __restrict gr = g + r * width_out;
-        for (std::int64_t j = 0; j < width_out; ++j) sums[j] += gr[j];
-      }
-    }
-    if (din)
-      gemm(false, true, rows, width_in, width_out, T(1), g, width_out, w.data<T>(), width_out, T(0),
-           din, width_in);
+    dense::backward(in, g, rows, width_in, w.data<T>(), w.dim(1), dw.data<T>(),
+                    db ? db->data<T>() : nullptr, din);
   }
 
   template <class T>

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "dtnn/gemm.hpp"
+#include "dtnn/dense.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
@@ -78,12 +78,8 @@ class PatchEmbedding final : public Layer {
       const std::int64_t rows = x.dim(0) * patches(), in = w_.dim(0);
       T* cols = columns_.data<T>();
       move_patches(x.data<T>(), cols, x.dim(0), /*gather=*/true);
-      T* yp = y.data<T>();
-      if (use_bias_)
-        parallel_for(rows, 64,
-                     [&](std::int64_t r) { std::copy_n(b_.data<T>(), units_, yp + r * units_); });
-      gemm(false, false, rows, units_, in, T(1), cols, in, w_.data<T>(), units_,
-           use_bias_ ? T(1) : T(0), yp, units_);
+      dense::forward(cols, rows, in, w_.data<T>(), units_, use_bias_ ? b_.data<T>() : nullptr,
+                     y.data<T>());
     });
   }
 
@@ -92,16 +88,10 @@ class PatchEmbedding final : public Layer {
       using T = decltype(z);
       const std::int64_t rows = x.dim(0) * patches(), in = w_.dim(0);
       T* cols = columns_.data<T>();
-      const T* g = dy.data<T>();
-      gemm(true, false, in, units_, rows, T(1), cols, in, g, units_, T(1), dw_.data<T>(), units_);
-      if (use_bias_) {
-        T* db = db_.data<T>();
-        for (std::int64_t r = 0; r < rows; ++r)
-          for (std::int64_t j = 0; j < units_; ++j) db[j] += g[r * units_ + j];
-      }
+      T* dcols = dx ? dcolumns_.data<T>() : nullptr;
+      dense::backward(cols, dy.data<T>(), rows, in, w_.data<T>(), units_, dw_.data<T>(),
+                      use_bias_ ? db_.data<T>() : nullptr, dcols);
       if (!dx) return;
-      T* dcols = dcolumns_.data<T>();
-      gemm(false, true, rows, in, units_, T(1), g, units_, w_.data<T>(), units_, T(0), dcols, in);
       move_patches(dx->data<T>(), dcols, x.dim(0), /*gather=*/false);
     });
   }
