@@ -45,7 +45,7 @@ TEST_CASE("text: characters are the corpus's sorted alphabet, and windows predic
   CHECK(d->num_classes() == 4);
   CHECK(d->vocabulary_size() == 4);
   CHECK(d->label_shape() == Shape{3});
-  CHECK(labels_are_ids(*d));
+  CHECK(d->class_id_labels());
   CHECK(tok.decode(tok.encode("cab\u00e9")) == "cab\u00e9");
   CHECK(test::error_of([&] {
           tok.encode("abd");
@@ -59,6 +59,13 @@ TEST_CASE("text: characters are the corpus's sorted alphabet, and windows predic
   const auto [tx, ty] = read_all(*d, Split::test);  // window 1: "abc" -> "bca"
   CHECK(tx == std::vector<float>{0, 1, 2});
   CHECK(ty == std::vector<float>{1, 2, 0});
+}
+
+TEST_CASE("text: a context as long as the vocabulary still labels with class ids") {
+  const auto file = write_text("text_square", "a.txt", "abcabcabcabcabc");  // 3 characters
+  auto d = text_dataset({{"path", file.string()}, {"context", 3}});
+  CHECK(d->label_shape() == Shape{d->num_classes()});  // the shapes alone would say one-hot
+  CHECK(d->class_id_labels());
 }
 
 TEST_CASE("text: bytes read any file; a folder gives its matching regular files in name order") {

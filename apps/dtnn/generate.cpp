@@ -107,7 +107,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   dtnn::Experiment experiment(config, registry);
   const dtnn::Dataset& dataset = experiment.dataset();
   const dtnn::Tokenizer* tokenizer = dataset.tokenizer();
-  if (!tokenizer || !dtnn::labels_are_ids(dataset))
+  if (!tokenizer || !dataset.class_id_labels())
     throw dtnn::Error(config_file + ": dataset '" +
                       config.json["dataset"]["name"].get<std::string>() +
                       "' is not a token dataset: dtnn generate needs a language model's");

@@ -410,7 +410,7 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
                                  {"$vocab", dataset_->vocabulary_size()}});
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(mo.layout), registry);
   const std::string dataset = "dataset '" + j["dataset"]["name"].get<std::string>() + "'";
-  if (labels_are_ids(*dataset_)) {  // one class id per position: {positions..., classes} out
+  if (dataset_->class_id_labels()) {  // one class id per position: {positions..., classes} out
     Shape expected = dataset_->label_shape();
     expected.push_back(dataset_->num_classes());
     if (!(model_->output_shape() == expected))

@@ -1,6 +1,6 @@
 // Dataset: sample shape, class count, split sizes, and reading samples by index into a batch.
 //
-// Labels come in one of two forms, which label_shape() tells apart:
+// Labels come in one of two forms, which class_id_labels() tells apart:
 //   one-hot:    y per sample is {num_classes}, a 1 at the class (images, the default);
 //   class ids:  y per sample is {positions...}, one class id per position stored as its value (a
 //               sequence's next tokens: {T}, ids in [0, num_classes), kIgnoredLabel where a
@@ -28,6 +28,9 @@ class DTNN_CORE_EXPORT Dataset : public Plugin {
   ~Dataset() override;
   virtual Shape sample_shape(Layout layout) const = 0;  // e.g. {28, 28, 1} for NHWC
   virtual std::int64_t num_classes() const = 0;
+  // True when y holds class ids per position, not one-hot rows (the shapes cannot say: a context
+  // of T positions may equal the number of classes).
+  virtual bool class_id_labels() const { return false; }
   // Per-sample shape of y: {num_classes} (one-hot) unless the dataset gives class ids.
   virtual Shape label_shape() const { return Shape{num_classes()}; }
   // Token datasets: the number of distinct input ids (a model's embedding size, "$vocab" in a
@@ -48,10 +51,5 @@ class DTNN_CORE_EXPORT Dataset : public Plugin {
     (void)indices;
   }
 };
-
-// True when a dataset's labels are class ids (label_shape() is not {num_classes}).
-inline bool labels_are_ids(const Dataset& dataset) {
-  return !(dataset.label_shape() == Shape{dataset.num_classes()});
-}
 
 }  // namespace dtnn

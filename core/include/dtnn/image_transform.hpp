@@ -41,6 +41,7 @@ class DTNN_CORE_EXPORT TransformedDataset final : public Dataset {
                      std::int64_t max_batch, DType dtype, Layout layout);
   Shape sample_shape(Layout layout) const override;
   std::int64_t num_classes() const override { return source_->num_classes(); }
+  bool class_id_labels() const override { return source_->class_id_labels(); }
   Shape label_shape() const override { return source_->label_shape(); }
   std::int64_t size(Split split) const override { return source_->size(split); }
   void read(Split split, std::span<const std::int64_t> indices, Tensor& x,

@@ -58,7 +58,7 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
       check("a sample read twice in one batch is the same (" + where + ")",
             std::memcmp(x2.raw(), static_cast<const char*>(x2.raw()) + 3 * row, row) == 0);
       bool labels_valid = true, finite = true;
-      if (labels_are_ids(*a)) {  // a class id (or kIgnoredLabel) per position
+      if (a->class_id_labels()) {  // a class id (or kIgnoredLabel) per position
         for (std::int64_t i = 0; i < y2.numel(); ++i) {
           const double v = value_at(y2, i);
           labels_valid = labels_valid && (v == kIgnoredLabel ||

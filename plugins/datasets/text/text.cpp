@@ -70,6 +70,7 @@ class Text final : public Dataset {
   }
 
   Shape sample_shape(Layout) const override { return Shape{context_}; }
+  bool class_id_labels() const override { return true; }
   Shape label_shape() const override { return Shape{context_}; }
   std::int64_t num_classes() const override { return classes_; }
   std::int64_t vocabulary_size() const override { return classes_; }
@@ -80,14 +81,15 @@ class Text final : public Dataset {
 
   void read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const override {
     const std::vector<std::int64_t>& windows = s == Split::train ? train_ : test_;
+    for (std::int64_t index : indices)  // here, not in the parallel loop: nothing throws there
+      DTNN_CHECK(index >= 0 && index < static_cast<std::int64_t>(windows.size()),
+                 "text: sample index out of range");
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       T *xp = x.data<T>(), *yp = y.data<T>();
       parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
-        const std::int64_t index = indices[static_cast<std::size_t>(i)];
-        DTNN_CHECK(index >= 0 && index < static_cast<std::int64_t>(windows.size()),
-                   "text: sample index out of range");
-        const std::int64_t window = windows[static_cast<std::size_t>(index)];
+        const std::int64_t window =
+            windows[static_cast<std::size_t>(indices[static_cast<std::size_t>(i)])];
         const std::int32_t* tokens = stream_.data() + window * context_;
         T* xr = xp + i * context_;
         T* yr = yp + i * context_;

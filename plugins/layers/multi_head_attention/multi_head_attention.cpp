@@ -127,6 +127,14 @@ class MultiHeadAttention final : public Layer {
     return causal_ ? row + rows : t_;
   }
   std::int64_t block_rows() const { return causal_ ? kQueryBlock : t_; }
+  // Where pair nh (sample nh / heads, head nh % heads) starts in a [N, T, 3D] buffer (its Q; K and
+  // V follow at +D and +2D) and in a [N, T, D] one.
+  std::int64_t qkv_offset(std::int64_t nh) const {
+    return (nh / heads_) * t_ * 3 * d_model_ + (nh % heads_) * head_;
+  }
+  std::int64_t context_offset(std::int64_t nh) const {
+    return (nh / heads_) * t_ * d_model_ + (nh % heads_) * head_;
+  }
 
   // out[r, :] = in[r, :] w (+ b) for rows r, and its gradients (dtnn/dense.hpp).
   template <class T>
@@ -151,12 +159,11 @@ class MultiHeadAttention final : public Layer {
     const T scale = T(1) / std::sqrt(T(head_));
 #pragma omp parallel for schedule(dynamic) if (n * heads_ > 1)
     for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
-      const std::int64_t s = nh / heads_, h = nh % heads_;
-      const T* q = qkv + s * t_ * ld + h * head_;
+      const T* q = qkv + qkv_offset(nh);
       const T* k = q + d;
       const T* v = q + 2 * d;
       T* p = probs + nh * t_ * t_;
-      T* c = context + s * t_ * d + h * head_;
+      T* c = context + context_offset(nh);
       for (std::int64_t row = 0; row < t_; row += block_rows()) {
         const std::int64_t rows = std::min(block_rows(), t_ - row), keys = keys_for(row, rows);
         T* pb = p + row * t_;
@@ -191,15 +198,14 @@ class MultiHeadAttention final : public Layer {
     const T scale = T(1) / std::sqrt(T(head_));
 #pragma omp parallel for schedule(dynamic) if (n * heads_ > 1)
     for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
-      const std::int64_t s = nh / heads_, h = nh % heads_;
-      const T* q = qkv + s * t_ * ld + h * head_;
+      const T* q = qkv + qkv_offset(nh);
       const T* k = q + d;
       const T* v = q + 2 * d;
-      T* dq = dqkv + s * t_ * ld + h * head_;
+      T* dq = dqkv + qkv_offset(nh);
       T* dk = dq + d;
       T* dv = dq + 2 * d;
       const T* p = probs + nh * t_ * t_;
-      const T* g = dcontext + s * t_ * d + h * head_;
+      const T* g = dcontext + context_offset(nh);
       T* ds = scratch_.data<T>() + omp_get_thread_num() * t_ * t_;
       for (std::int64_t row = 0; row < t_; row += block_rows()) {
         const std::int64_t rows = std::min(block_rows(), t_ - row), keys = keys_for(row, rows);

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dtnn/dataset.hpp"
+#include "dtnn/class_targets.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -36,33 +36,28 @@ class KlDivergence final : public Loss {
   }
 
  private:
-  // The loss; with dy, also its gradient (written whole).
+  // Without dy, the loss; with dy, the gradient (written whole) and 0, so backward takes no logs.
   template <class T>
   double run(const Tensor& y, const Tensor& t, T* dy) const {
     const T *yp = y.data<T>(), *tp = t.data<T>();
-    const bool ids = t.numel() != y.numel();
-    const std::int64_t c = ids ? y.numel() / t.numel() : y.shape()[y.shape().rank() - 1];
-    const std::int64_t rows = y.numel() / c;
+    const ClassTargets targets(y, t, "kl_divergence", ignore_);
+    const std::int64_t c = targets.classes();
     const double e = smoothing_, floor = e / double(c);
     std::int64_t counted = 0;
-    for (std::int64_t r = 0; r < rows; ++r) counted += !ids || double(tp[r]) != ignore_;
+    for (std::int64_t r = 0; r < targets.rows(); ++r)
+      counted += !targets.ids() || double(tp[r]) != ignore_;
     if (dy) std::fill_n(dy, y.numel(), T(0));
     double sum = 0;
-    for (std::int64_t r = 0; r < rows && counted > 0; ++r) {
-      std::int64_t id = -1;
-      if (ids) {
-        if (double(tp[r]) == ignore_) continue;
-        if (!(tp[r] >= 0 && tp[r] < T(c)))
-          throw Error("kl_divergence: target " + std::to_string(r) + " is " +
-                      std::to_string(double(tp[r])) + ", not a class id in [0, " +
-                      std::to_string(c) + ")");
-        id = static_cast<std::int64_t>(tp[r]);
-      }
+    for (std::int64_t r = 0; r < targets.rows() && counted > 0; ++r) {
+      const std::int64_t id = targets.ids() ? targets.id(tp, r) : -1;
+      if (targets.ids() && id < 0) continue;
       for (std::int64_t j = 0; j < c; ++j) {
-        const double target = ids ? (j == id ? 1.0 : 0.0) : double(tp[r * c + j]);
+        const double target = targets.ids() ? (j == id ? 1.0 : 0.0) : double(tp[r * c + j]);
         const double q = (1 - e) * target + floor;
-        if (q > 0) sum += q * (std::log(q) - double(yp[r * c + j]));
-        if (dy) dy[r * c + j] = T(-q / double(counted));
+        if (dy)
+          dy[r * c + j] = T(-q / double(counted));
+        else if (q > 0)
+          sum += q * (std::log(q) - double(yp[r * c + j]));
       }
     }
     return counted ? sum / double(counted) : 0.0;

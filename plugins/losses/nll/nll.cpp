@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "dtnn/dataset.hpp"
+#include "dtnn/class_targets.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -25,17 +25,18 @@ class NegativeLogLikelihood final : public Loss {
     return dispatch_dtype(y.dtype(), [&](auto z) {
       using T = decltype(z);
       const T *yp = y.data<T>(), *tp = t.data<T>();
+      const ClassTargets targets(y, t, "nll", ignore_);
       double sum = 0;
-      if (one_hot(y, t)) {
+      if (!targets.ids()) {
         for (std::int64_t i = 0; i < y.numel(); ++i)
           if (tp[i] != T(0)) sum -= double(tp[i]) * double(yp[i]);
         return sum / double(y.dim(0));
       }
-      const std::int64_t classes = y.numel() / t.numel();
       std::int64_t counted = 0;
-      for (std::int64_t r = 0; r < t.numel(); ++r) {
-        if (double(tp[r]) == ignore_) continue;
-        sum -= double(yp[r * classes + target(tp[r], classes, r)]);
+      for (std::int64_t r = 0; r < targets.rows(); ++r) {
+        const std::int64_t id = targets.id(tp, r);
+        if (id < 0) continue;
+        sum -= double(yp[r * targets.classes() + id]);
         ++counted;
       }
       return counted ? sum / double(counted) : 0.0;
@@ -47,31 +48,24 @@ class NegativeLogLikelihood final : public Loss {
       using T = decltype(z);
       const T* tp = t.data<T>();
       T* d = dy.data<T>();
-      if (one_hot(y, t)) {
+      const ClassTargets targets(y, t, "nll", ignore_);
+      if (!targets.ids()) {
         const T inv_n = T(1) / T(y.dim(0));
         for (std::int64_t i = 0; i < y.numel(); ++i) d[i] = -tp[i] * inv_n;
         return;
       }
-      const std::int64_t classes = y.numel() / t.numel();
       std::int64_t counted = 0;
-      for (std::int64_t r = 0; r < t.numel(); ++r) counted += double(tp[r]) != ignore_;
+      for (std::int64_t r = 0; r < targets.rows(); ++r) counted += double(tp[r]) != ignore_;
       std::fill_n(d, y.numel(), T(0));
       if (counted == 0) return;
       const T share = T(-1) / T(counted);
-      for (std::int64_t r = 0; r < t.numel(); ++r)
-        if (double(tp[r]) != ignore_) d[r * classes + target(tp[r], classes, r)] = share;
+      for (std::int64_t r = 0; r < targets.rows(); ++r)
+        if (const std::int64_t id = targets.id(tp, r); id >= 0)
+          d[r * targets.classes() + id] = share;
     });
   }
 
  private:
-  static bool one_hot(const Tensor& y, const Tensor& t) { return t.numel() == y.numel(); }
-  template <class T>
-  static std::int64_t target(T id, std::int64_t classes, std::int64_t row) {
-    if (!(id >= 0 && id < T(classes)))
-      throw Error("nll: target " + std::to_string(row) + " is " + std::to_string(double(id)) +
-                  ", not a class id in [0, " + std::to_string(classes) + ") nor ignore_index");
-    return static_cast<std::int64_t>(id);
-  }
   double ignore_;
 };
 

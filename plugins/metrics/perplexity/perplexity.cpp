@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "class_targets.hpp"
+#include "dtnn/class_targets.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -26,7 +26,7 @@ class Perplexity final : public Metric {
   void accumulate(const Tensor& y, const Tensor& t, std::span<double> totals) const override {
     dispatch_dtype(y.dtype(), [&](auto z) {
       using T = decltype(z);
-      const metrics::ClassTargets targets(y, t);
+      const ClassTargets targets(y, t, "perplexity");
       const T *yp = y.data<T>(), *tp = t.data<T>();
       for (std::int64_t r = 0; r < targets.rows(); ++r) {
         const std::int64_t target = targets.of(tp, r);

@@ -1,6 +1,6 @@
 // token_accuracy: the share of positions whose most likely class is the target, over the
 // positions that have a target (padding excluded). Totals: (correct, counted).
-#include "class_targets.hpp"
+#include "dtnn/class_targets.hpp"
 #include "dtnn/metric.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -17,7 +17,7 @@ class TokenAccuracy final : public Metric {
   void accumulate(const Tensor& y, const Tensor& t, std::span<double> totals) const override {
     dispatch_dtype(y.dtype(), [&](auto z) {
       using T = decltype(z);
-      const metrics::ClassTargets targets(y, t);
+      const ClassTargets targets(y, t, "token_accuracy");
       const std::int64_t m = targets.classes();
       const T *yp = y.data<T>(), *tp = t.data<T>();
       for (std::int64_t r = 0; r < targets.rows(); ++r) {
