@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A language model as a user trains and samples it: `dtnn run` on a text, `dtnn generate` from its
-checkpoint, a resumed run that ends with the uninterrupted run's weights, and generate's errors.
+checkpoint, a resumed run that ends with the uninterrupted run's weights, and generate's errors;
+then an encoder-decoder trained on the reverse task, which `dtnn generate` runs on a source.
 
     sequence_models.py DTNN
 
@@ -50,11 +51,63 @@ def experiment(text, checkpoints, epochs):
     }
 
 
+def reverser(checkpoints):
+    block = lambda attention: {"type": "add", "paths": [[{"type": "layer_norm"}, attention], []]}
+    feed_forward = {"type": "add", "paths": [[{"type": "layer_norm"},
+                                              {"type": "fc", "units": 128, "flatten": False},
+                                              {"type": "relu"},
+                                              {"type": "fc", "units": 64, "flatten": False}], []]}
+    embed = [{"type": "embedding", "vocab": "$vocab", "units": 64, "padding_id": 0},
+             {"type": "positional_encoding", "kind": "sinusoidal"}]
+    return {
+        "model": {"layers": [{"type": "encoder_decoder", "source_length": "$source_length",
+                              "encoder": embed + [block({"type": "multi_head_attention", "heads": 4}),
+                                                  feed_forward] * 2 + [{"type": "layer_norm"}],
+                              "decoder": embed + [
+                                  block({"type": "multi_head_attention", "heads": 4, "causal": True}),
+                                  block({"type": "multi_head_attention", "heads": 4, "cross": True}),
+                                  feed_forward] * 2 + [
+                                  {"type": "layer_norm"},
+                                  {"type": "fc", "units": "$classes", "flatten": False},
+                                  {"type": "log_softmax"}]}]},
+        "dataset": {"name": "seq2seq", "task": "reverse", "symbols": 8, "max_length": 8,
+                    "train_samples": 6000, "test_samples": 500},
+        "training": {"batch_size": 32, "epochs": 5, "seed": 2},
+        "optimizer": {"name": "adam", "learning_rate": 0.002},
+        "loss": "nll", "metrics": ["token_accuracy"],
+        "output": {"progress": "none", "checkpoint_dir": checkpoints},
+    }
+
+
+def seq2seq_checks(dtnn, tmp):
+    config = os.path.join(tmp, "reverse.json")
+    checkpoints = os.path.join(tmp, "ck_reverse")
+    json.dump(reverser(checkpoints), open(config, "w"))
+    done = run([dtnn, "run", config, "--history", os.path.join(tmp, "hr.json")])
+    check(done.returncode == 0, "dtnn run trains the encoder-decoder: " + done.stderr[-400:])
+    if done.returncode != 0:
+        return
+    accuracy = json.load(open(os.path.join(tmp, "hr.json")))["test"]["token_accuracy"]
+    check(accuracy >= 0.99, "reverse: test token accuracy %.4f >= 0.99" % accuracy)
+    reversed_ = run([dtnn, "generate", config, "--weights", checkpoints, "--prompt", "3 1 4 1 5 7",
+                     "--temperature", "0"])
+    check(reversed_.returncode == 0 and reversed_.stdout == "7 5 1 4 1 3\n",
+          "generate decodes the reversed source until </s>: %r" % reversed_.stdout)
+    too_long = run([dtnn, "generate", config, "--weights", checkpoints, "--prompt", "1 2 3 4 5 6 7 0 1",
+                    "--temperature", "0"])
+    check(too_long.returncode == 2 and "--prompt: 9 tokens; the model's source holds 8" in too_long.stderr,
+          "a source longer than the model's: exit %d, %r" % (too_long.returncode, too_long.stderr.strip()))
+    bad = run([dtnn, "generate", config, "--weights", checkpoints, "--prompt", "3 9", "--temperature", "0"])
+    check(bad.returncode == 1 and "'9' is not a symbol: expected numbers 0 to 7" in bad.stderr,
+          "a symbol the task does not have: exit %d, %r" % (bad.returncode, bad.stderr.strip()))
+
+
 def main():
     dtnn = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="dtnn-seq-")
     try:
         checks(dtnn, tmp)
+        seq2seq_checks(dtnn, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -56,24 +56,35 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     ModelSpec spec = load_model_spec(entry.path());
     CAPTURE(spec.name);
     REQUIRE_MESSAGE(counts.count(spec.name), "docs/models.md has no row for " << spec.name);
-    // A model without input_shape is a sequence model: tokens in, a class id per position out,
-    // its context and vocabulary the dataset's; docs/models.md counts them at these.
-    const bool sequence = !spec.input_shape;
-    const Shape input = sequence ? Shape{kContext} : *spec.input_shape;
-    substitute_sizes(spec.layers, {{"$vocab", kVocabulary},
-                                   {"$classes", sequence ? kVocabulary : kImageClasses}});
-    ModelOptions options;
-    options.max_batch = 2;
-    options.conv_algorithm = "i2c";
-    Model model(spec, options, input, test::plugins());
+    // A model without input_shape takes tokens: its context and vocabulary are the dataset's.
+    // Its output is a class per position (a language model, an encoder-decoder's decoder: the
+    // classes are the vocabulary) or one per sequence (a classifier: kImageClasses). An
+    // encoder-decoder's source is the first half of the context. docs/models.md counts them so.
+    const bool tokens = !spec.input_shape;
+    const Shape input = tokens ? Shape{kContext} : *spec.input_shape;
+    auto build = [&](std::int64_t classes) {
+      ModelSpec s = spec;
+      substitute_sizes(
+          s.layers,
+          {{"$vocab", kVocabulary}, {"$classes", classes}, {"$source_length", kContext / 2}});
+      ModelOptions options;
+      options.max_batch = 2;
+      options.conv_algorithm = "i2c";
+      return std::make_unique<Model>(s, options, input, test::plugins());
+    };
+    std::unique_ptr<Model> built = build(tokens ? kVocabulary : kImageClasses);
+    const bool sequence = tokens && built->output_shape().rank() == 2;
+    if (tokens && !sequence) built = build(kImageClasses);
+    Model& model = *built;
     CHECK(model.parameter_count() == counts.at(spec.name));
 
     const std::int64_t classes = model.output_shape().numel();
+    const std::int64_t positions = sequence ? model.output_shape()[0] : 0;
     Tensor x = Tensor::empty(input.with_batch(2), DType::float32);
-    Tensor y = Tensor::zeros(sequence ? Shape{2, kContext} : Shape{2, classes}, DType::float32);
+    Tensor y = Tensor::zeros(sequence ? Shape{2, positions} : Shape{2, classes}, DType::float32);
     for (std::int64_t i = 0; i < x.numel(); ++i)
       x.data<float>()[i] =
-          sequence ? float((i * 7919) % kVocabulary) : float((i * 7919) % 1000) / 500.0f - 1.0f;
+          tokens ? float((i * 7919) % kVocabulary) : float((i * 7919) % 1000) / 500.0f - 1.0f;
     if (sequence) {
       for (std::int64_t i = 0; i < y.numel(); ++i)
         y.data<float>()[i] = float((i * 31) % kVocabulary);

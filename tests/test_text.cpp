@@ -145,5 +145,62 @@ TEST_CASE("text: malformed input is an error naming the file, the line and the p
                   " holds no regular file matching \"*.md\"");
   CHECK(test::error_of([&] {
           text_dataset({{"path", tiny.string()}, {"tokens", "bpe"}});
-        }).find("dataset.tokens: expected \"char\" or \"byte\"") != std::string::npos);
+        }).find("dataset.tokens: expected \"char\", \"byte\" or \"vocab\"") != std::string::npos);
+}
+
+TEST_CASE("text: word pieces of a vocabulary file as the token stream") {
+  const auto vocab = write_text("text_vocab", "vocab.txt", "[UNK]\nthe\ncat\n##s\nsat\n.\n");
+  const auto corpus = write_text("text_vocab", "corpus.txt", "The cats sat.\nthe cat sat.\n");
+  auto d = text_dataset({{"path", corpus.string()},
+                         {"tokens", "vocab"},
+                         {"vocabulary", vocab.string()},
+                         {"context", 3},
+                         {"test_every", 0}});
+  CHECK(d->vocabulary_size() == 6);
+  // "The" is not in the vocabulary (it is cased): [UNK] cat ##s sat . the cat sat .
+  const auto [x, y] = read_all(*d, Split::train);
+  CHECK(std::vector<float>(x.begin(), x.begin() + 6) == std::vector<float>{0, 2, 3, 4, 5, 1});
+  CHECK(std::vector<float>(y.begin(), y.begin() + 6) == std::vector<float>{2, 3, 4, 5, 1, 2});
+  CHECK(test::error_of([&] {
+          text_dataset({{"path", corpus.string()}, {"tokens", "vocab"}});
+        }).find("dataset.vocabulary: expected a vocabulary file") != std::string::npos);
+}
+
+TEST_CASE("text_classes: a class per file, records between separator lines, padded ids") {
+  const auto dir = test::temp_dir("text_classes");
+  std::ofstream(dir / "b_weather") << "rain\n%\nsun\nand wind\n%\n";
+  std::ofstream(dir / "a_animals") << "cat\n%\n%\ndog\n";
+  auto make = [](const json& p) {
+    return test::plugins().create_as<Dataset>("dataset", "text_classes",
+                                              Params(p, "exp.json: dataset"));
+  };
+  auto d = make({{"path", dir.string()}, {"context", 5}, {"test_every", 0}});
+  CHECK(d->num_classes() == 2);
+  CHECK(d->size(Split::train) == 4);  // cat, dog, rain, "sun\nand wind"; the empty record left out
+  CHECK(d->sample_shape(Layout::nhwc) == Shape{5});
+  Tensor x = Tensor::empty(Shape{4, 5}, DType::float32),
+         y = Tensor::empty(Shape{4, 2}, DType::float32);
+  const std::int64_t all[] = {0, 1, 2, 3};
+  d->read(Split::train, all, x, y);
+  const Tokenizer& t = *d->tokenizer();
+  auto text_of = [&](std::int64_t row) {
+    std::vector<std::int64_t> ids;
+    for (std::int64_t i = 0; i < 5; ++i) ids.push_back(std::int64_t(x.data<float>()[row * 5 + i]));
+    return t.decode(ids);
+  };
+  CHECK(text_of(0) == "cat");
+  CHECK(x.data<float>()[3] == 0);  // padding after "cat"
+  CHECK(text_of(1) == "dog");
+  CHECK(text_of(3) == "sun\na");           // the first 5 characters
+  CHECK(y.data<float>()[0] == 1);          // a_animals is class 0
+  CHECK(y.data<float>()[2 * 2 + 1] == 1);  // b_weather is class 1
+
+  const auto tsv = write_text("text_classes_tsv", "l.tsv", "pos\tgood\nneg\tbad\nnone\n");
+  CHECK(test::error_of([&] {
+          make({{"path", tsv.string()}});
+        }) == tsv.string() + ": line 3: no label; expected label TAB text");
+  const auto one = write_text("text_classes_one", "one.tsv", "pos\tgood\npos\tfine\n");
+  CHECK(test::error_of([&] {
+          make({{"path", one.string()}});
+        }).find("gives 1 classes and") != std::string::npos);
 }

@@ -3,6 +3,8 @@
 // Samples text from a trained language model (a model of a token dataset, ending in log_softmax
 // or softmax): the prompt is encoded with the dataset's tokenizer, and each new token is drawn
 // from the model's distribution at the last position; temperature 0 takes the most likely one.
+// With an encoder-decoder (a sequence-pair dataset) the prompt is the source: the decoder starts
+// from <s> and draws the target token by token until </s>, the target length or --tokens.
 //
 // No KV cache: each token runs the model over its whole context again (the last `context`
 // tokens, the rest of the window padded; causal attention keeps the padding from mattering).
@@ -54,6 +56,62 @@ std::int64_t sample(std::vector<double> logp, double temperature, std::int64_t t
   return order.back();
 }
 
+// Log-probabilities of every class at output position `position` of the model on x (one sample).
+std::vector<double> scores_at(dtnn::Model& model, const dtnn::Tensor& x, std::int64_t position,
+                              std::int64_t classes) {
+  std::vector<double> scores(static_cast<std::size_t>(classes));
+  dtnn::dispatch_dtype(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    const dtnn::Tensor out =
+        model.forward(x.to(model.options().device), dtnn::Mode::eval).to(dtnn::Device::cpu);
+    const T* row = out.data<T>() + position * classes;
+    const bool probabilities = model.layer(model.num_layers() - 1).is_softmax();
+    for (std::int64_t c = 0; c < classes; ++c)
+      scores[static_cast<std::size_t>(c)] =
+          probabilities ? std::log(std::max(double(row[c]), 1e-300)) : double(row[c]);
+  });
+  return scores;
+}
+
+// x[0, at] = id, in x's dtype.
+void put(dtnn::Tensor& x, std::int64_t at, std::int64_t id) {
+  dtnn::dispatch_dtype(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    x.data<T>()[at] = T(id);
+  });
+}
+
+struct Sampling {
+  std::int64_t tokens;
+  double temperature;
+  std::int64_t top_k;
+  dtnn::Rng rng;
+};
+
+// An encoder-decoder's output for the source `prompt`: x = [source, padded | <s>, the target so
+// far, padded]; decoder position k gives target token k.
+void translate(dtnn::Model& model, const dtnn::Dataset& dataset, const std::string& prompt,
+               dtnn::Tensor& x, Sampling& sampling) {
+  const dtnn::Tokenizer& tokenizer = *dataset.tokenizer();
+  const std::int64_t source = dataset.source_length();
+  const std::int64_t target = x.dim(1) - source;
+  const std::vector<std::int64_t> ids = tokenizer.encode(prompt);
+  if (static_cast<std::int64_t>(ids.size()) > source)
+    throw UsageError("--prompt: " + std::to_string(ids.size()) +
+                     " tokens; the model's source holds " + std::to_string(source));
+  for (std::size_t t = 0; t < ids.size(); ++t) put(x, static_cast<std::int64_t>(t), ids[t]);
+  put(x, source, tokenizer.start_id());
+  std::vector<std::int64_t> out;
+  for (std::int64_t k = 0; k < std::min(sampling.tokens, target); ++k) {
+    const std::int64_t next = sample(scores_at(model, x, k, dataset.num_classes()),
+                                     sampling.temperature, sampling.top_k, sampling.rng);
+    if (next == tokenizer.end_id()) break;
+    out.push_back(next);
+    if (k + 1 < target) put(x, source + k + 1, next);
+  }
+  std::printf("%s\n", tokenizer.decode(out).c_str());
+}
+
 }  // namespace
 
 int cmd_generate(const std::vector<std::string>& args) {
@@ -68,7 +126,8 @@ int cmd_generate(const std::vector<std::string>& args) {
                                                  "experiment file (the first argument)")(
       "weights", po::value(&weights),
       "the trained weights: a checkpoint (file or folder) or a PyDTNN .npz")(
-      "prompt", po::value(&prompt), "the text to continue (at least one token)")(
+      "prompt", po::value(&prompt),
+      "the text to continue (at least one token); an encoder-decoder's source")(
       "tokens", po::value(&tokens), "tokens to generate (default 200)")(
       "temperature", po::value(&temperature),
       "sampling temperature (default 1; 0: always the most likely token)")(
@@ -120,34 +179,27 @@ int cmd_generate(const std::vector<std::string>& args) {
   const std::int64_t context = dataset.sample_shape(model.options().layout)[0];
   const std::int64_t classes = dataset.num_classes();
 
-  std::vector<std::int64_t> text = tokenizer->encode(prompt);
-  if (text.empty()) throw UsageError("dtnn generate: the prompt encodes to no token");
   const dtnn::DType dtype = model.options().dtype;
   dtnn::Tensor x = dtnn::Tensor::zeros(dataset.sample_shape(model.options().layout).with_batch(1),
                                        dtype, model.options().layout);
-  dtnn::Rng rng(seed);
+  Sampling sampling{tokens, temperature, top_k, dtnn::Rng(seed)};
+  const auto start = std::chrono::steady_clock::now();
+  if (dataset.source_length() > 0) {
+    translate(model, dataset, prompt, x, sampling);
+    return 0;
+  }
+  std::vector<std::int64_t> text = tokenizer->encode(prompt);
+  if (text.empty()) throw UsageError("dtnn generate: the prompt encodes to no token");
   std::fputs(prompt.c_str(), stdout);
   std::fflush(stdout);
-  const auto start = std::chrono::steady_clock::now();
   for (std::int64_t k = 0; k < tokens; ++k) {
     const std::int64_t used =
         std::min<std::int64_t>(context, static_cast<std::int64_t>(text.size()));
     const std::int64_t first = static_cast<std::int64_t>(text.size()) - used;
-    std::vector<double> scores(static_cast<std::size_t>(classes));
-    dtnn::dispatch_dtype(dtype, [&](auto z) {
-      using T = decltype(z);
-      T* xp = x.data<T>();
-      for (std::int64_t t = 0; t < context; ++t)
-        xp[t] = t < used ? T(text[static_cast<std::size_t>(first + t)]) : T(0);
-      const dtnn::Tensor out =
-          model.forward(x.to(model.options().device), dtnn::Mode::eval).to(dtnn::Device::cpu);
-      const T* row = out.data<T>() + (used - 1) * classes;
-      const bool probabilities = model.layer(model.num_layers() - 1).is_softmax();
-      for (std::int64_t c = 0; c < classes; ++c)
-        scores[static_cast<std::size_t>(c)] =
-            probabilities ? std::log(std::max(double(row[c]), 1e-300)) : double(row[c]);
-    });
-    const std::int64_t next = sample(std::move(scores), temperature, top_k, rng);
+    for (std::int64_t t = 0; t < context; ++t)
+      put(x, t, t < used ? text[static_cast<std::size_t>(first + t)] : 0);
+    const std::int64_t next =
+        sample(scores_at(model, x, used - 1, classes), temperature, top_k, sampling.rng);
     text.push_back(next);
     std::fputs(tokenizer->decode(std::span<const std::int64_t>(&next, 1)).c_str(), stdout);
     std::fflush(stdout);

@@ -407,7 +407,8 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   mo.fusions = enabled_fusions(j["fusion"], registry, mo.device, where);
   if (comm_->size() > 1) mo.communicator = comm_.get();
   substitute_sizes(spec.layers, {{"$classes", dataset_->num_classes()},
-                                 {"$vocab", dataset_->vocabulary_size()}});
+                                 {"$vocab", dataset_->vocabulary_size()},
+                                 {"$source_length", dataset_->source_length()}});
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(mo.layout), registry);
   const std::string dataset = "dataset '" + j["dataset"]["name"].get<std::string>() + "'";
   if (dataset_->class_id_labels()) {  // one class id per position: {positions..., classes} out

@@ -21,8 +21,9 @@ using nlohmann::json;
 
 namespace {
 
-// Layers a list expands to, blocks' paths and repeats included, saturating at kMaxModelLayers + 1.
-// The recursion follows the document's nesting, which parsing bounded (kMaxJsonDepth).
+// Layers a list expands to, blocks' paths, containers' lists and repeats included, saturating at
+// kMaxModelLayers + 1. The recursion follows the document's nesting, which parsing bounded
+// (kMaxJsonDepth).
 std::int64_t expanded_layers(const json& layers) {
   constexpr std::int64_t kOver = kMaxModelLayers + 1;
   if (!layers.is_array()) return 0;  // parse_layers names the error
@@ -33,8 +34,15 @@ std::int64_t expanded_layers(const json& layers) {
     } else if (e.contains("repeat") && e["repeat"].is_number_integer() && e.contains("layers")) {
       const std::int64_t r = std::clamp<std::int64_t>(e["repeat"].get<std::int64_t>(), 0, kOver);
       one = r * expanded_layers(e["layers"]);  // both at most kOver: no overflow
-    } else if (e.contains("paths") && e["paths"].is_array()) {
-      for (const json& path : e["paths"]) one = std::min(kOver, one + expanded_layers(path));
+    } else {
+      // Blocks' paths, and the layer lists of other containers (encoder_decoder's stacks).
+      for (auto it = e.begin(); it != e.end(); ++it) {
+        if (!it->is_array() || it->empty()) continue;
+        if (it.key() == "paths")
+          for (const json& path : *it) one = std::min(kOver, one + expanded_layers(path));
+        else if (it->front().is_object())
+          one = std::min(kOver, one + expanded_layers(*it));
+      }
     }
     n = std::min(kOver, n + std::min(kOver, one));
   }
@@ -298,6 +306,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   ctx.workspace = workspace_.get();
   ctx.needs_input_gradient = false;  // the data needs no gradient
   ctx.fusions = options.fusions;
+  ctx.sequence.lengths = std::make_shared<SequenceLengths>();
   chain_.build(spec.layers, ctx);
   parameters_ = chain_.parameters();
   ends_in_softmax_ = chain_.layer(chain_.size() - 1).is_softmax();

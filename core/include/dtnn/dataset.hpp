@@ -36,6 +36,9 @@ class DTNN_CORE_EXPORT Dataset : public Plugin {
   // Token datasets: the number of distinct input ids (a model's embedding size, "$vocab" in a
   // model file); 0 for the others.
   virtual std::int64_t vocabulary_size() const { return 0; }
+  // Sequence-pair datasets: each sample is the source's ids, this many, then the decoder's
+  // ("$source_length" in a model file, an encoder_decoder's split); 0 for the others.
+  virtual std::int64_t source_length() const { return 0; }
   // Token datasets: their ids' text (dtnn generate); null for the others.
   virtual const Tokenizer* tokenizer() const { return nullptr; }
   virtual std::int64_t size(Split split) const = 0;

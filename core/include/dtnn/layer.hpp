@@ -12,6 +12,7 @@
 #include "dtnn/core_export.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin.hpp"
+#include "dtnn/sequence_context.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -43,6 +44,7 @@ struct LayerBuildContext {
   Workspace* workspace = nullptr;    // scratch memory the model's layers share (null: each its own)
   bool needs_input_gradient = true;  // false when no layer before has parameters: dx == nullptr
   Fusions fusions;                   // what blocks apply to the layers of their paths
+  SequenceContext sequence;          // padding lengths and decoder memory (sequence_context.hpp)
 };
 
 // A trainable tensor and its gradient (same shape and dtype).

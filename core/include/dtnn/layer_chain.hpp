@@ -44,6 +44,7 @@ class DTNN_CORE_EXPORT LayerChain {
   bool empty() const { return layers_.empty(); }
   std::size_t size() const { return layers_.size(); }
   Layer& layer(std::size_t i) { return *layers_[i]; }
+  const Layer& layer(std::size_t i) const { return *layers_[i]; }
   Shape output_shape() const { return output_shape_; }
 
   // The chain applied to x: a view valid until the next forward (x itself when the chain is

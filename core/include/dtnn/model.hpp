@@ -73,8 +73,9 @@ DTNN_CORE_EXPORT std::set<std::string> fusion_options(const Registry& registry, 
 DTNN_CORE_EXPORT void fuse_layers(std::vector<LayerSpec>& specs, const Fusions& fusions,
                                   const Registry& registry, Device device);
 // Replaces, in every layer entry (blocks' paths included), a parameter value that is one of the
-// names in `sizes` ("$classes", "$vocab") by its number, so that a model file takes its
-// classifier's width or its embedding's vocabulary from the dataset. A name the run does not know
+// names in `sizes` ("$classes", "$vocab", "$source_length") by its number, so that a model file
+// takes its classifier's width, its embedding's vocabulary or its encoder's length from the
+// dataset. A name the run does not know
 // (a dataset without a vocabulary) is an Error naming the entry.
 DTNN_CORE_EXPORT void substitute_sizes(std::vector<LayerSpec>& specs,
                                        const std::map<std::string, std::int64_t>& sizes);

@@ -30,7 +30,8 @@ void fill_input(Tensor& x, std::uint64_t seed, std::int64_t tokens) {
 }
 
 GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64_t batch,
-                              Layout layout, std::uint64_t seed, double step, std::int64_t tokens) {
+                              Layout layout, std::uint64_t seed, double step, std::int64_t tokens,
+                              DecoderMemory* memory) {
   const DType dt = DType::float64;
   Tensor x = Tensor::empty(input_shape.with_batch(batch), dt, layout);
   Tensor y = Tensor::empty(layer.output_shape().with_batch(batch), dt, layout);
@@ -65,8 +66,14 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
     for (std::int64_t i = 0; i < p.value.numel(); ++i)
       dp_numeric.back()[static_cast<std::size_t>(i)] = numeric(p.value, i);
   }
+  std::vector<double> dm_numeric;
+  Tensor memory_rows = memory ? memory->value.slice_batch(0, batch) : Tensor();
+  if (memory)
+    for (std::int64_t i = 0; i < memory_rows.numel(); ++i)
+      dm_numeric.push_back(numeric(memory_rows, i));
 
   for (auto& p : params) p.grad.fill_zero();
+  if (memory) memory->grad.fill_zero();
   loss();
   layer.backward(x, y, r, &dx);
 
@@ -83,6 +90,11 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
                    error(value_at(params[k].grad, i), dp_numeric[k][static_cast<std::size_t>(i)]));
       ++out.checked;
     }
+  for (std::size_t i = 0; i < dm_numeric.size(); ++i) {
+    const auto at = static_cast<std::int64_t>(i);
+    out.memory_error = std::max(out.memory_error, error(value_at(memory->grad, at), dm_numeric[i]));
+    ++out.checked;
+  }
   return out;
 }
 

@@ -38,11 +38,39 @@ Tensor copy_of(const Tensor& t) {
   return c;
 }
 
+std::shared_ptr<SequenceLengths> lengths_from(const json& c, const char* key) {
+  auto lengths = std::make_shared<SequenceLengths>();
+  if (c.contains(key)) lengths->of = c[key].get<std::vector<std::int64_t>>();
+  return lengths;
+}
+
+// What a case's sequence layers share (dtnn/sequence_context.hpp): "lengths" (per sample, padding
+// after them); "memory": [S, Dm], a decoder memory of random values for `samples` samples, with
+// "memory_lengths".
+SequenceContext sequence_from(const json& c, std::int64_t samples) {
+  SequenceContext s;
+  s.lengths = lengths_from(c, "lengths");
+  if (c.contains("memory")) {
+    const json& dims = c["memory"];
+    s.memory = std::make_shared<DecoderMemory>();
+    s.memory->shape = Shape::from(dims.begin(), dims.end());
+    s.memory->value = Tensor::empty(s.memory->shape.with_batch(samples), DType::float64);
+    fill_uniform(s.memory->value, 41);
+    s.memory->grad = Tensor::zeros(s.memory->value.shape(), DType::float64);
+    s.memory->lengths = lengths_from(c, "memory_lengths");
+  }
+  return s;
+}
+
 // Layers of one type and parameters (an alias resolved) for a layout, built for an input.
 class Builder {
  public:
-  Builder(const Registry& registry, const PluginRecord& record, const json& params, Layout layout)
-      : registry_(registry), device_(record.device), layout_(layout) {
+  Builder(const Registry& registry, const PluginRecord& record, const json& params, Layout layout,
+          SequenceContext sequence)
+      : registry_(registry),
+        device_(record.device),
+        layout_(layout),
+        sequence_(std::move(sequence)) {
     std::vector<LayerSpec> spec{{record.name, Params(params, "conformance: " + record.name)}};
     resolve_aliases(spec, registry);
     spec_ = spec.front();
@@ -58,6 +86,7 @@ class Builder {
     ctx.seed = 11;
     ctx.registry = &registry_;
     ctx.conv_algorithm = "reference";
+    ctx.sequence = sequence_;
     layer->build(ctx);
     return layer;
   }
@@ -66,6 +95,7 @@ class Builder {
   const Registry& registry_;
   Device device_;
   Layout layout_;
+  SequenceContext sequence_;
   LayerSpec spec_;
 };
 
@@ -140,16 +170,23 @@ std::vector<Check> check_layer(const Registry& registry, const PluginRecord& rec
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     const Shape input =
         layout == Layout::nchw && nhwc.rank() == 3 ? Shape{nhwc[2], nhwc[0], nhwc[1]} : nhwc;
-    const std::string setting = "params " + params.dump() + ", input " + input.str() + " " +
-                                to_string(layout) + ", batch " + std::to_string(batch) +
+    const std::string setting = "params " + params.dump() + ", input " + input.str() +
+                                (c.contains("memory") ? ", memory " + c["memory"].dump() : "") +
+                                (c.contains("lengths") ? ", lengths " + c["lengths"].dump() : "") +
+                                " " + to_string(layout) + ", batch " + std::to_string(batch) +
                                 ", float64";
-    const Builder build(registry, record, params, layout);
+    const SequenceContext sequence = sequence_from(c, batch + 2);  // partial_batch's samples
+    const Builder build(registry, record, params, layout, sequence);
     auto layer = build(input, batch);
-    const GradientCheck g = check_gradients(*layer, input, batch, layout, 7, 1e-6, tokens);
+    const GradientCheck g =
+        check_gradients(*layer, input, batch, layout, 7, 1e-6, tokens, sequence.memory.get());
     out.push_back(measured("gradient check: dx", setting, g.input_error, kGradientTolerance));
     if (!layer->parameters().empty())
       out.push_back(
           measured("gradient check: parameters", setting, g.parameter_error, kGradientTolerance));
+    if (sequence.memory)
+      out.push_back(
+          measured("gradient check: decoder memory", setting, g.memory_error, kGradientTolerance));
     for (Check& k : contracts(*build(input, batch), input, batch, layout, tokens, setting))
       out.push_back(std::move(k));
     out.push_back(partial_batch(build, input, batch, layout, tokens, setting));

@@ -5,7 +5,9 @@
 // "exclude" (shell patterns), in name order, read whole (gzip'd ones decompressed). Tokens:
 //   "char":  the distinct Unicode characters of the files, sorted (UTF-8 required; a malformed
 //            byte is an error naming the file, the line and the byte);
-//   "byte":  the 256 byte values, any file.
+//   "byte":  the 256 byte values, any file;
+//   "vocab": the word pieces of the vocabulary file "vocabulary" (BERT's vocab.txt layout,
+//            text_tokenizers.hpp).
 // The token stream is cut into windows of "context" tokens (+1 for the next-token target), in
 // order; every "test_every"-th window is the test split, the others the training split (the
 // trainer holds its validation share out of these). Objectives:
@@ -15,8 +17,6 @@
 //              chosen positions have a target (y = the original token, elsewhere kIgnoredLabel).
 //              The choice is a pure function of (seed, split, window). The mask token is the
 //              vocabulary's last id.
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -30,6 +30,7 @@
 #include "dtnn/rng.hpp"
 #include "read_file.hpp"
 #include "text_tokenizers.hpp"
+#include "token_params.hpp"
 
 namespace {
 
@@ -37,7 +38,7 @@ using namespace dtnn;
 namespace fs = std::filesystem;
 
 constexpr const char* kParameters = R"({"path": "", "include": "*", "exclude": "",
-    "tokens": "char", "context": 128, "objective": "causal", "mask_fraction": 0.15,
+    "tokens": "char", "vocabulary": "", "context": 128, "objective": "causal", "mask_fraction": 0.15,
     "test_every": 10, "seed": 0})";
 
 class Text final : public Dataset {
@@ -51,18 +52,18 @@ class Text final : public Dataset {
     if (!masked_ && p.get_string("objective") != "causal")
       p.fail("objective", "\"causal\" or \"masked\"");
     if (!(mask_fraction_ > 0 && mask_fraction_ < 1)) p.fail("mask_fraction", "a number in (0, 1)");
-    const std::int64_t test_every = p.get_int("test_every");
-    if (test_every < 0 || test_every == 1)
-      p.fail("test_every", "0 (no test split) or an integer >= 2");
-    const std::string tokens = p.get_string("tokens");
-    if (tokens != "char" && tokens != "byte") p.fail("tokens", "\"char\" or \"byte\"");
+    const std::int64_t test_every = datasets::test_every(p);
+    const std::string tokens = datasets::token_kind(p);
     const std::vector<fs::path> files = list_files(p);
-    tokenize(files, tokens == "char");
+    if (tokens == "vocab")
+      tokenize_pieces(files, p.get_string("vocabulary"));
+    else
+      tokenize(files, tokens == "char");
     classes_ = tokenizer_->size() + (masked_ ? 1 : 0);
     const std::int64_t windows =
         (static_cast<std::int64_t>(stream_.size()) - (masked_ ? 0 : 1)) / context_;
     for (std::int64_t w = 0; w < windows; ++w)
-      (test_every > 0 && w % test_every == test_every - 1 ? test_ : train_).push_back(w);
+      (datasets::is_test(w, test_every) ? test_ : train_).push_back(w);
     if (train_.empty())
       throw Error(p.key_path("path") + ": " + std::to_string(stream_.size()) +
                   " tokens make no training window of " + std::to_string(context_ + 1) +
@@ -126,20 +127,12 @@ class Text final : public Dataset {
     if (!fs::exists(path, ec))
       throw Error(p.key_path("path") + ": " + path.string() + ": no such file or folder");
     if (!fs::is_directory(path, ec)) return {path};
-    const std::string include = p.get_string("include"), exclude = p.get_string("exclude");
-    std::vector<fs::path> files;
-    for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
-      if (e.is_symlink() || !e.is_regular_file()) continue;
-      const std::string name = e.path().filename().string();
-      if (fnmatch(include.c_str(), name.c_str(), 0) != 0) continue;
-      if (!exclude.empty() && fnmatch(exclude.c_str(), name.c_str(), 0) == 0) continue;
-      files.push_back(e.path());
-    }
-    if (ec) throw Error(p.key_path("path") + ": " + path.string() + ": " + ec.message());
-    std::sort(files.begin(), files.end());
+    const std::vector<fs::path> files = datasets::matching_files(p, path);
     if (files.empty())
-      throw Error(p.key_path("path") + ": " + path.string() + " holds no regular file matching \"" +
-                  include + "\"" + (exclude.empty() ? "" : " but not \"" + exclude + "\""));
+      throw Error(
+          p.key_path("path") + ": " + path.string() + " holds no regular file matching \"" +
+          p.get_string("include") + "\"" +
+          (p.get_string("exclude").empty() ? "" : " but not \"" + p.get_string("exclude") + "\""));
     return files;
   }
 
@@ -163,6 +156,17 @@ class Text final : public Dataset {
     for (const auto& text : decoded)
       for (char32_t c : text) stream_.push_back(static_cast<std::int32_t>(chars->id(c)));
     tokenizer_ = std::move(chars);
+  }
+
+  void tokenize_pieces(const std::vector<fs::path>& files, const fs::path& vocabulary) {
+    auto pieces = std::make_unique<datasets::WordPieceTokenizer>(vocabulary);
+    for (const fs::path& f : files) {
+      const std::vector<std::uint8_t> bytes = datasets::read_file(f);
+      const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      datasets::decode_utf8(text, f.string());  // a malformed byte named by file and line
+      for (std::int64_t id : pieces->encode(text)) stream_.push_back(static_cast<std::int32_t>(id));
+    }
+    tokenizer_ = std::move(pieces);
   }
 
   std::int64_t context_;

@@ -2,6 +2,9 @@
 // y: [N, T, units], y[n, t] = w[x[n, t]].
 // Backward adds each position's dy to the row of its id: only the rows the batch touched change
 // (the rest of dw stays as it was). The ids have no gradient: dx, when asked for, is zero.
+// With "padding_id" P, a sequence ends at its first P: forward writes each sample's length for the
+// attention and pooling layers after it (dtnn/sequence_context.hpp), which then ignore the padding.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -14,16 +17,20 @@ namespace {
 
 using namespace dtnn;
 
-constexpr const char* kParameters = R"({"vocab": 0, "units": 0, "weights_initializer": "normal"})";
+constexpr const char* kParameters = R"({"vocab": 0, "units": 0, "padding_id": -1,
+    "weights_initializer": "normal"})";
 
 class Embedding final : public Layer {
  public:
   explicit Embedding(const Params& p)
       : vocab_(p.get_int("vocab")),
         units_(p.get_int("units")),
+        padding_id_(p.get_int("padding_id")),
         init_(p.get_string("weights_initializer")) {
     if (vocab_ <= 0) p.fail("vocab", "a positive vocabulary size (\"$vocab\": the dataset's)");
     if (units_ <= 0) p.fail("units", "a positive vector width");
+    if (padding_id_ < -1 || padding_id_ >= vocab_)
+      p.fail("padding_id", "-1 (no padding) or an id below \"vocab\"");
     check_initializer(init_, p.key_path("weights_initializer"));
   }
 
@@ -34,7 +41,10 @@ class Embedding final : public Layer {
     return s;
   }
   std::string weights_shape() const override { return w_.shape().str(); }
-  std::string attributes() const override { return "vocab=" + std::to_string(vocab_); }
+  std::string attributes() const override {
+    return "vocab=" + std::to_string(vocab_) +
+           (padding_id_ >= 0 ? " padding_id=" + std::to_string(padding_id_) : "");
+  }
 
   void build(const LayerBuildContext& ctx) override {
     input_ = ctx.input_shape;
@@ -43,6 +53,12 @@ class Embedding final : public Layer {
     w_ = Tensor::empty(Shape{vocab_, units_}, ctx.dtype);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype);
     initialize(w_, init_, vocab_, units_, ctx.seed);
+    if (padding_id_ >= 0) {
+      if (input_.rank() != 1)
+        throw Error("embedding: \"padding_id\" needs sequences of ids (positions), got " +
+                    input_.str());
+      lengths_ = ctx.sequence.lengths;
+    }
   }
 
   std::vector<Parameter> parameters() override { return {{"weights", w_, dw_}}; }
@@ -53,6 +69,7 @@ class Embedding final : public Layer {
       const T* ids = x.data<T>();
       const std::int64_t tokens = x.numel();
       check_ids(ids, tokens);
+      if (lengths_) write_lengths(ids, x.dim(0));
       const T* w = w_.data<T>();
       T* yp = y.data<T>();
       parallel_for(tokens, 256, [&](std::int64_t i) {
@@ -80,6 +97,17 @@ class Embedding final : public Layer {
   }
 
  private:
+  // Sample n's length: the position of its first padding id.
+  template <class T>
+  void write_lengths(const T* ids, std::int64_t n) {
+    const std::int64_t t = input_[0];
+    lengths_->of.resize(static_cast<std::size_t>(n));
+    for (std::int64_t s = 0; s < n; ++s) {
+      const T* row = ids + s * t;
+      lengths_->of[static_cast<std::size_t>(s)] = std::find(row, row + t, T(padding_id_)) - row;
+    }
+  }
+
   // An id outside [0, vocab) or not whole is the data's or the model file's mistake: say which.
   template <class T>
   void check_ids(const T* ids, std::int64_t n) const {
@@ -91,9 +119,10 @@ class Embedding final : public Layer {
                     "): is the dataset a token dataset, and \"vocab\" its vocabulary?");
   }
 
-  std::int64_t vocab_, units_;
+  std::int64_t vocab_, units_, padding_id_;
   std::string init_;
   Shape input_;
+  std::shared_ptr<SequenceLengths> lengths_;  // written when padding_id is set
   Tensor w_, dw_;
 };
 

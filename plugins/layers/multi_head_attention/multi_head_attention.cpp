@@ -1,19 +1,25 @@
-// multi_head_attention (Vaswani et al. 2017), self-attention over a sequence x: [N, T, D] with H
-// heads of width d = D / H:
+// multi_head_attention (Vaswani et al. 2017) over a sequence x: [N, T, D] with H heads of width
+// d = D / H. Self-attention takes queries, keys and values from x:
 //   [Q K V] = x Wqkv + bqkv                        Wqkv: [D, 3D], one GEMM over all N*T rows
-//   per sample and head:  S = Q_h K_h^T / sqrt(d),  P = softmax over each row of S (causal: row i
-//                         sees columns 0..i),  C_h = P V_h
-//   y = C Wo + bo                                  Wo: [D, D]
+// cross-attention ("cross": true, in an encoder_decoder's decoder) its keys and values from the
+// decoder memory m: [N, S, Dm] (the encoder's output, dtnn/sequence_context.hpp):
+//   Q = x Wq + bq,  [K V] = m Wkv + bkv            Wq: [D, D], Wkv: [Dm, 2D]
+// then, per sample and head:  S = Q_h K_h^T / sqrt(d),  P = softmax over each row of S,
+//                             C_h = P V_h;   y = C Wo + bo    Wo: [D, D]
+// A row sees the keys before its sequence's padding (the lengths an embedding with a padding id
+// wrote; the memory's for cross-attention) and, when causal, only keys 0..i.
 // Backward, per sample and head, with G = dC_h:
 //   dV_h = P^T G,  dP = G V_h^T,  dS = P * (dP - rowsum(dP * P)) / sqrt(d),
-//   dQ_h = dS K_h,  dK_h = dS^T Q_h;  then dWqkv += x^T d[QKV],  dx = d[QKV] Wqkv^T.
+//   dQ_h = dS K_h,  dK_h = dS^T Q_h;  then the projections' gradients, and for cross-attention
+//   dm += d[K V] Wkv^T (several decoder blocks read one memory).
+// Masked keys have P = 0, so they get no gradient without a test in the backward loops.
 //
-// Memory: P is kept from forward for backward, [N, H, T, T]: the one O(T^2) buffer, which the
+// Memory: P is kept from forward for backward, [N, H, T, S]: the one O(T S) buffer, which the
 // backward pass needs (a recomputing, online-softmax forward would trade it for a second pass).
 // The (sample, head) pairs run in parallel, each on one thread, through the GEMM (BLIS, or the
 // small kernels), the softmax fused with the scaling and the mask. Causal attention works in
 // blocks of query rows: block b multiplies only the keys up to its last row, so about half the
-// products of the full matrix are skipped.
+// products of the full matrix are skipped; padding shortens every block to the sequence's keys.
 #include <omp.h>
 
 #include <algorithm>
@@ -25,6 +31,7 @@
 #include "dtnn/gemm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/reductions.hpp"
 
@@ -32,8 +39,8 @@ namespace {
 
 using namespace dtnn;
 
-constexpr const char* kParameters = R"({"heads": 1, "causal": false, "use_bias": true,
-    "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
+constexpr const char* kParameters = R"({"heads": 1, "causal": false, "cross": false,
+    "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
 
 constexpr std::int64_t kQueryBlock = 64;  // query rows per block of causal attention
 
@@ -42,10 +49,13 @@ class MultiHeadAttention final : public Layer {
   explicit MultiHeadAttention(const Params& p)
       : heads_(p.get_int("heads")),
         causal_(p.get_bool("causal")),
+        cross_(p.get_bool("cross")),
         use_bias_(p.get_bool("use_bias")),
         weights_init_(p.get_string("weights_initializer")),
         biases_init_(p.get_string("biases_initializer")) {
     if (heads_ <= 0) p.fail("heads", "a positive number of heads");
+    if (causal_ && cross_)
+      p.fail("causal", "false with \"cross\": true (a decoder sees all of the encoder's output)");
     check_initializer(weights_init_, p.key_path("weights_initializer"));
     check_initializer(biases_init_, p.key_path("biases_initializer"));
   }
@@ -53,15 +63,19 @@ class MultiHeadAttention final : public Layer {
   std::string type() const override { return "multi_head_attention"; }
   Shape output_shape() const override { return Shape{t_, d_model_}; }
   std::string weights_shape() const override {
-    return wqkv_.shape().str() + " + " + wo_.shape().str();
+    return wq_.shape().str() + (cross_ ? " + " + wkv_.shape().str() : "") + " + " +
+           wo_.shape().str();
   }
   std::string attributes() const override {
-    return "heads=" + std::to_string(heads_) + (causal_ ? " causal" : "");
+    return "heads=" + std::to_string(heads_) + (causal_ ? " causal" : "") +
+           (cross_ ? " cross" : "");
   }
   double forward_flops(std::int64_t batch) const override {
     const double rows = double(batch * t_), d = double(d_model_);
-    const double projections = 2 * rows * d * 4 * d;
-    const double attention = 4 * double(batch) * double(t_) * double(t_) * d;
+    const double key_rows = double(batch * s_), dm = double(d_memory_);
+    const double projections =
+        cross_ ? 2 * rows * d * 2 * d + 2 * key_rows * dm * 2 * d : 2 * rows * d * 4 * d;
+    const double attention = 4 * double(batch) * double(t_) * double(s_) * d;
     return projections + (causal_ ? attention * causal_fraction() : attention);
   }
 
@@ -75,33 +89,70 @@ class MultiHeadAttention final : public Layer {
       throw Error("multi_head_attention: " + std::to_string(d_model_) +
                   " features do not split into " + std::to_string(heads_) + " heads");
     head_ = d_model_ / heads_;
-    const DType dt = ctx.dtype;
-    wqkv_ = Tensor::empty(Shape{d_model_, 3 * d_model_}, dt);
-    initialize(wqkv_, weights_init_, d_model_, d_model_, ctx.seed);
-    wo_ = Tensor::empty(Shape{d_model_, d_model_}, dt);
-    initialize(wo_, weights_init_, d_model_, d_model_, ctx.seed + 1);
-    dwqkv_ = Tensor::zeros(wqkv_.shape(), dt);
-    dwo_ = Tensor::zeros(wo_.shape(), dt);
-    if (use_bias_) {
-      bqkv_ = Tensor::empty(Shape{3 * d_model_}, dt);
-      initialize(bqkv_, biases_init_, d_model_, d_model_, ctx.seed + 2);
-      bo_ = Tensor::empty(Shape{d_model_}, dt);
-      initialize(bo_, biases_init_, d_model_, d_model_, ctx.seed + 3);
-      dbqkv_ = Tensor::zeros(bqkv_.shape(), dt);
-      dbo_ = Tensor::zeros(bo_.shape(), dt);
+    if (cross_) {
+      memory_ = ctx.sequence.memory;
+      if (!memory_ || memory_->shape.rank() != 2)
+        throw Error(
+            "multi_head_attention: \"cross\": true attends to a decoder's memory: put it in the "
+            "\"decoder\" of an encoder_decoder");
+      s_ = memory_->shape[0];
+      d_memory_ = memory_->shape[1];
+      lengths_ = memory_->lengths;
+    } else {
+      s_ = t_;
+      d_memory_ = d_model_;
+      lengths_ = ctx.sequence.lengths;
     }
-    const std::int64_t n = ctx.max_batch;
-    qkv_ = Tensor::empty(Shape{n, t_, 3 * d_model_}, dt);
-    dqkv_ = Tensor::empty(qkv_.shape(), dt);
-    context_ = Tensor::empty(Shape{n, t_, d_model_}, dt);
+    const DType dt = ctx.dtype;
+    const std::int64_t d = d_model_, n = ctx.max_batch;
+    // Self: one [D, 3D] projection for Q, K and V. Cross: [D, D] for Q, [Dm, 2D] for K and V.
+    wq_ = Tensor::empty(Shape{d, cross_ ? d : 3 * d}, dt);
+    initialize(wq_, weights_init_, d, d, ctx.seed);
+    wo_ = Tensor::empty(Shape{d, d}, dt);
+    initialize(wo_, weights_init_, d, d, ctx.seed + 1);
+    if (cross_) {
+      wkv_ = Tensor::empty(Shape{d_memory_, 2 * d}, dt);
+      initialize(wkv_, weights_init_, d_memory_, d, ctx.seed + 4);
+    }
+    if (use_bias_) {
+      bq_ = Tensor::empty(Shape{wq_.dim(1)}, dt);
+      initialize(bq_, biases_init_, d, d, ctx.seed + 2);
+      bo_ = Tensor::empty(Shape{d}, dt);
+      initialize(bo_, biases_init_, d, d, ctx.seed + 3);
+      if (cross_) {
+        bkv_ = Tensor::empty(Shape{2 * d}, dt);
+        initialize(bkv_, biases_init_, d, d, ctx.seed + 5);
+      }
+    }
+    dwq_ = Tensor::zeros(wq_.shape(), dt);
+    dwo_ = Tensor::zeros(wo_.shape(), dt);
+    if (cross_) dwkv_ = Tensor::zeros(wkv_.shape(), dt);
+    if (use_bias_) {
+      dbq_ = Tensor::zeros(bq_.shape(), dt);
+      dbo_ = Tensor::zeros(bo_.shape(), dt);
+      if (cross_) dbkv_ = Tensor::zeros(bkv_.shape(), dt);
+    }
+    q_ = Tensor::empty(Shape{n, t_, wq_.dim(1)}, dt);
+    dq_ = Tensor::empty(q_.shape(), dt);
+    if (cross_) {
+      kv_ = Tensor::empty(Shape{n, s_, 2 * d}, dt);
+      dkv_ = Tensor::empty(kv_.shape(), dt);
+      dmemory_ = Tensor::empty(Shape{n, s_, d_memory_}, dt);
+    }
+    context_ = Tensor::empty(Shape{n, t_, d}, dt);
     dcontext_ = Tensor::empty(context_.shape(), dt);
-    probs_ = Tensor::empty(Shape{n, heads_, t_, t_}, dt);
-    scratch_ = Tensor::empty(Shape{std::max(1, omp_get_max_threads()), t_, t_}, dt);
+    probs_ = Tensor::empty(Shape{n, heads_, t_, s_}, dt);
+    scratch_ = Tensor::empty(Shape{std::max(1, omp_get_max_threads()), t_, s_}, dt);
   }
 
   std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights_qkv", wqkv_, dwqkv_}};
-    if (use_bias_) p.push_back({"biases_qkv", bqkv_, dbqkv_});
+    const std::string q = cross_ ? "_q" : "_qkv";
+    std::vector<Parameter> p{{"weights" + q, wq_, dwq_}};
+    if (use_bias_) p.push_back({"biases" + q, bq_, dbq_});
+    if (cross_) {
+      p.push_back({"weights_kv", wkv_, dwkv_});
+      if (use_bias_) p.push_back({"biases_kv", bkv_, dbkv_});
+    }
     p.push_back({"weights_out", wo_, dwo_});
     if (use_bias_) p.push_back({"biases_out", bo_, dbo_});
     return p;
@@ -115,130 +166,171 @@ class MultiHeadAttention final : public Layer {
   }
 
  private:
-  // The share of the T x T products causal attention computes with query blocks.
+  // The share of the T x S products causal attention computes with query blocks.
   double causal_fraction() const {
     const std::int64_t blocks = (t_ + kQueryBlock - 1) / kQueryBlock;
     double done = 0;
     for (std::int64_t b = 0; b < blocks; ++b) done += double(std::min(t_, (b + 1) * kQueryBlock));
     return done * double(kQueryBlock) / double(t_ * t_);
   }
-  // Keys a block of query rows [row, row + rows) attends to.
-  std::int64_t keys_for(std::int64_t row, std::int64_t rows) const {
-    return causal_ ? row + rows : t_;
+  // Keys that query row i of a sequence with `keys` unpadded keys sees.
+  std::int64_t seen_by(std::int64_t i, std::int64_t keys) const {
+    return causal_ ? std::min(i + 1, keys) : keys;
   }
   std::int64_t block_rows() const { return causal_ ? kQueryBlock : t_; }
-  // Where pair nh (sample nh / heads, head nh % heads) starts in a [N, T, 3D] buffer (its Q; K and
-  // V follow at +D and +2D) and in a [N, T, D] one.
-  std::int64_t qkv_offset(std::int64_t nh) const {
-    return (nh / heads_) * t_ * 3 * d_model_ + (nh % heads_) * head_;
+  // The row strides of the query and key-value buffers ([N, T, ldq] and [N, S, ldkv]): Q, K and V
+  // side by side in one buffer for self-attention, Q alone and K, V side by side for cross.
+  std::int64_t ldq() const { return q_.dim(2); }
+  std::int64_t ldkv() const { return cross_ ? 2 * d_model_ : 3 * d_model_; }
+  // Where pair nh (sample nh / heads, head nh % heads) starts in those buffers (K and V follow at
+  // +0 and +D in the key-value one), and in a [N, T, D] one.
+  std::int64_t q_offset(std::int64_t nh) const {
+    return (nh / heads_) * t_ * ldq() + (nh % heads_) * head_;
+  }
+  std::int64_t kv_offset(std::int64_t nh) const {
+    return (nh / heads_) * s_ * ldkv() + (nh % heads_) * head_;
   }
   std::int64_t context_offset(std::int64_t nh) const {
     return (nh / heads_) * t_ * d_model_ + (nh % heads_) * head_;
   }
+  // The first key of the key-value buffer: K after Q in self-attention's combined one.
+  template <class T>
+  T* keys_base(Tensor& q, Tensor& kv) const {
+    return cross_ ? kv.data<T>() : q.data<T>() + d_model_;
+  }
+  // Sample n's unpadded keys.
+  std::int64_t keys_of(std::int64_t n) const { return lengths_ ? lengths_->keys(n, s_) : s_; }
 
-  // out[r, :] = in[r, :] w (+ b) for rows r, and its gradients (dtnn/dense.hpp).
+  // out[r, :] = in[r, :] w (+ b) for rows r, and its gradients (dtnn/dense.hpp); an undefined b
+  // or db is no bias.
   template <class T>
   static void project(const T* in, std::int64_t rows, std::int64_t width_in, const Tensor& w,
-                      const Tensor* b, T* out) {
-    dense::forward(in, rows, width_in, w.data<T>(), w.dim(1), b ? b->data<T>() : nullptr, out);
+                      const Tensor& b, T* out) {
+    dense::forward(in, rows, width_in, w.data<T>(), w.dim(1), b.defined() ? b.data<T>() : nullptr,
+                   out);
   }
   template <class T>
   static void project_backward(const T* in, const T* g, std::int64_t rows, std::int64_t width_in,
-                               const Tensor& w, Tensor& dw, Tensor* db, T* din) {
+                               const Tensor& w, Tensor& dw, Tensor& db, T* din) {
     dense::backward(in, g, rows, width_in, w.data<T>(), w.dim(1), dw.data<T>(),
-                    db ? db->data<T>() : nullptr, din);
+                    db.defined() ? db.data<T>() : nullptr, din);
   }
 
   template <class T>
   void forward_t(const Tensor& x, Tensor& y) {
-    const std::int64_t n = x.dim(0), d = d_model_, ld = 3 * d;
-    T* qkv = qkv_.data<T>();
+    const std::int64_t n = x.dim(0), d = d_model_;
+    project(x.data<T>(), n * t_, d, wq_, bq_, q_.data<T>());
+    if (cross_) {
+      if (memory_->value.dim(0) < n)
+        throw Error("multi_head_attention: the decoder memory holds " +
+                    std::to_string(memory_->value.dim(0)) + " samples, the input " +
+                    std::to_string(n));
+      project(memory_->value.data<T>(), n * s_, d_memory_, wkv_, bkv_, kv_.data<T>());
+    }
+    const T* qs = q_.data<T>();
+    const T* ks = keys_base<T>(q_, kv_);
     T* context = context_.data<T>();
     T* probs = probs_.data<T>();
-    project(x.data<T>(), n * t_, d, wqkv_, use_bias_ ? &bqkv_ : nullptr, qkv);
     const T scale = T(1) / std::sqrt(T(head_));
+    const std::int64_t lq = ldq(), lkv = ldkv();
 #pragma omp parallel for schedule(dynamic) if (n * heads_ > 1)
     for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
-      const T* q = qkv + qkv_offset(nh);
-      const T* k = q + d;
-      const T* v = q + 2 * d;
-      T* p = probs + nh * t_ * t_;
+      const T* q = qs + q_offset(nh);
+      const T* k = ks + kv_offset(nh);
+      const T* v = k + d;
+      T* p = probs + nh * t_ * s_;
       T* c = context + context_offset(nh);
+      const std::int64_t valid = keys_of(nh / heads_);
       for (std::int64_t row = 0; row < t_; row += block_rows()) {
-        const std::int64_t rows = std::min(block_rows(), t_ - row), keys = keys_for(row, rows);
-        T* pb = p + row * t_;
-        gemm(false, true, rows, keys, head_, scale, q + row * ld, ld, k, ld, T(0), pb, t_);
-        for (std::int64_t i = 0; i < rows; ++i)
-          softmax_row(pb + i * t_, causal_ ? row + i + 1 : t_);
-        gemm(false, false, rows, head_, keys, T(1), pb, t_, v, ld, T(0), c + row * d, d);
+        const std::int64_t rows = std::min(block_rows(), t_ - row);
+        const std::int64_t keys = seen_by(row + rows - 1, valid);
+        T* pb = p + row * s_;
+        gemm(false, true, rows, keys, head_, scale, q + row * lq, lq, k, lkv, T(0), pb, s_);
+        for (std::int64_t i = 0; i < rows; ++i) softmax_row(pb + i * s_, seen_by(row + i, valid));
+        gemm(false, false, rows, head_, keys, T(1), pb, s_, v, lkv, T(0), c + row * d, d);
       }
     }
-    project(context, n * t_, d, wo_, use_bias_ ? &bo_ : nullptr, y.data<T>());
+    project(context, n * t_, d, wo_, bo_, y.data<T>());
   }
 
-  // Softmax of the first `seen` values of a row of T; the rest (masked) become 0.
+  // Softmax of the first `seen` values of a row of S; the rest (masked) become 0.
   template <class T>
   void softmax_row(T* __restrict r, std::int64_t seen) const {
     const T mx = reduce::max(r, seen);
     for (std::int64_t j = 0; j < seen; ++j) r[j] = fast::exp(r[j] - mx);
     const T inv = T(1) / reduce::sum(r, seen);
     for (std::int64_t j = 0; j < seen; ++j) r[j] *= inv;
-    for (std::int64_t j = seen; j < t_; ++j) r[j] = T(0);
+    for (std::int64_t j = seen; j < s_; ++j) r[j] = T(0);
   }
 
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
-    const std::int64_t n = x.dim(0), d = d_model_, ld = 3 * d;
-    const T* qkv = qkv_.data<T>();
-    const T* probs = probs_.data<T>();
-    T* dqkv = dqkv_.data<T>();
+    const std::int64_t n = x.dim(0), d = d_model_;
     T* dcontext = dcontext_.data<T>();
-    project_backward(context_.data<T>(), dy.data<T>(), n * t_, d, wo_, dwo_,
-                     use_bias_ ? &dbo_ : nullptr, dcontext);
+    project_backward(context_.data<T>(), dy.data<T>(), n * t_, d, wo_, dwo_, dbo_, dcontext);
+    const T* qs = q_.data<T>();
+    const T* ks = keys_base<T>(q_, kv_);
+    T* dqs = dq_.data<T>();
+    T* dks = keys_base<T>(dq_, dkv_);
+    const T* probs = probs_.data<T>();
     const T scale = T(1) / std::sqrt(T(head_));
+    const std::int64_t lq = ldq(), lkv = ldkv();
 #pragma omp parallel for schedule(dynamic) if (n * heads_ > 1)
     for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
-      const T* q = qkv + qkv_offset(nh);
-      const T* k = q + d;
-      const T* v = q + 2 * d;
-      T* dq = dqkv + qkv_offset(nh);
-      T* dk = dq + d;
-      T* dv = dq + 2 * d;
-      const T* p = probs + nh * t_ * t_;
+      const T* q = qs + q_offset(nh);
+      const T* k = ks + kv_offset(nh);
+      const T* v = k + d;
+      T* dq = dqs + q_offset(nh);
+      T* dk = dks + kv_offset(nh);
+      T* dv = dk + d;
+      const T* p = probs + nh * t_ * s_;
       const T* g = dcontext + context_offset(nh);
-      T* ds = scratch_.data<T>() + omp_get_thread_num() * t_ * t_;
+      T* ds = scratch_.data<T>() + omp_get_thread_num() * t_ * s_;
+      // Blocks add to dK and dV (keys past a block's, and past the padding, get nothing).
+      for (std::int64_t j = 0; j < s_; ++j) {
+        std::fill_n(dk + j * lkv, head_, T(0));
+        std::fill_n(dv + j * lkv, head_, T(0));
+      }
+      const std::int64_t valid = keys_of(nh / heads_);
       for (std::int64_t row = 0; row < t_; row += block_rows()) {
-        const std::int64_t rows = std::min(block_rows(), t_ - row), keys = keys_for(row, rows);
-        const T* pb = p + row * t_;
-        // The first block writes dK and dV over their rows [0, keys); later ones add to them,
-        // and a causal block's new rows [keys of the previous block, keys) start from zero.
-        const std::int64_t fresh_from = row == 0 ? 0 : keys_for(row - block_rows(), block_rows());
-        for (std::int64_t j = fresh_from; j < keys; ++j) {
-          std::fill_n(dk + j * ld, head_, T(0));
-          std::fill_n(dv + j * ld, head_, T(0));
-        }
-        gemm(true, false, keys, head_, rows, T(1), pb, t_, g + row * d, d, T(1), dv, ld);
-        gemm(false, true, rows, keys, head_, T(1), g + row * d, d, v, ld, T(0), ds, t_);
+        const std::int64_t rows = std::min(block_rows(), t_ - row);
+        const std::int64_t keys = seen_by(row + rows - 1, valid);
+        const T* pb = p + row * s_;
+        gemm(true, false, keys, head_, rows, T(1), pb, s_, g + row * d, d, T(1), dv, lkv);
+        gemm(false, true, rows, keys, head_, T(1), g + row * d, d, v, lkv, T(0), ds, s_);
         for (std::int64_t i = 0; i < rows; ++i) {
-          const T* __restrict pr = pb + i * t_;
-          T* __restrict dr = ds + i * t_;
+          const T* __restrict pr = pb + i * s_;
+          T* __restrict dr = ds + i * s_;
           const T dot = reduce::dot(dr, pr, keys);
           for (std::int64_t j = 0; j < keys; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;
         }
-        gemm(false, false, rows, head_, keys, T(1), ds, t_, k, ld, T(0), dq + row * ld, ld);
-        gemm(true, false, keys, head_, rows, T(1), ds, t_, q + row * ld, ld, T(1), dk, ld);
+        gemm(false, false, rows, head_, keys, T(1), ds, s_, k, lkv, T(0), dq + row * lq, lq);
+        gemm(true, false, keys, head_, rows, T(1), ds, s_, q + row * lq, lq, T(1), dk, lkv);
       }
     }
-    project_backward(x.data<T>(), dqkv, n * t_, d, wqkv_, dwqkv_, use_bias_ ? &dbqkv_ : nullptr,
+    project_backward(x.data<T>(), dqs, n * t_, d, wq_, dwq_, dbq_,
                      dx ? dx->data<T>() : static_cast<T*>(nullptr));
+    if (cross_) add_memory_gradient<T>(n);
+  }
+
+  // dm += d[K V] Wkv^T: the memory's gradient from this layer, added to the other readers'.
+  template <class T>
+  void add_memory_gradient(std::int64_t n) {
+    T* dm = dmemory_.data<T>();
+    project_backward(memory_->value.data<T>(), dkv_.data<T>(), n * s_, d_memory_, wkv_, dwkv_,
+                     dbkv_, dm);
+    T* __restrict out = memory_->grad.data<T>();
+    parallel_for(n * s_ * d_memory_, kParallelGrain, [&](std::int64_t i) { out[i] += dm[i]; });
   }
 
   std::int64_t heads_;
-  bool causal_, use_bias_;
+  bool causal_, cross_, use_bias_;
   std::string weights_init_, biases_init_;
-  std::int64_t t_ = 0, d_model_ = 0, head_ = 0;
-  Tensor wqkv_, bqkv_, wo_, bo_, dwqkv_, dbqkv_, dwo_, dbo_;
-  Tensor qkv_, dqkv_, context_, dcontext_, probs_, scratch_;
+  std::int64_t t_ = 0, s_ = 0, d_model_ = 0, d_memory_ = 0, head_ = 0;
+  std::shared_ptr<const SequenceLengths> lengths_;
+  std::shared_ptr<DecoderMemory> memory_;
+  Tensor wq_, bq_, wkv_, bkv_, wo_, bo_, dwq_, dbq_, dwkv_, dbkv_, dwo_, dbo_;
+  Tensor q_, dq_, kv_, dkv_, dmemory_, context_, dcontext_, probs_, scratch_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new MultiHeadAttention(p); }
@@ -246,12 +338,20 @@ Plugin* create(const Params& p, const PluginContext&) { return new MultiHeadAtte
 }  // namespace
 
 // Conformance: non-causal and causal, one and several heads; the causal case at 70 positions
-// spans two query blocks.
+// spans two query blocks; padded sequences (lengths, for batch + 2 samples), with a causal mask
+// too; cross-attention to a memory of another length and width, padded.
 constexpr const char* kTraits = R"({"conformance": [
     {"params": {"heads": 2}, "input": [5, 4]},
     {"params": {"heads": 1, "causal": true, "use_bias": false}, "input": [6, 3], "batch": 3},
-    {"params": {"heads": 2, "causal": true}, "input": [70, 2], "batch": 1}]})";
+    {"params": {"heads": 2, "causal": true}, "input": [70, 2], "batch": 1},
+    {"params": {"heads": 2}, "input": [5, 4], "lengths": [3, 5, 1, 4]},
+    {"params": {"heads": 1, "causal": true}, "input": [6, 2], "lengths": [4, 2, 6, 1]},
+    {"params": {"heads": 2, "cross": true}, "input": [4, 4], "memory": [3, 5]},
+    {"params": {"heads": 2, "cross": true, "use_bias": false}, "input": [3, 2],
+     "memory": [5, 3], "memory_lengths": [2, 5, 1, 3]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "multi_head_attention",
-                   .description = "multi-head scaled dot-product self-attention (causal optional)",
+                   .description =
+                       "multi-head scaled dot-product attention: self (causal optional) or cross "
+                       "(a decoder's memory); padding masked",
                    .parameters = kParameters, .traits = kTraits, .factory = create)

@@ -1,5 +1,6 @@
 // sequence_pool: one vector for a whole sequence, x: [N, T, D] -> y: [N, D].
-//   "mean":   y = (1/T) sum_t x[t];   dx[t] = dy / T
+//   "mean":   y = (1/L) sum_{t<L} x[t];   dx[t] = dy / L for t < L, 0 after; L = T, or the
+//             sample's length before its padding (dtnn/sequence_context.hpp)
 //   "first":  y = x[0] (BERT's [CLS] position);   dx[0] = dy, dx[t > 0] = 0
 #include <algorithm>
 #include <string>
@@ -26,6 +27,7 @@ class SequencePool final : public Layer {
                   ctx.input_shape.str());
     t_ = ctx.input_shape[0];
     d_ = ctx.input_shape[1];
+    lengths_ = ctx.sequence.lengths;
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -38,11 +40,12 @@ class SequencePool final : public Layer {
         T* __restrict out = yp + n * d_;
         std::copy_n(xs, d_, out);
         if (!mean_) return;
-        for (std::int64_t t = 1; t < t_; ++t) {
+        const std::int64_t length = positions(n);
+        for (std::int64_t t = 1; t < length; ++t) {
           const T* __restrict row = xs + t * d_;
           for (std::int64_t j = 0; j < d_; ++j) out[j] += row[j];
         }
-        for (std::int64_t j = 0; j < d_; ++j) out[j] /= T(t_);
+        for (std::int64_t j = 0; j < d_; ++j) out[j] /= T(length);
       });
     });
   }
@@ -55,16 +58,21 @@ class SequencePool final : public Layer {
       T* dxp = dx->data<T>();
       parallel_for(dy.dim(0), 4, [&](std::int64_t n) {
         T* out = dxp + n * t_ * d_;
+        const std::int64_t length = mean_ ? positions(n) : 1;
         for (std::int64_t t = 0; t < t_; ++t)
           for (std::int64_t j = 0; j < d_; ++j)
-            out[t * d_ + j] = mean_ ? g[n * d_ + j] / T(t_) : (t == 0 ? g[n * d_ + j] : T(0));
+            out[t * d_ + j] = t < length ? g[n * d_ + j] / T(length) : T(0);
       });
     });
   }
 
  private:
+  // The positions sample n averages over: those before its padding.
+  std::int64_t positions(std::int64_t n) const { return lengths_ ? lengths_->keys(n, t_) : t_; }
+
   bool mean_;
   std::int64_t t_ = 0, d_ = 0;
+  std::shared_ptr<const SequenceLengths> lengths_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new SequencePool(p); }
@@ -72,7 +80,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new SequencePool(
 }  // namespace
 
 constexpr const char* kTraits = R"({"conformance": [
-    {"input": [5, 3]}, {"params": {"mode": "first"}, "input": [4, 2], "batch": 3}]})";
+    {"input": [5, 3]}, {"params": {"mode": "first"}, "input": [4, 2], "batch": 3},
+    {"input": [5, 2], "lengths": [2, 5, 1, 3]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "sequence_pool",
                    .description = "one vector per sequence: the mean over positions, or the first",

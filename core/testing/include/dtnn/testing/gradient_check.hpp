@@ -10,14 +10,17 @@ namespace dtnn::testing {
 struct GradientCheck {
   double input_error = 0;      // max relative error of dx
   double parameter_error = 0;  // max relative error over every parameter gradient
+  double memory_error = 0;     // max relative error of the decoder memory's gradient, if any
   std::int64_t checked = 0;    // values perturbed
 };
 
 // layer must be built for batch `batch` in float64; x is filled from seed. With tokens > 0 the
-// inputs are token ids below it, which are not perturbed (their gradient must be zero).
+// inputs are token ids below it, which are not perturbed (their gradient must be zero). A layer
+// that reads a decoder memory (cross-attention) has the memory's gradient checked too: memory is
+// the one its build context held, its value filled for at least `batch` samples.
 GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64_t batch,
                               Layout layout, std::uint64_t seed = 7, double step = 1e-6,
-                              std::int64_t tokens = 0);
+                              std::int64_t tokens = 0, DecoderMemory* memory = nullptr);
 
 // x filled from seed: uniform values, or whole token ids in [0, tokens) when tokens > 0.
 void fill_input(Tensor& x, std::uint64_t seed, std::int64_t tokens);

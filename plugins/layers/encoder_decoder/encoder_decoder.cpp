@@ -1,0 +1,175 @@
+// encoder_decoder: a sequence-to-sequence transformer's two stacks as one layer (Vaswani et al.
+// 2017; PyDTNN's EncoderDecoder). x: [N, S + T] token ids, each sample the source's S ids and then
+// the decoder's T input ids (the target shifted right behind a start token, as a seq2seq dataset
+// gives them); y: the decoder's output, [N, T, ...].
+//   {"type": "encoder_decoder", "source_length": "$source_length",
+//    "encoder": [layers on the source ids],
+//    "decoder": [layers on the decoder's ids; multi_head_attention {"cross": true} in them reads
+//                the encoder's output]}
+// The encoder's output is the decoder's memory (dtnn/sequence_context.hpp): the cross-attention
+// layers add its gradient up in backward, and the encoder's backward starts from it. Each stack has
+// its own padding lengths (its embedding's "padding_id"); cross-attention masks with the
+// source's. The ids have no gradient: dx, when asked for, is zero.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dtnn/layer.hpp"
+#include "dtnn/layer_chain.hpp"
+#include "dtnn/model.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "dtnn/rng.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class EncoderDecoder final : public Layer {
+ public:
+  explicit EncoderDecoder(const Params& p) : params_(p), source_(p.get_int("source_length")) {
+    if (source_ <= 0)
+      p.fail("source_length",
+             "the source's positions at the start of each sample (\"$source_length\": the "
+             "dataset's)");
+  }
+
+  std::string type() const override { return "encoder_decoder"; }
+  Shape output_shape() const override { return decoder_.output_shape(); }
+  std::string attributes() const override {
+    return "source=" + std::to_string(source_) + " target=" + std::to_string(target_) +
+           " encoder=" + std::to_string(encoder_.size()) +
+           " layers decoder=" + std::to_string(decoder_.size()) + " layers";
+  }
+
+  void build(const LayerBuildContext& ctx) override {
+    if (ctx.device != Device::cpu)
+      throw Error("encoder_decoder: runs on the CPU only (no device twin yet)");
+    if (ctx.input_shape.rank() != 1 || ctx.input_shape[0] <= source_)
+      throw Error("encoder_decoder: expected a sample of " + std::to_string(source_) +
+                  " source ids and at least one decoder id, got " + ctx.input_shape.str());
+    target_ = ctx.input_shape[0] - source_;
+    const std::int64_t n = ctx.max_batch;
+
+    LayerBuildContext c = ctx;
+    c.needs_input_gradient = false;  // ids
+    c.input_shape = Shape{source_};
+    c.seed = Rng::derive(ctx.seed, 1);
+    c.sequence = SequenceContext{std::make_shared<SequenceLengths>(), nullptr};
+    encoder_.build(stack("encoder"), c);
+    if (encoder_.output_shape().rank() != 2)
+      throw Error(params_.key_path("encoder") +
+                  ": expected to end in a sequence (positions, features), got " +
+                  encoder_.output_shape().str());
+    memory_ = std::make_shared<DecoderMemory>();
+    memory_->shape = encoder_.output_shape();
+    memory_->grad = Tensor::empty(memory_->shape.with_batch(n), ctx.dtype);
+    memory_->lengths = c.sequence.lengths;
+
+    c.input_shape = Shape{target_};
+    c.seed = Rng::derive(ctx.seed, 2);
+    c.sequence = SequenceContext{std::make_shared<SequenceLengths>(), memory_};
+    decoder_.build(stack("decoder"), c);
+
+    source_ids_ = Tensor::empty(Shape{n, source_}, ctx.dtype);
+    target_ids_ = Tensor::empty(Shape{n, target_}, ctx.dtype);
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode mode) override {
+    const std::int64_t n = x.dim(0);
+    Tensor source = source_ids_.slice_batch(0, n), target = target_ids_.slice_batch(0, n);
+    split(x, source, target);
+    memory_->value = encoder_.forward(source, mode);
+    y.copy_from(decoder_.forward(target, mode));
+  }
+
+  void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    Tensor dmemory = memory_->grad.slice_batch(0, dy.dim(0));
+    dmemory.fill_zero();
+    decoder_.backward(dy, nullptr);  // the cross-attention layers fill dmemory
+    encoder_.backward(dmemory, nullptr);
+    if (dx) dx->fill_zero();
+  }
+
+  std::vector<Parameter> parameters() override {
+    std::vector<Parameter> all = prefixed("encoder.", encoder_.parameters());
+    for (Parameter& p : prefixed("decoder.", decoder_.parameters())) all.push_back(std::move(p));
+    return all;
+  }
+  std::vector<Tensor> state() override {
+    std::vector<Tensor> all = encoder_.state();
+    for (Tensor& t : decoder_.state()) all.push_back(std::move(t));
+    return all;
+  }
+  std::size_t workspace_bytes() const override {
+    return std::max(encoder_.workspace_bytes(), decoder_.workspace_bytes());
+  }
+  double forward_flops(std::int64_t batch) const override {
+    double flops = 0;
+    for (const LayerChain* chain : {&encoder_, &decoder_})
+      for (std::size_t i = 0; i < chain->size(); ++i) flops += chain->layer(i).forward_flops(batch);
+    return flops;
+  }
+  std::string report() const override {
+    const std::string e = encoder_.report(), d = decoder_.report();
+    return e + (!e.empty() && !d.empty() ? "\n" : "") + d;
+  }
+
+ private:
+  std::vector<LayerSpec> stack(const char* key) const {
+    const nlohmann::json& j = params_.json();
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_array() || it->empty())
+      params_.fail(key, "a non-empty list of layers");
+    return parse_layer_list(*it, params_.key_path(key));
+  }
+
+  static std::vector<Parameter> prefixed(const std::string& prefix, std::vector<Parameter> ps) {
+    for (Parameter& p : ps) p.name = prefix + p.name;
+    return ps;
+  }
+
+  // x's rows into the source's and the decoder's ids.
+  void split(const Tensor& x, Tensor& source, Tensor& target) const {
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* in = x.data<T>();
+      T* s = source.data<T>();
+      T* t = target.data<T>();
+      for (std::int64_t i = 0; i < x.dim(0); ++i) {
+        const T* row = in + i * (source_ + target_);
+        std::copy_n(row, source_, s + i * source_);
+        std::copy_n(row + source_, target_, t + i * target_);
+      }
+    });
+  }
+
+  Params params_;
+  std::int64_t source_, target_ = 0;
+  LayerChain encoder_, decoder_;
+  std::shared_ptr<DecoderMemory> memory_;
+  Tensor source_ids_, target_ids_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new EncoderDecoder(p); }
+
+}  // namespace
+
+// Conformance: a whole small transformer, padded source, gradient-checked end to end (the
+// encoder's parameters get their gradient through the decoder's cross-attention).
+constexpr const char* kTraits = R"({"conformance": [
+    {"params": {"source_length": 3,
+                "encoder": [{"type": "embedding", "vocab": 5, "units": 4, "padding_id": 0},
+                            {"type": "multi_head_attention", "heads": 2},
+                            {"type": "layer_norm"}],
+                "decoder": [{"type": "embedding", "vocab": 5, "units": 4},
+                            {"type": "multi_head_attention", "heads": 2, "causal": true},
+                            {"type": "multi_head_attention", "heads": 2, "cross": true},
+                            {"type": "fc", "units": 5, "flatten": false}]},
+     "input": [7], "tokens": 5}]})";
+
+DTNN_EXPORT_PLUGIN(
+        .kind = "layer", .name = "encoder_decoder",
+        .description =
+            "a seq2seq transformer: an encoder on the source ids, a decoder on the target's, "
+            "cross-attention between them",
+        .parameters = R"({"source_length": 0, "encoder": [], "decoder": []})", .traits = kTraits,
+        .factory = create)
