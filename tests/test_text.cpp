@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
 
 #include "dtnn/dataset.hpp"
 #include "dtnn/tokenizer.hpp"
@@ -183,17 +184,23 @@ TEST_CASE("text_classes: a class per file, records between separator lines, padd
   const std::int64_t all[] = {0, 1, 2, 3};
   d->read(Split::train, all, x, y);
   const Tokenizer& t = *d->tokenizer();
-  auto text_of = [&](std::int64_t row) {
+  // Each sample's text (the padding decodes to nothing) and class; the records come shuffled.
+  std::set<std::pair<std::string, int>> samples;
+  for (std::int64_t row = 0; row < 4; ++row) {
     std::vector<std::int64_t> ids;
     for (std::int64_t i = 0; i < 5; ++i) ids.push_back(std::int64_t(x.data<float>()[row * 5 + i]));
-    return t.decode(ids);
-  };
-  CHECK(text_of(0) == "cat");
-  CHECK(x.data<float>()[3] == 0);  // padding after "cat"
-  CHECK(text_of(1) == "dog");
-  CHECK(text_of(3) == "sun\na");           // the first 5 characters
-  CHECK(y.data<float>()[0] == 1);          // a_animals is class 0
-  CHECK(y.data<float>()[2 * 2 + 1] == 1);  // b_weather is class 1
+    samples.emplace(t.decode(ids), y.data<float>()[row * 2 + 1] == 1 ? 1 : 0);
+    if (t.decode(ids) == "cat") CHECK(ids[3] == 0);  // padding after "cat"
+  }
+  // a_animals is class 0, b_weather class 1; records cut at 5 characters.
+  const std::set<std::pair<std::string, int>> expected{
+      {"cat", 0}, {"dog", 0}, {"rain", 1}, {"sun\na", 1}};
+  CHECK(samples == expected);
+  auto reordered = make({{"path", dir.string()}, {"context", 5}, {"test_every", 0}, {"seed", 1}});
+  Tensor x2 = Tensor::empty(Shape{4, 5}, DType::float32);
+  reordered->read(Split::train, all, x2, y);
+  CHECK(std::vector<float>(x.data<float>(), x.data<float>() + 20) !=
+        std::vector<float>(x2.data<float>(), x2.data<float>() + 20));  // another order
 
   const auto tsv = write_text("text_classes_tsv", "l.tsv", "pos\tgood\nneg\tbad\nnone\n");
   CHECK(test::error_of([&] {

@@ -8,7 +8,9 @@
 //     the classes are the distinct labels, sorted.
 // A sample is a record's first "context" tokens, then padding: x = ids from 1 ("char", "byte" or
 // "vocab" tokens as in the text dataset; 0 is <pad>, for an embedding's "padding_id": 0), y = the
-// class, one-hot. Empty records are left out; every test_every-th record is the test split.
+// class, one-hot. Empty records are left out. The records are shuffled once (by "seed": files list
+// their classes one after another, and the trainer's validation share is the training split's
+// tail), then every test_every-th one is the test split.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/rng.hpp"
 #include "one_hot.hpp"
 #include "text_tokenizers.hpp"
 #include "token_params.hpp"
@@ -29,7 +32,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kParameters = R"({"path": "", "include": "*", "exclude": "",
     "record_separator": "%", "tokens": "char", "vocabulary": "", "context": 128,
-    "test_every": 10})";
+    "test_every": 10, "seed": 0})";
 
 constexpr std::int64_t kPadding = 0;
 
@@ -55,6 +58,7 @@ class TextClasses final : public Dataset {
     else
       read_labelled(path, tokens != "byte", texts);
 
+    Rng(static_cast<std::uint64_t>(p.get_int("seed"))).shuffle(std::span(texts));
     std::vector<const std::string*> all;
     for (const auto& [label, text] : texts) {
       classes_.emplace(label, 0);
