@@ -157,15 +157,134 @@ TEST_CASE(
   for (const config::Flag& f : config::flags()) {
     CAPTURE(f.flag);
     const std::string key = f.key;
+    const bool keyless = f.kind == 'r' || f.kind == '-' || f.kind == 't' || f.kind == '~';
+    CHECK(keyless == key.empty());
+    if (keyless) {
+      CHECK(std::string(f.help).size() > 10);  // the reason
+      continue;
+    }
+    if (key.rfind("schedulers/", 0) == 0) {  // schedulers/<name>.<parameter>: that plugin's
+      const std::string name = key.substr(11, key.find('.') - 11);
+      const PluginRecord* r = test::plugins().find("scheduler", name);
+      REQUIRE(r);
+      CHECK(json::parse(r->parameters).contains(key.substr(key.find('.') + 1)));
+      continue;
+    }
     const bool open = key.rfind("dataset.", 0) == 0 || key.rfind("optimizer.", 0) == 0 ||
-                      key.rfind("fusion.", 0) == 0 || key.rfind("conv.", 0) == 0;
+                      key.rfind("fusion.", 0) == 0 || key.rfind("conv.", 0) == 0 ||
+                      key.rfind("loss.", 0) == 0;
     CHECK((schema.count(key) == 1 || open));
+    if (f.gate) CHECK(config::find_flag(f.gate));
   }
   std::string why;
   const config::Flag batch{"batch-size", "training.batch_size", 'i', ""};
   CHECK(config::flag_assignment(batch, "32", why) == "training.batch_size=32");
   CHECK_FALSE(config::flag_assignment(batch, "abc", why));
   CHECK(why == "--batch-size: expected an integer, got 'abc'");
-  const config::Flag gpu{"enable-gpu", "device", 'g', ""};
-  CHECK(config::flag_assignment(gpu, "True", why) == "device=cuda");
+  CHECK(config::flag_assignment(*config::find_flag("enable_gpu"), "True", why) ==
+        "device=\"cuda\"");
+  CHECK(config::flag_assignment(*config::find_flag("synthetic-input-shape"), "3,32,16", why) ==
+        "dataset.input_shape=[32,16,3]");
+  CHECK(config::flag_assignment(*config::find_flag("non-blocking-mpi"), "yes", why) ==
+        "parallel.blocking=false");
+  CHECK(config::flag_assignment(*config::find_flag("metrics"), "a,b", why) ==
+        "metrics=[\"a\",\"b\"]");
+}
+
+// The flags of tests/pydtnn_flags/NAME, one per line ('#' lines are comments).
+std::vector<std::string> pydtnn_flags(const std::string& name) {
+  std::ifstream in(std::string(DTNN_TEST_SOURCE_DIR) + "/tests/pydtnn_flags/" + name);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  return out;
+}
+
+TEST_CASE(
+    "every flag of PyDTNN 1.x's and 3.x's parsers is parsed: to its key, or refused saying why") {
+  const auto one = pydtnn_flags("1x.txt"), three = pydtnn_flags("3x.txt");
+  CHECK(one.size() == 75);
+  CHECK(three.size() == 129);
+  int refused = 0;
+  for (const auto* list : {&one, &three})
+    for (const std::string& name : *list) {
+      CAPTURE(name);
+      const config::Flag* f = config::find_flag(name);
+      REQUIRE(f);
+      const std::string value = config::is_boolean(*f)             ? "true"
+                                : f->kind == 'i' || f->kind == '~' ? "3"
+                                : f->kind == 'f'                   ? "0.5"
+                                : f->kind == 'v'                   ? "1,2"
+                                : f->kind == 'c'                   ? "3,8,8"
+                                                                   : "x";
+      std::string why;
+      const auto set = config::flag_assignment(*f, value, why);
+      if (f->kind == 'r') {
+        ++refused;
+        CHECK_FALSE(set);
+        CHECK(why == "--" + std::string(f->flag) + " is not supported: " + f->help);
+        continue;
+      }
+      REQUIRE(set);
+      if (!std::string(f->key).empty() && !(f->kind == 'g' && !f->on))
+        CHECK(set->rfind(std::string(f->key) + "=", 0) == 0);
+    }
+  CHECK(refused > 0);
+}
+
+TEST_CASE("PyDTNN's boolean forms: bare, --no-FLAG, and 1.x's --FLAG True") {
+  const std::vector<std::string> args{"x.json",
+                                      "--evaluate",
+                                      "--no-test-as-validation",
+                                      "--evaluate_only",
+                                      "True",
+                                      "--batch-size",
+                                      "3",
+                                      "--no_shared_data",
+                                      "--no-such",
+                                      "--tracing=false"};
+  CHECK(config::explicit_booleans(args) ==
+        std::vector<std::string>{"x.json", "--evaluate=true", "--test-as-validation=false",
+                                 "--evaluate_only=True", "--batch-size", "3", "--shared-data=false",
+                                 "--no-such", "--tracing=false"});
+}
+
+TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, refusals, notes") {
+  auto settings = [](std::vector<std::pair<std::string, std::string>> given) {
+    return config::flag_settings(given);
+  };
+  auto s = settings({{"schedulers", "warm_up,early_stopping"},
+                     {"warm-up-epochs", "3"},
+                     {"early-stopping-patience", "4"},
+                     {"early-stopping-minimize", "false"}});
+  CHECK(s.error == "");
+  REQUIRE(s.sets.size() == 1);
+  CHECK(json::parse(s.sets[0].substr(s.sets[0].find('=') + 1)) ==
+        json::parse(R"([{"name": "warm_up", "warmup_epochs": 3},
+                        {"name": "early_stopping", "patience": 4, "mode": "max"}])"));
+  CHECK(settings({{"early-stopping-patience", "4"}}).error ==
+        "--early-stopping-patience sets a parameter of the early_stopping scheduler, which "
+        "--schedulers does not name (give --schedulers early_stopping)");
+
+  s = settings({{"augment-crop-perc", "0.9"}});
+  CHECK(s.sets.empty());
+  CHECK(s.notes == std::vector<std::string>{
+                       "--augment-crop-perc has no effect without --augment-crop (as in PyDTNN)"});
+  s = settings({{"augment-crop", "true"}, {"augment-crop-perc", "0.9"}});
+  CHECK(s.sets == std::vector<std::string>{"dataset.transform_central_crop=0.9"});
+  CHECK(settings({{"augment-crop", "true"}}).error ==
+        "--augment-crop: give the value it turns on (--augment-crop-perc)");
+
+  CHECK(settings({{"seed", "1"}, {"random-seed", "2"}}).error ==
+        "--random-seed and --seed both set training.seed, differently (2 and 1)");
+  CHECK(settings({{"seed", "1"}, {"random-seed", "1"}}).error == "");
+  CHECK(settings({{"use-mpi-buffers", "true"}})
+            .error.starts_with(
+                "--use-mpi-buffers is not supported: dtnn always exchanges flat buffers"));
+  CHECK(settings({{"shared-data", "false"}})
+            .error.starts_with("--shared-data=false is not supported: true is what dtnn does"));
+  s = settings({{"use-cudnn", "false"}, {"loss-func", "negative_log_likelihood"}});
+  CHECK(s.notes == std::vector<std::string>{"--use-cudnn has no effect: cuDNN is used whenever "
+                                            "the run is on the GPU (--enable-gpu)"});
+  CHECK(s.sets == std::vector<std::string>{"loss.name=\"negative_log_likelihood\""});
 }

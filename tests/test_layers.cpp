@@ -3,6 +3,8 @@
 // batches: tests/test_conformance.cpp runs those over every layer plugin at its declared cases).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "dtnn/model.hpp"
 #include "dtnn/testing/gradient_check.hpp"
 #include "dtnn/testing/guarded.hpp"
@@ -362,4 +364,41 @@ TEST_CASE("initialisers: each draws from its distribution with the layer's fan-i
   CHECK(test::error_of([] {
           make("fc", {{"units", 3}, {"weights_initializer", "glorot"}}, Shape{4}, Layout::nhwc, 1);
         }).find("glorot_uniform") != std::string::npos);
+}
+
+TEST_CASE("relu6, log_sigmoid, identity, arctanh and log: values by hand") {
+  auto value = [](const std::string& type, double x) {
+    auto layer = make(type, json::object(), Shape{1, 1, 1}, Layout::nhwc, 1);
+    Tensor in = Tensor::empty(Shape{1, 1, 1, 1}, DType::float64);
+    Tensor out = Tensor::empty(Shape{1, 1, 1, 1}, DType::float64);
+    in.data<double>()[0] = x;
+    layer->forward(in, out, Mode::eval);
+    return out.data<double>()[0];
+  };
+  CHECK(value("relu6", -1.5) == 0.0);
+  CHECK(value("relu6", 2.5) == 2.5);
+  CHECK(value("relu6", 7.0) == 6.0);
+  CHECK(value("log_sigmoid", 0.0) == doctest::Approx(-std::log(2.0)));
+  CHECK(value("log_sigmoid", -800.0) == doctest::Approx(-800.0));  // no overflow
+  CHECK(value("log_sigmoid", 40.0) == doctest::Approx(-std::exp(-40.0)).epsilon(1e-6));
+  CHECK(value("identity", -3.25) == -3.25);
+  CHECK(value("arctanh", 0.5) == doctest::Approx(0.5 * std::log(3.0)));
+  CHECK(value("arctanh", -0.5) == doctest::Approx(-0.5 * std::log(3.0)));
+  CHECK(value("log", std::exp(1.5)) == doctest::Approx(1.5));
+}
+
+TEST_CASE("adaptive_avgpool2d: windows of PyTorch's adaptive pooling, by hand") {
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    // One column of 5 rows, 1..5, into 3 rows: rows [0, 2), [1, 4), [3, 5) -> 1.5, 3, 4.5.
+    const Shape input = layout == Layout::nhwc ? Shape{5, 1, 1} : Shape{1, 5, 1};
+    auto layer =
+        make("adaptive_avgpool2d", {{"output_height", 3}, {"output_width", 1}}, input, layout, 1);
+    Tensor x = Tensor::empty(input.with_batch(1), DType::float64, layout);
+    for (int i = 0; i < 5; ++i) x.data<double>()[i] = i + 1;
+    Tensor y = Tensor::empty(layer->output_shape().with_batch(1), DType::float64, layout);
+    layer->forward(x, y, Mode::eval);
+    CHECK(y.data<double>()[0] == doctest::Approx(1.5));
+    CHECK(y.data<double>()[1] == doctest::Approx(3.0));
+    CHECK(y.data<double>()[2] == doctest::Approx(4.5));
+  }
 }

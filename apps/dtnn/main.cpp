@@ -89,7 +89,6 @@ void print_usage() {
 
 struct RunOutputs {
   std::string history, trace;
-  bool profile = false;
 };
 
 po::options_description experiment_options(std::vector<std::string>& sets, RunOutputs& outputs,
@@ -101,19 +100,25 @@ po::options_description experiment_options(std::vector<std::string>& sets, RunOu
       "write the training history to this file (JSON for a .json name, else PyDTNN's columns)")(
       "trace", po::value(&outputs.trace),
       "write the run's timeline here: .json (Chrome trace events: Perfetto, chrome://tracing), "
-      ".csv (PyDTNN's simple tracer), .prv (Paraver)")(
-      "profile", po::bool_switch(&outputs.profile),
-      "after training, print the per-layer profile and where a step's time went");
+      ".csv (PyDTNN's simple tracer), .prv (Paraver)");
   const auto flags = dtnn::config::flags();
   flag_values.resize(flags.size());
-  po::options_description pydtnn("PyDTNN launcher flags (also spelled with underscores)");
-  for (std::size_t i = 0; i < flags.size(); ++i)
-    pydtnn.add_options()(flags[i].flag, po::value(&flag_values[i]), flags[i].help);
+  po::options_description pydtnn(
+      "PyDTNN launcher flags (also spelled with underscores; a true/false one may be given bare, "
+      "or as --no-FLAG)");
+  for (std::size_t i = 0; i < flags.size(); ++i) {
+    const dtnn::config::Flag& f = flags[i];
+    const std::string help = f.kind == 'r' ? std::string("refused: ") + f.help
+                             : f.gate      ? std::string(f.help) + " (needs --" + f.gate + ")"
+                                           : std::string(f.help);
+    pydtnn.add_options()(f.flag, po::value(&flag_values[i]), help.c_str());
+  }
   desc.add(pydtnn);
   return desc;
 }
 
-int cmd_run(const std::vector<std::string>& args, bool summary_only) {
+int cmd_run(const std::vector<std::string>& raw_args, bool summary_only) {
+  const std::vector<std::string> args = dtnn::config::explicit_booleans(raw_args);
   std::vector<std::string> sets, flag_values;
   std::string config_file;
   RunOutputs outputs;
@@ -131,17 +136,17 @@ int cmd_run(const std::vector<std::string>& args, bool summary_only) {
   }
   std::vector<std::string> overrides = sets;
   const auto flags = dtnn::config::flags();
+  std::vector<std::pair<std::string, std::string>> given;
   for (std::size_t i = 0; i < flags.size(); ++i)
-    if (vm.count(flags[i].flag)) {
-      std::string why;
-      const auto set = dtnn::config::flag_assignment(flags[i], flag_values[i], why);
-      if (!set) throw UsageError(why);
-      overrides.push_back(*set);
-    }
+    if (vm.count(flags[i].flag)) given.emplace_back(flags[i].flag, flag_values[i]);
+  const dtnn::config::FlagSettings settings = dtnn::config::flag_settings(given);
+  if (!settings.error.empty()) throw UsageError(settings.error);
+  for (const std::string& note : settings.notes)
+    std::fprintf(stderr, "dtnn: note: %s\n", note.c_str());
+  overrides.insert(overrides.end(), settings.sets.begin(), settings.sets.end());
   if (!outputs.history.empty())
     overrides.push_back("output.history=" + json(outputs.history).dump());
   if (!outputs.trace.empty()) overrides.push_back("output.trace=" + json(outputs.trace).dump());
-  if (outputs.profile) overrides.push_back("output.profile=true");
 
   dtnn::ExperimentConfig config;
   if (!config_file.empty()) {

@@ -121,6 +121,8 @@ void apply_override(json& config, const std::string& assignment) {
     } else {
       node = &(*node)[parts[i]];
       if (node->is_null()) *node = json::object();
+      // The loss is a name or {"name", parameters}: a parameter set on a name makes the object.
+      if (i == 0 && parts[0] == "loss" && node->is_string()) *node = {{"name", *node}};
     }
   }
 }
@@ -141,6 +143,11 @@ void check_value(const json& def, const json& got, const std::string& where,
   if (path == "model") {
     if (!got.is_string() && !got.is_object())
       type_error(where, path, "a model file path, a model name or a model object", got);
+    return;
+  }
+  if (path == "loss") {
+    if (!got.is_string() && !(got.is_object() && got.contains("name") && got["name"].is_string()))
+      type_error(where, path, "a loss name, or {\"name\": ..., parameters...}", got);
     return;
   }
   if (def.is_number_integer()) {
@@ -174,7 +181,7 @@ void merge_checked(json& cfg, const json& defaults, const std::string& where,
                        : " (did you mean '" + (prefix.empty() ? "" : prefix + ".") + hint + "'?)"));
     }
     check_value(*def, it.value(), where, path);
-    if (def->is_object() && it.value().is_object() && path != "model")
+    if (def->is_object() && it.value().is_object() && path != "model" && path != "loss")
       merge_checked(it.value(), *def, where, path, kOpenObjects.count(path) > 0);
   }
   for (auto it = defaults.begin(); it != defaults.end(); ++it)

@@ -241,7 +241,11 @@ const Key kKeys[] = {
      {thread_count, "an integer in [0, 1024] (0: all cores)"},
      "OpenMP and BLIS threads (0: `OMP_NUM_THREADS`, else every core)"},
     {"optimizer.name", R"("")", {}, "optimizer plugin; left empty, the default one (its traits)"},
-    {"loss", R"("")", {}, "loss plugin; left empty, the default one (its traits)"},
+    {"loss",
+     R"("")",
+     {},
+     "loss plugin; left empty, the default one (its traits); a name, or an object "
+     "`{\"name\": ..., parameters}` (e.g. `{\"name\": \"nll\", \"weights\": [1, 4]}`)"},
     {"metrics",
      R"(null)",
      {},

@@ -103,7 +103,7 @@ json with_default_plugins(json j, const Registry& registry, const std::string& w
   };
   fill(j["dataset"]["name"], "dataset", "dataset.name");
   fill(j["optimizer"]["name"], "optimizer", "optimizer.name");
-  fill(j["loss"], "loss", "loss");
+  fill(j["loss"].is_object() ? j["loss"]["name"] : j["loss"], "loss", "loss");
   fill(j["conv"]["algorithm"], "conv", "conv.algorithm");
   if (j["metrics"].is_null()) j["metrics"] = registry.defaults("metric");
   return j;
@@ -482,8 +482,11 @@ std::vector<std::pair<std::string, std::string>> Experiment::data_facts(
 void Experiment::open_loss_and_metrics(const Registry& registry, Device device) {
   const json& j = config_.json;
   const std::string where = config_.where();
-  loss_ = registry.create_as<Loss>("loss", j["loss"].get<std::string>(),
-                                   Params(json::object(), where + ": loss"), {}, device);
+  const json& l = j["loss"];  // a name, or {"name", parameters}
+  json parameters = l.is_object() ? l : json::object();
+  parameters.erase("name");
+  loss_ = registry.create_as<Loss>("loss", (l.is_object() ? l["name"] : l).get<std::string>(),
+                                   Params(parameters, where + ": loss"), {}, device);
   for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
     const json& m = j["metrics"][i];
     const bool named = m.is_string();

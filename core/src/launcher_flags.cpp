@@ -1,6 +1,8 @@
 #include "dtnn/launcher_flags.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace dtnn::config {
@@ -68,6 +70,12 @@ const Flag kFlags[] = {
     {"fused-conv-bn", "fusion.conv_batchnorm", 'b', "fuse conv2d and batchnorm"},
     {"fused-conv-bn-relu", "fusion.conv_batchnorm_relu", 'b', "fuse conv2d, batchnorm and relu"},
     {"fused-bn-relu", "fusion.batchnorm_relu", 'b', "fuse batchnorm and relu"},
+    {"enable-fused-conv-relu", "fusion.conv_relu", 'b', "fuse conv2d and relu (PyDTNN 1.x)"},
+    {"enable-fused-conv-bn", "fusion.conv_batchnorm", 'b',
+     "fuse conv2d and batchnorm (PyDTNN 1.x)"},
+    {"enable-fused-conv-bn-relu", "fusion.conv_batchnorm_relu", 'b',
+     "fuse conv2d, batchnorm and relu (PyDTNN 1.x)"},
+    {"enable-fused-bn-relu", "fusion.batchnorm_relu", 'b', "fuse batchnorm and relu (PyDTNN 1.x)"},
     {"test-as-validation", "dataset.test_as_validation", 'b', "validate on the test set"},
     {"dataset-percentage", "dataset.percentage", 'f',
      "samples per epoch as a fraction of the training set (0: off)"},
@@ -104,28 +112,227 @@ const Flag kFlags[] = {
     {"augment-perspective-factor", "dataset.augment_perspective_factor", 'f',
      "how far corners move inwards at most, as a fraction of the size, in [0, 0.5)"},
     {"augment-crop-perc", "dataset.transform_central_crop", 'f',
-     "central crop of every image: the fraction kept (PyDTNN's newer name of transform-crop-perc)"},
+     "central crop of every image: the fraction kept (PyDTNN's newer name of transform-crop-perc)",
+     nullptr, nullptr, "augment-crop"},
     {"augment-scale-size", "dataset.transform_resize", 'i',
-     "resize every image to this side (PyDTNN's newer name of transform-resize-size)"},
-    {"augment-normalize-offset", "dataset.normalize_offset", 'f', "x * scale + offset"},
-    {"augment-normalize-scale", "dataset.normalize_scale", 'f', "x * scale + offset"},
+     "resize every image to this side (PyDTNN's newer name of transform-resize-size)", nullptr,
+     nullptr, "augment-scale"},
+    {"augment-normalize-offset", "dataset.normalize_offset", 'f', "x * scale + offset", nullptr,
+     nullptr, "augment-normalize"},
+    {"augment-normalize-scale", "dataset.normalize_scale", 'f', "x * scale + offset", nullptr,
+     nullptr, "augment-normalize"},
     {"optimizer-momentum", "optimizer.momentum", 'f', "momentum (sgd)"},
     {"optimizer-nesterov", "optimizer.nesterov", 'b', "Nesterov momentum (sgd)"},
     {"optimizer-decay", "optimizer.decay", 'f', "weight decay"},
     {"optimizer-beta1", "optimizer.beta1", 'f', "beta1 (adam, nadam)"},
     {"optimizer-beta2", "optimizer.beta2", 'f', "beta2 (adam, nadam)"},
     {"optimizer-epsilon", "optimizer.epsilon", 'f', "epsilon (rmsprop, adam, nadam)"},
-    {"enable-gpu", "device", 'g', "train on the GPU (one per process): sets device to cuda"},
+    {"enable-gpu", "device", 'g', "train on the GPU (one per process): sets device to cuda", "cuda",
+     "cpu"},
     {"enable-cudnn-auto-conv-alg", "gpu.cudnn_auto_conv_alg", 'b',
      "let cuDNN's search pick each convolution's algorithms"},
     {"enable-gpudirect", "gpu.gpudirect", 'b', "pass GPU memory to a CUDA-aware MPI"},
     {"enable-nccl", "gpu.nccl", 'b', "exchange GPU gradients with NCCL"},
     {"tf32", "gpu.tf32", 'b', "allow TF32 tensor-core math for float32 on the GPU"},
+
+    // --- PyDTNN 1.x's names (spelled with _ there) and 3.x's that no entry above has ---
+    {"shared-storage", "", 't',
+     "true is what dtnn does (every rank reads the dataset at one path); false, per-rank "
+     "datasets, is not supported yet"},
+    {"shared-data", "", 't',
+     "true is what dtnn does (every rank reads the dataset at one path); false, per-rank "
+     "datasets, is not supported yet"},
+    {"enable-best-of", "conv.algorithm", 'g', "true: conv.algorithm best_of", "best_of"},
+    {"enable-conv-gemm", "conv.algorithm", 'g', "true: conv.algorithm gemm", "gemm"},
+    {"enable-conv-winograd", "conv.algorithm", 'g', "true: conv.algorithm winograd", "winograd"},
+    {"enable-memory-cache", "", '-',
+     "dtnn allocates every buffer once, when the model is built, and its conv layers share one "
+     "workspace (conv.workspace)"},
+    {"use-synthetic-data", "dataset.name", 'g', "true: the synthetic dataset", "synthetic"},
+    {"dataset-train-path", "dataset.path", 's',
+     "dataset folder (dtnn reads both splits from one folder)"},
+    {"dataset-test-path", "dataset.path", 's',
+     "dataset folder: must be the training one's (dtnn reads both splits from one folder)"},
+    {"flip-images", "", '-', "turns on --flip-images-prob (PyDTNN 1.x)"},
+    {"flip-images-prob", "dataset.augment_horizontal_flip", 'f',
+     "probability of mirroring a training image", nullptr, nullptr, "flip-images"},
+    {"crop-images", "", 'r',
+     "PyDTNN 1.x's random crop to a crop-images-size patch has no dtnn form; "
+     "--augment-random-crop shifts within a padded image"},
+    {"crop-images-size", "", 'r', "see --crop-images"},
+    {"crop-images-prob", "", 'r', "see --crop-images"},
+    {"momentum", "optimizer.momentum", 'f', "momentum (sgd; PyDTNN 1.x's name)"},
+    {"decay", "optimizer.decay", 'f', "weight decay (PyDTNN 1.x's name)"},
+    {"nesterov", "optimizer.nesterov", 'b', "Nesterov momentum (sgd; PyDTNN 1.x's name)"},
+    {"beta1", "optimizer.beta1", 'f', "beta1 (adam, nadam; PyDTNN 1.x's name)"},
+    {"beta2", "optimizer.beta2", 'f', "beta2 (adam, nadam; PyDTNN 1.x's name)"},
+    {"epsilon", "optimizer.epsilon", 'f', "epsilon (rmsprop, adam, nadam; PyDTNN 1.x's name)"},
+    {"rho", "optimizer.rho", 'f', "rho (rmsprop; PyDTNN 1.x's name)"},
+    {"optimizer-rho", "optimizer.rho", 'f', "rho (rmsprop)"},
+    {"optimizer-tau", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
+    {"optimizer-tau-prime", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
+    {"optimizer-density", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
+    {"oktopk-min-k", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
+    {"loss-func", "loss.name", 's',
+     "loss plugin (categorical_cross_entropy, nll or negative_log_likelihood, ...)"},
+    {"loss-eps", "", 'r',
+     "dtnn's losses clamp probabilities at a fixed epsilon (1e-7 in float32, 1e-15 in float64)"},
+    {"use-loss-weights", "", '-', "turns on --loss-weights"},
+    {"loss-weights", "loss.weights", 'v',
+     "class weights of the loss, comma-separated, one per class", nullptr, nullptr,
+     "use-loss-weights"},
+    {"metrics", "metrics", 'l', "metric plugins, comma-separated"},
+    {"schedulers", "schedulers", 'l',
+     "scheduler plugins, comma-separated; the scheduler flags below set their parameters"},
+    {"lr-schedulers", "schedulers", 'l', "scheduler plugins (PyDTNN 1.x's name of --schedulers)"},
+    {"warm-up-epochs", "schedulers/warm_up.warmup_epochs", 'i', "warm_up: epochs of the ramp"},
+    {"early-stopping-metric", "schedulers/early_stopping.metric", 's',
+     "early_stopping: the metric watched"},
+    {"early-stopping-patience", "schedulers/early_stopping.patience", 'i',
+     "early_stopping: epochs without improvement before stopping"},
+    {"early-stopping-minimize", "schedulers/early_stopping.mode", 'g',
+     "early_stopping: true minimises the metric, false maximises it", "min", "max"},
+    {"reduce-lr-on-plateau-metric", "schedulers/reduce_lr_on_plateau.metric", 's',
+     "reduce_lr_on_plateau: the metric watched"},
+    {"reduce-lr-on-plateau-factor", "schedulers/reduce_lr_on_plateau.factor", 'f',
+     "reduce_lr_on_plateau: new rate = rate x factor"},
+    {"reduce-lr-on-plateau-patience", "schedulers/reduce_lr_on_plateau.patience", 'i',
+     "reduce_lr_on_plateau: epochs without improvement before reducing"},
+    {"reduce-lr-on-plateau-min-lr", "schedulers/reduce_lr_on_plateau.min_lr", 'f',
+     "reduce_lr_on_plateau: the lowest rate"},
+    {"reduce-lr-every-nepochs-factor", "schedulers/reduce_lr_every_nepochs.factor", 'f',
+     "reduce_lr_every_nepochs: new rate = rate x factor"},
+    {"reduce-lr-every-nepochs-nepochs", "schedulers/reduce_lr_every_nepochs.nepochs", 'i',
+     "reduce_lr_every_nepochs: epochs between reductions"},
+    {"reduce-lr-every-nepochs-min-lr", "schedulers/reduce_lr_every_nepochs.min_lr", 'f',
+     "reduce_lr_every_nepochs: the lowest rate"},
+    {"stop-at-loss-metric", "schedulers/stop_at_loss.metric", 's',
+     "stop_at_loss: the metric watched"},
+    {"stop-at-loss-threshold", "schedulers/stop_at_loss.threshold", 'f',
+     "stop_at_loss: stop when the metric passes this"},
+    {"model-checkpoint-metric", "schedulers/model_checkpoint.metric", 's',
+     "model_checkpoint: the metric watched"},
+    {"model-checkpoint-save-freq", "schedulers/model_checkpoint.save_freq", 'i',
+     "model_checkpoint: epochs between saves"},
+    {"mpi-processes", "", 'r', "the number of ranks is the launcher's (mpirun -np)"},
+    {"threads-per-process", "training.threads", 'i', "threads per rank (as --threads)"},
+    {"gpus-per-node", "", '~', "each rank takes the GPU of its local rank number"},
+    {"mpi-protocol", "", 'r', "dtnn's ranks are started and connected by MPI (mpirun)"},
+    {"mpi-server", "", 'r', "dtnn's ranks are started and connected by MPI (mpirun)"},
+    {"mpi-port", "", 'r', "dtnn's ranks are started and connected by MPI (mpirun)"},
+    {"non-blocking-mpi", "parallel.blocking", 'n',
+     "true: overlap the gradient allreduce with backward (PyDTNN 1.x; --use-blocking-mpi's "
+     "opposite)"},
+    {"parallel-data", "parallel.mode", 'g', "true: data parallelism; false: one process", "data",
+     "sequential"},
+    {"parallel-pipeline", "", 'r', "pipeline parallelism is not in dtnn"},
+    {"use-mpi-buffers", "", 'r',
+     "dtnn always exchanges flat buffers; there is no per-object (pickled) MPI to choose"},
+    {"use-cudnn", "", '-', "cuDNN is used whenever the run is on the GPU (--enable-gpu)"},
+    {"enable-cudnn", "", '-', "cuDNN is used whenever the run is on the GPU (--enable-gpu)"},
+    {"use-gpudirect", "gpu.gpudirect", 'b', "pass GPU memory to a CUDA-aware MPI"},
+    {"use-nccl", "gpu.nccl", 'b', "exchange GPU gradients with NCCL"},
+    {"use-cudnn-auto-conv-algo", "gpu.cudnn_auto_conv_alg", 'b',
+     "let cuDNN's search pick each convolution's algorithms"},
+    {"encryption", "", 'r', "homomorphic encryption (PyDTNN's tenseal, openfhe) is not in dtnn"},
+    {"encryption-slots", "", 'r', "see --encryption"},
+    {"encryption-scale", "", 'r', "see --encryption"},
+    {"encryption-security", "", 'r', "see --encryption"},
+    {"tracer-pmlib-server", "", 'r',
+     "PMlib power tracing is not in dtnn (--tracer-output writes Chrome, CSV or Paraver traces)"},
+    {"tracer-pmlib-port", "", 'r', "see --tracer-pmlib-server"},
+    {"tracer-pmlib-device", "", 'r', "see --tracer-pmlib-server"},
+    {"profile", "output.profile", 'b',
+     "after training, print the per-layer profile and where a step's time went"},
+    {"cpu-speed", "", 'r',
+     "PyDTNN's performance-model input; dtnn predict measures a step or reads a profile"},
+    {"memory-bw", "", 'r',
+     "PyDTNN's performance-model input; dtnn predict measures a step or reads a profile"},
+    {"network-bw", "", 'r',
+     "PyDTNN's performance-model input; dtnn predict --network bandwidth_gbps=B"},
+    {"network-lat", "", 'r',
+     "PyDTNN's performance-model input; dtnn predict --network latency_us=L"},
+    {"network-alg", "", 'r',
+     "PyDTNN's performance-model input; dtnn predict models ring and tree allreduces"},
+    {"network-algo", "", 'r',
+     "PyDTNN's performance-model input; dtnn predict models ring and tree allreduces"},
+    {"backend", "", 'r',
+     "PyDTNN's Python backends; dtnn's plugins are picked by conv.algorithm and device"},
+    {"conv-direct-method", "", 'r',
+     "ConvDirect's method names; dtnn's direct plugin picks its kernels for the CPU "
+     "(conv.algorithm direct)"},
+    {"quantize", "", 'r', "quantization is not in dtnn"},
+    {"quantize-dtype", "", 'r', "quantization is not in dtnn"},
+    {"model-sync-quantize", "", 'r', "quantization is not in dtnn"},
+    {"model-sync-dtype", "", 'r', "quantization is not in dtnn"},
+    {"model-sync-algo", "parallel.model_sync_alg", 's', "avg, wavg or invwavg"},
+    {"shared-tmp-memory", "conv.workspace", 'g',
+     "true: one scratch buffer for every conv layer (dtnn's default)", "shared", "per_layer"},
+    {"dataset-lang", "", 'r',
+     "the seq2seq dataset reads each language's file: dataset.source and dataset.target"},
+    {"dataset-lang2", "", 'r',
+     "the seq2seq dataset reads each language's file: dataset.source and dataset.target"},
+    {"synthetic-train-samples", "dataset.train_samples", 'i', "synthetic training samples"},
+    {"synthetic-test-samples", "dataset.test_samples", 'i', "synthetic test samples"},
+    {"synthetic-input-shape", "dataset.input_shape", 'c',
+     "synthetic sample shape, C,H,W as PyDTNN writes it"},
+    {"synthetic-output-shape", "dataset.classes", 'i', "synthetic classes"},
+    {"augment-shuffle", "training.shuffle", 'b', "shuffle the training samples every epoch"},
+    {"augment-crop", "", '-', "turns on --augment-crop-perc"},
+    {"augment-scale", "", '-', "turns on --augment-scale-size"},
+    {"augment-normalize", "", '-',
+     "turns on --augment-normalize-offset and --augment-normalize-scale"},
 };
 
 }  // namespace
 
 std::span<const Flag> flags() { return kFlags; }
+
+const Flag* find_flag(std::string_view name) {
+  std::string dashed(name);
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  for (const Flag& f : kFlags)
+    if (dashed == f.flag) return &f;
+  return nullptr;
+}
+
+bool is_boolean(const Flag& f) {
+  return f.kind == 'b' || f.kind == 'n' || f.kind == 'g' || f.kind == '-' || f.kind == 't';
+}
+
+namespace {
+// Whether some flag needs this one on.
+bool is_gate(const Flag& g) {
+  return std::any_of(std::begin(kFlags), std::end(kFlags),
+                     [&](const Flag& f) { return f.gate && std::string_view(f.gate) == g.flag; });
+}
+}  // namespace
+
+namespace {
+
+std::optional<bool> truth(std::string value) {
+  for (auto& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (value == "true" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  return std::nullopt;
+}
+
+// "a,b,,c" -> {"a", "b", "c"}
+std::vector<std::string> split_commas(const std::string& raw) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : raw + ",") {
+    if (c != ',') {
+      item += c;
+      continue;
+    }
+    if (!item.empty()) out.push_back(item);
+    item.clear();
+  }
+  return out;
+}
+
+}  // namespace
 
 std::optional<std::string> flag_assignment(const Flag& f, const std::string& raw,
                                            std::string& why) {
@@ -137,15 +344,47 @@ std::optional<std::string> flag_assignment(const Flag& f, const std::string& raw
   switch (f.kind) {
     case 's':
       return key + "=" + json(raw).dump();
+    case '~':
+      return std::string();
     case 'b':
-    case 'g': {
-      std::string l = raw;
-      for (auto& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      const bool on = l == "true" || l == "1" || l == "yes";
-      if (!on && l != "false" && l != "0" && l != "no") return bad("true or false");
-      if (f.kind == 'g') return key + "=" + (on ? "cuda" : "cpu");
-      return key + (on ? "=true" : "=false");
+    case 'n':
+    case 'g':
+    case '-':
+    case 't': {
+      const auto on = truth(raw);
+      if (!on) return bad("true or false");
+      if (f.kind == 'b') return key + (*on ? "=true" : "=false");
+      if (f.kind == 'n') return key + (*on ? "=false" : "=true");
+      if (f.kind == 't' && !*on) {
+        why = "--" + std::string(f.flag) + "=false is not supported: " + f.help;
+        return std::nullopt;
+      }
+      if (f.kind == '-' || f.kind == 't') return std::string();
+      const char* value = *on ? f.on : f.off;
+      return value ? key + "=" + json(value).dump() : std::string();
     }
+    case 'l': {
+      const std::vector<std::string> names = split_commas(raw);
+      if (names.empty()) return bad("comma-separated names");
+      return key + "=" + json(names).dump();
+    }
+    case 'v':
+    case 'c': {
+      json values = json::array();
+      for (const std::string& item : split_commas(raw)) {
+        const json v = json::parse(item, nullptr, false);
+        if (v.is_discarded() || !v.is_number() || (f.kind == 'c' && !v.is_number_integer()))
+          return bad(f.kind == 'c' ? "comma-separated integers C,H,W" : "comma-separated numbers");
+        values.push_back(v);
+      }
+      if (values.empty() || (f.kind == 'c' && values.size() != 3 && values.size() != 1))
+        return bad(f.kind == 'c' ? "C,H,W" : "comma-separated numbers");
+      if (f.kind == 'c' && values.size() == 3) values = {values[1], values[2], values[0]};
+      return key + "=" + values.dump();
+    }
+    case 'r':
+      why = "--" + std::string(f.flag) + " is not supported: " + f.help;
+      return std::nullopt;
     default: {
       const json v = json::parse(raw, nullptr, false);
       if (v.is_discarded() || !v.is_number() || (f.kind == 'i' && !v.is_number_integer()))
@@ -155,10 +394,136 @@ std::optional<std::string> flag_assignment(const Flag& f, const std::string& raw
   }
 }
 
+FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>>& given) {
+  FlagSettings out;
+  auto fail = [&](const std::string& why) {
+    if (out.error.empty()) out.error = why;
+  };
+  // Gates' values, each flag's assignment, and which flag set which key first (two flags that
+  // set one key, differently, are an error).
+  std::map<std::string, bool> gates;
+  for (const auto& [name, value] : given)
+    if (const Flag* f = find_flag(name); f && f->kind == '-')
+      if (const auto on = truth(value)) gates[f->flag] = *on;
+  std::map<std::string, std::pair<std::string, std::string>> by_key;  // key -> (flag, value)
+  std::vector<std::string> scheduler_names;
+  json scheduler_params = json::object();
+  std::map<std::string, std::string> scheduler_flag;  // scheduler -> a flag that set a parameter
+  for (const auto& [name, value] : given) {
+    const Flag* f = find_flag(name);
+    if (!f) {
+      fail("--" + name + ": not a launcher flag (dtnn run --help lists them)");
+      continue;
+    }
+    std::string why;
+    const auto set = flag_assignment(*f, value, why);
+    if (!set) {
+      fail(why);
+      continue;
+    }
+    const std::string flag = std::string("--") + f->flag;
+    if (f->kind == '-' || f->kind == 't' || f->kind == '~') {
+      if (!is_gate(*f)) out.notes.push_back(flag + " has no effect: " + f->help);
+      continue;
+    }
+    if (set->empty()) continue;  // a 'g' flag whose value picks nothing
+    if (f->gate && !gates[f->gate]) {
+      out.notes.push_back(flag + " has no effect without --" + f->gate + " (as in PyDTNN)");
+      continue;
+    }
+    const std::string key = set->substr(0, set->find('='));
+    const std::string assigned = set->substr(set->find('=') + 1);
+    if (key == "schedulers") {
+      scheduler_names = json::parse(assigned).get<std::vector<std::string>>();
+      continue;
+    }
+    if (key.starts_with("schedulers/")) {
+      const std::string scheduler = key.substr(11, key.find('.') - 11);
+      scheduler_params[scheduler][key.substr(key.find('.') + 1)] = json::parse(assigned);
+      scheduler_flag.emplace(scheduler, flag);
+      continue;
+    }
+    const auto [first, fresh] = by_key.emplace(key, std::make_pair(flag, assigned));
+    if (!fresh && first->second.second != assigned) {
+      fail(flag + " and " + first->second.first + " both set " + key + ", differently (" +
+           assigned + " and " + first->second.second + ")");
+      continue;
+    }
+    out.sets.push_back(*set);
+  }
+  for (const auto& [gate, on] : gates)
+    if (on && std::none_of(given.begin(), given.end(), [&](const auto& g) {
+          const Flag* f = find_flag(g.first);
+          return f && f->gate && gate == f->gate;
+        }))
+      fail("--" + gate + ": give the value it turns on (" + [&] {
+        std::string names;
+        for (const Flag& f : kFlags)
+          if (f.gate && gate == f.gate)
+            names += (names.empty() ? "--" : ", --") + std::string(f.flag);
+        return names;
+      }() + ")");
+  for (const auto& [scheduler, flag] : scheduler_flag)
+    if (std::find(scheduler_names.begin(), scheduler_names.end(), scheduler) ==
+        scheduler_names.end())
+      fail(flag + " sets a parameter of the " + scheduler + " scheduler, which --schedulers " +
+           (scheduler_names.empty() ? "does not name (give --schedulers " + scheduler + ")"
+                                    : "does not name"));
+  if (!scheduler_names.empty()) {
+    json list = json::array();
+    for (const std::string& name : scheduler_names) {
+      json s = scheduler_params.value(name, json::object());
+      s["name"] = name;
+      list.push_back(s);
+    }
+    out.sets.push_back("schedulers=" + list.dump());
+  }
+  return out;
+}
+
+std::vector<std::string> explicit_booleans(std::vector<std::string> args) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!a.starts_with("--") || a.find('=') != std::string::npos) {
+      out.push_back(a);
+      continue;
+    }
+    const std::string name = a.substr(2);
+    // A refused flag may be given bare too: its value does not matter.
+    if (const Flag* f = find_flag(name); f && (is_boolean(*f) || f->kind == 'r')) {
+      if (i + 1 < args.size() && truth(args[i + 1])) {
+        out.push_back(a + "=" + args[++i]);  // 1.x: --evaluate True
+      } else {
+        out.push_back(a + "=true");
+      }
+      continue;
+    }
+    if (name.starts_with("no-") || name.starts_with("no_")) {
+      if (const Flag* f = find_flag(name.substr(3)); f && is_boolean(*f)) {
+        out.push_back("--" + std::string(f->flag) + "=false");
+        continue;
+      }
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 std::string flags_markdown() {
   std::string out = "| flag | key | meaning |\n| --- | --- | --- |\n";
-  for (const Flag& f : kFlags)
-    out += std::string("| `--") + f.flag + "` | `" + f.key + "` | " + f.help + " |\n";
+  for (const Flag& f : kFlags) {
+    const bool keyless = f.kind == '-' || f.kind == 't' || f.kind == '~';
+    std::string key = f.kind == 'r' ? "refused" : keyless ? "none" : std::string("`") + f.key + "`";
+    std::string meaning = f.help;
+    if (f.kind == 'g')
+      meaning += std::string(" (") + (f.on ? "true: `" + json(f.on).dump() + "`" : "") +
+                 (f.on && f.off ? ", " : "") +
+                 (f.off ? "false: `" + json(f.off).dump() + "`" : "") + ")";
+    if (f.kind == 'n') meaning += " (sets the key to the opposite)";
+    if (f.gate) meaning += std::string("; needs --") + f.gate;
+    out += std::string("| `--") + f.flag + "` | " + key + " | " + meaning + " |\n";
+  }
   return out;
 }
 

@@ -22,22 +22,23 @@ double error(double analytic, double numeric) {
 
 }  // namespace
 
-void fill_input(Tensor& x, std::uint64_t seed, std::int64_t tokens) {
-  if (tokens <= 0) return fill_uniform(x, seed);
+void fill_input(Tensor& x, std::uint64_t seed, const InputValues& values) {
+  const std::int64_t tokens = values.tokens;
+  if (tokens <= 0) return fill_uniform(x, seed, values.lo, values.hi);
   fill_uniform(x, seed, 0.0, double(tokens));
   for (std::int64_t i = 0; i < x.numel(); ++i)
     set_value_at(x, i, std::min(std::floor(value_at(x, i)), double(tokens - 1)));
 }
 
 GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64_t batch,
-                              Layout layout, std::uint64_t seed, double step, std::int64_t tokens,
+                              Layout layout, std::uint64_t seed, double step, InputValues values,
                               DecoderMemory* memory) {
   const DType dt = DType::float64;
   Tensor x = Tensor::empty(input_shape.with_batch(batch), dt, layout);
   Tensor y = Tensor::empty(layer.output_shape().with_batch(batch), dt, layout);
   Tensor r = Tensor::empty(y.shape(), dt, layout);
   Tensor dx = Tensor::empty(x.shape(), dt, layout);
-  fill_input(x, seed, tokens);
+  fill_input(x, seed, values);
   fill_uniform(r, seed + 1);
   auto loss = [&] {
     layer.forward(x, y, Mode::train);
@@ -57,7 +58,7 @@ GradientCheck check_gradients(Layer& layer, const Shape& input_shape, std::int64
     return (up - down) / (2 * step);
   };
   std::vector<double> dx_numeric(static_cast<std::size_t>(x.numel()), 0.0);
-  if (tokens <= 0)
+  if (values.tokens <= 0)
     for (std::int64_t i = 0; i < x.numel(); ++i)
       dx_numeric[static_cast<std::size_t>(i)] = numeric(x, i);
   std::vector<std::vector<double>> dp_numeric;

@@ -103,12 +103,12 @@ class Builder {
 // start non-zero: a second backward from the same forward gives the same dx and twice the
 // gradients.
 std::vector<Check> contracts(Layer& layer, const Shape& input, std::int64_t batch, Layout layout,
-                             std::int64_t tokens, const std::string& setting) {
+                             const InputValues& values, const std::string& setting) {
   Tensor x = Tensor::empty(input.with_batch(batch), DType::float64, layout);
   Tensor y = Tensor::empty(layer.output_shape().with_batch(batch), DType::float64, layout);
   Tensor dy = Tensor::empty(y.shape(), DType::float64, layout);
   Tensor dx = Tensor::zeros(x.shape(), DType::float64, layout);
-  fill_input(x, 21, tokens);
+  fill_input(x, 21, values);
   fill_uniform(dy, 22);
   std::vector<Parameter> params = layer.parameters();
   for (Parameter& p : params) p.grad.fill_zero();
@@ -138,11 +138,11 @@ std::vector<Check> contracts(Layer& layer, const Shape& input, std::int64_t batc
 // A layer built for batch + 2 samples, run on `batch` in evaluation: the full batch's first rows,
 // and nothing written past the output.
 Check partial_batch(const Builder& build, const Shape& input, std::int64_t batch, Layout layout,
-                    std::int64_t tokens, const std::string& setting) {
+                    const InputValues& values, const std::string& setting) {
   const std::int64_t full = batch + 2;
   auto layer = build(input, full);
   Tensor x = Tensor::empty(input.with_batch(full), DType::float64, layout);
-  fill_input(x, 31, tokens);
+  fill_input(x, 31, values);
   Tensor y = Tensor::empty(layer->output_shape().with_batch(full), DType::float64, layout);
   layer->forward(x, y, Mode::eval);
   GuardedTensor part(layer->output_shape().with_batch(batch), DType::float64, layout);
@@ -165,7 +165,13 @@ std::vector<Check> check_layer(const Registry& registry, const PluginRecord& rec
   const json dims = c.value("input", json::array({4, 5, 3}));
   const Shape nhwc = Shape::from(dims.begin(), dims.end());
   const std::int64_t batch = c.value("batch", std::int64_t{2});
-  const std::int64_t tokens = c.value("tokens", std::int64_t{0});  // inputs: ids below it
+  // Inputs: "tokens", ids below it; or uniform in "input_range" [lo, hi] (default [-1, 1]).
+  InputValues values;
+  values.tokens = c.value("tokens", std::int64_t{0});
+  if (c.contains("input_range")) {
+    values.lo = c["input_range"].at(0).get<double>();
+    values.hi = c["input_range"].at(1).get<double>();
+  }
   std::vector<Check> out;
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     const Shape input =
@@ -179,7 +185,7 @@ std::vector<Check> check_layer(const Registry& registry, const PluginRecord& rec
     const Builder build(registry, record, params, layout, sequence);
     auto layer = build(input, batch);
     const GradientCheck g =
-        check_gradients(*layer, input, batch, layout, 7, 1e-6, tokens, sequence.memory.get());
+        check_gradients(*layer, input, batch, layout, 7, 1e-6, values, sequence.memory.get());
     out.push_back(measured("gradient check: dx", setting, g.input_error, kGradientTolerance));
     if (!layer->parameters().empty())
       out.push_back(
@@ -187,9 +193,9 @@ std::vector<Check> check_layer(const Registry& registry, const PluginRecord& rec
     if (sequence.memory)
       out.push_back(
           measured("gradient check: decoder memory", setting, g.memory_error, kGradientTolerance));
-    for (Check& k : contracts(*build(input, batch), input, batch, layout, tokens, setting))
+    for (Check& k : contracts(*build(input, batch), input, batch, layout, values, setting))
       out.push_back(std::move(k));
-    out.push_back(partial_batch(build, input, batch, layout, tokens, setting));
+    out.push_back(partial_batch(build, input, batch, layout, values, setting));
   }
   return out;
 }

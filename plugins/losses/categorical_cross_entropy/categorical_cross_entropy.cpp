@@ -1,10 +1,13 @@
-// categorical_cross_entropy over probabilities p and one-hot (or soft) targets t, rows of n:
-//   L = -(1/n) sum_i sum_j t_ij log(max(p_ij, eps))        dL/dp_ij = -t_ij / (n max(p_ij, eps))
-// Combined with a softmax in front (the usual case): dL/dlogit_ij = (p_ij - t_ij) / n, exact and
-// stable however small p gets.
+// categorical_cross_entropy over probabilities p and one-hot (or soft) targets t, rows of n,
+// classes weighted by w (class_weights.hpp; all 1 without "weights"):
+//   L = -(1/N) sum_i sum_j w_j t_ij log(max(p_ij, eps)),  N = n unweighted, sum_ij w_j t_ij else
+//   dL/dp_ij = -w_j t_ij / (N max(p_ij, eps))
+// Combined with a softmax in front (the usual case): dL/dlogit_ij = (p_ij s_i - w_j t_ij) / N with
+// s_i = sum_k w_k t_ik ((p_ij - t_ij) / n unweighted), exact and stable however small p gets.
 #include <algorithm>
 #include <cmath>
 
+#include "class_weights.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
 
@@ -14,6 +17,7 @@ using namespace dtnn;
 
 class CategoricalCrossEntropy final : public Loss {
  public:
+  explicit CategoricalCrossEntropy(const Params& p) : weights_(p, "categorical_cross_entropy") {}
   std::string name() const override { return "categorical_cross_entropy"; }
   bool has_softmax_gradient() const override { return true; }
 
@@ -22,10 +26,13 @@ class CategoricalCrossEntropy final : public Loss {
       using T = decltype(z);
       const T *pp = p.data<T>(), *tp = t.data<T>();
       const T eps = std::is_same_v<T, float> ? T(1e-7) : T(1e-15);
+      const std::int64_t m = p.dim(1);
       double sum = 0;
       for (std::int64_t i = 0; i < p.numel(); ++i)
-        if (tp[i] != T(0)) sum -= double(tp[i]) * std::log(double(std::max(pp[i], eps)));
-      return sum / static_cast<double>(p.dim(0));
+        if (tp[i] != T(0))
+          sum -= weights_.of(i % m, m) * double(tp[i]) * std::log(double(std::max(pp[i], eps)));
+      const double n = normalizer(t, m);
+      return n > 0 ? sum / n : 0.0;
     });
   }
 
@@ -33,9 +40,13 @@ class CategoricalCrossEntropy final : public Loss {
     dispatch_dtype(p.dtype(), [&](auto z) {
       using T = decltype(z);
       const T *pp = p.data<T>(), *tp = t.data<T>();
-      const T eps = std::is_same_v<T, float> ? T(1e-7) : T(1e-15), inv_n = T(1) / T(p.dim(0));
+      const T eps = std::is_same_v<T, float> ? T(1e-7) : T(1e-15);
+      const std::int64_t m = p.dim(1);
+      const double n = normalizer(t, m);
+      const T inv_n = n > 0 ? T(1.0 / n) : T(0);
       T* d = dy.data<T>();
-      for (std::int64_t i = 0; i < p.numel(); ++i) d[i] = -tp[i] * inv_n / std::max(pp[i], eps);
+      for (std::int64_t i = 0; i < p.numel(); ++i)
+        d[i] = -T(weights_.of(i % m, m)) * tp[i] * inv_n / std::max(pp[i], eps);
     });
   }
 
@@ -43,19 +54,51 @@ class CategoricalCrossEntropy final : public Loss {
     dispatch_dtype(p.dtype(), [&](auto z) {
       using T = decltype(z);
       const T *pp = p.data<T>(), *tp = t.data<T>();
-      const T inv_n = T(1) / T(p.dim(0));
+      const std::int64_t m = p.dim(1);
+      const double n = normalizer(t, m);
+      const T inv_n = n > 0 ? T(1.0 / n) : T(0);
       T* d = dlogits.data<T>();
-      for (std::int64_t i = 0; i < p.numel(); ++i) d[i] = (pp[i] - tp[i]) * inv_n;
+      if (weights_.empty()) {
+        for (std::int64_t i = 0; i < p.numel(); ++i) d[i] = (pp[i] - tp[i]) * inv_n;
+        return;
+      }
+      for (std::int64_t r = 0; r < p.dim(0); ++r) {
+        T s = 0;
+        for (std::int64_t j = 0; j < m; ++j) s += T(weights_.of(j, m)) * tp[r * m + j];
+        for (std::int64_t j = 0; j < m; ++j) {
+          const std::int64_t i = r * m + j;
+          d[i] = (pp[i] * s - T(weights_.of(j, m)) * tp[i]) * inv_n;
+        }
+      }
     });
   }
+
+ private:
+  // N: the rows unweighted; the targets' total weight weighted.
+  double normalizer(const Tensor& t, std::int64_t m) const {
+    if (weights_.empty()) return double(t.dim(0));
+    return dispatch_dtype(t.dtype(), [&](auto z) {
+      using V = decltype(z);
+      const V* tp = t.data<V>();
+      double total = 0;
+      for (std::int64_t i = 0; i < t.numel(); ++i) total += weights_.of(i % m, m) * double(tp[i]);
+      return total;
+    });
+  }
+
+  losses::ClassWeights weights_;
 };
 
-Plugin* create(const Params&, const PluginContext&) { return new CategoricalCrossEntropy(); }
+Plugin* create(const Params& p, const PluginContext&) { return new CategoricalCrossEntropy(p); }
 
 }  // namespace
 
+// Conformance: unweighted, and with class weights.
+constexpr const char* kTraits = R"({"default": true, "conformance": [
+    {}, {"params": {"weights": [0.5, 2.0, 1.0, 1.5]}}]})";
+
 DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "categorical_cross_entropy",
                    .description =
-                       "cross-entropy of probabilities against one-hot targets; exact gradient "
-                       "through softmax",
-                   .traits = R"({"default": true})", .factory = create)
+                       "cross-entropy of probabilities against one-hot targets, classes "
+                       "optionally weighted; exact gradient through softmax",
+                   .parameters = R"({"weights": []})", .traits = kTraits, .factory = create)
