@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 
 #include "dtnn/config.hpp"
@@ -22,20 +23,37 @@ const std::filesystem::path kSource = DTNN_TEST_SOURCE_DIR;
 constexpr std::int64_t kContext = 128, kVocabulary = 113;
 constexpr std::int64_t kImageClasses = 10;  // "$classes" of the image models
 
-// docs/models.md's table: "| `name` | 15,245,130 | ..." -> {name: count}.
-std::map<std::string, std::int64_t> documented_counts() {
+// docs/models.md's table: "| `name` | 15,245,130 | 32x32x3 | ... |" -> {name: row}.
+struct Documented {
+  std::int64_t count = 0;
+  std::string input;        // "32x32x3", "128 tokens"
+  std::string description;  // "... (counted at 1000 classes)"
+};
+std::map<std::string, Documented> documented() {
   std::ifstream in(kSource / "docs" / "models.md");
   REQUIRE(in.good());
-  std::map<std::string, std::int64_t> counts;
-  const std::regex row(R"(^\| `([a-z0-9_]+)` \| ([0-9,]+) \|)");
+  std::map<std::string, Documented> rows;
+  const std::regex row(R"(^\| `([a-z0-9_]+)` \| ([0-9,]+) \| ([^|]*) \| ([^|]*) \|)");
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (!std::regex_search(line, m, row)) continue;
     std::string digits = m[2];
     std::erase(digits, ',');
-    counts[m[1]] = std::stoll(digits);
+    rows[m[1]] = {std::stoll(digits), m[3], m[4]};
   }
-  return counts;
+  return rows;
+}
+
+// An image model without input_shape takes the dataset's: the documented one, "HxWxC", and its
+// classes, "counted at N classes" (else kImageClasses). Nothing for a token model's row.
+std::optional<std::pair<Shape, std::int64_t>> documented_image(const Documented& d) {
+  std::smatch m;
+  if (!std::regex_match(d.input, m, std::regex(R"(([0-9]+)x([0-9]+)x([0-9]+))"))) return {};
+  std::smatch c;
+  const bool counted =
+      std::regex_search(d.description, c, std::regex(R"(counted at ([0-9]+) classes)"));
+  return std::make_pair(Shape{std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3])},
+                        counted ? std::stoll(c[1]) : kImageClasses);
 }
 
 double loss_of(Model& model, Loss& loss, const Tensor& x, const Tensor& y) {
@@ -45,8 +63,8 @@ double loss_of(Model& model, Loss& loss, const Tensor& x, const Tensor& y) {
 }  // namespace
 
 TEST_CASE("model zoo: every model builds, has its documented parameter count, and trains") {
-  const auto counts = documented_counts();
-  REQUIRE(counts.size() >= 10);
+  const auto rows = documented();
+  REQUIRE(rows.size() >= 10);
   auto cross_entropy =
       test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
   auto nll = test::plugins().create_as<Loss>("loss", "nll", Params());
@@ -55,13 +73,15 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     if (entry.path().extension() != ".json") continue;
     ModelSpec spec = load_model_spec(entry.path());
     CAPTURE(spec.name);
-    REQUIRE_MESSAGE(counts.count(spec.name), "docs/models.md has no row for " << spec.name);
+    REQUIRE_MESSAGE(rows.count(spec.name), "docs/models.md has no row for " << spec.name);
+    const auto image = spec.input_shape ? std::nullopt : documented_image(rows.at(spec.name));
     // A model without input_shape takes tokens: its context and vocabulary are the dataset's.
     // Its output is a class per position (a language model, an encoder-decoder's decoder: the
     // classes are the vocabulary) or one per sequence (a classifier: kImageClasses). An
     // encoder-decoder's source is the first half of the context. docs/models.md counts them so.
-    const bool tokens = !spec.input_shape;
-    const Shape input = tokens ? Shape{kContext} : *spec.input_shape;
+    const bool tokens = !spec.input_shape && !image;
+    const Shape input = tokens ? Shape{kContext} : image ? image->first : *spec.input_shape;
+    const std::int64_t image_classes = image ? image->second : kImageClasses;
     auto build = [&](std::int64_t classes) {
       ModelSpec s = spec;
       substitute_sizes(
@@ -72,11 +92,11 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
       options.conv_algorithm = "i2c";
       return std::make_unique<Model>(s, options, input, test::plugins());
     };
-    std::unique_ptr<Model> built = build(tokens ? kVocabulary : kImageClasses);
+    std::unique_ptr<Model> built = build(tokens ? kVocabulary : image_classes);
     const bool sequence = tokens && built->output_shape().rank() == 2;
     if (tokens && !sequence) built = build(kImageClasses);
     Model& model = *built;
-    CHECK(model.parameter_count() == counts.at(spec.name));
+    CHECK(model.parameter_count() == rows.at(spec.name).count);
 
     const std::int64_t classes = model.output_shape().numel();
     const std::int64_t positions = sequence ? model.output_shape()[0] : 0;
@@ -131,5 +151,5 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     CHECK(after < before);
     ++models;
   }
-  CHECK(models == static_cast<int>(counts.size()));
+  CHECK(models == static_cast<int>(rows.size()));
 }
