@@ -94,6 +94,12 @@ std::string file_cases(const std::string& name) {
                                      {"context", 4},
                                      {"test_every", 0}}}}})
         .dump();
+  } else if (name == "csv") {  // a header, features and 2 targets; a test file
+    std::ofstream(dir / "train.csv") << "a,b,c,t1,t2\n1,2,3,0.5,1\n4,5,6,-1,0\n7,8,9,2.5,1\n";
+    std::ofstream(dir / "test.csv") << "1,1,1,0,0\n2,2,2,1,1\n";
+    params = {{"path", (dir / "train.csv").string()},
+              {"test_path", (dir / "test.csv").string()},
+              {"targets", 2}};
   } else if (name == "seq2seq") {  // sentence pairs (its synthetic tasks are in its traits)
     std::ofstream(dir / "pairs.tsv") << "one two\tuno dos\nthree\ttres\nfour five\tcuatro\n";
     params = {{"task", "pairs"},

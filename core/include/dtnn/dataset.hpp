@@ -1,11 +1,13 @@
 // Dataset: sample shape, class count, split sizes, and reading samples by index into a batch.
 //
-// Labels come in one of two forms, which class_id_labels() tells apart:
+// Labels come in one of three forms, which class_id_labels() and value_labels() tell apart:
 //   one-hot:    y per sample is {num_classes}, a 1 at the class (images, the default);
 //   class ids:  y per sample is {positions...}, one class id per position stored as its value (a
 //               sequence's next tokens: {T}, ids in [0, num_classes), kIgnoredLabel where a
 //               position has no target, such as padding). The model then outputs
 //               {positions..., num_classes}.
+//   values:     y per sample is {num_classes} target values (regression; multi-label 0/1
+//               columns), which the model's num_classes outputs approach.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -31,6 +33,8 @@ class DTNN_CORE_EXPORT Dataset : public Plugin {
   // True when y holds class ids per position, not one-hot rows (the shapes cannot say: a context
   // of T positions may equal the number of classes).
   virtual bool class_id_labels() const { return false; }
+  // True when y holds target values (regression, multi-label), not one-hot rows.
+  virtual bool value_labels() const { return false; }
   // Per-sample shape of y: {num_classes} (one-hot) unless the dataset gives class ids.
   virtual Shape label_shape() const { return Shape{num_classes()}; }
   // Token datasets: the number of distinct input ids (a model's embedding size, "$vocab" in a

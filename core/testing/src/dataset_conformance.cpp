@@ -64,6 +64,9 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
           labels_valid = labels_valid && (v == kIgnoredLabel ||
                                           (v >= 0 && v < double(classes) && v == std::floor(v)));
         }
+      } else if (a->value_labels()) {  // targets: any finite values
+        for (std::int64_t i = 0; i < y2.numel(); ++i)
+          labels_valid = labels_valid && std::isfinite(value_at(y2, i));
       } else {
         for (std::int64_t r = 0; r < n; ++r) {
           double sum = 0;
@@ -77,8 +80,11 @@ std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& r
       }
       for (std::int64_t i = 0; i < x2.numel(); ++i)
         finite = finite && std::isfinite(value_at(x2, i));
-      check("labels are one-hot (or class ids per position) and samples finite (" + where + ")",
-            labels_valid && finite);
+      check(
+          "labels are one-hot (or class ids per position, or finite target values) and samples "
+          "finite (" +
+              where + ")",
+          labels_valid && finite);
       const std::string guards = x1.check_guards() + y1.check_guards();
       check("a read writes nothing past its batch (" + where + ")", guards.empty(), guards);
     }

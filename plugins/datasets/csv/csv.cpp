@@ -1,0 +1,140 @@
+// csv: a table of numbers, one sample a row: its features, then its targets (PyDTNN 3.x's
+// regression data, or multi-label 0/1 columns). The labels are the target columns as they are:
+// a model ends in `targets` outputs, linear for regression (loss mse, metrics regression_mse,
+// regression_mae) or a sigmoid for multi-label data (loss binary_cross_entropy).
+//   "path":       the training rows;
+//   "test_path":  the test rows; "" takes every test_every-th row of path instead;
+//   "targets":    how many trailing columns are targets (1).
+// Fields are separated by commas; a first row that is not all numbers is a header. Errors name the
+// file, the line and the column: a cell that is not a number, a row of another width, an empty
+// file.
+#include <charconv>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dtnn/dataset.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "text_tokenizers.hpp"
+#include "token_params.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+constexpr const char* kParameters =
+    R"({"path": "", "test_path": "", "targets": 1, "test_every": 10})";
+
+struct Table {
+  std::int64_t columns = 0;
+  std::vector<std::vector<double>> rows;
+};
+
+// The rows of a CSV file of numbers; a first line that is not all numbers is a header.
+Table read_table(const std::string& file) {
+  Table t;
+  bool header_allowed = true;
+  const std::vector<std::string> lines = datasets::read_lines(file, false);
+  for (std::size_t l = 0; l < lines.size(); ++l) {
+    if (lines[l].empty()) continue;
+    std::vector<double> row;
+    std::string bad;  // the first cell that is not a number
+    std::size_t bad_column = 0;
+    std::stringstream cells(lines[l]);
+    for (std::string cell; std::getline(cells, cell, ',');) {
+      const auto first = cell.find_first_not_of(' '), last = cell.find_last_not_of(' ');
+      cell = first == std::string::npos ? "" : cell.substr(first, last - first + 1);
+      double v = 0;
+      const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+      if (bad.empty() && (cell.empty() || ec != std::errc() || end != cell.data() + cell.size())) {
+        bad = cell.empty() ? "(empty)" : cell;
+        bad_column = row.size() + 1;
+      }
+      row.push_back(v);
+    }
+    const std::string where = file + ": line " + std::to_string(l + 1);
+    if (!bad.empty()) {
+      if (header_allowed) {  // a header
+        header_allowed = false;
+        continue;
+      }
+      throw Error(where + ", column " + std::to_string(bad_column) + ": '" + bad +
+                  "' is not a number");
+    }
+    header_allowed = false;
+    if (t.columns == 0) t.columns = static_cast<std::int64_t>(row.size());
+    if (static_cast<std::int64_t>(row.size()) != t.columns)
+      throw Error(where + ": " + std::to_string(row.size()) + " columns, the rows before have " +
+                  std::to_string(t.columns));
+    t.rows.push_back(std::move(row));
+  }
+  if (t.rows.empty()) throw Error(file + ": no rows of numbers");
+  return t;
+}
+
+class Csv final : public Dataset {
+ public:
+  explicit Csv(const Params& p) : targets_(p.get_int("targets")) {
+    const std::string path = p.get_string("path"), test_path = p.get_string("test_path");
+    if (path.empty()) p.fail("path", "a CSV file of numbers: features, then targets");
+    if (targets_ < 1) p.fail("targets", "a positive number of trailing target columns");
+    const std::int64_t every = datasets::test_every(p);
+    Table train = read_table(path);
+    if (train.columns <= targets_)
+      p.fail("targets", "fewer than the " + std::to_string(train.columns) + " columns of " + path);
+    columns_ = train.columns;
+    if (test_path.empty()) {
+      for (std::size_t i = 0; i < train.rows.size(); ++i)
+        (datasets::is_test(static_cast<std::int64_t>(i), every) ? test_ : train_)
+            .push_back(std::move(train.rows[i]));
+    } else {
+      train_ = std::move(train.rows);
+      Table test = read_table(test_path);
+      if (test.columns != columns_)
+        throw Error(test_path + ": " + std::to_string(test.columns) + " columns, " + path +
+                    " has " + std::to_string(columns_));
+      test_ = std::move(test.rows);
+    }
+    if (train_.empty()) throw Error(path + ": no training rows left after the test split");
+  }
+
+  Shape sample_shape(Layout) const override { return Shape{columns_ - targets_}; }
+  std::int64_t num_classes() const override { return targets_; }
+  bool value_labels() const override { return true; }
+  std::int64_t size(Split s) const override {
+    return static_cast<std::int64_t>((s == Split::train ? train_ : test_).size());
+  }
+
+  void read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const override {
+    const auto& rows = s == Split::train ? train_ : test_;
+    const std::int64_t features = columns_ - targets_;
+    dispatch_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      T *xp = x.data<T>(), *yp = y.data<T>();
+      for (std::size_t i = 0; i < indices.size(); ++i) {
+        DTNN_CHECK(indices[i] >= 0 && indices[i] < size(s), "csv: sample index out of range");
+        const std::vector<double>& row = rows[static_cast<std::size_t>(indices[i])];
+        for (std::int64_t j = 0; j < features; ++j)
+          xp[static_cast<std::int64_t>(i) * features + j] = T(row[static_cast<std::size_t>(j)]);
+        for (std::int64_t j = 0; j < targets_; ++j)
+          yp[static_cast<std::int64_t>(i) * targets_ + j] =
+              T(row[static_cast<std::size_t>(features + j)]);
+      }
+    });
+  }
+
+ private:
+  std::int64_t targets_, columns_ = 0;
+  std::vector<std::vector<double>> train_, test_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new Csv(p); }
+
+}  // namespace
+
+// It reads files: its conformance cases come from tests/test_conformance.cpp, which writes them.
+DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "csv",
+                   .description =
+                       "a CSV table of numbers: features, then regression or "
+                       "multi-label targets",
+                   .parameters = kParameters, .traits = R"({"conformance": []})", .factory = create)
