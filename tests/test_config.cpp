@@ -288,3 +288,12 @@ TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, ref
                                             "the run is on the GPU (--enable-gpu)"});
   CHECK(s.sets == std::vector<std::string>{"loss.name=\"negative_log_likelihood\""});
 }
+
+TEST_CASE("PyDTNN's other model names resolve to the zoo's files") {
+  CHECK(resolve_model_path("vgg11", "").filename() == "vgg11_imagenet.json");
+  CHECK(resolve_model_path("resnet50v15_imagenet", "").filename() == "resnet50_imagenet.json");
+  CHECK(resolve_model_path("vgg3", "").filename() == "vgg3.json");
+  CHECK(test::error_of([] {
+          resolve_model_path("vgg99", "");
+        }).starts_with("config: model: cannot find 'vgg99'"));
+}

@@ -44,8 +44,9 @@ std::map<std::string, Documented> documented() {
   return rows;
 }
 
-// An image model without input_shape takes the dataset's: the documented one, "HxWxC", and its
-// classes, "counted at N classes" (else kImageClasses). Nothing for a token model's row.
+// An image model's documented input, "HxWxC" (the shape it is counted at when it takes the
+// dataset's), and classes, "counted at N classes" (else kImageClasses). Nothing for a token
+// model's row.
 std::optional<std::pair<Shape, std::int64_t>> documented_image(const Documented& d) {
   std::smatch m;
   if (!std::regex_match(d.input, m, std::regex(R"(([0-9]+)x([0-9]+)x([0-9]+))"))) return {};
@@ -74,13 +75,15 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     ModelSpec spec = load_model_spec(entry.path());
     CAPTURE(spec.name);
     REQUIRE_MESSAGE(rows.count(spec.name), "docs/models.md has no row for " << spec.name);
-    const auto image = spec.input_shape ? std::nullopt : documented_image(rows.at(spec.name));
+    const auto image = documented_image(rows.at(spec.name));  // its shape: a model's own if set
     // A model without input_shape takes tokens: its context and vocabulary are the dataset's.
     // Its output is a class per position (a language model, an encoder-decoder's decoder: the
     // classes are the vocabulary) or one per sequence (a classifier: kImageClasses). An
     // encoder-decoder's source is the first half of the context. docs/models.md counts them so.
     const bool tokens = !spec.input_shape && !image;
-    const Shape input = tokens ? Shape{kContext} : image ? image->first : *spec.input_shape;
+    const Shape input = tokens             ? Shape{kContext}
+                        : spec.input_shape ? *spec.input_shape
+                                           : image->first;
     const std::int64_t image_classes = image ? image->second : kImageClasses;
     auto build = [&](std::int64_t classes) {
       ModelSpec s = spec;

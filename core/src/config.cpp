@@ -269,8 +269,24 @@ ExperimentConfig load_experiment(const fs::path& file, const std::vector<std::st
   return cfg;
 }
 
-fs::path resolve_model_path(const std::string& model, const fs::path& config_file) {
+namespace {
+// PyDTNN's names of zoo models that configs/models holds under another name.
+constexpr std::pair<std::string_view, std::string_view> kModelAliases[] = {
+    {"vgg11", "vgg11_imagenet"},  // PyDTNN 1.x's vgg11 and vgg16 are the 224x224 ones
+    {"vgg16", "vgg16_imagenet"},
+    {"resnet50v15_imagenet", "resnet50_imagenet"},  // dtnn's ResNet-50 is v1.5
+};
+}  // namespace
+
+std::string_view model_alias(std::string_view name) {
+  for (const auto& [alias, model] : kModelAliases)
+    if (alias == name) return model;
+  return name;
+}
+
+fs::path resolve_model_path(const std::string& name, const fs::path& config_file) {
   std::vector<fs::path> candidates;
+  const std::string model(model_alias(name));
   fs::path given(model);
   fs::path config_dir = config_file.empty() ? fs::path(".") : config_file.parent_path();
   if (given.is_absolute()) {
@@ -293,7 +309,7 @@ fs::path resolve_model_path(const std::string& model, const fs::path& config_fil
     looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
   }
   throw Error((config_file.empty() ? std::string("config") : config_file.string()) +
-              ": model: cannot find '" + model + "' (looked for " + looked + ")");
+              ": model: cannot find '" + name + "' (looked for " + looked + ")");
 }
 
 }  // namespace dtnn

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtnn/core_export.hpp"
@@ -38,7 +39,9 @@ DTNN_CORE_EXPORT ExperimentConfig make_experiment(nlohmann::json config,
 DTNN_CORE_EXPORT std::string closest_match(const std::string& word,
                                            const std::vector<std::string>& candidates);
 // A model given as a path (absolute, or relative to the experiment file or the working folder)
-// or as a name from configs/models ("simplecnn").
+// or as a name from configs/models ("simplecnn"), or PyDTNN's other name of one (model_alias:
+// "vgg11" is vgg11_imagenet).
+DTNN_CORE_EXPORT std::string_view model_alias(std::string_view name);
 DTNN_CORE_EXPORT std::filesystem::path resolve_model_path(const std::string& model,
                                                           const std::filesystem::path& config_file);
 
