@@ -130,8 +130,10 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     const double before = loss_of(model, loss, x, y);
     model.zero_grad();
     model.backward(loss, y);
-    // A step of length 0.001 against the gradient (deep batchnorm networks on a batch of 2 have
-    // gradients of very different sizes, so a fixed learning rate would overshoot some).
+    // A step against the gradient of length 0.001 (deep batchnorm networks on a batch of 2 have
+    // gradients of very different sizes, so a fixed learning rate would overshoot some), shorter
+    // by 4 each time it does not lower the loss, down to 1e-6: for a correct gradient some short
+    // step does (ResNet-1202's loss is too curved for the first ones).
     double norm2 = 0;
     for (const auto& p : model.parameters()) {
       std::int64_t finite = 0;
@@ -143,13 +145,21 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
       CHECK_MESSAGE(finite == p.value.numel(), p.name);
     }
     REQUIRE(norm2 > 0);
-    const auto lr = static_cast<float>(1e-3 / std::sqrt(norm2));
-    for (const auto& p : model.parameters())
-      for (std::int64_t i = 0; i < p.value.numel(); ++i)
-        p.value.data<float>()[i] -= lr * p.grad.data<float>()[i];
-    std::size_t k = 0;
-    for (const Tensor& t : states()) std::memcpy(t.raw(), saved[k++].data(), t.bytes());
-    const double after = loss_of(model, loss, x, y);
+    auto step = [&](double length) {  // parameters -= length * gradient / |gradient|
+      const auto lr = static_cast<float>(length / std::sqrt(norm2));
+      for (const auto& p : model.parameters())
+        for (std::int64_t i = 0; i < p.value.numel(); ++i)
+          p.value.data<float>()[i] -= lr * p.grad.data<float>()[i];
+      std::size_t k = 0;
+      for (const Tensor& t : states()) std::memcpy(t.raw(), saved[k++].data(), t.bytes());
+    };
+    double after = before, length = 1e-3, taken = 0;
+    for (; length >= 1e-6 && !(after < before); length /= 4) {
+      step(length - taken);  // from the last try's point to this one's
+      taken = length;
+      after = loss_of(model, loss, x, y);
+    }
+    CAPTURE(length * 4);
     CHECK(std::isfinite(before));
     CHECK(after < before);
     ++models;
