@@ -451,18 +451,19 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
     }
     out.sets.push_back(*set);
   }
-  for (const auto& [gate, on] : gates)
-    if (on && std::none_of(given.begin(), given.end(), [&](const auto& g) {
-          const Flag* f = find_flag(g.first);
-          return f && f->gate && gate == f->gate;
-        }))
-      fail("--" + gate + ": give the value it turns on (" + [&] {
-        std::string names;
-        for (const Flag& f : kFlags)
-          if (f.gate && gate == f.gate)
-            names += (names.empty() ? "--" : ", --") + std::string(f.flag);
-        return names;
-      }() + ")");
+  for (const auto& gate_on : gates) {  // (no structured binding: lambdas capture it below)
+    const std::string& gate = gate_on.first;
+    // The flags this gate turns on, and whether one of them was given.
+    std::string gated;
+    bool given_one = false;
+    for (const Flag& f : kFlags) {
+      if (!f.gate || gate != f.gate) continue;
+      gated += (gated.empty() ? "--" : ", --") + std::string(f.flag);
+      for (const auto& g : given) given_one = given_one || find_flag(g.first) == &f;
+    }
+    if (gate_on.second && !given_one)
+      fail("--" + gate + ": give the value it turns on (" + gated + ")");
+  }
   for (const auto& [scheduler, flag] : scheduler_flag)
     if (std::find(scheduler_names.begin(), scheduler_names.end(), scheduler) ==
         scheduler_names.end())
