@@ -38,13 +38,25 @@ void train_steps(ConvAlgorithm& algo, const ConvGeometry& g, int steps) {
   }
 }
 
+// Training steps until best_of has chosen (its name changes; the last tuning step is closed by the
+// next forward), at most `limit`: how many rounds that takes depends on what it pruned, which
+// depends on how busy the machine is.
+int steps_until_chosen(ConvAlgorithm& algo, const ConvGeometry& g, int limit) {
+  int steps = 0;
+  while (algo.name() == "best_of" && steps < limit) {
+    train_steps(algo, g, 1);
+    ++steps;
+  }
+  return steps;
+}
+
 std::shared_ptr<ConvAlgorithm> best_of(const std::string& cache, int rounds = 6) {
   return with_doubles().create_as<ConvAlgorithm>(
       "conv", "best_of",
       Params(nlohmann::json{{"candidates", {"test_slow", "test_medium", "test_fast"}},
                             {"rounds", rounds},
                             {"prune_after", 2},
-                            {"prune_factor", 10.0},
+                            {"prune_factor", 5.0},
                             {"cache_file", cache}},
              "test"));
 }
@@ -58,19 +70,20 @@ TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports 
   auto algo = best_of(cache);
   algo->prepare(small_geometry());
   CHECK(algo->name() == "best_of");
-  // Rounds 1-2: three candidates; then test_slow (30 ms against 1, more than the factor 10) is
-  // pruned and test_medium (3 ms) is not (a 4 would prune it too when this busy machine adds a
-  // millisecond to its two steps); rounds 3-6: two.
-  train_steps(*algo, small_geometry(), 3 * 2 + 2 * 4);
-  CHECK(algo->name() == "best_of");  // the last step is closed by the next forward
-  train_steps(*algo, small_geometry(), 1);
+  // Rounds 1-2: three candidates; then test_slow (30 ms against 1, more than the factor 5 even
+  // when a busy machine makes test_fast's steps last 5 ms) is pruned; rounds 3-6: test_medium and
+  // test_fast, or test_fast alone where a slow wake-up made test_medium look 5 times slower.
+  // Without pruning, 18 steps; the 19th forward closes the last.
+  const int steps = steps_until_chosen(*algo, small_geometry(), 19);
+  CAPTURE(steps);
   CHECK(algo->name() == "best_of(test_fast)");
+  CHECK(steps > 3 * 2 + 4);  // not before the 6 rounds
   const std::string report = algo->report();
   CAPTURE(report);
   CHECK(report.find("'test_fast' after 6 rounds") != std::string::npos);
   CHECK(report.find("test_slow") != std::string::npos);
   CHECK(report.find("(pruned)") != std::string::npos);
-  CHECK(report.find("test_fast 1.") != std::string::npos);  // about 1 ms a step
+  CHECK(report.find("test_fast") < report.find("(chosen)"));
 
   SUBCASE("the choice is saved and read back by the next run") {
     auto again = best_of(cache);
@@ -108,7 +121,7 @@ TEST_CASE("best_of keeps the fastest candidate, prunes the slow one and reports 
     auto again = best_of(cache, 3);
     again->prepare(small_geometry());
     CHECK(again->name() == "best_of");
-    train_steps(*again, small_geometry(), 3 * 2 + 2 + 1);
+    steps_until_chosen(*again, small_geometry(), 3 * 3 + 1);
     CHECK(again->name() == "best_of(test_fast)");
     nlohmann::json after;
     std::ifstream(cache) >> after;
@@ -154,7 +167,7 @@ TEST_CASE("best_of runs on when its cache file is a directory, and leaves it alo
   auto algo = best_of((dir / "cache.json").string(), 1);
   algo->prepare(small_geometry());
   train_steps(*algo, small_geometry(), 4);
-  CHECK(algo->name() == "best_of(test_fast)");
+  CHECK(algo->name().rfind("best_of(", 0) == 0);  // chosen (on one step each: any may win)
   CHECK(std::filesystem::is_directory(dir / "cache.json"));
 }
 
