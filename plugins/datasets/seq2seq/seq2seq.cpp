@@ -117,9 +117,12 @@ class Seq2seq final : public Dataset {
       T *xp = x.data<T>(), *yp = y.data<T>();
       parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
         const std::int64_t index = indices[static_cast<std::size_t>(i)];
-        const Pair pair = task_is_pairs() ? pairs_of(s)[static_cast<std::size_t>(index)]
-                                          : synthetic_pair(s, index);
-        write(pair, xp + i * (source_ + target_), yp + i * target_);
+        T* x_row = xp + i * (source_ + target_);
+        T* y_row = yp + i * target_;
+        if (task_is_pairs())  // the stored pair itself, not a copy
+          write(pairs_of(s)[static_cast<std::size_t>(index)], x_row, y_row);
+        else
+          write(synthetic_pair(s, index), x_row, y_row);
       });
     });
   }
