@@ -27,10 +27,11 @@ class CategoricalCrossEntropy final : public Loss {
       const T *pp = p.data<T>(), *tp = t.data<T>();
       const T eps = std::is_same_v<T, float> ? T(1e-7) : T(1e-15);
       const std::int64_t m = p.dim(1);
+      weights_.check(m);
       double sum = 0;
       for (std::int64_t i = 0; i < p.numel(); ++i)
         if (tp[i] != T(0))
-          sum -= weights_.of(i % m, m) * double(tp[i]) * std::log(double(std::max(pp[i], eps)));
+          sum -= weights_.at(i % m) * double(tp[i]) * std::log(double(std::max(pp[i], eps)));
       const double n = normalizer(t, m);
       return n > 0 ? sum / n : 0.0;
     });
@@ -42,11 +43,12 @@ class CategoricalCrossEntropy final : public Loss {
       const T *pp = p.data<T>(), *tp = t.data<T>();
       const T eps = std::is_same_v<T, float> ? T(1e-7) : T(1e-15);
       const std::int64_t m = p.dim(1);
+      weights_.check(m);
       const double n = normalizer(t, m);
       const T inv_n = n > 0 ? T(1.0 / n) : T(0);
       T* d = dy.data<T>();
       for (std::int64_t i = 0; i < p.numel(); ++i)
-        d[i] = -T(weights_.of(i % m, m)) * tp[i] * inv_n / std::max(pp[i], eps);
+        d[i] = -T(weights_.at(i % m)) * tp[i] * inv_n / std::max(pp[i], eps);
     });
   }
 
@@ -55,6 +57,7 @@ class CategoricalCrossEntropy final : public Loss {
       using T = decltype(z);
       const T *pp = p.data<T>(), *tp = t.data<T>();
       const std::int64_t m = p.dim(1);
+      weights_.check(m);
       const double n = normalizer(t, m);
       const T inv_n = n > 0 ? T(1.0 / n) : T(0);
       T* d = dlogits.data<T>();
@@ -64,10 +67,10 @@ class CategoricalCrossEntropy final : public Loss {
       }
       for (std::int64_t r = 0; r < p.dim(0); ++r) {
         T s = 0;
-        for (std::int64_t j = 0; j < m; ++j) s += T(weights_.of(j, m)) * tp[r * m + j];
+        for (std::int64_t j = 0; j < m; ++j) s += T(weights_.at(j)) * tp[r * m + j];
         for (std::int64_t j = 0; j < m; ++j) {
           const std::int64_t i = r * m + j;
-          d[i] = (pp[i] * s - T(weights_.of(j, m)) * tp[i]) * inv_n;
+          d[i] = (pp[i] * s - T(weights_.at(j)) * tp[i]) * inv_n;
         }
       }
     });
@@ -81,7 +84,7 @@ class CategoricalCrossEntropy final : public Loss {
       using V = decltype(z);
       const V* tp = t.data<V>();
       double total = 0;
-      for (std::int64_t i = 0; i < t.numel(); ++i) total += weights_.of(i % m, m) * double(tp[i]);
+      for (std::int64_t i = 0; i < t.numel(); ++i) total += weights_.at(i % m) * double(tp[i]);
       return total;
     });
   }

@@ -24,13 +24,16 @@ class ClassWeights {
     }
   }
   bool empty() const { return weights_.empty(); }
-  // Class c's weight; `classes` checks the list against the predictions' width.
-  double of(std::int64_t c, std::int64_t classes) const {
-    if (weights_.empty()) return 1.0;
-    if (static_cast<std::int64_t>(weights_.size()) != classes)
+  // An Error unless there is a weight for each of `classes` (or none at all): once per call of a
+  // loss, before its loops read weights with at().
+  void check(std::int64_t classes) const {
+    if (!weights_.empty() && static_cast<std::int64_t>(weights_.size()) != classes)
       throw Error(who_ + ": " + std::to_string(weights_.size()) + " class weights for " +
                   std::to_string(classes) + " classes: expected one weight per class");
-    return weights_[static_cast<std::size_t>(c)];
+  }
+  // Class c's weight (1 without weights); check() first.
+  double at(std::int64_t c) const {
+    return weights_.empty() ? 1.0 : weights_[static_cast<std::size_t>(c)];
   }
 
  private:

@@ -31,11 +31,12 @@ class NegativeLogLikelihood final : public Loss {
       const T *yp = y.data<T>(), *tp = t.data<T>();
       const ClassTargets targets(y, t, "nll", ignore_);
       const std::int64_t m = targets.classes();
+      weights_.check(m);
       double sum = 0, total = 0;
       if (!targets.ids()) {
         for (std::int64_t i = 0; i < y.numel(); ++i)
           if (tp[i] != T(0)) {
-            const double w = weights_.of(i % m, m) * double(tp[i]);
+            const double w = weights_.at(i % m) * double(tp[i]);
             sum -= w * double(yp[i]);
             total += w;
           }
@@ -45,7 +46,7 @@ class NegativeLogLikelihood final : public Loss {
       for (std::int64_t r = 0; r < targets.rows(); ++r) {
         const std::int64_t id = targets.id(tp, r);
         if (id < 0) continue;
-        const double w = weights_.of(id, m);
+        const double w = weights_.at(id);
         sum -= w * double(yp[r * m + id]);
         total += w;
       }
@@ -60,23 +61,23 @@ class NegativeLogLikelihood final : public Loss {
       T* d = dy.data<T>();
       const ClassTargets targets(y, t, "nll", ignore_);
       const std::int64_t m = targets.classes();
+      weights_.check(m);
       if (!targets.ids()) {
         double total = 0;
-        for (std::int64_t i = 0; i < y.numel(); ++i) total += weights_.of(i % m, m) * double(tp[i]);
+        for (std::int64_t i = 0; i < y.numel(); ++i) total += weights_.at(i % m) * double(tp[i]);
         const double n = weights_.empty() ? double(y.dim(0)) : total;
         const T inv_n = n > 0 ? T(1.0 / n) : T(0);
-        for (std::int64_t i = 0; i < y.numel(); ++i)
-          d[i] = -T(weights_.of(i % m, m)) * tp[i] * inv_n;
+        for (std::int64_t i = 0; i < y.numel(); ++i) d[i] = -T(weights_.at(i % m)) * tp[i] * inv_n;
         return;
       }
       double total = 0;
       for (std::int64_t r = 0; r < targets.rows(); ++r)
-        if (const std::int64_t id = targets.id(tp, r); id >= 0) total += weights_.of(id, m);
+        if (const std::int64_t id = targets.id(tp, r); id >= 0) total += weights_.at(id);
       std::fill_n(d, y.numel(), T(0));
       if (total <= 0) return;
       for (std::int64_t r = 0; r < targets.rows(); ++r)
         if (const std::int64_t id = targets.id(tp, r); id >= 0)
-          d[r * m + id] = T(-weights_.of(id, m) / total);
+          d[r * m + id] = T(-weights_.at(id) / total);
     });
   }
 
