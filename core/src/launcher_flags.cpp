@@ -451,8 +451,7 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
     }
     out.sets.push_back(*set);
   }
-  for (const auto& gate_on : gates) {  // (no structured binding: lambdas capture it below)
-    const std::string& gate = gate_on.first;
+  for (const auto& [gate, on] : gates) {
     // The flags this gate turns on, and whether one of them was given.
     std::string gated;
     bool given_one = false;
@@ -461,8 +460,7 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
       gated += (gated.empty() ? "--" : ", --") + std::string(f.flag);
       for (const auto& g : given) given_one = given_one || find_flag(g.first) == &f;
     }
-    if (gate_on.second && !given_one)
-      fail("--" + gate + ": give the value it turns on (" + gated + ")");
+    if (on && !given_one) fail("--" + gate + ": give the value it turns on (" + gated + ")");
   }
   for (const auto& [scheduler, flag] : scheduler_flag)
     if (std::find(scheduler_names.begin(), scheduler_names.end(), scheduler) ==
