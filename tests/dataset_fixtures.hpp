@@ -113,6 +113,23 @@ inline std::map<std::string, std::vector<std::uint8_t>> cifar_files() {
   return files;
 }
 
+// A small CIFAR-100: train.bin of 6 records, test.bin of 2. Record r: coarse class (r + seed) % 20,
+// fine class (r * 13 + seed) % 100, pixels as cifar_records'.
+inline std::vector<std::uint8_t> cifar100_records(int count, int seed) {
+  std::vector<std::uint8_t> b;
+  for (int r = 0; r < count; ++r) {
+    b.push_back(static_cast<std::uint8_t>((r + seed) % 20));
+    b.push_back(static_cast<std::uint8_t>((r * 13 + seed) % 100));
+    for (int c = 0; c < 3; ++c)
+      for (int p = 0; p < 1024; ++p)
+        b.push_back(static_cast<std::uint8_t>((r * 7 + c * 50 + p + seed) % 256));
+  }
+  return b;
+}
+inline std::map<std::string, std::vector<std::uint8_t>> cifar100_files() {
+  return {{"train.bin", cifar100_records(6, 90)}, {"test.bin", cifar100_records(2, 3)}};
+}
+
 // A ustar archive of files under prefix/.
 inline std::vector<std::uint8_t> tar(const std::map<std::string, std::vector<std::uint8_t>>& files,
                                      const std::string& prefix) {

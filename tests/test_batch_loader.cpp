@@ -163,7 +163,7 @@ TEST_CASE("resample axis: PyDTNN's central crop margins, then pixel-centre bilin
   CHECK_THROWS_WITH_AS(ResampleAxis::make(2, 0.1, 0), doctest::Contains("leaves no pixel"), Error);
 }
 
-TEST_CASE("transformed dataset: crop and resize in both layouts; bad options are refused") {
+TEST_CASE("transformed dataset: crop and resize in both layouts, bad options are refused") {
   auto data = std::make_shared<Ramps>(8, 10, 2);
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     CAPTURE(to_string(layout));

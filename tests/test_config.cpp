@@ -116,7 +116,7 @@ TEST_CASE("closest_match") {
   CHECK(closest_match("zzzzzz", {"learning_rate", "momentum"}).empty());
 }
 
-TEST_CASE("metrics are names or objects with parameters; a bad entry or parameter is named") {
+TEST_CASE("metrics are names or objects with parameters, a bad entry or parameter is named") {
   auto ok = write("metrics.json", R"({"model": "simplecnn",
       "metrics": ["categorical_accuracy", {"name": "recall", "positive_class": 3}]})");
   CHECK(load_experiment(ok, {}).json["metrics"][1]["positive_class"] == 3);
@@ -281,8 +281,11 @@ TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, ref
   CHECK(settings({{"use-mpi-buffers", "true"}})
             .error.starts_with(
                 "--use-mpi-buffers is not supported: dtnn always exchanges flat buffers"));
-  CHECK(settings({{"shared-data", "false"}})
-            .error.starts_with("--shared-data=false is not supported: true is what dtnn does"));
+  CHECK(settings({{"shared-data", "false"}}).sets ==
+        std::vector<std::string>{"parallel.shared_data=false"});
+  CHECK(settings({{"shared-storage", "false"}})
+            .notes.at(0)
+            .starts_with("--shared-storage has no effect: every rank reads"));
   s = settings({{"use-cudnn", "false"}, {"loss-func", "negative_log_likelihood"}});
   CHECK(s.notes == std::vector<std::string>{"--use-cudnn has no effect: cuDNN is used whenever "
                                             "the run is on the GPU (--enable-gpu)"});
@@ -290,7 +293,7 @@ TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, ref
 }
 
 TEST_CASE("PyDTNN's other model names resolve to the zoo's files") {
-  CHECK(resolve_model_path("vgg11", "").filename() == "vgg11_imagenet.json");
+  CHECK(resolve_model_path("vgg11", "").filename() == "vgg11.json");  // 3.x's; 1.x's at 224
   CHECK(resolve_model_path("resnet50v15_imagenet", "").filename() == "resnet50_imagenet.json");
   CHECK(resolve_model_path("vgg3", "").filename() == "vgg3.json");
   CHECK(test::error_of([] {

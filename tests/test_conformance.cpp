@@ -50,6 +50,9 @@ std::string file_cases(const std::string& name) {
   if (name == "cifar10") {
     for (const auto& [file, bytes] : test::cifar_files()) write_bytes(dir / file, bytes);
     params = {{"path", dir.string()}};
+  } else if (name == "cifar100") {
+    for (const auto& [file, bytes] : test::cifar100_files()) write_bytes(dir / file, bytes);
+    params = {{"path", dir.string()}};
   } else if (name == "npz") {
     write_npz(dir / "d.npz", {{"x_train", floats({5, 4, 3, 2}, 0.1)},
                               {"y_train", labels(5)},

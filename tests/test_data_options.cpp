@@ -51,7 +51,7 @@ History run(json config) {
 
 }  // namespace
 
-TEST_CASE("augment: a flip mirrors each row; a crop shifts the image, zeros coming in") {
+TEST_CASE("augment: a flip mirrors each row, a crop shifts the image, zeros coming in") {
   Tensor scratch = Tensor::empty(Shape{24 * std::max(1, omp_get_max_threads())}, DType::float64);
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     CAPTURE(to_string(layout));

@@ -179,6 +179,56 @@ TEST_CASE("cifar10 reads the binary files from a folder and from the .tar.gz in 
   }
 }
 
+TEST_CASE("cifar100 reads fine or coarse classes from a folder and from the .tar.gz in place") {
+  const fs::path d = test::temp_dir("cifar100-folder");
+  for (const auto& [name, bytes] : test::cifar100_files()) write(d / name, bytes, false);
+  const fs::path archive = test::temp_dir("cifar100-archive") / "cifar-100-binary.tar.gz";
+  write(archive, tar(test::cifar100_files(), "cifar-100-binary"), true);
+  auto open = [](const fs::path& path, const std::string& labels) {
+    return test::plugins().create_as<Dataset>(
+        "dataset", "cifar100",
+        Params(nlohmann::json{{"path", path.string()}, {"labels", labels}, {"standardize", false}},
+               "exp.json: dataset"));
+  };
+  for (const fs::path& path : {d, archive}) {
+    CAPTURE(path);
+    for (const std::string labels : {"fine", "coarse"}) {
+      auto ds = open(path, labels);
+      const std::int64_t classes = labels == "fine" ? 100 : 20;
+      CHECK(ds->size(Split::train) == 6);
+      CHECK(ds->size(Split::test) == 2);
+      CHECK(ds->num_classes() == classes);
+      Tensor x = Tensor::empty(ds->sample_shape(Layout::nhwc).with_batch(2), DType::float32);
+      Tensor y = Tensor::empty(Shape{2, classes}, DType::float32);
+      const std::vector<std::int64_t> ids{4, 1};
+      ds->read(Split::train, ids, x, y);
+      // record 4 of train.bin (seed 90): pixel (c=2, p=5) = (4 * 7 + 100 + 5 + 90) % 256
+      CHECK(x.data<float>()[5 * 3 + 2] == doctest::Approx(((4 * 7 + 100 + 5 + 90) % 256) / 255.0));
+      const int fine4 = (4 * 13 + 90) % 100, coarse4 = (4 + 90) % 20;
+      const int fine1 = (1 * 13 + 90) % 100, coarse1 = (1 + 90) % 20;
+      CHECK(y.data<float>()[labels == "fine" ? fine4 : coarse4] == 1.0f);
+      CHECK(y.data<float>()[classes + (labels == "fine" ? fine1 : coarse1)] == 1.0f);
+    }
+  }
+  auto bad = test::cifar100_files()["train.bin"];
+  bad[3074 + 1] = 100;  // record 1's fine class
+  write(d / "train.bin", bad, false);
+  CHECK(test::error_of([&] {
+          open(d, "fine");
+        }).find("train.bin: label 100 at byte 3075: expected a class in 0..99") !=
+        std::string::npos);
+  CHECK(open(d, "coarse")->num_classes() == 20);  // its coarse classes are still good
+  CHECK(test::error_of([&] {
+          open(d, "medium");
+        }).find("labels: expected \"fine\" (100 classes) or \"coarse\"") != std::string::npos);
+  write(d / "train.bin", test::cifar100_files()["train.bin"], false);
+  fs::remove(d / "test.bin");
+  CHECK(test::error_of([&] {
+          open(d, "fine");
+        }).find("test.bin: missing (CIFAR-100 binary version expected: train.bin, test.bin)") !=
+        std::string::npos);
+}
+
 TEST_CASE("cifar10 standardises each channel with the training split's statistics") {
   const fs::path d = test::temp_dir("cifar-std");
   for (const auto& [name, bytes] : cifar_files()) write(d / name, bytes, false);

@@ -146,7 +146,7 @@ TEST_CASE("a tensor on a device takes memory, copies and zeroing from the instal
 }
 
 TEST_CASE(
-    "a twin is found by its descriptor's device; a model on cuda asks for its layers' twins") {
+    "a twin is found by its descriptor's device, a model on cuda asks for its layers' twins") {
   // test_weights has a cpu plugin and a "cuda" twin of the same name (tests/doubles).
   const Registry twins({std::string(DTNN_TEST_DOUBLES) + "/device"});
   const PluginRecord* cpu = twins.find("layer", "test_weights");

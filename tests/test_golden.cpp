@@ -87,9 +87,8 @@ TEST_CASE("golden: simplecnn's probabilities, loss and gradients equal PyTorch's
       o.layout = layout;
       o.max_batch = n;
       o.conv_algorithm = algorithm;
-      Model model(load_model_spec(std::filesystem::path(DTNN_TEST_SOURCE_DIR) /
-                                  "configs/models/simplecnn.json"),
-                  o, layout == Layout::nhwc ? Shape{28, 28, 1} : Shape{1, 28, 28}, test::plugins());
+      Model model(test::zoo_model("simplecnn"), o,
+                  layout == Layout::nhwc ? Shape{28, 28, 1} : Shape{1, 28, 28}, test::plugins());
       load_pydtnn_weights(model, dir / "weights.npz");
       Tensor x = Tensor::empty(model.input_shape().with_batch(n), DType::float64, layout);
       for (std::int64_t i = 0; i < x.numel(); ++i) x.data<double>()[i] = images.value(i);

@@ -67,7 +67,7 @@ TEST_CASE("depthwise_conv2d: each channel with its own filter, by hand") {
   }
 }
 
-TEST_CASE("pointwise_conv2d is a 1x1 convolution; its kernel cannot be set") {
+TEST_CASE("pointwise_conv2d is a 1x1 convolution, its kernel cannot be set") {
   // An alias its plugin declares (traits): read as a conv2d with the window fixed.
   auto specs = parse_layer_list(json::parse(R"([{"type": "pointwise_conv2d", "filters": 8}])"),
                                 "m.json: layers");
@@ -91,7 +91,7 @@ TEST_CASE("pointwise_conv2d is a 1x1 convolution; its kernel cannot be set") {
   CHECK(m.output_shape() == Shape{4, 4, 3});
 }
 
-TEST_CASE("batchnorm: training normalises each channel; eval uses the running statistics") {
+TEST_CASE("batchnorm: training normalises each channel, eval uses the running statistics") {
   for (Layout layout : {Layout::nhwc, Layout::nchw}) {
     CAPTURE(to_string(layout));
     // 4 samples of 1x2 pixels with 2 channels; channel 0 holds 1..8, channel 1 holds 10 * that.

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <span>
 #include <vector>
 
@@ -22,14 +24,13 @@ Model build(const ModelSpec& spec, Shape input, Layout layout = Layout::nhwc,
 }  // namespace
 
 TEST_CASE("shipped models have PyDTNN's parameter counts") {
-  Model cnn = build(load_model_spec(resolve_model_path("simplecnn", "")), Shape{28, 28, 1});
+  Model cnn = build(test::zoo_model("simplecnn"), Shape{28, 28, 1});
   CHECK(cnn.parameter_count() == 149210);
   CHECK(cnn.output_shape() == Shape{10});
   CHECK(cnn.summary().find("Total parameters: 149,210 (596,840 bytes") != std::string::npos);
-  Model mlp = build(load_model_spec(resolve_model_path("simplemlp", "")), Shape{28, 28, 1});
+  Model mlp = build(test::zoo_model("simplemlp"), Shape{28, 28, 1});
   CHECK(mlp.parameter_count() == 669706);
-  Model nchw =
-      build(load_model_spec(resolve_model_path("simplecnn", "")), Shape{1, 28, 28}, Layout::nchw);
+  Model nchw = build(test::zoo_model("simplecnn"), Shape{1, 28, 28}, Layout::nchw);
   CHECK(nchw.parameter_count() == 149210);
 }
 
@@ -69,10 +70,66 @@ TEST_CASE("model file errors name the entry") {
         std::string::npos);
 }
 
+TEST_CASE("a pinned variant takes its base's layers and pins their shape and classes") {
+  // PyDTNN 1.x's sized names over 3.x's dataset-generic models.
+  const ModelSpec generic = load_model_spec(resolve_model_path("resnet20", ""));
+  CHECK(generic.name == "resnet20");
+  CHECK(!generic.input_shape);
+  CHECK(!generic.classes);
+  const ModelSpec pinned = load_model_spec(resolve_model_path("resnet20_cifar10", ""));
+  CHECK(pinned.name == "resnet20_cifar10");
+  CHECK(pinned.file.filename() == "resnet20_cifar10.json");
+  REQUIRE(pinned.input_shape);
+  CHECK(*pinned.input_shape == Shape{32, 32, 3});
+  CHECK(pinned.classes == 10);
+  CHECK(pinned.layers.size() == generic.layers.size());
+  CHECK(pinned.layers.back().params.json() == generic.layers.back().params.json());
+
+  // The generic model at CIFAR-100's classes; the pinned one refuses another shape.
+  ModelSpec hundred = generic;
+  substitute_sizes(hundred.layers, {{"$classes", 100}});
+  CHECK(build(hundred, Shape{32, 32, 3}).output_shape() == Shape{100});
+  ModelSpec ten = pinned;
+  substitute_sizes(ten.layers, {{"$classes", *ten.classes}});
+  CHECK(test::error_of([&] {
+          build(ten, Shape{64, 64, 3});
+        })
+            .find("resnet20_cifar10.json: input_shape (32, 32, 3) does not match the dataset's "
+                  "samples (64, 64, 3)") != std::string::npos);
+
+  // An inline variant, its own shape and name over its base's.
+  const ModelSpec inline_variant = parse_model_spec(
+      json::parse(R"({"base": "simplemlp", "input_shape": [32, 32, 3], "classes": 100})"),
+      "e.json");
+  CHECK(inline_variant.name.empty());
+  CHECK(*inline_variant.input_shape == Shape{32, 32, 3});
+  CHECK(inline_variant.classes == 100);
+
+  auto error = [](const char* text) {
+    return test::error_of([&] { parse_model_spec(json::parse(text), "m.json"); });
+  };
+  CHECK(
+      error(R"({"base": "simplemlp", "layers": [{"type": "relu"}]})") ==
+      "m.json: has both \"base\" and \"layers\": a pinned variant takes its layers from its base");
+  CHECK(error(R"({"base": 3})") == "m.json: base: expected a model name or file, got 3");
+  CHECK(error(R"({"base": "nosuchmodel"})").starts_with("config: base: cannot find 'nosuchmodel'"));
+  CHECK(error(R"({"base": "simplemlp", "classes": 0})") ==
+        "m.json: classes: expected a positive integer, got 0");
+  CHECK(error(R"({"layers": [{"type": "relu"}], "classes": "ten"})") ==
+        "m.json: classes: expected a positive integer, got \"ten\"");
+  // A base that names itself stops at the depth limit with an error, not a stack overflow.
+  const auto loop = std::filesystem::temp_directory_path() / "dtnn_model_loop.json";
+  { std::ofstream(loop) << R"({"base": ")" << loop.string() << R"("})"; }
+  CHECK(test::error_of([&] {
+          load_model_spec(loop);
+        }).find("bases deep (does a base name itself?)") != std::string::npos);
+  std::filesystem::remove(loop);
+}
+
 TEST_CASE("backward reports each layer's parameters once, with their gradients final") {
   // The trainer updates a layer's parameters from inside backward; that is only sound if every
   // gradient is complete when reported and no parameter is reported twice.
-  Model m = build(load_model_spec(resolve_model_path("simplecnn", "")), Shape{28, 28, 1});
+  Model m = build(test::zoo_model("simplecnn"), Shape{28, 28, 1});
   Tensor x = Tensor::empty(Shape{4, 28, 28, 1}, DType::float32);
   Tensor y = Tensor::zeros(Shape{4, 10}, DType::float32);
   for (std::int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 37) % 101) / 101;

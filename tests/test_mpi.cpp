@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "device_model_double.hpp"
@@ -20,6 +21,7 @@
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
+#include "dtnn/loss.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/model_sync.hpp"
 #include "dtnn/registry.hpp"
@@ -249,6 +251,113 @@ TEST_CASE("a non-finite step stops every rank at the same batch with the same me
     CHECK(
         std::all_of(s.weights.begin(), s.weights.end(), [](double w) { return std::isfinite(w); }));
   }
+}
+
+// Rank r's own table (PyDTNN 3.x's --no-shared-data): 4 + 3r rows of 3 features and a linear
+// target. Every rank writes every rank's file (the same bytes), each through a rename, so a
+// rank never reads a half-written one.
+std::filesystem::path local_tables(int ranks) {
+  const auto dir = std::filesystem::temp_directory_path() / "dtnn-mpi-local-data";
+  std::filesystem::create_directories(dir);
+  auto table = [](int r, int rows) {
+    std::ostringstream out;
+    for (int i = 0; i < rows; ++i) {
+      const double a = 0.1 * (i % 5) - 0.2, b = 0.05 * (r + 1) * (i % 3), c = 0.3 - 0.07 * i;
+      out << a << "," << b << "," << c << "," << (0.5 * a - 1.5 * b + 2.0 * c + 0.25) << "\n";
+    }
+    return out.str();
+  };
+  const std::string me = std::to_string(getpid());
+  for (int r = 0; r < ranks; ++r)
+    for (const auto& [name, rows] : {std::pair{"train_", 4 + 3 * r}, std::pair{"test_", 2 + r}}) {
+      const auto file = dir / (name + std::to_string(r) + ".csv");
+      std::ofstream(file.string() + "." + me) << table(r, rows);
+      std::filesystem::rename(file.string() + "." + me, file);
+    }
+  return dir;
+}
+
+TEST_CASE("per-rank datasets: each rank trains its own samples, weighted by their counts") {
+  auto comm = world();
+  const int n = comm->size(), me = comm->rank();
+  const auto dir = local_tables(n);
+  json config = json::parse(R"({
+    "model": {"layers": [{"type": "fc", "units": 1}]},
+    "dataset": {"name": "csv"},
+    "loss": "mse", "metrics": ["regression_mse"],
+    "training": {"batch_size": 2, "epochs": 1, "shuffle": false, "evaluate": true, "threads": 1},
+    "optimizer": {"name": "sgd", "learning_rate": 0.1},
+    "parallel": {"shared_data": false, "model_sync_alg": "wavg"},
+    "output": {"progress": "none"}
+  })");
+  config["dataset"]["path"] = (dir / "train_{rank}.csv").string();
+  config["dataset"]["test_path"] = (dir / "test_{rank}.csv").string();
+  const Trained run = train(config);
+  // Every rank trained every step of the longest rank's epoch; all samples once.
+  std::int64_t samples = 0, tests = 0, steps = 0;
+  for (int r = 0; r < n; ++r) {
+    samples += 4 + 3 * r;
+    tests += 2 + r;
+    steps = std::max<std::int64_t>(steps, (4 + 3 * r + 1) / 2);
+  }
+  REQUIRE(run.history.epochs.size() == 1);
+  CHECK(run.history.epochs[0].samples == samples);
+  REQUIRE(run.history.test);
+  CHECK(run.history.test->samples == tests);  // each rank its own test split
+
+  // By hand on one process: step s averages the gradient over the union of every rank's rows
+  // 2s and 2s+1 (those it has), wavg's weights being the ranks' counts. The same first weights:
+  // the one-process experiment on rank 0's table (its seed initialises the model alike).
+  json one = config;
+  one["dataset"]["path"] = (dir / "train_0.csv").string();
+  one["dataset"]["test_path"] = (dir / "test_0.csv").string();
+  one["training"]["epochs"] = 0;
+  one["training"]["batch_size"] = 2 * n;  // room for a step's union
+  one["parallel"]["communicator"] = "local";
+  Experiment reference(make_experiment(one, {}, "test"), test::plugins());
+  Model& model = reference.model();
+  auto rows = [&](int r) {
+    std::vector<std::vector<float>> out;
+    std::ifstream in(dir / ("train_" + std::to_string(r) + ".csv"));
+    for (std::string line; std::getline(in, line);) {
+      std::vector<float> row;
+      std::stringstream cells(line);
+      for (std::string cell; std::getline(cells, cell, ',');) row.push_back(std::stof(cell));
+      out.push_back(row);
+    }
+    return out;
+  };
+  std::vector<std::vector<std::vector<float>>> tables;
+  for (int r = 0; r < n; ++r) tables.push_back(rows(r));
+  auto mse = test::plugins().create_as<Loss>("loss", "mse", Params());
+  for (std::int64_t s = 0; s < steps; ++s) {
+    std::vector<std::vector<float>> batch;
+    for (int r = 0; r < n; ++r)
+      for (std::int64_t i = 2 * s; i < std::min<std::int64_t>(2 * s + 2, 4 + 3 * r); ++i)
+        batch.push_back(tables[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]);
+    const auto m = static_cast<std::int64_t>(batch.size());
+    Tensor x = Tensor::empty(Shape{m, 3}, DType::float32),
+           y = Tensor::empty(Shape{m, 1}, DType::float32);
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (int k = 0; k < 3; ++k)
+        x.data<float>()[i * 3 + k] =
+            batch[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+      y.data<float>()[i] = batch[static_cast<std::size_t>(i)][3];
+    }
+    mse->forward(model.forward(x, Mode::train), y);
+    model.zero_grad();
+    model.backward(*mse, y);
+    for (const auto& p : model.parameters())
+      for (std::int64_t i = 0; i < p.value.numel(); ++i)
+        p.value.data<float>()[i] -= 0.1f * p.grad.data<float>()[i];
+  }
+  const std::vector<double> expected = weights(model);
+  CAPTURE(me);
+  CHECK(max_relative_difference(run.weights, expected) < 1e-5);
+
+  // avg weighs the ranks alike, which is not the union's mean when the counts differ.
+  config["parallel"]["model_sync_alg"] = "avg";
+  CHECK(max_relative_difference(train(config).weights, expected) > 1e-3);
 }
 
 TEST_CASE("average_weights computes each algorithm's weighted average") {

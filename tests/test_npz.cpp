@@ -104,7 +104,7 @@ TEST_CASE("npz: truncated and corrupt archives are refused, naming the file") {
 }
 
 TEST_CASE(
-    "PyDTNN weights: keys and shapes; NHWC to NCHW and fused to unfused give the same model") {
+    "PyDTNN weights: keys and shapes, NHWC to NCHW and fused to unfused give the same model") {
   const json spec = json::parse(R"({"layers": [
     {"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1}, {"type": "batchnorm"}, {"type": "relu"},
     {"type": "add", "paths": [[{"type": "conv2d", "filters": 4, "kernel": 1, "use_bias": false}], []]},

@@ -178,7 +178,7 @@ TEST_CASE("a BERT-style encoder learns the masked characters, the only positions
   CHECK(h.test->metrics.at("token_accuracy") > 0.9);  // chance: 1 in 11
 }
 
-TEST_CASE("kl_divergence: without smoothing it is nll; with smoothing, the hand-computed value") {
+TEST_CASE("kl_divergence: without smoothing it is nll, with smoothing, the hand-computed value") {
   // Two rows of 3 log-probabilities, class ids 2 and 0.
   const std::vector<double> logp = {std::log(0.2), std::log(0.3), std::log(0.5),
                                     std::log(0.6), std::log(0.3), std::log(0.1)};

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dtnn/config.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/model.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
@@ -20,6 +22,13 @@ inline const Registry& plugins() {
     return Registry({DTNN_TEST_PLUGIN_DIR});
   }();
   return registry;
+}
+
+// A zoo model by name, its "$classes" (the dataset's, in a run) set to `classes`.
+inline ModelSpec zoo_model(const std::string& name, std::int64_t classes = 10) {
+  ModelSpec spec = load_model_spec(resolve_model_path(name, ""));
+  substitute_sizes(spec.layers, {{"$classes", classes}});
+  return spec;
 }
 
 inline std::filesystem::path temp_dir(const std::string& name) {

@@ -47,7 +47,7 @@ TEST_CASE("rng is deterministic and shuffles into a permutation") {
   CHECK(v != sorted);
 }
 
-TEST_CASE("tensor memory: 64-byte aligned; 2 MiB blocks and up aligned to 2 MiB for huge pages") {
+TEST_CASE("tensor memory: 64-byte aligned, 2 MiB blocks and up aligned to 2 MiB for huge pages") {
   for (std::size_t bytes : {std::size_t{1}, std::size_t{100}, std::size_t{1} << 20}) {
     std::byte* p = allocate_aligned(bytes);
     CHECK(reinterpret_cast<std::uintptr_t>(p) % 64 == 0);

@@ -69,7 +69,7 @@ TEST_CASE("text: a context as long as the vocabulary still labels with class ids
   CHECK(d->class_id_labels());
 }
 
-TEST_CASE("text: bytes read any file; a folder gives its matching regular files in name order") {
+TEST_CASE("text: bytes read any file, a folder gives its matching regular files in name order") {
   const auto b = write_text("text_folder", "b.txt", "BB");
   write_text("text_folder", "a.txt", "AA");
   write_text("text_folder", "c.dat", "\xff\xff");

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "dataset_fixtures.hpp"
 #include "dtnn/experiment.hpp"
 #include "test_support.hpp"
 
@@ -98,7 +99,7 @@ TEST_CASE("every dtype and layout trains: a small model memorises 64 synthetic s
 }
 
 TEST_CASE(
-    "training is reproducible for a seed; steps_per_epoch and validation split are honoured") {
+    "training is reproducible for a seed, steps_per_epoch and validation split are honoured") {
   json cfg = synthetic_experiment("float32", "NHWC");
   cfg["training"]["epochs"] = 2;
   cfg["training"]["steps_per_epoch"] = 3;
@@ -167,6 +168,64 @@ TEST_CASE("ResNet-20 trains on CIFAR-10-format files: the loss falls and the cla
   CHECK(h.test->loss < 0.5 * h.test_before->loss);
   // Measured 0.875 (avx512, avx2) and 0.879 (portable): the levels round differently (chance: 0.1).
   CHECK(h.test->metrics.at("categorical_accuracy") >= 0.8);
+}
+
+TEST_CASE(
+    "a dataset-generic model takes CIFAR-100's classes and its pinned CIFAR-10 name refuses them") {
+  // PyDTNN 3.x's `--model resnet20 --dataset cifar100`, and 1.x's resnet20_cifar10 on the same
+  // data.
+  const auto dir = test::temp_dir("generic-cifar100");
+  for (const auto& [name, bytes] : test::cifar100_files())
+    std::ofstream(dir / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+  json config = {{"model", "resnet20"},
+                 {"dataset", {{"name", "cifar100"}, {"path", dir.string()}}},
+                 {"training", {{"batch_size", 3}, {"epochs", 1}}},
+                 {"output", {{"progress", "none"}}}};
+  {
+    Experiment e(make_experiment(config, {}, "exp.json"), test::plugins());
+    CHECK(e.model().output_shape() == Shape{100});
+    CHECK(e.model().parameter_count() == 272'474 + 64 * 90 + 90);  // resnet20's, fc 64 -> 100
+    const History h = e.run();
+    REQUIRE(h.epochs.size() == 1);
+    CHECK(std::isfinite(h.epochs[0].loss));
+  }
+  config["dataset"]["labels"] = "coarse";
+  CHECK(
+      Experiment(make_experiment(config, {}, "exp.json"), test::plugins()).model().output_shape() ==
+      Shape{20});
+  config["model"] = "simplemlp";  // 3.x's simplemlp on 32x32x3 images: 3072 inputs
+  CHECK(Experiment(make_experiment(config, {}, "exp.json"), test::plugins())
+            .model()
+            .parameter_count() == 3072 * 512 + 512 + 512 * 512 + 512 + 512 * 20 + 20);
+  config["model"] = "resnet20_cifar10";
+  CHECK(test::error_of(
+            [&] { Experiment(make_experiment(config, {}, "exp.json"), test::plugins()); }) ==
+        "config: the model's output (10,) does not match the 20 classes of dataset "
+        "'cifar100' (model 'resnet20_cifar10' pins \"classes\": 10)");
+}
+
+TEST_CASE(
+    "{rank} in a dataset's strings: the rank with per-rank datasets, an error with a shared one") {
+  const auto dir = test::temp_dir("rank-template");
+  std::ofstream(dir / "rows_0.csv") << "1,2,3\n4,5,6\n7,8,9\n";
+  json config = {
+      {"model", {{"layers", {{{"type", "fc"}, {"units", 1}}}}}},
+      {"dataset",
+       {{"name", "csv"}, {"path", (dir / "rows_{rank}.csv").string()}, {"test_every", 3}}},
+      {"loss", "mse"},
+      {"metrics", {"regression_mse"}},
+      {"training", {{"batch_size", 2}, {"epochs", 1}}},
+      {"output", {{"progress", "none"}}}};
+  CHECK(test::error_of([&] {
+          Experiment(make_experiment(config, {}, "exp.json"), test::plugins());
+        }) == "config: dataset.path: \"" + (dir / "rows_{rank}.csv").string() +
+                  "\" names a per-rank dataset ({rank}), which needs parallel.shared_data false "
+                  "(--no-shared-data)");
+  config["parallel"] = {{"shared_data", false}};
+  Experiment alone(make_experiment(config, {}, "exp.json"), test::plugins());  // rank 0 of 1
+  CHECK(alone.run().epochs.at(0).samples == 2);
 }
 
 TEST_CASE("--history-file: PyDTNN's text columns, or dtnn's JSON for a .json name") {

@@ -44,7 +44,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "epoch order: the same seed and epoch give the same order; epochs differ; a percentage "
+    "epoch order: the same seed and epoch give the same order, epochs differ, a percentage "
     "above 1 goes through the split again") {
   EpochOrder a(50, 50, 10, 1), b(50, 50, 10, 1);
   a.begin_epoch(9, 3, true);

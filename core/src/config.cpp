@@ -272,8 +272,6 @@ ExperimentConfig load_experiment(const fs::path& file, const std::vector<std::st
 namespace {
 // PyDTNN's names of zoo models that configs/models holds under another name.
 constexpr std::pair<std::string_view, std::string_view> kModelAliases[] = {
-    {"vgg11", "vgg11_imagenet"},  // PyDTNN 1.x's vgg11 and vgg16 are the 224x224 ones
-    {"vgg16", "vgg16_imagenet"},
     {"resnet50v15_imagenet", "resnet50_imagenet"},  // dtnn's ResNet-50 is v1.5
 };
 }  // namespace
@@ -284,7 +282,8 @@ std::string_view model_alias(std::string_view name) {
   return name;
 }
 
-fs::path resolve_model_path(const std::string& name, const fs::path& config_file) {
+fs::path resolve_model_path(const std::string& name, const fs::path& config_file,
+                            std::string_view key) {
   std::vector<fs::path> candidates;
   const std::string model(model_alias(name));
   fs::path given(model);
@@ -308,8 +307,8 @@ fs::path resolve_model_path(const std::string& name, const fs::path& config_file
     if (fs::is_regular_file(c, ec)) return c.lexically_normal();
     looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
   }
-  throw Error((config_file.empty() ? std::string("config") : config_file.string()) +
-              ": model: cannot find '" + name + "' (looked for " + looked + ")");
+  throw Error((config_file.empty() ? std::string("config") : config_file.string()) + ": " +
+              std::string(key) + ": cannot find '" + name + "' (looked for " + looked + ")");
 }
 
 }  // namespace dtnn

@@ -316,6 +316,13 @@ const Key kKeys[] = {
      {non_negative_integer, "an integer >= 0"},
      "skip a synchronisation when fewer ranks hold samples (ranks then update from their own "
      "gradients)"},
+    {"parallel.shared_data",
+     R"(true)",
+     {},
+     "`true`: every rank reads one dataset and trains its share of each step; `false`: each rank "
+     "reads its own (PyDTNN 3.x's `--no-shared-data`, the federated setting): `{rank}` in the "
+     "dataset's strings becomes the rank, each rank goes through its own samples with "
+     "`training.batch_size`, and `model_sync_alg` weighs the ranks by their own sample counts"},
     {"parallel.initial_model_sync", R"(true)", {}, "every rank starts from rank 0's weights"},
     {"parallel.final_model_sync",
      R"(true)",

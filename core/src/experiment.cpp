@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <utility>
@@ -237,6 +238,7 @@ TrainerOptions trainer_options(const json& j) {
   const json &t = j["training"], &d = j["dataset"], &par = j["parallel"], &out = j["output"];
   TrainerOptions to;
   to.batch_size = t["batch_size"].get<std::int64_t>();
+  to.shared_data = par["shared_data"].get<bool>();
   to.global_batch_size = t["global_batch_size"].get<std::int64_t>();
   to.eval_batch_size = t["eval_batch_size"].get<std::int64_t>();
   to.epochs = t["epochs"].get<std::int64_t>();
@@ -275,6 +277,36 @@ TrainerOptions trainer_options(const json& j) {
                 : progress == "none"  ? ProgressStyle::none
                                       : ProgressStyle::automatic;
   return to;
+}
+
+}  // namespace
+
+namespace {
+
+// This rank's dataset object: with per-rank datasets (parallel.shared_data false) every "{rank}"
+// in its strings, nested ones too, becomes the rank. A shared dataset has one path for all.
+json rank_dataset(json dataset, bool shared, int rank, const std::string& where) {
+  const std::string mark = "{rank}";
+  std::function<void(json&, const std::string&)> visit = [&](json& v, const std::string& key) {
+    if (v.is_string()) {
+      std::string text = v.get<std::string>();
+      if (text.find(mark) == std::string::npos) return;
+      if (shared)
+        throw Error(where + ": dataset." + key + ": \"" + text +
+                    "\" names a per-rank dataset ({rank}), "
+                    "which needs parallel.shared_data false (--no-shared-data)");
+      for (std::size_t at; (at = text.find(mark)) != std::string::npos;)
+        text.replace(at, mark.size(), std::to_string(rank));
+      v = text;
+    } else if (v.is_object()) {
+      for (auto it = v.begin(); it != v.end(); ++it)
+        visit(it.value(), key + (key.empty() ? "" : ".") + it.key());
+    } else if (v.is_array()) {
+      for (std::size_t i = 0; i < v.size(); ++i) visit(v[i], key + "[" + std::to_string(i) + "]");
+    }
+  };
+  visit(dataset, "");
+  return dataset;
 }
 
 }  // namespace
@@ -349,9 +381,12 @@ ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
       keys.push_back(it.key());
     return keys;
   }();
-  dataset_ =
-      registry.create_as<Dataset>("dataset", j["dataset"]["name"].get<std::string>(),
-                                  Params(j["dataset"], where + ": dataset"), kDatasetCoreKeys);
+  dataset_ = registry.create_as<Dataset>(
+      "dataset", j["dataset"]["name"].get<std::string>(),
+      Params(rank_dataset(j["dataset"], j["parallel"]["shared_data"].get<bool>(), comm_->rank(),
+                          where),
+             where + ": dataset"),
+      kDatasetCoreKeys);
   ModelOptions mo;
   mo.dtype = parse_dtype(t["dtype"].get<std::string>());
   mo.device = device;
@@ -396,7 +431,7 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   const std::string where = config_.where();
   ModelSpec spec =
       j["model"].is_object()
-          ? parse_model_spec(j["model"], where + ": model")
+          ? parse_model_spec(j["model"], where + ": model", config_.file)
           : load_model_spec(resolve_model_path(j["model"].get<std::string>(), config_.file));
   if (spec.name.empty()) spec.name = "model";
   mo.device_params = Params(j["gpu"], where + ": gpu");
@@ -406,7 +441,7 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   mo.shared_workspace = j["conv"]["workspace"] == "shared";
   mo.fusions = enabled_fusions(j["fusion"], registry, mo.device, where);
   if (comm_->size() > 1) mo.communicator = comm_.get();
-  substitute_sizes(spec.layers, {{"$classes", dataset_->num_classes()},
+  substitute_sizes(spec.layers, {{"$classes", spec.classes.value_or(dataset_->num_classes())},
                                  {"$vocab", dataset_->vocabulary_size()},
                                  {"$source_length", dataset_->source_length()}});
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(mo.layout), registry);
@@ -422,7 +457,10 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   } else if (model_->output_shape().numel() != dataset_->num_classes()) {
     throw Error(where + ": the model's output " + model_->output_shape().str() +
                 " does not match the " + std::to_string(dataset_->num_classes()) + " classes of " +
-                dataset);
+                dataset +
+                (spec.classes ? " (model '" + spec.name +
+                                    "' pins \"classes\": " + std::to_string(*spec.classes) + ")"
+                              : std::string()));
   }
 }
 
@@ -465,8 +503,12 @@ std::optional<CheckpointInfo> Experiment::open_optimizer(const Registry& registr
 std::vector<std::pair<std::string, std::string>> Experiment::data_facts(
     const std::optional<CheckpointInfo>& resumed) const {
   const Layout layout = model_->options().layout;
-  return {{"dataset: samples (train, test)", std::to_string(dataset_->size(Split::train)) + ", " +
-                                                 std::to_string(dataset_->size(Split::test))},
+  // Per-rank datasets may hold different numbers of samples; their shape and classes agree.
+  const bool shared = config_.json["parallel"]["shared_data"].get<bool>();
+  return {{"dataset: samples (train, test)",
+           shared ? std::to_string(dataset_->size(Split::train)) + ", " +
+                        std::to_string(dataset_->size(Split::test))
+                  : std::string("per rank")},
           {"dataset: sample shape", dataset_->sample_shape(layout).str()},
           {"dataset: classes", std::to_string(dataset_->num_classes())},
           {"model: layers and parameters",

@@ -136,12 +136,11 @@ const Flag kFlags[] = {
     {"tf32", "gpu.tf32", 'b', "allow TF32 tensor-core math for float32 on the GPU"},
 
     // --- PyDTNN 1.x's names (spelled with _ there) and 3.x's that no entry above has ---
-    {"shared-storage", "", 't',
-     "true is what dtnn does (every rank reads the dataset at one path); false, per-rank "
-     "datasets, is not supported yet"},
-    {"shared-data", "", 't',
-     "true is what dtnn does (every rank reads the dataset at one path); false, per-rank "
-     "datasets, is not supported yet"},
+    {"shared-storage", "", '-',
+     "every rank reads the dataset's path itself, so a copy of it at that path on each node "
+     "(1.x's false) works as one shared file system does"},
+    {"shared-data", "parallel.shared_data", 'b',
+     "false: each rank reads its own dataset ({rank} in its path becomes the rank)"},
     {"enable-best-of", "conv.algorithm", 'g', "true: conv.algorithm best_of", "best_of"},
     {"enable-conv-gemm", "conv.algorithm", 'g', "true: conv.algorithm gemm", "gemm"},
     {"enable-conv-winograd", "conv.algorithm", 'g', "true: conv.algorithm winograd", "winograd"},
@@ -297,7 +296,7 @@ const Flag* find_flag(std::string_view name) {
 }
 
 bool is_boolean(const Flag& f) {
-  return f.kind == 'b' || f.kind == 'n' || f.kind == 'g' || f.kind == '-' || f.kind == 't';
+  return f.kind == 'b' || f.kind == 'n' || f.kind == 'g' || f.kind == '-';
 }
 
 namespace {
@@ -349,17 +348,12 @@ std::optional<std::string> flag_assignment(const Flag& f, const std::string& raw
     case 'b':
     case 'n':
     case 'g':
-    case '-':
-    case 't': {
+    case '-': {
       const auto on = truth(raw);
       if (!on) return bad("true or false");
       if (f.kind == 'b') return key + (*on ? "=true" : "=false");
       if (f.kind == 'n') return key + (*on ? "=false" : "=true");
-      if (f.kind == 't' && !*on) {
-        why = "--" + std::string(f.flag) + "=false is not supported: " + f.help;
-        return std::nullopt;
-      }
-      if (f.kind == '-' || f.kind == 't') return std::string();
+      if (f.kind == '-') return std::string();
       const char* value = *on ? f.on : f.off;
       return value ? key + "=" + json(value).dump() : std::string();
     }
@@ -422,7 +416,7 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
       continue;
     }
     const std::string flag = std::string("--") + f->flag;
-    if (f->kind == '-' || f->kind == 't' || f->kind == '~') {
+    if (f->kind == '-' || f->kind == '~') {
       if (!is_gate(*f)) out.notes.push_back(flag + " has no effect: " + f->help);
       continue;
     }
@@ -512,7 +506,7 @@ std::vector<std::string> explicit_booleans(std::vector<std::string> args) {
 std::string flags_markdown() {
   std::string out = "| flag | key | meaning |\n| --- | --- | --- |\n";
   for (const Flag& f : kFlags) {
-    const bool keyless = f.kind == '-' || f.kind == 't' || f.kind == '~';
+    const bool keyless = f.kind == '-' || f.kind == '~';
     std::string key = f.kind == 'r' ? "refused" : keyless ? "none" : std::string("`") + f.key + "`";
     std::string meaning = f.help;
     if (f.kind == 'g')

@@ -237,9 +237,28 @@ std::vector<LayerSpec> parse_layer_list(const json& layers, const std::string& w
   return out;
 }
 
-ModelSpec parse_model_spec(const json& j, const std::string& where) {
+namespace {
+
+constexpr int kMaxBaseDepth = 8;  // a pinned variant of a pinned variant of ...
+
+std::optional<Shape> parse_input_shape(const json& j, const std::string& where) {
+  if (!j.contains("input_shape")) return {};
+  const json& s = j["input_shape"];
+  if (!s.is_array() || s.empty() || s.size() > 3 ||
+      !std::all_of(s.begin(), s.end(), [](const json& d) {
+        return d.is_number_integer() && d.get<std::int64_t>() > 0;
+      }))
+    throw Error(where + ": input_shape: expected 1 to 3 positive integers (H, W, C), got " +
+                s.dump());
+  return Shape::from(s.begin(), s.end());
+}
+
+// The layers of the model object `j`: its own, or its base's (read from the file the base names).
+ModelSpec parse_spec(const json& j, const std::string& where,
+                     const std::filesystem::path& relative_to, int depth) {
   if (!j.is_object()) throw Error(where + ": expected a model object with \"layers\"");
-  static const std::vector<std::string> kKeys = {"name", "input_shape", "layers", "description"};
+  static const std::vector<std::string> kKeys = {"name",   "input_shape", "classes",
+                                                 "layers", "base",        "description"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end()) {
       std::string hint = closest_match(it.key(), kKeys);
@@ -247,32 +266,54 @@ ModelSpec parse_model_spec(const json& j, const std::string& where) {
                   (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
     }
   ModelSpec spec;
+  if (j.contains("base")) {
+    const json& base = j["base"];
+    if (!base.is_string() || base.get<std::string>().empty())
+      throw Error(where + ": base: expected a model name or file, got " + base.dump());
+    if (j.contains("layers"))
+      throw Error(where +
+                  ": has both \"base\" and \"layers\": a pinned variant takes its "
+                  "layers from its base");
+    if (depth >= kMaxBaseDepth)
+      throw Error(where + ": base: more than " + std::to_string(kMaxBaseDepth) +
+                  " bases deep (does a base name itself?)");
+    const std::filesystem::path file =
+        resolve_model_path(base.get<std::string>(), relative_to, "base");
+    spec = parse_spec(read_json_file(file), file.string(), file, depth + 1);
+    spec.name.clear();  // the variant's own, below
+  } else {
+    if (!j.contains("layers")) throw Error(where + ": missing \"layers\"");
+    if (expanded_layers(j["layers"]) > kMaxModelLayers)
+      throw Error(where + ": layers: its repeat blocks expand to more than " +
+                  std::to_string(kMaxModelLayers) +
+                  " layers (the largest zoo model has about 3,600)");
+    parse_layers(j["layers"], where + ": layers", spec.layers);
+    if (spec.layers.empty()) throw Error(where + ": layers: the model has no layers");
+  }
   if (j.contains("name")) {
     if (!j["name"].is_string()) throw Error(where + ": name: expected a string");
     spec.name = j["name"].get<std::string>();
   }
-  if (j.contains("input_shape")) {
-    const json& s = j["input_shape"];
-    if (!s.is_array() || s.empty() || s.size() > 3 ||
-        !std::all_of(s.begin(), s.end(), [](const json& d) {
-          return d.is_number_integer() && d.get<std::int64_t>() > 0;
-        }))
-      throw Error(where + ": input_shape: expected 1 to 3 positive integers (H, W, C), got " +
-                  s.dump());
-    spec.input_shape = Shape::from(s.begin(), s.end());
+  if (auto shape = parse_input_shape(j, where)) spec.input_shape = shape;
+  if (j.contains("classes")) {
+    const json& c = j["classes"];
+    if (!c.is_number_integer() || c.get<std::int64_t>() < 1 ||
+        c.get<std::int64_t>() > (std::int64_t{1} << 31))
+      throw Error(where + ": classes: expected a positive integer, got " + c.dump());
+    spec.classes = c.get<std::int64_t>();
   }
-  if (!j.contains("layers")) throw Error(where + ": missing \"layers\"");
-  if (expanded_layers(j["layers"]) > kMaxModelLayers)
-    throw Error(where + ": layers: its repeat blocks expand to more than " +
-                std::to_string(kMaxModelLayers) +
-                " layers (the largest zoo model has about 3,600)");
-  parse_layers(j["layers"], where + ": layers", spec.layers);
-  if (spec.layers.empty()) throw Error(where + ": layers: the model has no layers");
   return spec;
 }
 
+}  // namespace
+
+ModelSpec parse_model_spec(const json& j, const std::string& where,
+                           const std::filesystem::path& relative_to) {
+  return parse_spec(j, where, relative_to, 0);
+}
+
 ModelSpec load_model_spec(const std::filesystem::path& file) {
-  ModelSpec spec = parse_model_spec(read_json_file(file), file.string());
+  ModelSpec spec = parse_spec(read_json_file(file), file.string(), file, 0);
   spec.file = file;
   if (spec.name.empty()) spec.name = file.stem().string();
   return spec;

@@ -86,12 +86,27 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   validation_end_ = n;
   test_end_ = dataset_.size(Split::test);
   if (options_.test_limit > 0) test_end_ = std::min(test_end_, options_.test_limit);
-  if (train_end_ <= 0 && options_.epochs > 0 && !options_.evaluate_only)
-    throw Error("dataset: no training samples left after the validation split");
-  epoch_samples_ = options_.dataset_percentage > 0
+  epoch_samples_ = options_.dataset_percentage > 0 && train_end_ > 0
                        ? std::max<std::int64_t>(
                              1, std::llround(double(train_end_) * options_.dataset_percentage))
-                       : train_end_;
+                       : std::max<std::int64_t>(train_end_, 0);
+  std::int64_t trained = epoch_samples_;  // over the ranks that train on it
+  if (local_data()) {
+    if (options_.global_batch_size > 0)
+      throw Error(
+          "training.global_batch_size: with per-rank datasets (parallel.shared_data false) "
+          "each rank takes training.batch_size samples a step");
+    const auto mine = static_cast<double>(epoch_samples_);  // exact below 2^53
+    std::vector<double> all(static_cast<std::size_t>(comm_.size()));
+    comm_.allgather(&mine, all.data(), 1, DType::float64, "per-rank dataset sizes");
+    rank_epoch_samples_.assign(all.begin(), all.end());
+    trained =
+        std::accumulate(rank_epoch_samples_.begin(), rank_epoch_samples_.end(), std::int64_t{0});
+  }
+  if (trained <= 0 && options_.epochs > 0 && !options_.evaluate_only)
+    throw Error(local_data()
+                    ? "dataset: no rank has training samples left after the validation split"
+                    : "dataset: no training samples left after the validation split");
 
   const Layout layout = model_.options().layout;
   const DType dtype = model_.options().dtype;
@@ -170,9 +185,16 @@ std::int64_t Trainer::global_batch() const {
                                         : options_.batch_size * comm_.size();
 }
 
+bool Trainer::local_data() const { return !options_.shared_data && comm_.size() > 1; }
+
+EpochOrder Trainer::epoch_order() const {
+  if (local_data())
+    return EpochOrder(train_end_, rank_epoch_samples_, options_.batch_size, comm_.rank());
+  return EpochOrder(train_end_, epoch_samples_, global_batch(), comm_.size());
+}
+
 std::int64_t Trainer::steps_per_epoch() const {
-  const std::int64_t g = global_batch();
-  std::int64_t steps = (epoch_samples_ + g - 1) / g;
+  std::int64_t steps = epoch_order().steps();
   if (options_.steps_per_epoch > 0) steps = std::min(steps, options_.steps_per_epoch);
   return steps;
 }
@@ -252,10 +274,12 @@ EvalResult Trainer::evaluate(Split split, std::int64_t begin, std::int64_t end) 
   loader_->settle();                                           // its thread reads the dataset too
   std::vector<double> totals(metric_totals_.size() + 2, 0.0);  // metrics..., loss sum, samples
   std::vector<std::int64_t> idx(static_cast<std::size_t>(options_.eval_batch_size));
-  // Each rank evaluates its own contiguous share; the sums are reduced.
+  // Each rank evaluates its own contiguous share (with per-rank datasets, its whole split); the
+  // sums are reduced.
   const std::int64_t count = std::max<std::int64_t>(end - begin, 0);
-  const std::int64_t lo = begin + count * comm_.rank() / comm_.size();
-  const std::int64_t hi = begin + count * (comm_.rank() + 1) / comm_.size();
+  const int share = local_data() ? 0 : comm_.rank(), shares = local_data() ? 1 : comm_.size();
+  const std::int64_t lo = begin + count * share / shares;
+  const std::int64_t hi = begin + count * (share + 1) / shares;
   for (std::int64_t b = lo; b < hi; b += options_.eval_batch_size) {
     const std::int64_t n = std::min(options_.eval_batch_size, hi - b);
     std::iota(idx.begin(), idx.begin() + n, b);
@@ -388,7 +412,7 @@ void Trainer::start_run(Run& run) {
         (static_cast<std::uint64_t>(halves[0]) << 32) | static_cast<std::uint64_t>(halves[1]);
     if (options_.sync.initial_sync) exchange_->broadcast_weights(0);
   }
-  run.order.emplace(train_end_, epoch_samples_, global_batch(), comm_.size());
+  run.order.emplace(epoch_order());
   run.counts.emplace(comm_.size());
   run.global.assign(metric_totals_.size() + 2, 0.0);
   run.global_step = run.first_global_step = options_.start.global_step;
@@ -487,8 +511,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   if (progress.draw_due(s, steps)) {
     if (ranks == 1) reduce_totals(run);
     const double samples = run.global.back(), loss_sum = run.global[run.global.size() - 2];
-    progress.draw(epoch, options_.epochs, s, steps, samples,
-                  std::min(epoch_samples_, steps * global_batch()), run.seconds,
+    progress.draw(epoch, options_.epochs, s, steps, samples, run.order->samples(steps), run.seconds,
                   samples > 0 ? loss_sum / samples : 0.0, metric_values(run.global));
   }
   return true;

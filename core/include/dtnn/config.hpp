@@ -40,9 +40,10 @@ DTNN_CORE_EXPORT std::string closest_match(const std::string& word,
                                            const std::vector<std::string>& candidates);
 // A model given as a path (absolute, or relative to the experiment file or the working folder)
 // or as a name from configs/models ("simplecnn"), or PyDTNN's other name of one (model_alias:
-// "vgg11" is vgg11_imagenet).
+// "resnet50v15_imagenet" is resnet50_imagenet). `key` names what gave it in the error.
 DTNN_CORE_EXPORT std::string_view model_alias(std::string_view name);
 DTNN_CORE_EXPORT std::filesystem::path resolve_model_path(const std::string& model,
-                                                          const std::filesystem::path& config_file);
+                                                          const std::filesystem::path& config_file,
+                                                          std::string_view key = "model");
 
 }  // namespace dtnn

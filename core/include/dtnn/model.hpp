@@ -3,7 +3,12 @@
 // forward/backward on a batch allocate nothing.
 //
 // Model file:  {"name": "simplecnn", "input_shape": [28, 28, 1],            (optional, HWC)
+//               "classes": 10,                    (optional: what "$classes" in the layers is)
 //               "layers": [{"type": "conv2d", "filters": 4, "kernel": 3}, {"type": "relu"}, ...]}
+// Without input_shape the model takes the dataset's samples; without classes, its classes.
+// A pinned variant names another model as its base instead of listing layers, and pins its shape
+// and classes: {"name": "resnet20_cifar10", "base": "resnet20", "input_shape": [32, 32, 3],
+// "classes": 10} (PyDTNN 1.x's sized names over 3.x's dataset-generic models).
 // A layer entry may be {"repeat": N, "layers": [...]}, expanded in place N times.
 // A layer plugin may be an alias of another with some parameters fixed (pointwise_conv2d: a conv2d
 // with kernel 1, ...): resolve_aliases rewrites such entries before the model builds them.
@@ -39,8 +44,9 @@ struct LayerSpec {
 
 struct ModelSpec {
   std::string name;
-  std::filesystem::path file;        // empty when given inline
-  std::optional<Shape> input_shape;  // HWC as written in the file
+  std::filesystem::path file;           // empty when given inline
+  std::optional<Shape> input_shape;     // HWC as written in the file
+  std::optional<std::int64_t> classes;  // "$classes" when the file pins it
   std::vector<LayerSpec> layers;
 };
 
@@ -81,7 +87,10 @@ DTNN_CORE_EXPORT void substitute_sizes(std::vector<LayerSpec>& specs,
                                        const std::map<std::string, std::int64_t>& sizes);
 // The most layers a model may expand to, repeat blocks and blocks' paths included.
 inline constexpr std::int64_t kMaxModelLayers = 100000;
-DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where);
+// A model object; a "base" in it is looked for as a model name is, beside `relative_to` (the
+// experiment file holding the object) first.
+DTNN_CORE_EXPORT ModelSpec parse_model_spec(const nlohmann::json& j, const std::string& where,
+                                            const std::filesystem::path& relative_to = {});
 DTNN_CORE_EXPORT ModelSpec load_model_spec(const std::filesystem::path& file);
 
 struct ModelOptions {

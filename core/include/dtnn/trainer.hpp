@@ -20,6 +20,7 @@
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/dataset.hpp"
+#include "dtnn/epoch_order.hpp"
 #include "dtnn/gradient_sink.hpp"
 #include "dtnn/model_sync.hpp"
 #include "dtnn/nonfinite.hpp"
@@ -38,7 +39,10 @@ class Communicator;
 struct TrainerOptions {
   std::int64_t batch_size = 64;        // per rank
   std::int64_t global_batch_size = 0;  // samples per step over all ranks; 0: batch_size x ranks
-  std::int64_t eval_batch_size = 0;    // 0: batch_size
+  // false: every rank has its own dataset (parallel.shared_data), whose training split it goes
+  // through alone, batch_size samples a step (epoch_order.hpp), and whose test split it evaluates.
+  bool shared_data = true;
+  std::int64_t eval_batch_size = 0;  // 0: batch_size
   std::int64_t epochs = 1;
   std::int64_t steps_per_epoch = 0;  // 0: the whole training split
   double validation_split = 0.0;     // last fraction of the training split
@@ -139,6 +143,8 @@ class DTNN_CORE_EXPORT Trainer {
                     bool sync_gradients = false, std::span<const std::int64_t> next = {});
   // The global batch of a step and this rank's contiguous part of it (sizes differ by <= 1).
   std::int64_t global_batch() const;
+  bool local_data() const;         // per-rank datasets, with several ranks
+  EpochOrder epoch_order() const;  // this run's, before its first epoch begins
   std::int64_t steps_per_epoch() const;
   const GradientExchange* exchange() const { return exchange_.get(); }
 
@@ -183,7 +189,8 @@ class DTNN_CORE_EXPORT Trainer {
   Communicator& comm_;
   TrainerOptions options_;
   std::int64_t train_end_ = 0, validation_end_ = 0, test_end_ = 0;
-  std::int64_t epoch_samples_ = 0;       // training samples an epoch goes through
+  std::int64_t epoch_samples_ = 0;                // training samples an epoch goes through
+  std::vector<std::int64_t> rank_epoch_samples_;  // every rank's, with per-rank datasets
   std::uint64_t augment_seed_ = 0;       // this epoch's: a function of the shuffle seed and epoch
   std::unique_ptr<BatchLoader> loader_;  // training batches
   Tensor x_, y_;                         // [max_batch, ...] evaluation batch buffers
