@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -88,6 +89,39 @@ inline fs::path make_folder(const std::string& name, int per_class) {
           write_jpeg(dir / ("img" + std::to_string(i) + ".jpg"), h, w, px);
       }
     }
+  return root;
+}
+
+// NIH ChestX-ray14's layout, small: images/<sub>/NNN.png (16x16), Data_Entry_2017_v2020.csv
+// labelling each with "Mass" (bright top half), "Effusion" (bright bottom half), both, or "No
+// Finding" (dark), and the two lists (images 12-15 of every 16 are test images) when `lists`.
+inline fs::path make_labelled_images(const std::string& name, int count, bool lists) {
+  const fs::path root = temp_dir(name);
+  fs::create_directories(root / "images" / "a");
+  fs::create_directories(root / "images" / "b");
+  std::ofstream csv(root / "Data_Entry_2017_v2020.csv");
+  csv << "Image Index,Finding Labels,Follow-up #\n";
+  std::ofstream train, test;
+  if (lists) {
+    train.open(root / "train_val_list.txt");
+    test.open(root / "test_list.txt");
+  }
+  const char* kLabels[4] = {"No Finding", "Mass", "Effusion", "Effusion|Mass"};
+  for (int i = 0; i < count; ++i) {
+    const int kind = i % 4;
+    const std::string file = std::to_string(100 + i) + ".png";
+    std::vector<std::uint8_t> px(16 * 16 * 3);
+    for (int y = 0; y < 16; ++y)
+      for (int x = 0; x < 16; ++x) {
+        const bool bright = (y < 8 && (kind & 1)) || (y >= 8 && (kind & 2));
+        const int v = (bright ? 200 : 30) + (i * 7 + x) % 20;
+        for (int c = 0; c < 3; ++c)
+          px[static_cast<std::size_t>((y * 16 + x) * 3 + c)] = std::uint8_t(v);
+      }
+    write_png(root / "images" / (i % 2 ? "a" : "b") / file, 16, 16, px);
+    csv << file << ",\"" << kLabels[kind] << "\"," << i << "\n";
+    if (lists) ((i / 4) % 4 == 3 ? test : train) << file << "\n";
+  }
   return root;
 }
 

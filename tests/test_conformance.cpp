@@ -59,6 +59,10 @@ std::string file_cases(const std::string& name) {
                               {"x_test", floats({3, 4, 3, 2}, 0.2)},
                               {"y_test", labels(3)}});
     params = {{"path", (dir / "d.npz").string()}};
+  } else if (name == "image_labels") {
+    params = {{"path", test::make_labelled_images("conformance_" + name, 8, true).string()},
+              {"size", 8},
+              {"resize", 8}};
   } else if (name == "imagenet" || name == "folder") {
     params = {
         {"path", test::make_folder("conformance_" + name, 3).string()}, {"size", 8}, {"resize", 8}};

@@ -109,3 +109,99 @@ TEST_CASE("imagenet: a small CNN learns red from blue images read from folders")
                       << h.test->metrics.at("categorical_accuracy"));
   CHECK(h.test->metrics.at("categorical_accuracy") == 1.0);
 }
+
+namespace {
+
+std::shared_ptr<Dataset> open_labelled(const fs::path& root,
+                                       nlohmann::json more = nlohmann::json::object()) {
+  nlohmann::json params = {{"path", root.string()}, {"size", 16}, {"resize", 16}};
+  params.update(more);
+  return test::plugins().create_as<Dataset>("dataset", "image_labels",
+                                            Params(params, "exp.json: dataset"));
+}
+
+}  // namespace
+
+TEST_CASE("image_labels: a CSV's labels as 0/1 columns, images found by name, the lists' splits") {
+  const fs::path root = test::make_labelled_images("labelled", 16, true);
+  auto ds = open_labelled(root);
+  CHECK(ds->value_labels());
+  CHECK(ds->num_classes() == 3);  // Effusion, Mass, No Finding (sorted)
+  CHECK(ds->size(Split::train) == 12);
+  CHECK(ds->size(Split::test) == 4);
+  CHECK(ds->sample_shape(Layout::nhwc) == Shape{16, 16, 1});
+  for (bool prefetch : {false, true}) {
+    CAPTURE(prefetch);
+    Tensor x = Tensor::empty(Shape{3, 16, 16, 1}, DType::float32);
+    Tensor y = Tensor::empty(Shape{3, 3}, DType::float32);
+    const std::vector<std::int64_t> ids{1, 2, 0};  // train images 101 (Mass), 102 (Effusion), 100
+    if (prefetch) ds->prefetch(Split::train, ids);
+    ds->read(Split::train, ids, x, y);
+    const std::vector<float> labels(y.data<float>(), y.data<float>() + 9);
+    CHECK(labels == std::vector<float>{0, 1, 0, 1, 0, 0, 0, 0, 1});
+    // Image 101: bright top (200 + (7 + x) % 20), dark bottom, grey: one channel, / 255.
+    CHECK(x.data<float>()[0] == doctest::Approx((200 + 7 % 20) / 255.0).epsilon(0.02));
+    CHECK(x.data<float>()[15 * 16] == doctest::Approx((30 + 7 % 20) / 255.0).epsilon(0.05));
+  }
+  Tensor x = Tensor::empty(Shape{1, 16, 16, 1}, DType::float32),
+         y = Tensor::empty(Shape{1, 3}, DType::float32);
+  const std::vector<std::int64_t> first{0};
+  ds->read(Split::test, first, x, y);  // image 112: No Finding
+  CHECK(std::vector<float>(y.data<float>(), y.data<float>() + 3) == std::vector<float>{0, 0, 1});
+  const std::vector<std::int64_t> last{3};
+  ds->read(Split::test, last, x, y);  // image 115: Effusion|Mass
+  CHECK(std::vector<float>(y.data<float>(), y.data<float>() + 3) == std::vector<float>{1, 1, 0});
+
+  // Without the lists every test_every-th row is a test image; given classes fix the columns.
+  fs::remove(root / "test_list.txt");
+  auto every = open_labelled(root, {{"test_every", 4},
+                                    {"channels", 3},
+                                    {"classes", {"No Finding", "Mass", "Effusion", "Nodule"}}});
+  CHECK(every->size(Split::test) == 4);
+  CHECK(every->num_classes() == 4);  // Effusion, Mass, No Finding, Nodule
+  CHECK(every->sample_shape(Layout::nhwc) == Shape{16, 16, 3});
+}
+
+TEST_CASE("image_labels: bad CSVs and lists are refused, naming the file and line") {
+  const fs::path root = test::make_labelled_images("labelled-bad", 8, true);
+  CHECK(test::error_of([&] {
+          open_labelled(root, {{"image_column", "Image"}});
+        })
+            .find("Data_Entry_2017_v2020.csv: line 1: no column 'Image' (exp.json: "
+                  "dataset.image_column)") != std::string::npos);
+  CHECK(test::error_of([&] {
+          open_labelled(root, {{"classes", {"Mass", "No Finding"}}});
+        }).find("line 4: label 'Effusion' is not among exp.json: dataset.classes") !=
+        std::string::npos);
+  std::ofstream(root / "test_list.txt", std::ios::app) << "999.png\n";
+  CHECK(test::error_of([&] {
+          open_labelled(root);
+        }).find("test_list.txt: line 1: image '999.png' has no row in") != std::string::npos);
+  std::ofstream(root / "Data_Entry_2017_v2020.csv", std::ios::app) << "999.png,Mass,9\n";
+  CHECK(test::error_of([&] {
+          open_labelled(root);
+        }).find("test_list.txt: line 1: image '999.png' is not under") != std::string::npos);
+  std::ofstream(root / "Data_Entry_2017_v2020.csv", std::ios::app) << "100.png,Mass,9\n";
+  CHECK(test::error_of([&] {
+          open_labelled(root);
+        }).find("line 11: image '100.png' is labelled a second time") != std::string::npos);
+}
+
+TEST_CASE("image_labels: a small model learns two findings at once (binary cross-entropy)") {
+  const fs::path root = test::make_labelled_images("labelled-train", 64, true);
+  json config = json::parse(R"({
+    "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 16}, {"type": "relu"},
+                         {"type": "fc", "units": "$classes"}, {"type": "sigmoid"}]},
+    "loss": "binary_cross_entropy", "metrics": [],
+    "training": {"batch_size": 8, "epochs": 20},
+    "optimizer": {"name": "adam", "learning_rate": 0.01}})");
+  config["dataset"] = {
+      {"name", "image_labels"}, {"path", root.string()}, {"size", 16}, {"resize", 16}};
+  config["output"] = {{"progress", "none"}};
+  Experiment e(make_experiment(config, {}, "test"), test::plugins());
+  const History h = e.run();
+  REQUIRE(h.test);
+  MESSAGE("test binary cross-entropy " << h.test_before->loss << " -> " << h.test->loss);
+  CHECK(h.test_before->loss > 0.5);  // about ln 2 untrained
+  CHECK(h.test->loss < 0.1);
+}

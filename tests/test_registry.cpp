@@ -38,9 +38,9 @@ TEST_CASE("every shipped plugin loads") {
   CHECK(r.available("scheduler") ==
         std::vector<std::string>{"early_stopping", "model_checkpoint", "reduce_lr_every_nepochs",
                                  "reduce_lr_on_plateau", "stop_at_loss", "warm_up"});
-  CHECK(r.available("dataset") == std::vector<std::string>{"cifar10", "cifar100", "csv", "folder",
-                                                           "imagenet", "mnist", "npz", "seq2seq",
-                                                           "synthetic", "text", "text_classes"});
+  CHECK(r.available("dataset") ==
+        std::vector<std::string>{"cifar10", "cifar100", "csv", "folder", "image_labels", "imagenet",
+                                 "mnist", "npz", "seq2seq", "synthetic", "text", "text_classes"});
   CHECK(r.available("loss") == std::vector<std::string>{"binary_cross_entropy",
                                                         "categorical_cross_entropy",
                                                         "kl_divergence", "mse", "nll"});

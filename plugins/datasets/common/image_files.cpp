@@ -1,0 +1,139 @@
+#include "image_files.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "dtnn/parallel.hpp"
+#include "dtnn/params.hpp"
+#include "image_io.hpp"
+
+namespace dtnn::datasets {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr float kMean[3] = {0.485f, 0.456f, 0.406f}, kStd[3] = {0.229f, 0.224f, 0.225f};
+}  // namespace
+
+bool is_image_file(const fs::path& p) {
+  std::string e = p.extension().string();
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+  return e == ".jpg" || e == ".jpeg" || e == ".png";
+}
+
+ImageFiles::ImageFiles(const Params& p, ImageOptions options) : options_(options) {
+  if (options_.size < 1) p.fail("size", "a positive image side");
+  if (options_.resize == 0) options_.resize = options_.size * 8 / 7;  // 256 for 224, as ImageNet
+  if (options_.resize < options_.size) p.fail("resize", "a side >= size (0: size * 8 / 7)");
+  if (options_.threads < 1) p.fail("threads", "at least 1 decoding thread");
+}
+
+ImageFiles::~ImageFiles() {
+  std::lock_guard lock(mutex_);
+  finish_pending();
+}
+
+Shape ImageFiles::sample_shape(Layout layout) const {
+  const std::int64_t s = options_.size, c = options_.channels;
+  return layout == Layout::nhwc ? Shape{s, s, c} : Shape{c, s, s};
+}
+
+std::int64_t ImageFiles::size(Split s) const {
+  return static_cast<std::int64_t>(files_[static_cast<int>(s)].size());
+}
+
+void ImageFiles::prefetch(Split split, std::span<const std::int64_t> indices) const {
+  std::lock_guard lock(mutex_);
+  finish_pending();  // one batch ahead at most (an error there is the read's to report)
+  pending_.split = split;
+  pending_.ids.assign(indices.begin(), indices.end());
+  pending_.pixels.resize(indices.size() * static_cast<std::size_t>(sample_values()));
+  pending_.jobs.clear();
+  const auto threads = static_cast<std::size_t>(options_.threads);
+  for (std::size_t t = 0; t < threads; ++t)
+    pending_.jobs.push_back(std::async(std::launch::async, [this, t, threads] {
+      for (std::size_t i = t; i < pending_.ids.size(); i += threads)
+        decode(pending_.split, pending_.ids[i],
+               pending_.pixels.data() + i * static_cast<std::size_t>(sample_values()));
+    }));
+}
+
+void ImageFiles::read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const {
+  const std::int64_t sample = sample_values();
+  std::unique_lock lock(mutex_);
+  const bool prefetched =
+      pending_.split == s &&
+      std::equal(indices.begin(), indices.end(), pending_.ids.begin(), pending_.ids.end());
+  if (prefetched) {
+    if (std::exception_ptr failure = finish_pending()) {
+      pending_.ids.clear();
+      std::rethrow_exception(failure);  // a decoding error, from the background
+    }
+  } else {
+    lock.unlock();
+  }
+  std::vector<float> local;
+  if (!prefetched) {  // decode now, in parallel
+    local.resize(indices.size() * static_cast<std::size_t>(sample));
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    parallel_for(static_cast<std::int64_t>(indices.size()), 1, [&](std::int64_t i) {
+      try {
+        decode(s, indices[static_cast<std::size_t>(i)], local.data() + i * sample);
+      } catch (...) {
+        std::lock_guard g(failure_mutex);
+        failure = std::current_exception();
+      }
+    });
+    if (failure) std::rethrow_exception(failure);
+  }
+  const float* pixels = prefetched ? pending_.pixels.data() : local.data();
+  const bool nhwc = x.layout() == Layout::nhwc;
+  const std::int64_t hw = options_.size * options_.size, channels = options_.channels;
+  dispatch_dtype(x.dtype(), [&](auto z) {
+    using T = decltype(z);
+    parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
+      const float* src = pixels + i * sample;  // HWC
+      T* dst = x.data<T>() + i * sample;
+      for (std::int64_t p = 0; p < hw; ++p)
+        for (std::int64_t c = 0; c < channels; ++c)
+          dst[nhwc ? p * channels + c : c * hw + p] = static_cast<T>(src[p * channels + c]);
+      write_label(y, i, s, indices[static_cast<std::size_t>(i)]);
+    });
+  });
+}
+
+// Waits for the background jobs; the first error they threw, if any.
+std::exception_ptr ImageFiles::finish_pending() const {
+  std::exception_ptr failure;
+  for (auto& job : pending_.jobs) {
+    try {
+      job.get();
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  pending_.jobs.clear();
+  return failure;
+}
+
+// Sample id of split s into out [size][size][channels], normalised.
+void ImageFiles::decode(Split s, std::int64_t id, float* out) const {
+  const RgbImage image =
+      decode_image(files_[static_cast<int>(s)][static_cast<std::size_t>(id)], options_.resize);
+  const std::int64_t hw = options_.size * options_.size;
+  std::vector<float> rgb(static_cast<std::size_t>(hw * 3));
+  resize_and_crop(image, options_.resize, options_.size, rgb.data());
+  for (std::int64_t p = 0; p < hw; ++p) {
+    const float* v = rgb.data() + p * 3;
+    if (options_.channels == 1) {
+      out[p] = (v[0] + v[1] + v[2]) / (3.0f * 255.0f);
+      continue;
+    }
+    for (int c = 0; c < 3; ++c)
+      out[p * 3 + c] =
+          options_.imagenet_normalize ? (v[c] / 255.0f - kMean[c]) / kStd[c] : v[c] / 255.0f;
+  }
+}
+
+}  // namespace dtnn::datasets
