@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "dtnn/dataset.hpp"
+#include "dtnn/experiment.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/npz.hpp"
@@ -233,4 +234,59 @@ TEST_CASE("npz dataset: NumPy's uint8 images and int64 labels, in both file layo
   CHECK(test::error_of([&] {
           open_npz("no_test.npz", "NHWC");
         }).find("no_test.npz: no array 'x_test'") != std::string::npos);
+}
+
+TEST_CASE("npz dataset: regression targets (targets \"values\") taken as they are, and learnt") {
+  // x (N, 2) in [0, 1), y = 2 x0 - x1 + 0.5: shape (N,) for one target, (N, 2) for two.
+  auto arrays = [](std::int64_t n, int targets) {
+    NpyArray x = array_of(DType::float32, {n, 2}, 0), y = array_of(DType::float64, {n, targets}, 0);
+    if (targets == 1) y.shape = {n};
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float a = float(i % 7) / 7.0f, b = float(i % 5) / 5.0f;
+      reinterpret_cast<float*>(x.data.data())[2 * i] = a;
+      reinterpret_cast<float*>(x.data.data())[2 * i + 1] = b;
+      for (int k = 0; k < targets; ++k)
+        reinterpret_cast<double*>(y.data.data())[i * targets + k] = 2.0 * a - b + 0.5 + k;
+    }
+    return std::pair{x, y};
+  };
+  const fs::path dir = test::temp_dir("npz-values");
+  for (int targets : {1, 2}) {
+    auto [xtr, ytr] = arrays(70, targets);
+    auto [xte, yte] = arrays(14, targets);
+    write_npz(dir / ("r" + std::to_string(targets) + ".npz"),
+              {{"x_train", xtr}, {"y_train", ytr}, {"x_test", xte}, {"y_test", yte}});
+  }
+  auto open = [&](const std::string& file, json more = json::object()) {
+    json params = {{"path", (dir / file).string()}, {"targets", "values"}};
+    params.update(more);
+    return test::plugins().create_as<Dataset>("dataset", "npz",
+                                              Params(params, "exp.json: dataset"));
+  };
+  auto two = open("r2.npz");
+  CHECK(two->value_labels());
+  CHECK(two->num_classes() == 2);
+  Tensor x = Tensor::empty(Shape{1, 2}, DType::float32),
+         y = Tensor::empty(Shape{1, 2}, DType::float32);
+  const std::vector<std::int64_t> id{9};  // a = 2/7, b = 4/5
+  two->read(Split::train, id, x, y);
+  CHECK(y.data<float>()[0] == doctest::Approx(2.0 * 2 / 7 - 0.8 + 0.5));
+  CHECK(y.data<float>()[1] == doctest::Approx(2.0 * 2 / 7 - 0.8 + 1.5));
+  CHECK(open("r1.npz")->num_classes() == 1);
+  CHECK(test::error_of([&] {
+          open("r2.npz", {{"classes", 3}});
+        }).find("classes: expected 0 or y_train's 2 target columns") != std::string::npos);
+  CHECK(test::error_of([&] {
+          open("r2.npz", {{"targets", "numbers"}});
+        }).find("targets: expected \"classes\"") != std::string::npos);
+
+  json config = json::parse(R"({"model": {"layers": [{"type": "fc", "units": 1}]},
+    "loss": "mse", "metrics": ["regression_mse"],
+    "training": {"batch_size": 10, "epochs": 40}, "optimizer": {"name": "adam", "learning_rate": 0.05},
+    "output": {"progress": "none"}})");
+  config["dataset"] = {{"name", "npz"}, {"path", (dir / "r1.npz").string()}, {"targets", "values"}};
+  const History h = Experiment(make_experiment(config, {}, "test"), test::plugins()).run();
+  REQUIRE(h.test);
+  MESSAGE("test mse " << h.test_before->loss << " -> " << h.test->loss);
+  CHECK(h.test->metrics.at("regression_mse") < 1e-3);
 }

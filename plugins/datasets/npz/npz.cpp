@@ -3,8 +3,10 @@
 //   x: (N, H, W, C) images (layout "NHWC", the default) or (N, C, H, W) ("NCHW"); (N, H, W)
 //      grey images; or (N, F) feature vectors. Any float or integer type; integers are scaled
 //      by 1/255 unless scale says otherwise (scale 0: that default; floats: 1).
-//   y: (N,) class indices (classes: the given count, or the largest index + 1) or (N, classes)
-//      one-hot rows.
+//   y: targets "classes" (the default): (N,) class indices (classes: the given count, or the
+//      largest index + 1) or (N, classes) one-hot rows; targets "values" (regression, PyDTNN
+//      3.x's tsunami-style data, or multi-label 0/1 columns): (N,) or (N, K) values taken as they
+//      are, K outputs (loss mse, or binary_cross_entropy over sigmoids).
 // Checked whole at start-up: errors name the file, the array and what was expected.
 #include "dtnn/npz.hpp"
 
@@ -31,6 +33,11 @@ class NpzDataset final : public Dataset {
     if (layout != "NHWC" && layout != "NCHW") p.fail("layout", "\"NHWC\" or \"NCHW\"");
     std::int64_t classes = p.get_int("classes");
     if (classes < 0) p.fail("classes", "a class count >= 0 (0: from the labels)");
+    const std::string targets = p.get_string("targets");
+    if (targets != "classes" && targets != "values")
+      p.fail("targets",
+             "\"classes\" (class indices or one-hot rows) or \"values\" (taken as they are)");
+    values_ = targets == "values";
     std::map<std::string, NpyArray> arrays;
     for (auto& [key, array] : read_npz(path)) arrays[key] = std::move(array);
     auto take = [&](const char* key) -> NpyArray& {
@@ -53,7 +60,14 @@ class NpzDataset final : public Dataset {
     else
       throw Error(path + ": x_train has shape " + xtr.shape_str() +
                   ": expected (N, H, W, C), (N, C, H, W), (N, H, W) or (N, F)");
-    if (classes == 0) classes = std::max(infer_classes(ytr), infer_classes(yte));
+    if (values_) {
+      const std::int64_t columns = ytr.shape.size() == 2 ? ytr.shape[1] : 1;
+      if (classes != 0 && classes != columns)
+        p.fail("classes", "0 or y_train's " + std::to_string(columns) + " target columns");
+      classes = columns;
+    } else if (classes == 0) {
+      classes = std::max(infer_classes(ytr), infer_classes(yte));
+    }
     classes_ = classes;
     double scale = p.get_double("scale");
     if (scale == 0) scale = xtr.kind == 'f' ? 1.0 : 1.0 / 255.0;
@@ -66,6 +80,7 @@ class NpzDataset final : public Dataset {
     return Shape{shape_[2], shape_[0], shape_[1]};
   }
   std::int64_t num_classes() const override { return classes_; }
+  bool value_labels() const override { return values_; }
   std::int64_t size(Split s) const override { return split_[static_cast<int>(s)].count; }
 
   void read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const override {
@@ -114,8 +129,9 @@ class NpzDataset final : public Dataset {
                   std::to_string(n) + " labels, one per sample of " + xs);
     if (y.shape.size() == 2 && y.shape[1] != classes_)
       throw Error(path + ": " + ys + " has " + std::to_string(y.shape[1]) + " columns, expected " +
-                  std::to_string(classes_) + " (one per class)");
-    if (y.shape.size() > 2) throw Error(path + ": " + ys + ": expected (N,) or (N, classes)");
+                  std::to_string(classes_) + (values_ ? " (y_train's)" : " (one per class)"));
+    if (y.shape.size() > 2)
+      throw Error(path + ": " + ys + ": expected (N,) or (N, " + (values_ ? "K)" : "classes)"));
     part.count = n;
     part.x.resize(static_cast<std::size_t>(n * size));
     const std::int64_t hw = shape_.rank() == 3 ? shape_[0] * shape_[1] : size, c = size / hw;
@@ -126,6 +142,16 @@ class NpzDataset final : public Dataset {
               static_cast<float>(x.value(s * size + (planes ? ch * hw + p : p * c + ch)) * scale);
     part.y.assign(static_cast<std::size_t>(n * classes_), 0.0f);
     for (std::int64_t s = 0; s < n; ++s) {
+      if (values_) {
+        for (std::int64_t k = 0; k < classes_; ++k) {
+          const double v = y.value(s * classes_ + k);
+          if (!std::isfinite(v))
+            throw Error(path + ": " + ys + "[" + std::to_string(s) + "]: " + std::to_string(v) +
+                        ": expected a finite target");
+          part.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(v);
+        }
+        continue;
+      }
       if (y.shape.size() == 2) {
         for (std::int64_t k = 0; k < classes_; ++k)
           part.y[static_cast<std::size_t>(s * classes_ + k)] =
@@ -141,7 +167,8 @@ class NpzDataset final : public Dataset {
   }
 
   Shape shape_;
-  std::int64_t classes_ = 0;
+  std::int64_t classes_ = 0;  // target columns, with values_
+  bool values_ = false;
   Part split_[2];
 };
 
@@ -154,5 +181,6 @@ DTNN_EXPORT_PLUGIN(
         .kind = "dataset", .name = "npz",
         .description =
             "one .npz archive with x_train, y_train, x_test, y_test (images or feature vectors)",
-        .parameters = R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0})",
+        .parameters =
+            R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0, "targets": "classes"})",
         .traits = R"({"conformance": []})", .factory = create)
