@@ -13,7 +13,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libblis-openmp-dev
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
-  python3-numpy python3-matplotlib libjpeg62-turbo-dev libpng-dev
+  python3-numpy python3-matplotlib python3-yaml libjpeg62-turbo-dev libpng-dev
   dataset-fashion-mnist fortunes
 )
 for arg in "$@"; do

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -228,7 +229,8 @@ TEST_CASE(
   CHECK(alone.run().epochs.at(0).samples == 2);
 }
 
-TEST_CASE("--history-file: PyDTNN's text columns, or dtnn's JSON for a .json name") {
+TEST_CASE(
+    "--history-file: PyDTNN's text columns, dtnn's JSON for .json, PyDTNN 3.x's YAML for .yaml") {
   const auto dir = test::temp_dir("history");
   json config = synthetic_experiment("float32", "NHWC");
   config["training"]["epochs"] = 3;
@@ -269,6 +271,42 @@ TEST_CASE("--history-file: PyDTNN's text columns, or dtnn's JSON for a .json nam
   CHECK(epoch == 3);
   std::ifstream js(dir / "history.json");
   CHECK(json::parse(js)["epochs"].size() == 3);
+
+  // PyDTNN 3.x's YAML stream, read back by PyYAML: the run's properties, then an event a
+  // document in order (test before training is off here: training.evaluate is false).
+  config["output"]["history"] = (dir / "history.yaml").string();
+  Experiment(make_experiment(config, {}, "test"), test::plugins()).run();
+  {
+    json expected = json::array();
+    for (const EpochRecord& r : h.epochs) {
+      expected.push_back({{"part", "train"},
+                          {"epoch", r.epoch},
+                          {"loss", r.loss},
+                          {"acc", r.metrics.at("categorical_accuracy")}});
+      expected.push_back({{"part", "val"},
+                          {"epoch", r.epoch},
+                          {"loss", r.validation->loss},
+                          {"acc", r.validation->metrics.at("categorical_accuracy")}});
+    }
+    std::ofstream(dir / "check.py")
+        << "import json, sys, yaml\n"
+           "docs = list(yaml.safe_load_all(open(sys.argv[1])))\n"
+           "want = json.loads(sys.argv[2])\n"
+           "assert docs[0]['model_name'] == 'model' and docs[0]['config']['training']['epochs'] == "
+           "3, docs[0]\n"
+           "events = docs[1:]\n"
+           "assert len(events) == len(want), (len(events), len(want))\n"
+           "for e, w in zip(events, want):\n"
+           "    assert e['part'] == w['part'] and e['epoch'] == w['epoch'], e\n"
+           "    assert isinstance(e['time'], float) and e['time'] >= 0, e\n"
+           "    assert abs(e['categorical_cross_entropy'] - w['loss']) < 1e-9 * max(1, "
+           "abs(w['loss'])), e\n"
+           "    assert abs(e['categorical_accuracy'] - w['acc']) < 1e-12, e\n"
+           "    assert isinstance(e['categorical_mse'], float), e\n";
+    const std::string command = "/usr/bin/python3 " + (dir / "check.py").string() + " " +
+                                (dir / "history.yaml").string() + " '" + expected.dump() + "'";
+    CHECK(std::system(command.c_str()) == 0);
+  }
 
   config["output"]["history_format"] = "csv";
   CHECK_THROWS_WITH_AS(make_experiment(config, {}, "test"),

@@ -342,12 +342,15 @@ const Key kKeys[] = {
      "`--history-file`"},
     {"output.history_format",
      R"("auto")",
-     {nullptr, "\"auto\", \"json\" or \"pydtnn\"", "auto|json|pydtnn"},
+     {nullptr, "\"auto\", \"json\", \"pydtnn\" or \"yaml\"", "auto|json|pydtnn|yaml"},
      "`json`: dtnn's JSON (every value, confusion matrices, test results, throughput); "
-     "`pydtnn`: PyDTNN's text, a line per epoch: the epoch from 0 (`%3d`), then `%20.4f` of "
+     "`pydtnn`: PyDTNN 1.x's text, a line per epoch: the epoch from 0 (`%3d`), then `%20.4f` of "
      "the loss, of each metric in configured order, then of the same on validation (0 without "
-     "a validation split). Values are dtnn's (accuracy as a fraction). `auto`: JSON when the "
-     "file name ends in `.json`, else PyDTNN's text"},
+     "a validation split); `yaml`: PyDTNN 3.x's YAML stream, the run's properties (model name, "
+     "parameters, ranks, dtnn's configuration) and then a document per event (`part`: train, "
+     "val or test, `time`, `epoch`, the loss and each metric by name). Values are dtnn's "
+     "(accuracy as a fraction). `auto`: JSON for a `.json` name, YAML for `.yaml` or `.yml`, "
+     "else PyDTNN 1.x's text"},
     {"output.checkpoint_dir",
      R"("")",
      {},

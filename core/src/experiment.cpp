@@ -584,9 +584,19 @@ History Experiment::run() {
   const std::string history_file = config_.json["output"]["history"].get<std::string>();
   if (!history_file.empty() && comm_->rank() == 0) {
     std::string format = config_.json["output"]["history_format"].get<std::string>();
-    if (format == "auto")
-      format = std::filesystem::path(history_file).extension() == ".json" ? "json" : "pydtnn";
-    write_file_atomically(history_file, format == "json" ? h.to_json() : h.to_pydtnn_text());
+    if (format == "auto") {
+      const std::string extension = std::filesystem::path(history_file).extension().string();
+      format = extension == ".json"                          ? "json"
+               : extension == ".yaml" || extension == ".yml" ? "yaml"
+                                                             : "pydtnn";
+    }
+    nlohmann::ordered_json properties = {{"model_name", model_->name()},
+                                         {"parameters", model_->parameter_count()},
+                                         {"ranks", comm_->size()}};
+    properties["config"] = config_.json;
+    write_file_atomically(history_file, format == "json"   ? h.to_json()
+                                        : format == "yaml" ? h.to_pydtnn_yaml(properties)
+                                                           : h.to_pydtnn_text());
   }
   const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();
   if (!weights.empty() && comm_->rank() == 0 && h.stopped.empty())

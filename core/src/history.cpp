@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtnn/trainer.hpp"
+#include "yaml_text.hpp"
 
 namespace dtnn {
 
@@ -63,6 +64,30 @@ std::string History::to_pydtnn_text() const {
     for (const auto& m : metric_names) put(e.validation ? e.validation->metrics.at(m) : 0.0);
     text += "\n";
   }
+  return text;
+}
+
+std::string History::to_pydtnn_yaml(const nlohmann::ordered_json& properties) const {
+  // One event a document: what PyDTNN 3.x's history_append writes, under dtnn's names.
+  auto event = [&](const char* part, double seconds, double loss,
+                   const std::map<std::string, double>& metrics, std::int64_t epoch) {
+    nlohmann::ordered_json e = {{"part", part}, {"time", seconds}};
+    if (epoch > 0) e["epoch"] = epoch;
+    e[loss_name.empty() ? std::string("loss") : loss_name] = loss;
+    for (const auto& m : metric_names)
+      if (auto it = metrics.find(m); it != metrics.end()) e[m] = it->second;
+    return "---\n" + detail::yaml_block(e);
+  };
+  std::string text = detail::yaml_block(properties);
+  if (test_before)
+    text += event("test", test_before->seconds, test_before->loss, test_before->metrics, 0);
+  for (const auto& e : epochs) {
+    text += event("train", e.seconds, e.loss, e.metrics, e.epoch);
+    if (e.validation)
+      text +=
+          event("val", e.validation->seconds, e.validation->loss, e.validation->metrics, e.epoch);
+  }
+  if (test) text += event("test", test->seconds, test->loss, test->metrics, 0);
   return text;
 }
 

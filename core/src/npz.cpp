@@ -71,6 +71,12 @@ NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& w
   const std::string header(reinterpret_cast<const char*>(p + start), header_len);
   std::smatch m;
   NpyArray a;
+  if (std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'[<>|=]?([OUS])\d*')")))
+    throw Error(where + ": an array of " +
+                (m[1] == "O" ? std::string("Python objects (dtype object, a pickle)")
+                             : std::string("strings")) +
+                ": dtnn reads arrays of numbers only (PyDTNN 3.x's model-state files keep their "
+                "layers as pickled objects; docs/config.md says what dtnn reads)");
   if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([<>|=]?)([fiu])(\d+)')")))
     throw Error(where + ": .npy header without 'descr': " + header.substr(0, 200));
   const std::string kind = m[2].str() + m[3].str();

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -120,6 +121,10 @@ struct DTNN_CORE_EXPORT History {
   // PyDTNN's --history-file text: a line per epoch, the epoch from 0 ("%3d"), then "%20.4f" of
   // the loss and each metric, then of the same on the validation split (0 without validation).
   std::string to_pydtnn_text() const;
+  // PyDTNN 3.x's YAML history: a stream of documents, the run's properties first (here the
+  // experiment's configuration), then an event a document: {part: train|val|test, time: seconds,
+  // epoch, <loss name>: value, <metric>: value, ...}, in the order they happened.
+  std::string to_pydtnn_yaml(const nlohmann::ordered_json& properties) const;
 };
 
 class DTNN_CORE_EXPORT Trainer {
