@@ -152,6 +152,12 @@ TEST_CASE("image_labels: a CSV's labels as 0/1 columns, images found by name, th
   ds->read(Split::test, last, x, y);  // image 115: Effusion|Mass
   CHECK(std::vector<float>(y.data<float>(), y.data<float>() + 3) == std::vector<float>{1, 1, 0});
 
+  // PyDTNN 3.x's name of the dataset reaches the same plugin.
+  CHECK(test::plugins()
+            .create_as<Dataset>(
+                "dataset", "chestxray",
+                Params(nlohmann::json{{"path", root.string()}, {"size", 16}}, "exp.json: dataset"))
+            ->size(Split::test) == 4);
   // Without the lists every test_every-th row is a test image; given classes fix the columns.
   fs::remove(root / "test_list.txt");
   auto every = open_labelled(root, {{"test_every", 4},

@@ -1,5 +1,6 @@
 // image_labels: images with their labels in a CSV file, any number of labels an image
-// (multi-label; NIH ChestX-ray14's layout, PyDTNN 3.x's chestxray, and any laid out alike):
+// (multi-label; NIH ChestX-ray14's layout, PyDTNN 3.x's chestxray, and any laid out alike; also
+// by 3.x's names "chestxray" and "chest_xray14", its defaults being that dataset's files):
 //   <path>/<labels>        CSV whose header names image_column and labels_column; an image's
 //                          labels are joined by `separator` ("Atelectasis|Effusion")
 //   <path>/<images>/...    the image files (JPEG, PNG), found by file name anywhere below
@@ -192,4 +193,6 @@ DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "image_labels",
                    .description =
                        "images with several labels each from a CSV file (NIH ChestX-ray14's "
                        "layout), a 0/1 target per class, decoded in background threads",
-                   .parameters = kParameters, .traits = R"({"conformance": []})", .factory = create)
+                   .parameters = kParameters,
+                   .traits = R"({"conformance": [], "aliases": ["chestxray", "chest_xray14"]})",
+                   .factory = create)
