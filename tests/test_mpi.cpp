@@ -285,7 +285,7 @@ TEST_CASE("per-rank datasets: each rank trains its own samples, weighted by thei
     "model": {"layers": [{"type": "fc", "units": 1}]},
     "dataset": {"name": "csv"},
     "loss": "mse", "metrics": ["regression_mse"],
-    "training": {"batch_size": 2, "epochs": 1, "shuffle": false, "evaluate": true, "threads": 1},
+    "training": {"batch_size": 3, "epochs": 1, "shuffle": false, "evaluate": true, "threads": 1},
     "optimizer": {"name": "sgd", "learning_rate": 0.1},
     "parallel": {"shared_data": false, "model_sync_alg": "wavg"},
     "output": {"progress": "none"}
@@ -298,24 +298,18 @@ TEST_CASE("per-rank datasets: each rank trains its own samples, weighted by thei
   for (int r = 0; r < n; ++r) {
     samples += 4 + 3 * r;
     tests += 2 + r;
-    steps = std::max<std::int64_t>(steps, (4 + 3 * r + 1) / 2);
+    steps = std::max<std::int64_t>(steps, (4 + 3 * r + 2) / 3);
   }
   REQUIRE(run.history.epochs.size() == 1);
   CHECK(run.history.epochs[0].samples == samples);
   REQUIRE(run.history.test);
   CHECK(run.history.test->samples == tests);  // each rank its own test split
 
-  // By hand on one process: step s averages the gradient over the union of every rank's rows
-  // 2s and 2s+1 (those it has), wavg's weights being the ranks' counts. The same first weights:
-  // the one-process experiment on rank 0's table (its seed initialises the model alike).
-  json one = config;
-  one["dataset"]["path"] = (dir / "train_0.csv").string();
-  one["dataset"]["test_path"] = (dir / "test_0.csv").string();
-  one["training"]["epochs"] = 0;
-  one["training"]["batch_size"] = 2 * n;  // room for a step's union
-  one["parallel"]["communicator"] = "local";
-  Experiment reference(make_experiment(one, {}, "test"), test::plugins());
-  Model& model = reference.model();
+  // By hand on one process: at step s rank r has its rows 3s to 3s+2 (those it has) and their
+  // mean gradient g_r; the update is lr * sum_r w_r g_r, w_r the algorithm's weight for the
+  // step's counts (rank_weight, checked against the formulas below). With wavg that is the
+  // gradient over the union of the step's rows. The same first weights: the one-process
+  // experiment on rank 0's table (its seed initialises the model alike).
   auto rows = [&](int r) {
     std::vector<std::vector<float>> out;
     std::ifstream in(dir / ("train_" + std::to_string(r) + ".csv"));
@@ -330,34 +324,68 @@ TEST_CASE("per-rank datasets: each rank trains its own samples, weighted by thei
   std::vector<std::vector<std::vector<float>>> tables;
   for (int r = 0; r < n; ++r) tables.push_back(rows(r));
   auto mse = test::plugins().create_as<Loss>("loss", "mse", Params());
-  for (std::int64_t s = 0; s < steps; ++s) {
-    std::vector<std::vector<float>> batch;
-    for (int r = 0; r < n; ++r)
-      for (std::int64_t i = 2 * s; i < std::min<std::int64_t>(2 * s + 2, 4 + 3 * r); ++i)
-        batch.push_back(tables[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]);
-    const auto m = static_cast<std::int64_t>(batch.size());
-    Tensor x = Tensor::empty(Shape{m, 3}, DType::float32),
-           y = Tensor::empty(Shape{m, 1}, DType::float32);
-    for (std::int64_t i = 0; i < m; ++i) {
-      for (int k = 0; k < 3; ++k)
-        x.data<float>()[i * 3 + k] =
-            batch[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
-      y.data<float>()[i] = batch[static_cast<std::size_t>(i)][3];
+  auto by_hand = [&](SyncAlgorithm algorithm, SyncParticipation participation) {
+    json one = config;
+    one["dataset"]["path"] = (dir / "train_0.csv").string();
+    one["dataset"]["test_path"] = (dir / "test_0.csv").string();
+    one["training"]["epochs"] = 0;
+    one["parallel"]["communicator"] = "local";
+    Experiment reference(make_experiment(one, {}, "test"), test::plugins());
+    Model& model = reference.model();
+    for (std::int64_t s = 0; s < steps; ++s) {
+      std::vector<std::int64_t> counts(static_cast<std::size_t>(n));
+      for (int r = 0; r < n; ++r)
+        counts[static_cast<std::size_t>(r)] = std::clamp<std::int64_t>(4 + 3 * r - 3 * s, 0, 3);
+      std::vector<std::vector<float>> update;
+      for (const auto& p : model.parameters())
+        update.emplace_back(static_cast<std::size_t>(p.value.numel()), 0.0f);
+      for (int r = 0; r < n; ++r) {
+        const std::int64_t m = counts[static_cast<std::size_t>(r)];
+        if (m == 0) continue;
+        Tensor x = Tensor::empty(Shape{m, 3}, DType::float32),
+               y = Tensor::empty(Shape{m, 1}, DType::float32);
+        for (std::int64_t i = 0; i < m; ++i) {
+          const auto& row =
+              tables[static_cast<std::size_t>(r)][static_cast<std::size_t>(3 * s + i)];
+          for (int k = 0; k < 3; ++k) x.data<float>()[i * 3 + k] = row[static_cast<std::size_t>(k)];
+          y.data<float>()[i] = row[3];
+        }
+        mse->forward(model.forward(x, Mode::train), y);
+        model.zero_grad();
+        model.backward(*mse, y);
+        const auto w = static_cast<float>(rank_weight(algorithm, participation, counts, r));
+        std::size_t k = 0;
+        for (const auto& p : model.parameters()) {
+          for (std::int64_t i = 0; i < p.value.numel(); ++i)
+            update[k][static_cast<std::size_t>(i)] += w * p.grad.data<float>()[i];
+          ++k;
+        }
+      }
+      std::size_t k = 0;
+      for (const auto& p : model.parameters()) {
+        for (std::int64_t i = 0; i < p.value.numel(); ++i)
+          p.value.data<float>()[i] -= 0.1f * update[k][static_cast<std::size_t>(i)];
+        ++k;
+      }
     }
-    mse->forward(model.forward(x, Mode::train), y);
-    model.zero_grad();
-    model.backward(*mse, y);
-    for (const auto& p : model.parameters())
-      for (std::int64_t i = 0; i < p.value.numel(); ++i)
-        p.value.data<float>()[i] -= 0.1f * p.grad.data<float>()[i];
-  }
-  const std::vector<double> expected = weights(model);
+    return weights(model);
+  };
   CAPTURE(me);
-  CHECK(max_relative_difference(run.weights, expected) < 1e-5);
-
-  // avg weighs the ranks alike, which is not the union's mean when the counts differ.
-  config["parallel"]["model_sync_alg"] = "avg";
-  CHECK(max_relative_difference(train(config).weights, expected) > 1e-3);
+  CHECK(max_relative_difference(run.weights, by_hand(SyncAlgorithm::wavg, SyncParticipation::all)) <
+        1e-5);
+  // Each algorithm and participation weighs the ranks by their own counts, differently.
+  const std::vector<double> wavg = by_hand(SyncAlgorithm::wavg, SyncParticipation::all);
+  for (const auto& [algorithm, participation] :
+       {std::pair{"avg", "all"}, std::pair{"invwavg", "all"}, std::pair{"avg", "avail2all"}}) {
+    CAPTURE(algorithm);
+    CAPTURE(participation);
+    config["parallel"]["model_sync_alg"] = algorithm;
+    config["parallel"]["model_sync_participation"] = participation;
+    const std::vector<double> expected =
+        by_hand(parse_sync_algorithm(algorithm), parse_sync_participation(participation));
+    CHECK(max_relative_difference(train(config).weights, expected) < 1e-5);
+    CHECK(max_relative_difference(expected, wavg) > 1e-3);
+  }
 }
 
 TEST_CASE("average_weights computes each algorithm's weighted average") {
