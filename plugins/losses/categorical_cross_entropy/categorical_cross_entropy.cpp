@@ -29,9 +29,10 @@ class CategoricalCrossEntropy final : public Loss {
       const std::int64_t m = p.dim(1);
       weights_.check(m);
       double sum = 0;
-      for (std::int64_t i = 0; i < p.numel(); ++i)
-        if (tp[i] != T(0))
-          sum -= weights_.at(i % m) * double(tp[i]) * std::log(double(std::max(pp[i], eps)));
+      for (std::int64_t r = 0; r < p.dim(0); ++r)
+        for (std::int64_t j = 0, i = r * m; j < m; ++j, ++i)
+          if (tp[i] != T(0))
+            sum -= weights_.at(j) * double(tp[i]) * std::log(double(std::max(pp[i], eps)));
       const double n = normalizer(t, m);
       return n > 0 ? sum / n : 0.0;
     });
@@ -47,8 +48,9 @@ class CategoricalCrossEntropy final : public Loss {
       const double n = normalizer(t, m);
       const T inv_n = n > 0 ? T(1.0 / n) : T(0);
       T* d = dy.data<T>();
-      for (std::int64_t i = 0; i < p.numel(); ++i)
-        d[i] = -T(weights_.at(i % m)) * tp[i] * inv_n / std::max(pp[i], eps);
+      for (std::int64_t r = 0; r < p.dim(0); ++r)
+        for (std::int64_t j = 0, i = r * m; j < m; ++j, ++i)
+          d[i] = -T(weights_.at(j)) * tp[i] * inv_n / std::max(pp[i], eps);
     });
   }
 
@@ -84,7 +86,8 @@ class CategoricalCrossEntropy final : public Loss {
       using V = decltype(z);
       const V* tp = t.data<V>();
       double total = 0;
-      for (std::int64_t i = 0; i < t.numel(); ++i) total += weights_.at(i % m) * double(tp[i]);
+      for (std::int64_t r = 0; r < t.dim(0); ++r)
+        for (std::int64_t j = 0; j < m; ++j) total += weights_.at(j) * double(tp[r * m + j]);
       return total;
     });
   }

@@ -34,12 +34,13 @@ class NegativeLogLikelihood final : public Loss {
       weights_.check(m);
       double sum = 0, total = 0;
       if (!targets.ids()) {
-        for (std::int64_t i = 0; i < y.numel(); ++i)
-          if (tp[i] != T(0)) {
-            const double w = weights_.at(i % m) * double(tp[i]);
-            sum -= w * double(yp[i]);
-            total += w;
-          }
+        for (std::int64_t r = 0; r < y.numel() / m; ++r)
+          for (std::int64_t j = 0, i = r * m; j < m; ++j, ++i)
+            if (tp[i] != T(0)) {
+              const double w = weights_.at(j) * double(tp[i]);
+              sum -= w * double(yp[i]);
+              total += w;
+            }
         const double n = weights_.empty() ? double(y.dim(0)) : total;
         return n > 0 ? sum / n : 0.0;
       }
@@ -63,11 +64,15 @@ class NegativeLogLikelihood final : public Loss {
       const std::int64_t m = targets.classes();
       weights_.check(m);
       if (!targets.ids()) {
+        const std::int64_t rows = y.numel() / m;
         double total = 0;
-        for (std::int64_t i = 0; i < y.numel(); ++i) total += weights_.at(i % m) * double(tp[i]);
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t j = 0; j < m; ++j) total += weights_.at(j) * double(tp[r * m + j]);
         const double n = weights_.empty() ? double(y.dim(0)) : total;
         const T inv_n = n > 0 ? T(1.0 / n) : T(0);
-        for (std::int64_t i = 0; i < y.numel(); ++i) d[i] = -T(weights_.at(i % m)) * tp[i] * inv_n;
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t j = 0, i = r * m; j < m; ++j, ++i)
+            d[i] = -T(weights_.at(j)) * tp[i] * inv_n;
         return;
       }
       double total = 0;
