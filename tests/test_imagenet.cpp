@@ -199,7 +199,7 @@ TEST_CASE("image_labels: a small model learns two findings at once (binary cross
     "model": {"layers": [{"type": "flatten"}, {"type": "fc", "units": 16}, {"type": "relu"},
                          {"type": "fc", "units": "$classes"}, {"type": "sigmoid"}]},
     "loss": "binary_cross_entropy", "metrics": [],
-    "training": {"batch_size": 8, "epochs": 20},
+    "training": {"batch_size": 8, "epochs": 40},
     "optimizer": {"name": "adam", "learning_rate": 0.01}})");
   config["dataset"] = {
       {"name", "image_labels"}, {"path", root.string()}, {"size", 16}, {"resize", 16}};
