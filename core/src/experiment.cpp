@@ -566,7 +566,11 @@ std::string Experiment::summary() const {
   return std::string(head) + devices + "Parameters (" + config_.where() + "):\n" + params +
          model_->summary() + "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
          std::to_string(trainer_->validation_size()) + " validation, " +
-         std::to_string(trainer_->test_size()) + " test samples\n";
+         std::to_string(trainer_->test_size()) + " test samples" +
+         (comm_->size() > 1 && !config_.json["parallel"]["shared_data"].get<bool>()
+              ? " (rank 0's own: every rank reads its own dataset)"
+              : "") +
+         "\n";
 }
 
 History Experiment::run() {
