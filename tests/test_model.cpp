@@ -62,6 +62,12 @@ TEST_CASE("model file errors name the entry") {
       parse_model_spec(json::parse(R"({"layers": [{"type": "maxpool2d"}]})"), "m.json");
   CHECK(test::error_of([&] { build(pool, Shape{12}); }) ==
         "m.json: layers[0] (maxpool2d on input (12,)): expects image input (H, W, C), got (12,)");
+  // A 2x2 window on a 1x1 image (VGG's fifth pooling on 28x28 input) does not fit: refused, not
+  // rounded to a 1x1 output.
+  for (const Shape& input : {Shape{1, 1, 4}, Shape{1, 5, 4}})
+    CHECK(test::error_of([&] { build(pool, input); }).find("larger than the input") !=
+          std::string::npos);
+  CHECK(build(pool, Shape{2, 3, 4}).output_shape() == Shape{1, 1, 4});
   ModelSpec shaped = parse_model_spec(
       json::parse(R"({"input_shape": [32, 32, 3], "layers": [{"type": "relu"}]})"), "m.json");
   CHECK(test::error_of([&] {

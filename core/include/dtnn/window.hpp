@@ -54,7 +54,9 @@ struct Window2d {
     if (g.sh == 0) g.sh = g.ph;
     if (g.sw == 0) g.sw = g.pw;
     if (g.pad_h >= g.ph || g.pad_w >= g.pw) p.fail("padding", "padding smaller than the pool size");
-    if (g.ho() < 1 || g.wo() < 1)
+    // A window must fit the padded input at least once (ho() alone would round a negative span
+    // toward zero and give 1).
+    if (g.h + 2 * g.pad_h < g.ph || g.w + 2 * g.pad_w < g.pw || g.ho() < 1 || g.wo() < 1)
       throw Error("pool " + g.str() + " larger than the input " + input.str());
     return g;
   }
