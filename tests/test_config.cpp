@@ -295,6 +295,8 @@ TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, ref
 TEST_CASE("PyDTNN's other model names resolve to the zoo's files") {
   CHECK(resolve_model_path("vgg11", "").filename() == "vgg11.json");  // 3.x's; 1.x's at 224
   CHECK(resolve_model_path("resnet50v15_imagenet", "").filename() == "resnet50_imagenet.json");
+  CHECK(resolve_model_path("mobilenetv2_pytorch", "").filename() == "mobilenetv2.json");
+  CHECK(resolve_model_path("resnet50_pytorch", "").filename() == "resnet50_pytorch.json");
   CHECK(resolve_model_path("vgg3", "").filename() == "vgg3.json");
   CHECK(test::error_of([] {
           resolve_model_path("vgg99", "");

@@ -273,6 +273,7 @@ namespace {
 // PyDTNN's names of zoo models that configs/models holds under another name.
 constexpr std::pair<std::string_view, std::string_view> kModelAliases[] = {
     {"resnet50v15_imagenet", "resnet50_imagenet"},  // dtnn's ResNet-50 is v1.5
+    {"mobilenetv2_pytorch", "mobilenetv2"},         // PyDTNN 3.x's name of MobileNetV2
 };
 }  // namespace
 
