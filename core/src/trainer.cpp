@@ -193,8 +193,8 @@ EpochOrder Trainer::epoch_order() const {
   return EpochOrder(train_end_, epoch_samples_, global_batch(), comm_.size());
 }
 
-std::int64_t Trainer::steps_per_epoch() const {
-  std::int64_t steps = epoch_order().steps();
+std::int64_t Trainer::steps_per_epoch(const EpochOrder& order) const {
+  std::int64_t steps = order.steps();
   if (options_.steps_per_epoch > 0) steps = std::min(steps, options_.steps_per_epoch);
   return steps;
 }
@@ -438,7 +438,7 @@ bool Trainer::train_epoch(Run& run, std::int64_t epoch, Progress& progress, Hist
   for (auto& s : schedulers_) s->on_epoch_begin(run.state);
   run.loss_sum = run.seconds = 0;
   run.samples = 0;
-  const std::int64_t steps = steps_per_epoch();
+  const std::int64_t steps = steps_per_epoch(*run.order);
   const std::int64_t first_step = epoch == options_.start.epoch ? options_.start.step : 0;
   for (std::int64_t s = first_step; s < steps; ++s)
     if (!run_step(run, epoch, s, progress, history)) return false;
@@ -452,7 +452,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
                        History& history) {
   const int ranks = comm_.size(), me = comm_.rank();
   const ModelSyncOptions& sync = options_.sync;
-  const std::int64_t steps = steps_per_epoch();
+  const std::int64_t steps = steps_per_epoch(*run.order);
   RankCounts& counts = *run.counts;
   run.state.batch = s;
   for (auto& sc : schedulers_) sc->on_batch_begin(run.state);

@@ -150,7 +150,8 @@ class DTNN_CORE_EXPORT Trainer {
   std::int64_t global_batch() const;
   bool local_data() const;         // per-rank datasets, with several ranks
   EpochOrder epoch_order() const;  // this run's, before its first epoch begins
-  std::int64_t steps_per_epoch() const;
+  // The steps of an epoch of `order` (the run's), cut to training.steps_per_epoch.
+  std::int64_t steps_per_epoch(const EpochOrder& order) const;
   const GradientExchange* exchange() const { return exchange_.get(); }
 
   std::int64_t train_size() const { return train_end_; }
