@@ -594,12 +594,15 @@ History Experiment::run() {
                : extension == ".yaml" || extension == ".yml" ? "yaml"
                                                              : "pydtnn";
     }
-    nlohmann::ordered_json properties = {{"model_name", model_->name()},
-                                         {"parameters", model_->parameter_count()},
-                                         {"ranks", comm_->size()}};
-    properties["config"] = config_.json;
+    auto yaml = [&] {  // 3.x's first document: the run's properties
+      nlohmann::ordered_json properties = {{"model_name", model_->name()},
+                                           {"parameters", model_->parameter_count()},
+                                           {"ranks", comm_->size()}};
+      properties["config"] = config_.json;
+      return h.to_pydtnn_yaml(properties);
+    };
     write_file_atomically(history_file, format == "json"   ? h.to_json()
-                                        : format == "yaml" ? h.to_pydtnn_yaml(properties)
+                                        : format == "yaml" ? yaml()
                                                            : h.to_pydtnn_text());
   }
   const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();

@@ -2,6 +2,7 @@
 // double-quoted (JSON's escapes are YAML's too), numbers that YAML 1.1 readers (PyYAML) also take
 // as numbers (a float always has a '.' before its exponent; .nan, .inf), null, true, false.
 #pragma once
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -18,7 +19,7 @@ std::string yaml_scalar(const Json& v) {
     char text[40];
     std::snprintf(text, sizeof text, "%.17g", d);
     std::string s = text;
-    if (s.find_first_of(".n") == std::string::npos) {  // 1e-05 -> 1.0e-05, 3 -> 3.0
+    if (s.find('.') == std::string::npos) {  // 1e-05 -> 1.0e-05, 3 -> 3.0
       const std::size_t e = s.find('e');
       s.insert(e == std::string::npos ? s.size() : e, ".0");
     }
@@ -41,9 +42,7 @@ inline std::string yaml_key(const std::string& key) {
 template <class Json>
 std::string yaml_block(const Json& v, int indent = 0) {
   const std::string pad(static_cast<std::size_t>(indent), ' ');
-  auto nested = [](const nlohmann::json& x) {
-    return (x.is_object() || x.is_array()) && !x.empty();
-  };
+  auto nested = [](const Json& x) { return (x.is_object() || x.is_array()) && !x.empty(); };
   std::string out;
   if (v.is_object() && !v.empty()) {
     for (auto it = v.begin(); it != v.end(); ++it)
