@@ -122,18 +122,19 @@ void ImageFiles::decode(Split s, std::int64_t id, float* out) const {
   const RgbImage image =
       decode_image(files_[static_cast<int>(s)][static_cast<std::size_t>(id)], options_.resize);
   const std::int64_t hw = options_.size * options_.size;
-  std::vector<float> rgb(static_cast<std::size_t>(hw * 3));
-  resize_and_crop(image, options_.resize, options_.size, rgb.data());
-  for (std::int64_t p = 0; p < hw; ++p) {
-    const float* v = rgb.data() + p * 3;
-    if (options_.channels == 1) {
-      out[p] = (v[0] + v[1] + v[2]) / (3.0f * 255.0f);
-      continue;
-    }
-    for (int c = 0; c < 3; ++c)
-      out[p * 3 + c] =
-          options_.imagenet_normalize ? (v[c] / 255.0f - kMean[c]) / kStd[c] : v[c] / 255.0f;
+  if (options_.channels == 3) {  // straight into out, normalised in place
+    resize_and_crop(image, options_.resize, options_.size, out);
+    for (std::int64_t p = 0; p < hw; ++p)
+      for (int c = 0; c < 3; ++c) {
+        float& v = out[p * 3 + c];
+        v = options_.imagenet_normalize ? (v / 255.0f - kMean[c]) / kStd[c] : v / 255.0f;
+      }
+    return;
   }
+  std::vector<float> rgb(static_cast<std::size_t>(hw * 3));  // grey: the mean of the three
+  resize_and_crop(image, options_.resize, options_.size, rgb.data());
+  for (std::int64_t p = 0; p < hw; ++p)
+    out[p] = (rgb[p * 3] + rgb[p * 3 + 1] + rgb[p * 3 + 2]) / (3.0f * 255.0f);
 }
 
 }  // namespace dtnn::datasets

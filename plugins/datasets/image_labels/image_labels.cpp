@@ -112,9 +112,9 @@ class ImageLabels final : public datasets::ImageFiles {
         throw Error(where + ": " + std::to_string(fields.size()) + " fields, the header has " +
                     std::to_string(header.size()));
       const std::string& name = fields[image_at];
-      if (!labels_of.emplace(name, split(fields[labels_at], separator)).second)
-        throw Error(where + ": image '" + name + "' is labelled a second time");
-      for (const std::string& label : labels_of[name]) {
+      const auto [row, added] = labels_of.emplace(name, split(fields[labels_at], separator));
+      if (!added) throw Error(where + ": image '" + name + "' is labelled a second time");
+      for (const std::string& label : row->second) {
         if (given && std::find(classes_.begin(), classes_.end(), label) == classes_.end())
           throw Error(where + ": label '" + label + "' is not among " + p.key_path("classes"));
         seen.insert(label);
