@@ -2,6 +2,9 @@
 
 #include <blis.h>
 #include <omp.h>
+#include <strings.h>
+
+#include <cstdlib>
 
 #include "small_gemm.hpp"
 
@@ -12,12 +15,16 @@ namespace {
 // partitioning cost more than the work (measured with bench/dtnn_bench on 2 cores).
 constexpr double kParallelMinMacs = 96.0 * 96.0 * 96.0;
 
-rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k) {
+// The threads a BLIS product gets: one below kParallelMinMacs, or inside an OpenMP parallel region
+// (the caller already owns the threads); else OpenMP's.
+int threads_for(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return (macs < kParallelMinMacs || omp_in_parallel()) ? 1 : omp_get_max_threads();
+}
+
+rntm_t runtime_for(bool trans_a, std::int64_t m, int threads) {
   rntm_t rntm;
   bli_rntm_init(&rntm);
-  double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  // Inside an OpenMP parallel region the caller already owns the threads.
-  int threads = (macs < kParallelMinMacs || omp_in_parallel()) ? 1 : omp_get_max_threads();
   if (threads > 1 && !trans_a && m <= 256) {
     // A batch-sized M (fully connected layers): splitting M between the threads measured as fast or
     // faster than BLIS's own choice on every such shape (e.g. 64x512x784: 205 vs 177 GFLOPS).
@@ -27,6 +34,50 @@ rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k)
   }
   return rntm;
 }
+
+// OMP_WAIT_POLICY=passive says the cores are shared with other processes (the tests run so, side
+// by side). BLIS 0.9's own barriers spin whatever OpenMP is told: two such processes on two cores
+// then took minutes for seconds of work (AMD Zen 5, where BLIS runs its skx kernels, which have no
+// small-matrix path, for every product). So there dtnn splits a product over its OpenMP threads
+// itself, each calling BLIS single-threaded on its block of rows (or of columns, when wider), and
+// the threads wait as OpenMP was told.
+bool passive_waiting() {
+  static const bool passive = [] {
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    return policy && strcasecmp(policy, "passive") == 0;
+  }();
+  return passive;
+}
+
+// C = alpha op(A) op(B) + beta C through BLIS; blis(m, n, a, b, c, rntm) is the typed call.
+template <class T, class Blis>
+void blis_product(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                  const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
+                  std::int64_t ldc, Blis&& blis) {
+  const int threads = threads_for(m, n, k);
+  if (threads == 1 || !passive_waiting()) {
+    rntm_t rntm = runtime_for(trans_a, m, threads);
+    blis(m, n, a, b, c, &rntm);
+    return;
+  }
+  const bool by_rows = m >= n;
+  const std::int64_t extent = by_rows ? m : n;
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), count = omp_get_num_threads();
+    const std::int64_t first = extent * t / count, last = extent * (t + 1) / count;
+    if (last > first) {
+      rntm_t one;
+      bli_rntm_init(&one);
+      bli_rntm_set_num_threads(1, &one);
+      if (by_rows)  // rows [first, last) of op(A) and of C
+        blis(last - first, n, trans_a ? a + first : a + first * lda, b, c + first * ldc, &one);
+      else  // columns [first, last) of op(B) and of C
+        blis(m, last - first, a, trans_b ? b + first * ldb : b + first, c + first, &one);
+    }
+  }
+}
+
 // Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
 // kernels; BLIS's micro-kernels (6x16 and up) waste most of their work there.
 bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -43,10 +94,14 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (use_small(trans_a, trans_b, m, n, k))
     return small_gemm_kernels().best().f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
-  rntm_t rntm = runtime_for(trans_a, m, n, k);
-  bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, const_cast<float*>(a),
-               lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1, nullptr, &rntm);
+  blis_product<float>(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                      [&](std::int64_t rows, std::int64_t cols, const float* ab, const float* bb,
+                          float* cb, rntm_t* rntm) {
+                        bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                                     trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, rows, cols, k,
+                                     &alpha, const_cast<float*>(ab), lda, 1, const_cast<float*>(bb),
+                                     ldb, 1, &beta, cb, ldc, 1, nullptr, rntm);
+                      });
 }
 
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
@@ -56,11 +111,15 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (use_small(trans_a, trans_b, m, n, k))
     return small_gemm_kernels().best().f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
-  rntm_t rntm = runtime_for(trans_a, m, n, k);
-  bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
-               const_cast<double*>(a), lda, 1, const_cast<double*>(b), ldb, 1, &beta, c, ldc, 1,
-               nullptr, &rntm);
+  blis_product<double>(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+                       [&](std::int64_t rows, std::int64_t cols, const double* ab, const double* bb,
+                           double* cb, rntm_t* rntm) {
+                         bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                                      trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, rows, cols, k,
+                                      &alpha, const_cast<double*>(ab), lda, 1,
+                                      const_cast<double*>(bb), ldb, 1, &beta, cb, ldc, 1, nullptr,
+                                      rntm);
+                       });
 }
 
 }  // namespace dtnn

@@ -119,6 +119,10 @@ void initialize_runtime(int threads) {
   static std::once_flag once;
   std::call_once(once, [] {
     select_blis_kernels();
+    // BLIS's kernel contexts first: asked for its arch id before it initialised itself, BLIS 0.9
+    // aborts when BLIS_ARCH_TYPE is set ("Accessed uninitialized context in gks"), as it is
+    // by the user or by select_blis_kernels on a CPU it does not know (AMD Zen 5).
+    bli_init();
     g_info.cpu = cpu_model_name();
     g_info.blis_version = bli_info_get_version_str();
     g_info.blis_kernels = bli_arch_string(bli_arch_query_id());

@@ -57,12 +57,13 @@ struct Kernel {
   }
 };
 
-// The largest MC block run() handles (BLIS's are a few hundred rows at most).
-inline constexpr std::int64_t kMaxMc = 1024;
+// The largest MC block run() handles (BLIS's are a few hundred rows at most), and the largest
+// micro-kernel tile (BLIS's skx sgemm kernel is 32 x 12, its haswell one 6 x 16).
+inline constexpr std::int64_t kMaxMc = 1024, kMaxMr = 32, kMaxNr = 32;
 
 template <class T>
 bool Kernel<T>::fits() const {
-  return mr <= 16 && nr <= 32 && mc <= kMaxMc;
+  return mr <= kMaxMr && nr <= kMaxNr && mc <= kMaxMc;
 }
 
 // Where C lives: element (i, j) at base[row(i) + col(j)]. The micro-kernel writes an MR x NR tile
@@ -88,7 +89,7 @@ inline std::int64_t even_step(const std::int64_t* offsets, std::int64_t count) {
 // The scratch a thread needs to place C's tiles through an Output that is not plain row-major.
 struct TileScratch {
   std::int64_t row_at[kMaxMc];  // where the rows of the current MC block start
-  std::int64_t col_at[32];      // and the columns of the current NR panel
+  std::int64_t col_at[kMaxNr];  // and the columns of the current NR panel
 };
 
 // C[ic, ic + mc) x [jc, jc + nc) (first: the beta of this kc slice) += a packed MC x KC block of A
@@ -128,7 +129,7 @@ void multiply_block(const Kernel<T>& kr, std::int64_t ic, std::int64_t mc, std::
                &aux, kr.cntx);
         continue;
       }
-      alignas(64) T tile[16 * 32];
+      alignas(64) T tile[kMaxMr * kMaxNr];
       T zero = 0;
       kr.ukr(mr, nr, kc, &one, ap, bp, &zero, tile, kr.nr, 1, &aux, kr.cntx);
       for (std::int64_t r = 0; r < mr; ++r) {

@@ -143,7 +143,8 @@ class GemmConv final : public ConvAlgorithm {
       if (!kr.fits())
         throw Error("conv 'implicit_gemm': BLIS micro-kernel " + std::to_string(kr.mr) + "x" +
                     std::to_string(kr.nr) + " with MC " + std::to_string(kr.mc) +
-                    " is larger than the 16x32 and MC " + std::to_string(ig::kMaxMc) +
+                    " is larger than the " + std::to_string(ig::kMaxMr) + "x" +
+                    std::to_string(ig::kMaxNr) + " and MC " + std::to_string(ig::kMaxMc) +
                     " this plugin handles");
       const std::int64_t threads = std::max(1, omp_get_max_threads());
       const std::int64_t taps = g.kh * g.kw, taps_c = taps * g.c;
