@@ -83,6 +83,11 @@ def reference_weights(folder):
         return f.read()
 
 
+def written(folder):
+    """The files a run writes in its checkpoint folder (its lock file left out)."""
+    return {f for f in os.listdir(folder) if f != ".dtnn.lock"} if os.path.isdir(folder) else set()
+
+
 def checkpoints(folder):
     return sorted(f for f in os.listdir(folder) if f.endswith(".dtnn"))
 
@@ -115,12 +120,12 @@ def test_kill(base):
             left = whole * (1 - done / EXPERIMENT["training"]["epochs"])
             time.sleep(rng.uniform(0.1, 0.8) * left)
         elif kills < 6:  # the moment a file appears in the folder: a checkpoint being written
-            seen = set(os.listdir(ck)) if os.path.isdir(ck) else set()
+            seen = written(ck)
             for _ in range(rng.randint(1, 3)):  # the first, second or third write
-                while p.poll() is None and not (os.path.isdir(ck) and set(os.listdir(ck)) - seen):
+                while p.poll() is None and not written(ck) - seen:
                     time.sleep(0.0005)
                 if _ < 2:
-                    seen = set(os.listdir(ck)) if os.path.isdir(ck) else set()
+                    seen = written(ck)
         if kills < 6:
             if p.poll() is None:
                 p.send_signal(signal.SIGKILL)
@@ -244,7 +249,34 @@ def test_ownership(base):
                                   "output.checkpoint_overwrite=true"], folder))
     check(code == 0 and checkpoints(ck) == ["checkpoint-epoch-0001-step-000000.dtnn"],
           f"ownership: overwrite: {code} {checkpoints(ck)} {err}")
-    print("ok   ownership: another run's checkpoints are refused, and removed only when told to")
+    # Two runs at once on one folder: the second is refused at start, naming the first; once the
+    # first is gone (kill -9 included), the folder is free again.
+    busy = os.path.join(folder, "busy")
+    exp = write_experiment(folder, epochs=200)
+    first = dtnn(["run", exp, "--checkpoint-dir", busy], folder)
+    lock = os.path.join(busy, ".dtnn.lock")
+    deadline = time.time() + 60
+    while first.poll() is None and time.time() < deadline and not (
+            os.path.exists(lock) and f"pid {first.pid} " in open(lock).read()):
+        time.sleep(0.01)
+    second = dtnn(["run", exp, "--checkpoint-dir", busy], folder)
+    try:
+        code, out, err = finish(second, timeout=30)
+    except subprocess.TimeoutExpired:  # it trains beside the first: not refused
+        second.send_signal(signal.SIGKILL)
+        code, (out, err) = None, second.communicate()
+    alive = first.poll() is None
+    first.send_signal(signal.SIGKILL)
+    first.communicate()
+    check(code == 1 and f"is in use by another run (pid {first.pid} on " in err,
+          f"ownership: a second run in a busy folder was not refused ({code}): {err[-2000:]}")
+    check(alive, "ownership: the first run ended before the second was refused")
+    exp = write_experiment(folder, epochs=1)
+    code, out, err = finish(dtnn(["run", exp, "--checkpoint-dir", busy, "--set",
+                                  "output.checkpoint_overwrite=true"], folder))
+    check(code == 0, f"ownership: the folder stayed locked after its run was killed: {err[-2000:]}")
+    print("ok   ownership: another run's checkpoints are refused, and removed only when told to; "
+          "a second run at once is refused, naming the first")
 
 
 def main():

@@ -250,6 +250,40 @@ TEST_CASE("cifar10 standardises each channel with the training split's statistic
   }
 }
 
+TEST_CASE("a cifar10 archive's members are matched by their whole path, each path once") {
+  auto files = cifar_files();
+  auto members = [](std::vector<std::uint8_t> archive) {  // without the end-of-archive blocks
+    archive.resize(archive.size() - 1024);
+    return archive;
+  };
+  auto join = [](std::vector<std::uint8_t> a, const std::vector<std::uint8_t>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const std::map<std::string, std::vector<std::uint8_t>> stray{
+      {"test_batch.bin", test::cifar_records(5, 3)}};
+  const fs::path archive = test::temp_dir("cifar-stray") / "cifar-10-binary.tar.gz";
+  // The real members, then a test_batch.bin of 5 records in another folder: never taken.
+  write(archive, join(members(tar(files, "cifar-10-batches-bin")), tar(stray, "evil")), true);
+  CHECK(open_cifar(archive, false)->size(Split::test) == 2);
+  // Only the stray one: refused, naming the path looked for.
+  auto without_test = files;
+  without_test.erase("test_batch.bin");
+  write(archive, join(members(tar(without_test, "cifar-10-batches-bin")), tar(stray, "evil")),
+        true);
+  CHECK(test::error_of([&] {
+          open_cifar(archive, false);
+        }).find("holds no cifar-10-batches-bin/test_batch.bin") != std::string::npos);
+  // The same path twice: which copy is meant is not guessed.
+  write(archive,
+        join(members(tar(files, "cifar-10-batches-bin")), tar(stray, "cifar-10-batches-bin")),
+        true);
+  CHECK(test::error_of([&] {
+          open_cifar(archive, false);
+        }).find("the member 'cifar-10-batches-bin/test_batch.bin' again at byte") !=
+        std::string::npos);
+}
+
 TEST_CASE("cifar10 refuses truncated files, bad labels and corrupt archives, naming them") {
   auto files = cifar_files();
   const fs::path d = test::temp_dir("cifar-bad");

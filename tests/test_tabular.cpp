@@ -66,6 +66,39 @@ TEST_CASE("csv: features then targets, a header skipped, errors by file, line an
         }).find("dataset.targets: expected fewer than the 3 columns") != std::string::npos);
 }
 
+TEST_CASE("csv: a byte-order mark, underflow, and non-finite values are read or named at load") {
+  // A BOM before the header: the header is still a header, and the first data row is kept.
+  const auto bom = write_csv("bom.csv",
+                             "\xEF\xBB\xBF"
+                             "x,y\n1,2\n3,4\n");
+  CHECK(csv({{"path", bom.string()}, {"test_every", 0}})->size(Split::train) == 2);
+  // A BOM before a first row of numbers: that row is data, not a header.
+  const auto bom_data = write_csv("bom_data.csv",
+                                  "\xEF\xBB\xBF"
+                                  "1,2\n3,4\n");
+  CHECK(csv({{"path", bom_data.string()}, {"test_every", 0}})->size(Split::train) == 2);
+  // 1e-400 is a valid number below the smallest double: it reads as 0.
+  const auto tiny = write_csv("tiny.csv", "1e-400,2\n3,4\n");
+  auto d = csv({{"path", tiny.string()}, {"test_every", 0}});
+  Tensor x = Tensor::empty(Shape{1, 1}, DType::float32),
+         y = Tensor::empty(Shape{1, 1}, DType::float32);
+  const std::int64_t first[] = {0};
+  d->read(Split::train, first, x, y);
+  CHECK(x.data<float>()[0] == 0.0f);
+  const auto huge = write_csv("huge.csv", "1,2\n1e400,4\n");
+  CHECK(test::error_of([&] {
+          csv({{"path", huge.string()}});
+        }) == huge.string() + ": line 2, column 1: '1e400' is out of a double's range");
+  for (const std::string value : {"nan", "inf", "-inf", "NaN"}) {
+    CAPTURE(value);
+    const auto bad = write_csv("nonfinite.csv", "1,2\n3," + value + "\n");
+    CHECK(test::error_of([&] {
+            csv({{"path", bad.string()}});
+          }) == bad.string() + ": line 2, column 2: '" + value +
+                    "' is not finite: inputs and targets are finite numbers");
+  }
+}
+
 TEST_CASE("regression: a linear model learns a linear target from a csv file with mse") {
   json config = json::parse(R"({
     "model": {"layers": [{"type": "fc", "units": 1}]},

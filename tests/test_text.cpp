@@ -167,6 +167,30 @@ TEST_CASE("text: word pieces of a vocabulary file as the token stream") {
         }).find("dataset.vocabulary: expected a vocabulary file") != std::string::npos);
 }
 
+TEST_CASE("text: word pieces split CJK ideographs, and a word over 100 characters is [UNK]") {
+  // Ids: [UNK] 0, cat 1, 猫 2, 狗 3, a 4, ##a 5.
+  const auto vocab =
+      write_text("text_cjk", "vocab.txt", "[UNK]\ncat\n\xE7\x8C\xAB\n\xE7\x8B\x97\na\n##a\n");
+  // A 200,000-letter word (the search was cubic in a word's length: this took hours), a
+  // 100-letter one (a ##a ... ##a), then 50,000 ideographs in a row (BERT's basic tokenizer
+  // makes each a word).
+  std::string text = std::string(200000, 'a') + " " + std::string(100, 'a') + " cat ";
+  for (int i = 0; i < 25000; ++i) text += "\xE7\x8C\xAB\xE7\x8B\x97";  // 猫狗
+  const auto corpus = write_text("text_cjk", "corpus.txt", text + "\n");
+  auto d = text_dataset({{"path", corpus.string()},
+                         {"tokens", "vocab"},
+                         {"vocabulary", vocab.string()},
+                         {"context", 103},
+                         {"test_every", 0}});
+  const auto [x, y] = read_all(*d, Split::train);
+  std::vector<float> expected{0, 4};  // [UNK] for the long word; a ##a x 99 for the 100-letter one
+  expected.insert(expected.end(), 99, 5);
+  expected.insert(expected.end(), {1, 2});  // cat 猫: the window's 103 tokens
+  CHECK(std::vector<float>(x.begin(), x.begin() + 103) == expected);
+  CHECK(y[102] == 3);  // and 狗 the next one
+  CHECK(d->size(Split::train) > 0);
+}
+
 TEST_CASE("text_classes: a class per file, records between separator lines, padded ids") {
   const auto dir = test::temp_dir("text_classes");
   std::ofstream(dir / "b_weather") << "rain\n%\nsun\nand wind\n%\n";

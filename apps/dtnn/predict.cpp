@@ -99,11 +99,10 @@ int cmd_predict(const std::vector<std::string>& args) {
   if (steps < 1 || warmup < 0 || shared_cores < 0)
     throw UsageError("--steps must be >= 1, --warmup and --shared-cores >= 0");
   const std::vector<int> ranks = parse_ranks(ranks_text);
-  json profile;
-  if (!profile_file.empty()) {  // before anything runs: a bad file is refused at once
-    profile = json::parse(dtnn::read_file(profile_file), nullptr, false);
-    if (profile.is_object() && profile.contains("profile")) profile = profile["profile"];
-  }
+  dtnn::ProfileTimes profile;
+  if (!profile_file.empty())  // before anything runs: a bad file is refused at once
+    profile = dtnn::read_profile(dtnn::read_file(profile_file), profile_file);
+  if (!output.empty()) dtnn::check_output_file(output, "--output");
   sets.push_back("output.progress=\"none\"");
   sets.push_back("parallel.communicator=\"local\"");
   dtnn::ExperimentConfig config = dtnn::load_experiment(config_file, sets);

@@ -13,6 +13,7 @@
 #include "dtnn/error.hpp"
 #include "dtnn/file_io.hpp"
 #include "dtnn/model.hpp"
+#include "dtnn/nonfinite.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/trace.hpp"
 
@@ -311,21 +312,36 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
                 meta.value("optimizer", "") + "', this run uses '" + optimizer_name +
                 "' (load weights only with training.weights_and_bias_filename)");
   const std::vector<std::size_t> starts = tensor_starts(layout, list, optimizer, model, where);
+  std::vector<Tensor> staged;  // every tensor read and checked before any is changed
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    Tensor host = list[i].tensor.host_staging();
+    std::memcpy(host.raw(), bytes.data() + starts[i], list[i].tensor.bytes());
+    if (list[i].section == "parameter" && !all_finite(host))
+      throw Error(where + ": parameter '" + list[i].name +
+                  "' holds a value that is not finite (NaN or infinity): the run that wrote it had "
+                  "diverged; resume from an earlier checkpoint");
+    staged.push_back(std::move(host));
+  }
   for (std::size_t i = 0; i < list.size(); ++i) {  // everything matches: copy
     Tensor t = list[i].tensor;                     // shares the storage
-    Tensor host = t.host_staging();
-    std::memcpy(host.raw(), bytes.data() + starts[i], t.bytes());
-    t.copy_from(host);
+    t.copy_from(staged[i]);
   }
   return info_of(meta);
 }
 
+namespace {
+fs::path created_folder(fs::path dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot create the checkpoint folder: " + ec.message());
+  return dir;
+}
+}  // namespace
+
 CheckpointFolder::CheckpointFolder(fs::path dir, int keep, const fs::path& resumed_from,
                                    bool overwrite)
-    : dir_(std::move(dir)), keep_(keep) {
+    : dir_(created_folder(std::move(dir))), lock_(dir_, "output.checkpoint_dir"), keep_(keep) {
   std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) throw Error(dir_.string() + ": cannot create the checkpoint folder: " + ec.message());
   remove_stale_temporaries(dir_);
   // The resumed checkpoint, when it lies in this folder: it and the ones before it are this run's.
   const fs::path resumed = resumed_from.empty()                 ? fs::path()

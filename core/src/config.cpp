@@ -1,13 +1,17 @@
 #include "dtnn/config.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "dtnn/config_schema.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/file_io.hpp"
+#include "dtnn/log.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -20,12 +24,24 @@ std::string ExperimentConfig::where() const { return file.empty() ? "config" : f
 namespace {
 
 // A parser callback that refuses nesting deeper than kMaxJsonDepth while parsing, before any of
-// nlohmann's recursive copies, comparisons or dumps meets the document.
-json::parser_callback_t depth_guard(const std::string& where) {
-  return [where](int depth, json::parse_event_t, json&) {
+// nlohmann's recursive copies, comparisons or dumps meets the document, and warns of a key given
+// twice in one object (JSON takes the last silently: a config that sets "epochs" twice runs with
+// the second, whichever the user meant).
+json::parser_callback_t parse_guard(const std::string& where) {
+  auto open_objects = std::make_shared<std::vector<std::set<std::string>>>();
+  return [where, open_objects](int depth, json::parse_event_t event, json& parsed) {
     if (depth > kMaxJsonDepth)
       throw Error(where + ": arrays and objects nested more than " + std::to_string(kMaxJsonDepth) +
                   " deep (a model's blocks nest far less)");
+    if (event == json::parse_event_t::object_start) {
+      open_objects->emplace_back();
+    } else if (event == json::parse_event_t::object_end && !open_objects->empty()) {
+      open_objects->pop_back();
+    } else if (event == json::parse_event_t::key && !open_objects->empty() && parsed.is_string()) {
+      if (!open_objects->back().insert(parsed.get<std::string>()).second)
+        log_warning(where + ": the key \"" + parsed.get<std::string>() +
+                    "\" is given twice in one object: the last value is taken");
+    }
     return true;
   };
 }
@@ -34,7 +50,7 @@ json::parser_callback_t depth_guard(const std::string& where) {
 
 json parse_json(const std::string& text, const std::string& where) {
   try {
-    return json::parse(text, depth_guard(where), true, /*ignore_comments=*/true);
+    return json::parse(text, parse_guard(where), true, /*ignore_comments=*/true);
   } catch (const json::exception& e) {
     std::string msg = e.what();
     if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
@@ -98,7 +114,7 @@ void apply_override(json& config, const std::string& assignment) {
   if (eq == std::string::npos || eq == 0)
     throw Error("--set expects key=value (e.g. training.epochs=2), got '" + assignment + "'");
   std::string key = assignment.substr(0, eq), raw = assignment.substr(eq + 1);
-  json value = json::parse(raw, depth_guard("--set " + key), false);
+  json value = json::parse(raw, parse_guard("--set " + key), false);
   if (value.is_discarded()) {  // mnist, NHWC, a path: plain strings, which JSON holds as UTF-8
     value = raw;
     try {
@@ -283,31 +299,49 @@ std::string_view model_alias(std::string_view name) {
   return name;
 }
 
+// A bare name ("simplemlp": no folder, no .json) is the zoo's model: configs/models beside the
+// experiment, then the source tree's and the install's. A file of that name in the experiment's
+// or the working folder is taken only when the zoo has no such model; when both exist the zoo's
+// wins and a note says how to take the file ("./simplemlp"). Anything else is a path, relative to
+// the experiment's folder, then the working folder.
 fs::path resolve_model_path(const std::string& name, const fs::path& config_file,
                             std::string_view key) {
-  std::vector<fs::path> candidates;
   const std::string model(model_alias(name));
-  fs::path given(model);
-  fs::path config_dir = config_file.empty() ? fs::path(".") : config_file.parent_path();
+  const fs::path given(model);
+  const fs::path config_dir = config_file.empty() ? fs::path(".") : config_file.parent_path();
+  std::vector<fs::path> zoo, files;
   if (given.is_absolute()) {
-    candidates.push_back(given);
+    files.push_back(given);
   } else {
-    candidates.push_back(config_dir / given);
-    candidates.push_back(fs::current_path() / given);
+    files.push_back(config_dir / given);
+    files.push_back(fs::current_path() / given);
     if (given.extension() != ".json" && !given.has_parent_path()) {
-      std::string file = model + ".json";
-      candidates.push_back(config_dir / "models" / file);
-      candidates.push_back(fs::path(DTNN_SOURCE_DIR) / "configs" / "models" / file);
-      candidates.push_back(fs::path(DTNN_INSTALL_PREFIX) / "share" / "dtnn" / "configs" / "models" /
-                           file);
+      const std::string file = model + ".json";
+      zoo.push_back(config_dir / "models" / file);
+      zoo.push_back(fs::path(DTNN_SOURCE_DIR) / "configs" / "models" / file);
+      zoo.push_back(fs::path(DTNN_INSTALL_PREFIX) / "share" / "dtnn" / "configs" / "models" / file);
     }
   }
-  std::string looked;
-  for (const auto& c : candidates) {
-    std::error_code ec;
-    if (fs::is_regular_file(c, ec)) return c.lexically_normal();
-    looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
+  auto first_file = [](const std::vector<fs::path>& candidates) -> std::optional<fs::path> {
+    for (const auto& c : candidates) {
+      std::error_code ec;
+      if (fs::is_regular_file(c, ec)) return c.lexically_normal();
+    }
+    return std::nullopt;
+  };
+  const std::optional<fs::path> from_zoo = first_file(zoo), from_files = first_file(files);
+  if (from_zoo) {
+    if (from_files)
+      log_warning(std::string(key) + ": '" + name + "' is the zoo's model " + from_zoo->string() +
+                  ", not the file " + from_files->string() + " (write ./" + name +
+                  " to take the file)");
+    return *from_zoo;
   }
+  if (from_files) return *from_files;
+  std::string looked;
+  for (const auto* list : {&zoo, &files})
+    for (const auto& c : *list)
+      looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
   throw Error((config_file.empty() ? std::string("config") : config_file.string()) + ": " +
               std::string(key) + ": cannot find '" + name + "' (looked for " + looked + ")");
 }

@@ -28,6 +28,12 @@ bool trace_file_name(const json& v) {
   };
   return s.empty() || ends(".json") || ends(".csv") || ends(".prv");
 }
+// Sizes an option turns into memory or loop lengths are bounded, so that none overflows or asks
+// for more memory than a machine has (a blur of sigma s is a kernel of 8 s + 1 weights).
+bool blur_sigma(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() <= 1000.0; }
+bool image_side(const json& v) {
+  return v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= 65536;
+}
 bool below_half(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() < 0.5; }
 bool tensor_format(const json& v) {
   std::string s = v.get<std::string>();
@@ -122,7 +128,7 @@ const Key kKeys[] = {
      "width (radius round(4 sigma), borders mirrored: scipy's `gaussian_filter`, as PyDTNN)"},
     {"dataset.augment_blur_size",
      R"(16.0)",
-     {non_negative, "a number >= 0"},
+     {blur_sigma, "a number of pixels in [0, 1000]"},
      "see `dataset.augment_blur`"},
     {"dataset.augment_perspective",
      R"(0.0)",
@@ -164,7 +170,7 @@ const Key kKeys[] = {
      "`--transform-crop-perc` (1: off)"},
     {"dataset.transform_resize",
      R"(0)",
-     {non_negative_integer, "an integer >= 0 (the side of the resized image; 0: off)"},
+     {image_side, "an integer in [0, 65536] (the side of the resized image; 0: off)"},
      "every split's images are then resized to N x N, bilinear with pixel centres aligned "
      "(cv2's INTER_LINEAR; PyDTNN resizes with PIL's default filter, so values differ "
      "slightly); PyDTNN's `--transform-resize-size` (0: off). The model is built for the "
@@ -425,7 +431,7 @@ const Key kKeys[] = {
      "`\"bar\"` (a terminal), `\"lines\"` (a log), `\"none\"`, or `\"auto\"` (bar on a terminal)"},
     {"dataset.augment_crop_padding",
      R"(4)",
-     {non_negative_integer, "an integer >= 0"},
+     {image_side, "an integer of pixels in [0, 65536]"},
      "see `dataset.augment_random_crop`"},
     {"gpu.tf32",
      R"(false)",

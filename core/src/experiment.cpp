@@ -1,6 +1,7 @@
 #include "dtnn/experiment.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -401,6 +402,17 @@ ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
   mo.max_batch = std::max(
       {rank_batch, t["batch_size"].get<std::int64_t>(), t["eval_batch_size"].get<std::int64_t>()});
   check_batch_fits(mo.max_batch, mo.dtype, mo.layout);
+  // One token or one class: every target is it, the loss is 0 from the first step, and a run
+  // that looks perfect has learnt nothing.
+  const std::string dataset_name = "dataset '" + j["dataset"]["name"].get<std::string>() + "'";
+  if (dataset_->vocabulary_size() == 1)
+    log_warning(dataset_name +
+                ": a vocabulary of one token: every target is that token, so the "
+                "loss is 0 whatever the model learns");
+  else if (!dataset_->value_labels() && dataset_->num_classes() == 1)
+    log_warning(dataset_name +
+                ": one class: every label is that class, so the loss is 0 "
+                "whatever the model learns");
   TransformOptions transform;
   transform.central_crop = j["dataset"]["transform_central_crop"].get<double>();
   transform.resize_height = transform.resize_width =
@@ -437,6 +449,8 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   mo.device_params = Params(j["gpu"], where + ": gpu");
   mo.seed = j["training"]["seed"].get<std::uint64_t>();
   mo.conv_algorithm = j["conv"]["algorithm"].get<std::string>();
+  // Checked whether or not the model has a convolution: a misspelt --conv-variant is never taken.
+  registry.require("conv", mo.conv_algorithm, where + ": conv.algorithm");
   mo.conv_params = Params(j["conv"], where + ": conv");
   mo.shared_workspace = j["conv"]["workspace"] == "shared";
   mo.fusions = enabled_fusions(j["fusion"], registry, mo.device, where);
@@ -573,13 +587,55 @@ std::string Experiment::summary() const {
          "\n";
 }
 
+namespace {
+
+// The trace file a run writes ("" for none): output.trace, else trace.json with output.tracing.
+std::string trace_file_of(const json& out) {
+  std::string file = out["trace"].get<std::string>();
+  if (file.empty() && out["tracing"].get<bool>()) file = "trace.json";
+  return file;
+}
+
+// The history's format: output.history_format, or for "auto" the file's extension, in any case.
+std::string history_format_of(const json& out, const std::string& file) {
+  std::string format = out["history_format"].get<std::string>();
+  if (format != "auto") return format;
+  std::string extension = std::filesystem::path(file).extension().string();
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension == ".json"                          ? "json"
+         : extension == ".yaml" || extension == ".yml" ? "yaml"
+                                                       : "pydtnn";
+}
+
+}  // namespace
+
+void Experiment::check_outputs() const {
+  const json& out = config_.json["output"];
+  if (const std::string history = out["history"].get<std::string>(); !history.empty())
+    check_output_file(history, "output.history");
+  if (const std::string weights = out["weights_npz"].get<std::string>(); !weights.empty())
+    check_output_file(weights, "output.weights_npz");
+  if (const std::string trace = trace_file_of(out); !trace.empty())
+    for (const std::string& f : trace::trace_files(trace)) check_output_file(f, "output.trace");
+}
+
 History Experiment::run() {
   const std::string progress = config_.json["output"]["progress"].get<std::string>();
+  if (comm_->rank() == 0) check_outputs();  // before the first step, not after the last
   if (comm_->rank() == 0 && progress != "none") {
     std::fputs(summary().c_str(), stdout);
     std::fflush(stdout);
   }
-  History h = traced([&] { return trainer_->fit(); });
+  // Each output is written whatever became of the others; one error then names every failure.
+  std::vector<std::string> failed;
+  auto attempt = [&failed](const std::function<void()>& write) {
+    try {
+      write();
+    } catch (const Error& e) {
+      failed.emplace_back(e.what());
+    }
+  };
+  History h = traced([&] { return trainer_->fit(); }, attempt);
   if (comm_->rank() == 0 && progress != "none") {
     std::string reports;
     for (std::size_t i = 0; i < model_->num_layers(); ++i) reports += model_->layer(i).report();
@@ -587,13 +643,7 @@ History Experiment::run() {
   }
   const std::string history_file = config_.json["output"]["history"].get<std::string>();
   if (!history_file.empty() && comm_->rank() == 0) {
-    std::string format = config_.json["output"]["history_format"].get<std::string>();
-    if (format == "auto") {
-      const std::string extension = std::filesystem::path(history_file).extension().string();
-      format = extension == ".json"                          ? "json"
-               : extension == ".yaml" || extension == ".yml" ? "yaml"
-                                                             : "pydtnn";
-    }
+    const std::string format = history_format_of(config_.json["output"], history_file);
     auto yaml = [&] {  // 3.x's first document: the run's properties
       nlohmann::ordered_json properties = {{"model_name", model_->name()},
                                            {"parameters", model_->parameter_count()},
@@ -601,23 +651,30 @@ History Experiment::run() {
       properties["config"] = config_.json;
       return h.to_pydtnn_yaml(properties);
     };
-    write_file_atomically(history_file, format == "json"   ? h.to_json()
-                                        : format == "yaml" ? yaml()
-                                                           : h.to_pydtnn_text());
+    attempt([&] {
+      write_file_atomically(history_file, format == "json"   ? h.to_json()
+                                          : format == "yaml" ? yaml()
+                                                             : h.to_pydtnn_text());
+    });
   }
   const std::string weights = config_.json["output"]["weights_npz"].get<std::string>();
   if (!weights.empty() && comm_->rank() == 0 && h.stopped.empty())
-    save_pydtnn_weights(*model_, weights);
+    attempt([&] { save_pydtnn_weights(*model_, weights); });
+  if (!failed.empty()) {
+    std::string all;
+    for (const std::string& f : failed) all += (all.empty() ? "" : "; ") + f;
+    throw Error(all);
+  }
   return h;
 }
 
 // Runs fit with the trace recording when rank 0's output.trace, output.tracing or output.profile
 // asks for it (a decision every rank takes alike: output keys may differ between ranks), then
 // writes the trace (rank 0, every rank's events) and adds the profile to the history.
-History Experiment::traced(const std::function<History()>& fit) {
+History Experiment::traced(const std::function<History()>& fit,
+                           const std::function<void(const std::function<void()>&)>& attempt) {
   const json& out = config_.json["output"];
-  std::string file = out["trace"].get<std::string>();
-  if (file.empty() && out["tracing"].get<bool>()) file = "trace.json";
+  const std::string file = trace_file_of(out);
   double wanted[2] = {file.empty() ? 0.0 : 1.0, out["profile"].get<bool>() ? 1.0 : 0.0};
   if (comm_->size() > 1) comm_->broadcast(wanted, 2, DType::float64, 0, "trace options");
   if (wanted[0] == 0 && wanted[1] == 0) return fit();
@@ -647,12 +704,13 @@ History Experiment::traced(const std::function<History()>& fit) {
   }
   if (wanted[0] != 0) {
     const auto ranks = trace::gather(*comm_, recorded, offset);
-    if (comm_->rank() == 0) {
-      std::string files;
-      for (const std::string& f : trace::write_trace(file, ranks))
-        files += (files.empty() ? "" : ", ") + f;
-      log_info("trace: " + files + " written");
-    }
+    if (comm_->rank() == 0)
+      attempt([&] {
+        std::string files;
+        for (const std::string& f : trace::write_trace(file, ranks))
+          files += (files.empty() ? "" : ", ") + f;
+        log_info("trace: " + files + " written");
+      });
   }
   return h;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -474,6 +475,17 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
   return out;
 }
 
+namespace {
+// After a bare boolean flag, a word that cannot be the experiment file (no '.' or '/', no such
+// file) was meant as the flag's value ("--evaluate maybe"): taken as one, it is refused naming the
+// flag, instead of being left as a stray positional argument.
+bool meant_as_value(const std::string& next) {
+  std::error_code ec;
+  return !next.empty() && next[0] != '-' && next.find_first_of("./") == std::string::npos &&
+         !std::filesystem::exists(next, ec);
+}
+}  // namespace
+
 std::vector<std::string> explicit_booleans(std::vector<std::string> args) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -485,8 +497,8 @@ std::vector<std::string> explicit_booleans(std::vector<std::string> args) {
     const std::string name = a.substr(2);
     // A refused flag may be given bare too: its value does not matter.
     if (const Flag* f = find_flag(name); f && (is_boolean(*f) || f->kind == 'r')) {
-      if (i + 1 < args.size() && truth(args[i + 1])) {
-        out.push_back(a + "=" + args[++i]);  // 1.x: --evaluate True
+      if (i + 1 < args.size() && (truth(args[i + 1]) || meant_as_value(args[i + 1]))) {
+        out.push_back(a + "=" + args[++i]);  // 1.x: --evaluate True (or a bad value, refused)
       } else {
         out.push_back(a + "=true");
       }

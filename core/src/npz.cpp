@@ -77,8 +77,13 @@ NpyArray parse_npy(const std::uint8_t* p, std::size_t size, const std::string& w
                              : std::string("strings")) +
                 ": dtnn reads arrays of numbers only (PyDTNN 3.x's model-state files keep their "
                 "layers as pickled objects; docs/config.md says what dtnn reads)");
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([<>|=]?)([fiu])(\d+)')")))
+  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([<>|=]?)([fiu])(\d+)')"))) {
+    if (std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']{0,40})')")))
+      throw Error(where + ": an array of dtype '" + m[1].str() +
+                  "': expected float32, float64, or integers of 1 to 8 bytes ('<f4', '<f8', "
+                  "'<i8', '|u1', ...)");
     throw Error(where + ": .npy header without 'descr': " + header.substr(0, 200));
+  }
   const std::string kind = m[2].str() + m[3].str();
   if (m[1] == ">") throw Error(where + ": big-endian arrays are not supported");
   a.kind = m[2].str()[0];

@@ -94,9 +94,14 @@ std::vector<std::int64_t> Params::get_ints(std::string_view key) const {
 
 std::pair<std::int64_t, std::int64_t> Params::get_pair(std::string_view key,
                                                        std::int64_t min) const {
+  // A pair is a window's size, stride, padding or dilation in pixels: bounded, so that no output
+  // shape computed from it overflows (a padding of 2^40 asked for 2^82 output pixels).
+  constexpr std::int64_t kMaxPixels = std::int64_t{1} << 20;
   const std::vector<std::int64_t> v = get_ints(key);
-  if (v.empty() || v.size() > 2 || v[0] < min || v.back() < min)
-    fail(key, "one or two integers >= " + std::to_string(min));
+  if (v.empty() || v.size() > 2 || v[0] < min || v.back() < min || v[0] > kMaxPixels ||
+      v.back() > kMaxPixels)
+    fail(key, "one or two integers >= " + std::to_string(min) + " (at most " +
+                  std::to_string(kMaxPixels) + ")");
   return {v[0], v.back()};
 }
 

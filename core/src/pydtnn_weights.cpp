@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "dtnn/error.hpp"
+#include "dtnn/nonfinite.hpp"
 #include "dtnn/npz.hpp"
 #include "dtnn/pydtnn_arrays.hpp"
 
@@ -128,6 +129,7 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
                   ", the model needs " +
                   NpyArray{e.tensor.dtype(), e.file_shape(), {}}.shape_str());
   }
+  std::vector<Tensor> staged;  // every array read and checked before any weight is changed
   for (const Entry& e : entries) {
     const NpyArray& a = *by_key.at(e.key);
     Tensor host = e.tensor.host_staging();
@@ -138,8 +140,13 @@ void load_pydtnn_weights(Model& model, const std::filesystem::path& file) {
         permute(reinterpret_cast<const S*>(a.data.data()), host.data<T>(), e.dims, e.perm, false);
       });
     });
-    Tensor(e.tensor).copy_from(host);
+    if (!all_finite(host))
+      throw Error(file.string() + ": " + e.key +
+                  " holds a value that is not finite (NaN or infinity, or a float64 beyond "
+                  "float32's range): weights must be finite numbers");
+    staged.push_back(std::move(host));
   }
+  for (std::size_t i = 0; i < entries.size(); ++i) Tensor(entries[i].tensor).copy_from(staged[i]);
 }
 
 }  // namespace dtnn

@@ -290,6 +290,23 @@ std::vector<std::string> Registry::defaults(std::string_view kind) const {
   return out;
 }
 
+void Registry::require(std::string_view kind, std::string_view name, const std::string& where,
+                       Device device) const {
+  if (find(kind, name, device)) return;
+  auto names = available(kind, device);
+  std::string hint = closest_match(std::string(name), names);
+  std::string folders;
+  for (const auto& f : folders_) folders += (folders.empty() ? "" : ":") + f.string();
+  std::string refused;  // files that may have been the one asked for
+  for (const auto& r : records_)
+    if (r.status != PluginRecord::Status::ok && (r.kind.empty() || r.kind == kind))
+      refused +=
+          "; " + r.file.filename().string() + " was " + to_string(r.status) + ": " + r.reason;
+  throw Error((where.empty() ? "" : where + ": ") + "no " + std::string(kind) + " plugin named '" +
+              std::string(name) + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+              "; available: " + join(names) + "; searched " + folders + refused);
+}
+
 std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view name,
                                          const Params& params,
                                          const std::vector<std::string>& ignored_keys,
@@ -301,21 +318,7 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
                 std::string(name) + "' has no " + on + " twin; " + std::string(kind) +
                 "s that run on " + on + ": " + join(available(kind, device)));
   }
-  if (!rec) {
-    auto names = available(kind, device);
-    std::string hint = closest_match(std::string(name), names);
-    std::string folders;
-    for (const auto& f : folders_) folders += (folders.empty() ? "" : ":") + f.string();
-    std::string refused;  // files that may have been the one asked for
-    for (const auto& r : records_)
-      if (r.status != PluginRecord::Status::ok && (r.kind.empty() || r.kind == kind))
-        refused +=
-            "; " + r.file.filename().string() + " was " + to_string(r.status) + ": " + r.reason;
-    throw Error((params.where().empty() ? "" : params.where() + ": ") + "no " + std::string(kind) +
-                " plugin named '" + std::string(name) + "'" +
-                (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
-                "; available: " + join(names) + "; searched " + folders + refused);
-  }
+  if (!rec) require(kind, name, params.where(), device);
   if (rec->status != PluginRecord::Status::ok)
     throw Error(std::string(kind) + " plugin '" + std::string(name) + "'" +
                 (device == Device::cpu || name == to_string(device)

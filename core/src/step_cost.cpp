@@ -1,6 +1,10 @@
 #include "dtnn/step_cost.hpp"
 
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
+#include <set>
 
 #include "dtnn/error.hpp"
 #include "dtnn/layer_trace.hpp"
@@ -86,35 +90,113 @@ StepCost measure_step_cost(Experiment& e, int warmup, int steps) {
   return cost;
 }
 
-StepCost step_cost_from_profile(Experiment& e, const json& profile, const std::string& where) {
-  if (!profile.is_object() || !profile.contains("layers") || !profile.contains("batch_size"))
+namespace {
+
+// A field of the profile: there, of its type, and in range; errors say "<where>: <path>: ...".
+class ProfileReader {
+ public:
+  explicit ProfileReader(std::string where) : where_(std::move(where)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& expected,
+                         const json* got) const {
+    std::string shown = got ? got->dump() : std::string("nothing");
+    if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+    throw Error(where_ + ": " + path + ": expected " + expected + ", got " + shown);
+  }
+  const json& field(const json& object, const std::string& path, const std::string& key) const {
+    const auto it = object.find(key);
+    if (it == object.end())
+      fail(path + key, "a value (the profile of dtnn run --profile)", nullptr);
+    return *it;
+  }
+  double milliseconds(const json& object, const std::string& path, const std::string& key) const {
+    const json& v = field(object, path, key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
+        v.get<double>() > 1e12)
+      fail(path + key, "a time in milliseconds, >= 0", &v);
+    return v.get<double>();
+  }
+  std::int64_t integer(const json& object, const std::string& path, const std::string& key,
+                       std::int64_t low, std::int64_t high, const std::string& expected) const {
+    const json& v = field(object, path, key);
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 1ull << 62) ||
+        v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
+      fail(path + key, expected, &v);
+    return v.get<std::int64_t>();
+  }
+
+ private:
+  std::string where_;
+};
+
+}  // namespace
+
+ProfileTimes read_profile(const std::string& text, const std::string& where) {
+  const json file = json::parse(text, nullptr, false);
+  if (file.is_discarded())
     throw Error(where +
-                ": expected a history with a \"profile\" (dtnn run --profile --history "
-                "FILE.json), or its profile object");
+                ": not JSON (expected a history with a \"profile\": dtnn run --profile "
+                "--history FILE.json, or its profile object)");
+  const ProfileReader r(where);
+  const bool history = file.is_object() && file.contains("profile");
+  const json& profile = history ? file["profile"] : file;
+  const std::string path = history ? "profile." : "";
+  if (!profile.is_object() || !profile.contains("layers"))
+    r.fail(history ? "profile" : "the file",
+           "a history with a \"profile\" (dtnn run --profile --history FILE.json), or its "
+           "profile object",
+           &profile);
+  ProfileTimes times;
+  times.batch_size = r.integer(profile, path, "batch_size", 1, 1ll << 31, "a batch size >= 1");
+  times.data_wait_ms = r.milliseconds(profile, path, "data_wait_ms");
+  times.loss_ms = r.milliseconds(profile, path, "loss_ms");
+  times.optimizer_ms = r.milliseconds(profile, path, "optimizer_ms");
+  const json& layers = profile["layers"];
+  if (!layers.is_array()) r.fail(path + "layers", "an array of the layers' rows", &layers);
+  std::set<std::int64_t> seen;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const std::string at = path + "layers[" + std::to_string(i) + "].";
+    const json& row = layers[i];
+    if (!row.is_object()) r.fail(at.substr(0, at.size() - 1), "a layer's row (an object)", &row);
+    ProfileTimes::Row out;
+    out.layer = r.integer(row, at, "layer", 0, 1 << 30, "a layer number >= 0");
+    const json& type = r.field(row, at, "type");
+    if (!type.is_string()) r.fail(at + "type", "the layer's type (a string)", &type);
+    out.type = type.get<std::string>();
+    out.forward_ms = r.milliseconds(row, at, "forward_ms");
+    out.backward_ms = r.milliseconds(row, at, "backward_ms");
+    if (!seen.insert(out.layer).second)
+      r.fail(at + "layer", "each layer number once", &row["layer"]);
+    times.layers.push_back(std::move(out));
+  }
+  return times;
+}
+
+StepCost step_cost_from_profile(Experiment& e, const ProfileTimes& profile,
+                                const std::string& where) {
   trace::start({true, std::size_t{1} << 20});  // numbers the layers
   train_steps(e, 1);
   trace::stop();
   StepCost cost = layers_of(e);
-  cost.batch = profile["batch_size"].get<std::int64_t>();
-  std::map<int, const json*> rows;
-  for (const json& row : profile["layers"]) rows[row.at("layer").get<int>()] = &row;
+  cost.batch = profile.batch_size;
+  std::map<std::int64_t, const ProfileTimes::Row*> rows;
+  for (const ProfileTimes::Row& row : profile.layers) rows[row.layer] = &row;
   for (std::size_t i = 0; i < e.model().num_layers(); ++i) {
     if (e.model().layer(i).is_reshape()) continue;  // runs nothing
     const int number = layer_trace::number(e.model().layer(i));
     const auto it = rows.find(number);
     if (it == rows.end()) continue;  // a layer that costs nothing (flatten)
-    const json& row = *it->second;
-    if (row.at("type").get<std::string>() != e.model().layer(i).type())
-      throw Error(where + ": profile row " + std::to_string(number) + " is a " +
-                  row.at("type").get<std::string>() + ", this experiment's layer " +
-                  std::to_string(i + 1) + " a " + e.model().layer(i).type() +
-                  ": the profile is of another model");
-    cost.layers[i].forward_s = row.at("forward_ms").get<double>() * 1e-3;
-    cost.layers[i].backward_s = row.at("backward_ms").get<double>() * 1e-3;
+    const ProfileTimes::Row& row = *it->second;
+    if (row.type != e.model().layer(i).type())
+      throw Error(where + ": profile row " + std::to_string(number) + " is a " + row.type +
+                  ", this experiment's layer " + std::to_string(i + 1) + " a " +
+                  e.model().layer(i).type() + ": the profile is of another model");
+    cost.layers[i].forward_s = row.forward_ms * 1e-3;
+    cost.layers[i].backward_s = row.backward_ms * 1e-3;
   }
-  cost.data_s = profile.at("data_wait_ms").get<double>() * 1e-3;
-  cost.loss_s = profile.at("loss_ms").get<double>() * 1e-3;
-  share_optimizer(cost, profile.at("optimizer_ms").get<double>() * 1e-3);
+  cost.data_s = profile.data_wait_ms * 1e-3;
+  cost.loss_s = profile.loss_ms * 1e-3;
+  share_optimizer(cost, profile.optimizer_ms * 1e-3);
   return cost;
 }
 

@@ -27,35 +27,43 @@ void check_trace_name(const std::string& file) {
                 "(PyDTNN's simple tracer) or .prv (Paraver, with its .pcf and .row)");
 }
 
-std::vector<std::string> write_trace(const std::string& file, const std::vector<RankTrace>& ranks) {
+std::vector<std::string> trace_files(const std::string& file) {
   check_trace_name(file);
   const std::filesystem::path path(file);
-  const std::string ext = path.extension().string();
+  if (path.extension() != ".prv") return {file};
+  std::filesystem::path pcf = path, row = path;
+  pcf.replace_extension(".pcf");
+  row.replace_extension(".row");
+  return {file, pcf.string(), row.string()};
+}
+
+std::vector<std::string> write_trace(const std::string& file, const std::vector<RankTrace>& ranks) {
+  const std::vector<std::string> files = trace_files(file);
+  const std::string ext = std::filesystem::path(file).extension().string();
+  std::vector<std::string> texts;
   if (ext == ".json") {
-    write_file_atomically(file, chrome_json(ranks));
-    return {file};
-  }
-  if (ext == ".csv") {
-    write_file_atomically(file,
-                          ranks.empty() ? simple_csv(RankTrace{}) : simple_csv(ranks.front()));
-    return {file};
-  }
-  if (ext == ".prv") {
+    texts = {chrome_json(ranks)};
+  } else if (ext == ".csv") {
+    texts = {ranks.empty() ? simple_csv(RankTrace{}) : simple_csv(ranks.front())};
+  } else {
     char date[32];
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
     localtime_r(&now, &tm);
     std::strftime(date, sizeof date, "%d/%m/%y at %H:%M", &tm);
-    const ParaverFiles f = paraver(ranks, date);
-    std::filesystem::path pcf = path, row = path;
-    pcf.replace_extension(".pcf");
-    row.replace_extension(".row");
-    write_file_atomically(file, f.prv);
-    write_file_atomically(pcf.string(), f.pcf);
-    write_file_atomically(row.string(), f.row);
-    return {file, pcf.string(), row.string()};
+    ParaverFiles f = paraver(ranks, date);
+    texts = {std::move(f.prv), std::move(f.pcf), std::move(f.row)};
   }
-  return {};  // check_trace_name refused it
+  std::string failed;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    try {
+      write_file_atomically(files[i], texts[i]);
+    } catch (const Error& e) {
+      failed += (failed.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  if (!failed.empty()) throw Error(failed);
+  return files;
 }
 
 }  // namespace dtnn::trace

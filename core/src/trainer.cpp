@@ -383,10 +383,12 @@ void Trainer::start_run(Run& run) {
   run.state.model = &model_;
   run.state.rank = comm_.rank();
   run.state.ranks = comm_.size();
+  // A scheduler's stem may hold a name from a file (the model's): it is made one plain file name
+  // here, so that no such name writes, or later deletes, outside the checkpoint folder.
   run.state.write_checkpoint = [this, &run](const std::string& stem) {
     const std::filesystem::path file =
         std::filesystem::path(options_.checkpoint_dir.empty() ? "." : options_.checkpoint_dir) /
-        (stem + ".dtnn");
+        (safe_file_name(stem) + ".dtnn");
     const trace::Span span(trace::Phase::checkpoint);
     if (comm_.rank() == 0) {
       std::error_code ec;

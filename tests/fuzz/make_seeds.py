@@ -130,4 +130,20 @@ out("tuning_cache", "hit", KEY + "\n" + json.dumps(cache, indent=1))
 out("tuning_cache", "mistyped_entries", KEY + "\n" + json.dumps(
     {"entries": {KEY: {"choice": 3}, KEY + "/other": ["i2c"], "x": None}}))
 out("tuning_cache", "empty", "k\n{\"entries\": {}}")
+
+# Word pieces: a vocabulary, a NUL, a text (ASCII, punctuation, CJK, a word of more than 100 letters).
+VOCAB = "[UNK]\nthe\ncat\n##s\nsat\n.\n\u732b\n"
+out("tokenizer", "english", VOCAB + "\0The cats sat. the cat sat.")
+out("tokenizer", "cjk_and_long", VOCAB + "\0\u732b\u72d7\u732b cat " + "a" * 150 + " cats")
+
+# CSV tables: a header, a byte-order mark, CRLF lines, a number that underflows.
+out("csv", "header", "x1,x2,y\n1,2,3\n4.5, -6e-3 ,7\n")
+out("csv", "bom_crlf", "\ufeffa,b\r\n1,2\r\n\r\n3,1e-400\r\n")
+
+# Profiles: a history holding one, and the profile object alone.
+PROFILE = {"layers": [{"layer": 1, "type": "fc", "forward_ms": 0.5, "backward_ms": 1.0},
+                      {"layer": 2, "type": "softmax", "forward_ms": 0.1, "backward_ms": 0.1}],
+           "batch_size": 64, "data_wait_ms": 0.2, "loss_ms": 0.05, "optimizer_ms": 0.3}
+out("profile", "history", json.dumps({"epochs": [], "profile": PROFILE}))
+out("profile", "profile", json.dumps(PROFILE))
 print("seeds written under", os.path.join(HERE, "corpus"))

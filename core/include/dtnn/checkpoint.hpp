@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dtnn/core_export.hpp"
+#include "dtnn/folder_lock.hpp"
 
 namespace dtnn {
 
@@ -60,7 +61,9 @@ DTNN_CORE_EXPORT CheckpointInfo decode_checkpoint(const std::string& bytes,
 // checkpoint in this folder, those up to that one (the run it continues); it removes only its
 // own beyond the newest `keep`. A folder holding checkpoints that are not its own is refused
 // when the run starts (they would be resumed by `--resume DIR` or lost), unless `overwrite`
-// says to remove them. Temporary files of writes that a crash interrupted are removed.
+// says to remove them. Temporary files of writes that a crash interrupted are removed. The run
+// holds the folder's lock (dtnn/folder_lock.hpp) while it lives: a second run started on the same
+// folder is refused, naming the first.
 class DTNN_CORE_EXPORT CheckpointFolder {
  public:
   CheckpointFolder(std::filesystem::path dir, int keep, const std::filesystem::path& resumed_from,
@@ -71,6 +74,7 @@ class DTNN_CORE_EXPORT CheckpointFolder {
 
  private:
   std::filesystem::path dir_;
+  FolderLock lock_;
   int keep_;
   std::vector<std::filesystem::path> own_;  // oldest first
 };

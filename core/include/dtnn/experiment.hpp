@@ -38,8 +38,9 @@ class DTNN_CORE_EXPORT Experiment {
   Optimizer& optimizer() { return *optimizer_; }
   std::string summary() const;  // model table and parameter listing
   int rank() const;             // this process's rank (0 alone)
-  // Prints the summary, trains, writes output.history if set (also when training stopped early:
-  // History::stopped), and the weights of a run that ended normally.
+  // Checks the output paths, prints the summary, trains, writes output.history if set (also when
+  // training stopped early: History::stopped), and the weights of a run that ended normally. Each
+  // output is written whatever became of the others; one Error names every one that failed.
   History run();
 
  private:
@@ -51,7 +52,13 @@ class DTNN_CORE_EXPORT Experiment {
   std::vector<std::pair<std::string, std::string>> data_facts(
       const std::optional<CheckpointInfo>& resumed) const;
   void open_loss_and_metrics(const Registry& registry, Device device);
-  History traced(const std::function<History()>& fit);  // with output.trace and output.profile
+  // fit with output.trace and output.profile; the trace is written through attempt, which
+  // collects a failure instead of throwing it.
+  History traced(const std::function<History()>& fit,
+                 const std::function<void(const std::function<void()>&)>& attempt);
+  // Every file the run writes at its end (history, weights, trace) can be written: checked before
+  // the first step, so that a bad path does not cost a whole training run.
+  void check_outputs() const;
 
   ExperimentConfig config_;
   std::shared_ptr<Dataset> dataset_;

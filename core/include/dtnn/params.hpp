@@ -31,7 +31,8 @@ class DTNN_CORE_EXPORT Params {
   std::string get_string(std::string_view key) const;
   // Accepts a number or a list of numbers: kernel: 3 or kernel: [3, 5].
   std::vector<std::int64_t> get_ints(std::string_view key) const;
-  // A (height, width) pair from one or two integers, each at least min: kernel: 3 or [3, 5].
+  // A (height, width) pair from one or two integers, each at least min and at most 2^20 (a
+  // window in pixels): kernel: 3 or [3, 5].
   std::pair<std::int64_t, std::int64_t> get_pair(std::string_view key, std::int64_t min) const;
   std::vector<std::string> get_strings(std::string_view key) const;
   Params get_object(std::string_view key) const;

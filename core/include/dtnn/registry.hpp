@@ -69,6 +69,10 @@ class DTNN_CORE_EXPORT Registry {
   // plugin's alias (its traits.aliases).
   const PluginRecord* find(std::string_view kind, std::string_view name,
                            Device device = Device::cpu) const;
+  // Returns when kind/name has a record on device (ok or not); else the Error create gives for a
+  // missing plugin (the closest name, what is available, the folders searched), prefixed by where.
+  void require(std::string_view kind, std::string_view name, const std::string& where,
+               Device device = Device::cpu) const;
   // The names of kind's plugins that are ok on device, sorted.
   std::vector<std::string> available(std::string_view kind, Device device = Device::cpu) const;
 

@@ -29,7 +29,8 @@ struct TrainingState {
   int rank = 0, ranks = 1;
   bool stop_training = false;
   // Writes a checkpoint (weights, optimizer, position) named `stem`.dtnn in the checkpoint folder
-  // (output.checkpoint_dir, else the working folder). Rank 0 writes; every rank gets the path.
+  // (output.checkpoint_dir, else the working folder), the stem made one plain file name first
+  // (safe_file_name: no "/" or leading "."). Rank 0 writes; every rank gets the path.
   std::function<std::string(const std::string& stem)> write_checkpoint;
 };
 

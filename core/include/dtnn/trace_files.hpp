@@ -53,8 +53,11 @@ DTNN_CORE_EXPORT ParaverFiles paraver(const std::vector<RankTrace>& ranks, const
 
 // Throws unless file names one of the formats below by its extension.
 DTNN_CORE_EXPORT void check_trace_name(const std::string& file);
+// The files a trace named `file` is written to: file, and for .prv its .pcf and .row beside it.
+DTNN_CORE_EXPORT std::vector<std::string> trace_files(const std::string& file);
 // Writes the ranks' trace to file in the format its extension names (.json, .csv, .prv; an
-// error for another), atomically; returns the files written.
+// error for another), each of trace_files(file) atomically and independently of the others'
+// failure (one error then names every file that failed); returns the files written.
 DTNN_CORE_EXPORT std::vector<std::string> write_trace(const std::string& file,
                                                       const std::vector<RankTrace>& ranks);
 

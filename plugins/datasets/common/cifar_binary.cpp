@@ -26,9 +26,8 @@ CifarBinary::CifarBinary(const Params& p, CifarFormat format)
   if (fs::is_regular_file(path, ec) && is_tar_archive(path)) {
     auto files = untar(path);
     auto take = [&](const std::string& name) {
-      auto it = files.find(name);
-      if (it == files.end()) throw Error(path.string() + ": the archive holds no " + name);
-      return File{path.string() + ":" + name, std::move(it->second)};
+      return File{path.string() + ":" + name,
+                  take_member(files, path, format_.archive_folder, name)};
     };
     for (const auto& f : format_.train_files) add(split_[0], take(f));
     add(split_[1], take(format_.test_file));

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <system_error>
 
+#include "dtnn/error.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/params.hpp"
 #include "image_io.hpp"
@@ -21,11 +23,26 @@ bool is_image_file(const fs::path& p) {
   return e == ".jpg" || e == ".jpeg" || e == ".png";
 }
 
+bool is_dataset_image(const fs::directory_entry& entry, const fs::path& root) {
+  std::error_code ec;
+  if (!is_image_file(entry.path()) || !entry.is_regular_file(ec)) return false;
+  // Where the file really is, every link on the way followed (the entry's own, or a folder's).
+  const fs::path real = fs::canonical(entry.path(), ec), inside = fs::canonical(root, ec);
+  if (ec) throw Error(entry.path().string() + ": cannot resolve its path (" + ec.message() + ")");
+  if (std::mismatch(inside.begin(), inside.end(), real.begin(), real.end()).first == inside.end())
+    return true;
+  throw Error(entry.path().string() + ": " +
+              (entry.is_symlink(ec) ? "a symbolic link to " : "reached through a link as ") +
+              real.string() + ", outside the dataset folder " + inside.string() +
+              ": refused (a dataset's files stay inside its folder)");
+}
+
 ImageFiles::ImageFiles(const Params& p, ImageOptions options) : options_(options) {
   if (options_.size < 1) p.fail("size", "a positive image side");
   if (options_.resize == 0) options_.resize = options_.size * 8 / 7;  // 256 for 224, as ImageNet
   if (options_.resize < options_.size) p.fail("resize", "a side >= size (0: size * 8 / 7)");
-  if (options_.threads < 1) p.fail("threads", "at least 1 decoding thread");
+  if (options_.threads < 1 || options_.threads > 1024)
+    p.fail("threads", "a number of decoding threads from 1 to 1024");
 }
 
 ImageFiles::~ImageFiles() {
@@ -50,12 +67,21 @@ void ImageFiles::prefetch(Split split, std::span<const std::int64_t> indices) co
   pending_.pixels.resize(indices.size() * static_cast<std::size_t>(sample_values()));
   pending_.jobs.clear();
   const auto threads = static_cast<std::size_t>(options_.threads);
-  for (std::size_t t = 0; t < threads; ++t)
-    pending_.jobs.push_back(std::async(std::launch::async, [this, t, threads] {
-      for (std::size_t i = t; i < pending_.ids.size(); i += threads)
-        decode(pending_.split, pending_.ids[i],
-               pending_.pixels.data() + i * static_cast<std::size_t>(sample_values()));
-    }));
+  for (std::size_t t = 0; t < threads; ++t) {
+    try {
+      pending_.jobs.push_back(std::async(std::launch::async, [this, t, threads] {
+        for (std::size_t i = t; i < pending_.ids.size(); i += threads)
+          decode(pending_.split, pending_.ids[i],
+                 pending_.pixels.data() + i * static_cast<std::size_t>(sample_values()));
+      }));
+    } catch (const std::system_error& e) {  // the system's thread limit
+      finish_pending();
+      pending_.ids.clear();
+      throw Error("dataset: cannot start decoding thread " + std::to_string(t + 1) + " of " +
+                  std::to_string(threads) + " (" + e.what() +
+                  "): set the dataset's \"threads\" lower");
+    }
+  }
 }
 
 void ImageFiles::read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const {
@@ -75,17 +101,9 @@ void ImageFiles::read(Split s, std::span<const std::int64_t> indices, Tensor& x,
   std::vector<float> local;
   if (!prefetched) {  // decode now, in parallel
     local.resize(indices.size() * static_cast<std::size_t>(sample));
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
     parallel_for(static_cast<std::int64_t>(indices.size()), 1, [&](std::int64_t i) {
-      try {
-        decode(s, indices[static_cast<std::size_t>(i)], local.data() + i * sample);
-      } catch (...) {
-        std::lock_guard g(failure_mutex);
-        failure = std::current_exception();
-      }
-    });
-    if (failure) std::rethrow_exception(failure);
+      decode(s, indices[static_cast<std::size_t>(i)], local.data() + i * sample);
+    });  // a decoding error is rethrown here, after the loop
   }
   const float* pixels = prefetched ? pending_.pixels.data() : local.data();
   const bool nhwc = x.layout() == Layout::nhwc;

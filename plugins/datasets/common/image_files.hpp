@@ -19,6 +19,13 @@ namespace dtnn::datasets {
 
 bool is_image_file(const std::filesystem::path& p);  // .jpg, .jpeg, .png (any case)
 
+// Whether a folder entry is one of the dataset's images: an image file (is_image_file) that is a
+// regular file. A symbolic link (the entry, or a folder on its way) is followed only while it stays
+// inside root, the dataset's folder; one that leads out of it is an Error naming the entry and
+// where it leads, so a crafted dataset cannot make dtnn read (and train on) files elsewhere.
+bool is_dataset_image(const std::filesystem::directory_entry& entry,
+                      const std::filesystem::path& root);
+
 struct ImageOptions {
   std::int64_t size = 224, resize = 0, threads = 2;
   int channels = 3;
@@ -36,7 +43,7 @@ class ImageFiles : public Dataset {
 
  protected:
   // Checks the options (p names them in errors): size >= 1, resize 0 (size * 8 / 7) or >= size,
-  // threads >= 1.
+  // threads from 1 to 1024.
   ImageFiles(const Params& p, ImageOptions options);
   std::vector<std::filesystem::path>& files(Split s) { return files_[static_cast<int>(s)]; }
   // Row `row` of y: the label of split s's sample `id`.

@@ -35,8 +35,14 @@ std::map<std::string, std::vector<std::uint8_t>> untar(const std::filesystem::pa
       throw Error(archive.string() +
                   ": not a tar archive, or corrupt: bad header checksum at byte " +
                   std::to_string(at) + " (of the decompressed archive)");
-    const std::string name(reinterpret_cast<const char*>(h),
-                           strnlen(reinterpret_cast<const char*>(h), 100));
+    auto field = [&](int offset, std::size_t width) {
+      return std::string(reinterpret_cast<const char*>(h + offset),
+                         strnlen(reinterpret_cast<const char*>(h + offset), width));
+    };
+    std::string name = field(0, 100);
+    if (std::memcmp(h + 257, "ustar", 5) == 0 && h[345] != 0)  // ustar: a prefix for long names
+      name = field(345, 155) + "/" + name;
+    while (name.starts_with("./")) name.erase(0, 2);
     const std::uint64_t size = octal(124, 12);
     const char type = static_cast<char>(h[156]);
     at += 512;
@@ -44,13 +50,27 @@ std::map<std::string, std::vector<std::uint8_t>> untar(const std::filesystem::pa
       throw Error(archive.string() + ": truncated: member '" + name + "' needs " +
                   std::to_string(size) + " bytes from byte " + std::to_string(at) +
                   ", the archive " + "holds " + std::to_string(bytes.size() - at));
-    if (type == '0' || type == '\0')
-      files[std::filesystem::path(name).filename().string()].assign(
-          bytes.begin() + static_cast<std::ptrdiff_t>(at),
-          bytes.begin() + static_cast<std::ptrdiff_t>(at + size));
+    if (type == '0' || type == '\0') {
+      const auto [member, fresh] = files.try_emplace(name);
+      if (!fresh)
+        throw Error(archive.string() + ": the member '" + name + "' again at byte " +
+                    std::to_string(at - 512) +
+                    ": an archive that holds a path twice is refused (which copy is meant?)");
+      member->second.assign(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                            bytes.begin() + static_cast<std::ptrdiff_t>(at + size));
+    }
     at += (size + 511) / 512 * 512;
   }
   return files;
+}
+
+std::vector<std::uint8_t> take_member(std::map<std::string, std::vector<std::uint8_t>>& files,
+                                      const std::filesystem::path& archive,
+                                      const std::string& folder, const std::string& name) {
+  for (const std::string& path : {folder + "/" + name, name})
+    if (auto it = files.find(path); it != files.end()) return std::move(it->second);
+  throw Error(archive.string() + ": the archive holds no " + folder + "/" + name + " (nor " + name +
+              " at its top level)");
 }
 
 }  // namespace dtnn::datasets

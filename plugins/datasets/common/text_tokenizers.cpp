@@ -108,8 +108,16 @@ std::string CharacterTokenizer::decode(std::span<const std::int64_t> ids) const 
 
 WordPieceTokenizer::WordPieceTokenizer(const std::filesystem::path& file) {
   const std::vector<std::uint8_t> bytes = read_file(file);
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  decode_utf8(text, file.string());  // an Error names the line and byte
+  read_vocabulary(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                  file.string());
+}
+
+WordPieceTokenizer::WordPieceTokenizer(std::string_view text, const std::string& where) {
+  read_vocabulary(text, where);
+}
+
+void WordPieceTokenizer::read_vocabulary(std::string_view text, const std::string& file) {
+  decode_utf8(text, file);  // an Error names the line and byte
   std::size_t line = 1;
   for (std::size_t start = 0; start < text.size(); ++line) {
     std::size_t end = text.find('\n', start);
@@ -117,32 +125,67 @@ WordPieceTokenizer::WordPieceTokenizer(const std::filesystem::path& file) {
     std::string token(text.substr(start, end - start));
     if (!token.empty() && token.back() == '\r') token.pop_back();
     start = end + 1;
-    const std::string where = file.string() + ": line " + std::to_string(line);
+    const std::string where = file + ": line " + std::to_string(line);
     if (token.empty()) throw Error(where + ": an empty line, expected one token per line");
     const auto [at, fresh] = ids_.emplace(token, static_cast<std::int64_t>(tokens_.size()));
     if (!fresh)
       throw Error(where + ": the token \"" + token + "\" again (first on line " +
                   std::to_string(at->second + 1) + "): a vocabulary holds each token once");
+    max_token_bytes_ = std::max(max_token_bytes_, token.size());
     tokens_.push_back(std::move(token));
   }
   const auto unknown = ids_.find("[UNK]");
   if (unknown == ids_.end())
-    throw Error(file.string() +
-                ": no \"[UNK]\" line, the token of words the vocabulary cannot "
-                "spell");
+    throw Error(file + ": no \"[UNK]\" line, the token of words the vocabulary cannot spell");
   unknown_ = unknown->second;
 }
 
+namespace {
+
+// BERT's basic tokenizer gives each CJK ideograph a word of its own (its ranges).
+bool is_cjk(char32_t c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+// The code point at text[i] of valid UTF-8 (the tokenizer's input was checked) and its length.
+char32_t code_point_at(std::string_view text, std::size_t i, std::size_t& length) {
+  const auto b = static_cast<unsigned char>(text[i]);
+  length = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
+  if (length == 1 || i + length > text.size()) {
+    length = 1;
+    return b;
+  }
+  char32_t c = length == 2 ? (b & 0x1F) : length == 3 ? (b & 0x0F) : (b & 0x07);
+  for (std::size_t k = 1; k < length; ++k)
+    c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  return c;
+}
+
+}  // namespace
+
+// Linear in the text: a piece is looked for at most max_token_bytes_ long, and a word of more than
+// kMaxWordCharacters is "[UNK]" without a search (BERT's max_input_chars_per_word).
 std::vector<std::int64_t> WordPieceTokenizer::encode(std::string_view text) const {
   std::vector<std::int64_t> out;
-  auto word_pieces = [&](std::string_view word) {
-    std::vector<std::int64_t> pieces;
+  std::vector<std::int64_t> pieces;
+  std::string piece;
+  auto word_pieces = [&](std::string_view word, std::size_t characters) {
+    if (characters > kMaxWordCharacters) {
+      out.push_back(unknown_);
+      return;
+    }
+    pieces.clear();
     for (std::size_t start = 0; start < word.size();) {
       std::int64_t found = -1;
-      std::size_t end = word.size();
+      const std::size_t prefix = start > 0 ? 2 : 0;  // "##"
+      const std::size_t longest = max_token_bytes_ > prefix ? max_token_bytes_ - prefix : 0;
+      std::size_t end = std::min(word.size(), start + longest);
       for (; end > start; --end) {
-        const std::string piece =
-            (start > 0 ? "##" : "") + std::string(word.substr(start, end - start));
+        piece.assign(start > 0 ? "##" : "");
+        piece.append(word.substr(start, end - start));
         if (const auto it = ids_.find(piece); it != ids_.end()) {
           found = it->second;
           break;
@@ -157,20 +200,24 @@ std::vector<std::int64_t> WordPieceTokenizer::encode(std::string_view text) cons
     }
     out.insert(out.end(), pieces.begin(), pieces.end());
   };
-  std::size_t word = 0;
+  std::size_t word = 0, characters = 0;
   auto flush = [&](std::size_t end) {
-    if (end > word) word_pieces(text.substr(word, end - word));
+    if (end > word) word_pieces(text.substr(word, end - word), characters);
+    characters = 0;
   };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (std::isspace(c)) {
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t length = 1;
+    const char32_t c = code_point_at(text, i, length);
+    const bool space = c < 0x80 && std::isspace(static_cast<unsigned char>(c));
+    const bool alone = (c < 0x80 && std::ispunct(static_cast<unsigned char>(c))) || is_cjk(c);
+    if (space || alone) {
       flush(i);
-      word = i + 1;
-    } else if (c < 0x80 && std::ispunct(c)) {
-      flush(i);
-      word_pieces(text.substr(i, 1));
-      word = i + 1;
+      if (alone) word_pieces(text.substr(i, length), 1);
+      word = i + length;
+    } else {
+      ++characters;
     }
+    i += length;
   }
   flush(text.size());
   return out;

@@ -39,23 +39,32 @@ class CharacterTokenizer final : public Tokenizer {
 };
 
 // BERT's word pieces over a vocabulary file (vocab.txt): one token per line, UTF-8, its line
-// number less one its id. Text splits into words at whitespace and around each ASCII punctuation
-// mark; a word becomes the longest vocabulary token from its start, then the longest "##" token
-// from where that ended, and so on; a word with no such split is "[UNK]" (which the file must
-// hold). Errors name the file and line: a duplicate token (and the line of its first), an empty
-// line, bytes that are not UTF-8, no "[UNK]".
+// number less one its id. Text splits into words at whitespace, and around each ASCII punctuation
+// mark and each CJK ideograph (words of their own, as BERT's basic tokenizer makes them); a word
+// becomes the longest vocabulary token from its start, then the longest "##" token from where that
+// ended, and so on; a word with no such split, or of more than kMaxWordCharacters characters, is
+// "[UNK]" (which the file must hold). Encoding is linear in the text's length. Errors name the
+// file and line: a duplicate token (and the line of its first), an empty line, bytes that are not
+// UTF-8, no "[UNK]".
 class WordPieceTokenizer final : public Tokenizer {
  public:
   explicit WordPieceTokenizer(const std::filesystem::path& file);
+  // The vocabulary file's text; `where` names it in errors.
+  WordPieceTokenizer(std::string_view text, const std::string& where);
   std::int64_t size() const override { return static_cast<std::int64_t>(tokens_.size()); }
   std::vector<std::int64_t> encode(std::string_view text) const override;
   // Tokens joined by spaces, a "##" piece onto the one before it.
   std::string decode(std::span<const std::int64_t> ids) const override;
 
  private:
+  static constexpr std::size_t kMaxWordCharacters = 100;  // BERT's max_input_chars_per_word
+
+  void read_vocabulary(std::string_view text, const std::string& where);
+
   std::vector<std::string> tokens_;
   std::unordered_map<std::string, std::int64_t> ids_;
   std::int64_t unknown_ = 0;
+  std::size_t max_token_bytes_ = 0;  // no piece is looked for beyond this
 };
 
 // A tokenizer's ids moved up past `specials` ids of the dataset's own (padding, start, end),

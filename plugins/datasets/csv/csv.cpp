@@ -5,17 +5,13 @@
 //   "path":       the training rows;
 //   "test_path":  the test rows; "" takes every test_every-th row of path instead;
 //   "targets":    how many trailing columns are targets (1).
-// Fields are separated by commas; a first row that is not all numbers is a header. Errors name the
-// file, the line and the column: a cell that is not a number, a row of another width, an empty
-// file.
-#include <charconv>
-#include <sstream>
+// The file's format and its errors: csv_table.hpp.
 #include <string>
 #include <vector>
 
+#include "csv_table.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "text_tokenizers.hpp"
 #include "token_params.hpp"
 
 namespace {
@@ -25,53 +21,6 @@ using namespace dtnn;
 constexpr const char* kParameters =
     R"({"path": "", "test_path": "", "targets": 1, "test_every": 10})";
 
-struct Table {
-  std::int64_t columns = 0;
-  std::vector<std::vector<double>> rows;
-};
-
-// The rows of a CSV file of numbers; a first line that is not all numbers is a header.
-Table read_table(const std::string& file) {
-  Table t;
-  bool header_allowed = true;
-  const std::vector<std::string> lines = datasets::read_lines(file, false);
-  for (std::size_t l = 0; l < lines.size(); ++l) {
-    if (lines[l].empty()) continue;
-    std::vector<double> row;
-    std::string bad;  // the first cell that is not a number
-    std::size_t bad_column = 0;
-    std::stringstream cells(lines[l]);
-    for (std::string cell; std::getline(cells, cell, ',');) {
-      const auto first = cell.find_first_not_of(' '), last = cell.find_last_not_of(' ');
-      cell = first == std::string::npos ? "" : cell.substr(first, last - first + 1);
-      double v = 0;
-      const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
-      if (bad.empty() && (cell.empty() || ec != std::errc() || end != cell.data() + cell.size())) {
-        bad = cell.empty() ? "(empty)" : cell;
-        bad_column = row.size() + 1;
-      }
-      row.push_back(v);
-    }
-    const std::string where = file + ": line " + std::to_string(l + 1);
-    if (!bad.empty()) {
-      if (header_allowed) {  // a header
-        header_allowed = false;
-        continue;
-      }
-      throw Error(where + ", column " + std::to_string(bad_column) + ": '" + bad +
-                  "' is not a number");
-    }
-    header_allowed = false;
-    if (t.columns == 0) t.columns = static_cast<std::int64_t>(row.size());
-    if (static_cast<std::int64_t>(row.size()) != t.columns)
-      throw Error(where + ": " + std::to_string(row.size()) + " columns, the rows before have " +
-                  std::to_string(t.columns));
-    t.rows.push_back(std::move(row));
-  }
-  if (t.rows.empty()) throw Error(file + ": no rows of numbers");
-  return t;
-}
-
 class Csv final : public Dataset {
  public:
   explicit Csv(const Params& p) : targets_(p.get_int("targets")) {
@@ -79,7 +28,7 @@ class Csv final : public Dataset {
     if (path.empty()) p.fail("path", "a CSV file of numbers: features, then targets");
     if (targets_ < 1) p.fail("targets", "a positive number of trailing target columns");
     const std::int64_t every = datasets::test_every(p);
-    Table train = read_table(path);
+    datasets::CsvTable train = datasets::read_csv_table(path);
     if (train.columns <= targets_)
       p.fail("targets", "fewer than the " + std::to_string(train.columns) + " columns of " + path);
     columns_ = train.columns;
@@ -89,7 +38,7 @@ class Csv final : public Dataset {
             .push_back(std::move(train.rows[i]));
     } else {
       train_ = std::move(train.rows);
-      Table test = read_table(test_path);
+      datasets::CsvTable test = datasets::read_csv_table(test_path);
       if (test.columns != columns_)
         throw Error(test_path + ": " + std::to_string(test.columns) + " columns, " + path +
                     " has " + std::to_string(columns_));

@@ -123,6 +123,10 @@ class ImageLabels final : public datasets::ImageFiles {
     }
     if (names.empty()) throw Error(csv.string() + ": no rows after the header");
     if (!given) classes_.assign(seen.begin(), seen.end());
+    if (classes_.empty())
+      throw Error(csv.string() + ": every row's '" + p.get_string("labels_column") +
+                  "' is empty: no class to learn (give " + p.key_path("classes") +
+                  ", or label the images)");
 
     // The image files, by name.
     const fs::path images = root / p.get_string("images");
@@ -130,7 +134,7 @@ class ImageLabels final : public datasets::ImageFiles {
       throw Error(p.key_path("images") + ": '" + images.string() + "' is not a folder");
     std::map<std::string, fs::path> file_of;
     for (const auto& entry : fs::recursive_directory_iterator(images))
-      if (entry.is_regular_file() && datasets::is_image_file(entry.path()))
+      if (datasets::is_dataset_image(entry, root))
         file_of.emplace(entry.path().filename().string(), entry.path());
 
     auto add = [&](Split s, const std::string& name, const std::string& where) {

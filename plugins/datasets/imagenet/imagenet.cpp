@@ -25,7 +25,8 @@ class ImageFolder final : public datasets::ImageFiles {
                        .threads = p.get_int("threads"),
                        .channels = 3,
                        .imagenet_normalize = p.get_bool("normalize")}) {
-    const fs::path root = p.get_string("path");
+    root_ = p.get_string("path");
+    const fs::path& root = root_;
     std::error_code ec;
     if (!fs::is_directory(root / "train", ec))
       throw Error(
@@ -36,6 +37,9 @@ class ImageFolder final : public datasets::ImageFiles {
     std::sort(classes_.begin(), classes_.end());
     if (classes_.empty()) throw Error((root / "train").string() + ": no class folders");
     scan(root / "train", Split::train);
+    if (files(Split::train).empty())
+      throw Error((root / "train").string() +
+                  ": no images in its class folders (expected <class>/*.jpg, *.jpeg or *.png)");
     if (fs::is_directory(root / "val", ec)) scan(root / "val", Split::test);
   }
 
@@ -61,8 +65,7 @@ class ImageFolder final : public datasets::ImageFiles {
       if (!fs::is_directory(dir, ec)) continue;
       std::vector<fs::path> found;
       for (const auto& entry : fs::directory_iterator(dir))
-        if (entry.is_regular_file() && datasets::is_image_file(entry.path()))
-          found.push_back(entry.path());
+        if (datasets::is_dataset_image(entry, root_)) found.push_back(entry.path());
       std::sort(found.begin(), found.end());
       for (auto& f : found) {
         files(s).push_back(std::move(f));
@@ -71,6 +74,7 @@ class ImageFolder final : public datasets::ImageFiles {
     }
   }
 
+  fs::path root_;
   std::vector<std::string> classes_;
   std::vector<std::int64_t> labels_[2];
 };

@@ -137,9 +137,17 @@ class NpzDataset final : public Dataset {
     const std::int64_t hw = shape_.rank() == 3 ? shape_[0] * shape_[1] : size, c = size / hw;
     for (std::int64_t s = 0; s < n; ++s)
       for (std::int64_t p = 0; p < hw; ++p)
-        for (std::int64_t ch = 0; ch < c; ++ch)  // into HWC
-          part.x[static_cast<std::size_t>(s * size + p * c + ch)] =
-              static_cast<float>(x.value(s * size + (planes ? ch * hw + p : p * c + ch)) * scale);
+        for (std::int64_t ch = 0; ch < c; ++ch) {  // into HWC
+          const std::int64_t at = s * size + (planes ? ch * hw + p : p * c + ch);
+          const auto v = static_cast<float>(x.value(at) * scale);
+          if (!std::isfinite(v))
+            throw Error(
+                path + ": " + xs + ": sample " + std::to_string(s) + ", element " +
+                std::to_string(at - s * size) + " is " + std::to_string(x.value(at)) +
+                (std::isfinite(x.value(at)) ? " (beyond float32's range once scaled)" : "") +
+                ": inputs must be finite numbers");
+          part.x[static_cast<std::size_t>(s * size + p * c + ch)] = v;
+        }
     part.y.assign(static_cast<std::size_t>(n * classes_), 0.0f);
     for (std::int64_t s = 0; s < n; ++s) {
       if (values_) {
@@ -153,9 +161,13 @@ class NpzDataset final : public Dataset {
         continue;
       }
       if (y.shape.size() == 2) {
-        for (std::int64_t k = 0; k < classes_; ++k)
-          part.y[static_cast<std::size_t>(s * classes_ + k)] =
-              static_cast<float>(y.value(s * classes_ + k));
+        for (std::int64_t k = 0; k < classes_; ++k) {
+          const double v = y.value(s * classes_ + k);
+          if (!std::isfinite(v))
+            throw Error(path + ": " + ys + "[" + std::to_string(s) + "][" + std::to_string(k) +
+                        "]: " + std::to_string(v) + ": expected a finite one-hot value");
+          part.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(v);
+        }
         continue;
       }
       const double label = y.value(s);

@@ -149,7 +149,10 @@ class Seq2seq final : public Dataset {
     source_ = p.get_int("max_length");
     train_samples_ = p.get_int("train_samples");
     test_samples_ = p.get_int("test_samples");
-    if (symbols_ < 1) p.fail("symbols", "a positive number of symbols");
+    // Token ids travel in float32 tensors: exact up to 2^24.
+    if (symbols_ < 1 || symbols_ > (1 << 24) - kFirstToken)
+      p.fail("symbols", "a number of symbols from 1 to " + std::to_string((1 << 24) - kFirstToken) +
+                            " (ids travel as float32, exact up to 2^24)");
     if (min_length_ < 1) p.fail("min_length", "a positive length");
     if (source_ < min_length_) p.fail("max_length", "a length >= min_length");
     if (train_samples_ < 1) p.fail("train_samples", "a positive number of samples");
