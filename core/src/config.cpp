@@ -249,8 +249,9 @@ void check_across_keys(const json& config, const std::string& where) {
             "schedulers[" + std::to_string(i) + "]", "an object with a \"name\"", s);
   }
   if (config["optimizer"].contains("learning_rate_scaling"))
-    require(config["optimizer"]["learning_rate_scaling"].is_boolean(), where,
-            "optimizer.learning_rate_scaling", "true or false",
+    require(config["optimizer"]["learning_rate_scaling"].is_boolean() ||
+                config["optimizer"]["learning_rate_scaling"] == "auto",
+            where, "optimizer.learning_rate_scaling", "true, false or \"auto\"",
             config["optimizer"]["learning_rate_scaling"]);
   const json& m = config["model"];
   require(m.is_object() || !m.get<std::string>().empty(), where, "model",

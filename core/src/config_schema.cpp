@@ -307,11 +307,10 @@ const Key kKeys[] = {
      "`final_model_sync`)"},
     {"parallel.model_sync_alg",
      R"("wavg")",
-     {nullptr, "\"avg\", \"wavg\" or \"invwavg\"", "avg|wavg|invwavg"},
+     {nullptr, "\"avg\", \"wavg\" or \"invwavg\" (or 3.x's \"invavg\")", "avg|wavg|invwavg|invavg"},
      "the weight of rank r in an average: `\"avg\"` 1/P; `\"wavg\"` n_r / sum n; `\"invwavg\"` "
-     "(min "
-     "+ max - n_r) normalised to sum to 1; n_r is the rank's samples in the batch (gradients) "
-     "or since the last synchronisation (weights)"},
+     "(PyDTNN 3.x's `\"invavg\"`) (min + max - n_r) normalised to sum to 1; n_r is the rank's "
+     "samples in the batch (gradients) or since the last synchronisation (weights)"},
     {"parallel.model_sync_participation",
      R"("all")",
      {nullptr, "\"all\" or \"avail2all\"", "all|avail2all"},
@@ -450,8 +449,10 @@ const char* const kOpenRows[][2] = {
     {"dataset.*", "any other key is a parameter of the dataset plugin (e.g. `path`)"},
     {"optimizer.*", "parameters of the optimizer plugin (`learning_rate`, `momentum`, ...)"},
     {"optimizer.learning_rate_scaling",
-     "`false`: PyDTNN's `--learning-rate-scaling`: divide the learning rate by the number of "
-     "ranks"},
+     "`false`: PyDTNN's `--learning-rate-scaling`: `true` multiplies the learning rate by the "
+     "number of ranks (the linear scaling rule for a global batch N times one rank's), "
+     "`\"auto\"` does so when `training.global_batch_size` is 0 (PyDTNN 3.x's rule, the default "
+     "of a run made of launcher flags); see below"},
     {"conv.*", "parameters of that algorithm (e.g. i2c's `slab_bytes`)"},
 };
 

@@ -478,6 +478,25 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
   }
 }
 
+// PyDTNN's learning-rate scaling: the learning rate times the ranks, when the key is true, or when
+// it is "auto" and no global batch is given (3.x's rule: N ranks of a batch each then make a
+// global batch N times as large). A resumed checkpoint's learning rate wins afterwards.
+void Experiment::scale_learning_rate() {
+  const json& scaling = config_.json["optimizer"].value("learning_rate_scaling", json(false));
+  const bool scale = scaling == "auto"
+                         ? config_.json["training"]["global_batch_size"].get<std::int64_t>() == 0
+                         : scaling.get<bool>();
+  if (!scale || comm_->size() == 1) return;
+  const double given = optimizer_->learning_rate();
+  optimizer_->set_learning_rate(given * comm_->size());
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "learning rate %g x %d ranks = %g (optimizer.learning_rate_scaling%s)", given,
+                comm_->size(), optimizer_->learning_rate(),
+                scaling == "auto" ? " \"auto\": no global batch size given" : "");
+  log_info(line);
+}
+
 // The optimizer over the model's parameters; the weights to start from (a checkpoint or PyDTNN's
 // .npz), then a checkpoint to resume (which wins). Returns what the resumed checkpoint said.
 std::optional<CheckpointInfo> Experiment::open_optimizer(const Registry& registry, Device device) {
@@ -489,8 +508,7 @@ std::optional<CheckpointInfo> Experiment::open_optimizer(const Registry& registr
                                              Params(j["optimizer"], where + ": optimizer"),
                                              {"name", "learning_rate_scaling"}, device);
   optimizer_->build(model_->parameters());
-  if (j["optimizer"].value("learning_rate_scaling", false))  // PyDTNN's: lr / ranks
-    optimizer_->set_learning_rate(optimizer_->learning_rate() / comm_->size());
+  scale_learning_rate();
   if (const std::string weights = t["weights_and_bias_filename"].get<std::string>();
       !weights.empty()) {
     if (std::filesystem::path(weights).extension() == ".npz")

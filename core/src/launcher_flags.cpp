@@ -50,7 +50,8 @@ const Flag kFlags[] = {
      "after training, write the weights here as PyDTNN's .npz"},
     {"checkpoint-dir", "output.checkpoint_dir", 's', "write a checkpoint here after every epoch"},
     {"learning-rate-scaling", "optimizer.learning_rate_scaling", 'b',
-     "divide the learning rate by the number of ranks (PyDTNN)"},
+     "multiply the learning rate by the number of ranks (PyDTNN; without the flag, a run made "
+     "of flags does so when --global-batch-size is not given, as 3.x)"},
     {"threads", "training.threads", 'i', "threads (0: OMP_NUM_THREADS or all cores)"},
     {"random-seed", "training.seed", 'i', "random seed (PyDTNN's newer name)"},
     {"model-state-filename", "training.weights_and_bias_filename", 's',
@@ -265,7 +266,8 @@ const Flag kFlags[] = {
     {"quantize-dtype", "", 'r', "quantization is not in dtnn"},
     {"model-sync-quantize", "", 'r', "quantization is not in dtnn"},
     {"model-sync-dtype", "", 'r', "quantization is not in dtnn"},
-    {"model-sync-algo", "parallel.model_sync_alg", 's', "avg, wavg or invwavg"},
+    {"model-sync-algo", "parallel.model_sync_alg", 's',
+     "avg, wavg or invavg (3.x's name of invwavg)"},
     {"shared-tmp-memory", "conv.workspace", 'g',
      "true: one scratch buffer for every conv layer (dtnn's default)", "shared", "per_layer"},
     {"dataset-lang", "", 'r',
@@ -513,6 +515,38 @@ std::vector<std::string> explicit_booleans(std::vector<std::string> args) {
     out.push_back(a);
   }
   return out;
+}
+
+namespace {
+// 3.x's default, dtnn's, and the dtnn key whose assignment by a flag settles it.
+struct DefaultDifference {
+  const char* key;
+  const char* pydtnn3;  // as the flag that gives it
+  const char* dtnn;
+};
+constexpr DefaultDifference kPydtnn3Defaults[] = {
+    {"dataset.validation_split", "--validation-split 0.2", "0: no validation split"},
+    {"schedulers", "--schedulers early_stopping,reduce_lr_on_plateau,model_checkpoint", "none"},
+    {"loss", "--loss-func negative_likelihood (over 3.x's log-softmax outputs)",
+     "categorical_cross_entropy (the zoo's models end in a softmax)"},
+    {"training.seed", "--random-seed 57005", "1"},
+    {"parallel.model_sync_alg", "--model-sync-algo avg",
+     "wavg: a rank weighs its share of the batch"},
+};
+}  // namespace
+
+std::string pydtnn3_defaults_note(const std::vector<std::string>& sets) {
+  std::string note;
+  for (const DefaultDifference& d : kPydtnn3Defaults) {
+    const std::string key = d.key;
+    const bool set = std::any_of(sets.begin(), sets.end(), [&](const std::string& s) {
+      return s.starts_with(key + "=") || s.starts_with(key + ".");
+    });
+    if (!set) note += std::string(note.empty() ? "" : "; ") + d.pydtnn3 + " (dtnn: " + d.dtnn + ")";
+  }
+  return note.empty()
+             ? note
+             : "PyDTNN 3.x's defaults that dtnn does not take (give the flag for 3.x's): " + note;
 }
 
 std::string flags_markdown() {

@@ -10,7 +10,7 @@ namespace dtnn {
 SyncAlgorithm parse_sync_algorithm(const std::string& name) {
   if (name == "avg") return SyncAlgorithm::avg;
   if (name == "wavg") return SyncAlgorithm::wavg;
-  if (name == "invwavg") return SyncAlgorithm::invwavg;
+  if (name == "invwavg" || name == "invavg") return SyncAlgorithm::invwavg;  // 3.x's: invavg
   throw Error("model_sync_alg: expected \"avg\", \"wavg\" or \"invwavg\", got \"" + name + "\"");
 }
 

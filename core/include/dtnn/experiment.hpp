@@ -49,6 +49,7 @@ class DTNN_CORE_EXPORT Experiment {
   void check_batch_fits(std::int64_t max_batch, DType dtype, Layout layout) const;
   void build_model(const Registry& registry, ModelOptions options);
   std::optional<CheckpointInfo> open_optimizer(const Registry& registry, Device device);
+  void scale_learning_rate();
   std::vector<std::pair<std::string, std::string>> data_facts(
       const std::optional<CheckpointInfo>& resumed) const;
   void open_loss_and_metrics(const Registry& registry, Device device);

@@ -66,4 +66,10 @@ DTNN_CORE_EXPORT std::vector<std::string> explicit_booleans(std::vector<std::str
 // docs/config.md's table of the flags.
 DTNN_CORE_EXPORT std::string flags_markdown();
 
+// PyDTNN 3.x's defaults (its model/base.py) that dtnn's differ from, for a run made of launcher
+// flags: the note that lists those the flags left unset (`sets`, flag_settings's assignments), as
+// the flag that would give 3.x's value; "" when the flags set them all. 3.x's learning-rate
+// scaling is not among them: such a run follows it (optimizer.learning_rate_scaling "auto").
+DTNN_CORE_EXPORT std::string pydtnn3_defaults_note(const std::vector<std::string>& sets);
+
 }  // namespace dtnn::config
