@@ -61,7 +61,8 @@ def check_tree(root):
 
 def main():
     build = sys.argv[1]
-    roots = [os.path.join(build, "bin"), os.path.join(build, "lib")]
+    roots = [os.path.join(build, d) for d in ("bin", "lib", "python")
+             if os.path.isdir(os.path.join(build, d))]
     problems, checked = [], 0
     for root in roots:
         p, n = check_tree(root)

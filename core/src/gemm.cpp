@@ -38,9 +38,10 @@ rntm_t runtime_for(bool trans_a, std::int64_t m, int threads) {
 // OMP_WAIT_POLICY=passive says the cores are shared with other processes (the tests run so, side
 // by side). BLIS 0.9's own barriers spin whatever OpenMP is told: two such processes on two cores
 // then took minutes for seconds of work (AMD Zen 5, where BLIS runs its skx kernels, which have no
-// small-matrix path, for every product). So there dtnn splits a product over its OpenMP threads
-// itself, each calling BLIS single-threaded on its block of rows (or of columns, when wider), and
-// the threads wait as OpenMP was told.
+// small-matrix path, for every product). So there a product runs on one thread. (Splitting it
+// over OpenMP's threads, BLIS single-threaded in each, kept the threads but made BLIS grow its
+// pool of packing buffers whenever two threads first overlapped, which a busy machine put at any
+// step: the steady state then allocated.)
 bool passive_waiting() {
   static const bool passive = [] {
     const char* policy = std::getenv("OMP_WAIT_POLICY");
@@ -49,33 +50,12 @@ bool passive_waiting() {
   return passive;
 }
 
-// C = alpha op(A) op(B) + beta C through BLIS; blis(m, n, a, b, c, rntm) is the typed call.
-template <class T, class Blis>
-void blis_product(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                  const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
-                  std::int64_t ldc, Blis&& blis) {
-  const int threads = threads_for(m, n, k);
-  if (threads == 1 || !passive_waiting()) {
-    rntm_t rntm = runtime_for(trans_a, m, threads);
-    blis(m, n, a, b, c, &rntm);
-    return;
-  }
-  const bool by_rows = m >= n;
-  const std::int64_t extent = by_rows ? m : n;
-#pragma omp parallel num_threads(threads)
-  {
-    const std::int64_t t = omp_get_thread_num(), count = omp_get_num_threads();
-    const std::int64_t first = extent * t / count, last = extent * (t + 1) / count;
-    if (last > first) {
-      rntm_t one;
-      bli_rntm_init(&one);
-      bli_rntm_set_num_threads(1, &one);
-      if (by_rows)  // rows [first, last) of op(A) and of C
-        blis(last - first, n, trans_a ? a + first : a + first * lda, b, c + first * ldc, &one);
-      else  // columns [first, last) of op(B) and of C
-        blis(m, last - first, a, trans_b ? b + first * ldb : b + first, c + first, &one);
-    }
-  }
+// C = alpha op(A) op(B) + beta C through BLIS; blis(rntm) is the typed call.
+template <class Blis>
+void blis_product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, Blis&& blis) {
+  const int threads = passive_waiting() ? 1 : threads_for(m, n, k);
+  rntm_t rntm = runtime_for(trans_a, m, threads);
+  blis(&rntm);
 }
 
 // Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
@@ -94,14 +74,12 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (use_small(trans_a, trans_b, m, n, k))
     return small_gemm_kernels().best().f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
-  blis_product<float>(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                      [&](std::int64_t rows, std::int64_t cols, const float* ab, const float* bb,
-                          float* cb, rntm_t* rntm) {
-                        bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-                                     trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, rows, cols, k,
-                                     &alpha, const_cast<float*>(ab), lda, 1, const_cast<float*>(bb),
-                                     ldb, 1, &beta, cb, ldc, 1, nullptr, rntm);
-                      });
+  blis_product(trans_a, m, n, k, [&](rntm_t* rntm) {
+    bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                 trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
+                 const_cast<float*>(a), lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1,
+                 nullptr, rntm);
+  });
 }
 
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
@@ -111,15 +89,12 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (use_small(trans_a, trans_b, m, n, k))
     return small_gemm_kernels().best().f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
-  blis_product<double>(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-                       [&](std::int64_t rows, std::int64_t cols, const double* ab, const double* bb,
-                           double* cb, rntm_t* rntm) {
-                         bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-                                      trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, rows, cols, k,
-                                      &alpha, const_cast<double*>(ab), lda, 1,
-                                      const_cast<double*>(bb), ldb, 1, &beta, cb, ldc, 1, nullptr,
-                                      rntm);
-                       });
+  blis_product(trans_a, m, n, k, [&](rntm_t* rntm) {
+    bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+                 trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
+                 const_cast<double*>(a), lda, 1, const_cast<double*>(b), ldb, 1, &beta, c, ldc, 1,
+                 nullptr, rntm);
+  });
 }
 
 }  // namespace dtnn

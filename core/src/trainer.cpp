@@ -365,6 +365,15 @@ History Trainer::fit() {
   return history;
 }
 
+void Trainer::set_callbacks(std::vector<std::shared_ptr<Scheduler>> callbacks) {
+  callbacks_ = std::move(callbacks);
+}
+
+void Trainer::notify(void (Scheduler::*event)(TrainingState&), TrainingState& state) {
+  for (auto& s : schedulers_) ((*s).*event)(state);
+  for (auto& c : callbacks_) ((*c).*event)(state);
+}
+
 CheckpointInfo Trainer::checkpoint_info(const Run& run) const {
   CheckpointInfo info;
   info.optimizer = options_.optimizer_name;
@@ -405,7 +414,7 @@ void Trainer::start_run(Run& run) {
                             options_.resumed_from, options_.checkpoint_overwrite);
   install_stop_handlers();
   restore_scheduler_states();
-  for (auto& s : schedulers_) s->on_train_begin(run.state);
+  notify(&Scheduler::on_train_begin, run.state);
   if (comm_.size() > 1) {
     double halves[2] = {static_cast<double>(run.shuffle_seed >> 32),
                         static_cast<double>(run.shuffle_seed & 0xffffffffu)};
@@ -437,7 +446,7 @@ bool Trainer::train_epoch(Run& run, std::int64_t epoch, Progress& progress, Hist
   augment_seed_ = Rng::derive(run.shuffle_seed, 2000 + static_cast<std::uint64_t>(epoch));
   std::fill(metric_totals_.begin(), metric_totals_.end(), 0.0);
   run.state.epoch = epoch;
-  for (auto& s : schedulers_) s->on_epoch_begin(run.state);
+  notify(&Scheduler::on_epoch_begin, run.state);
   run.loss_sum = run.seconds = 0;
   run.samples = 0;
   const std::int64_t steps = steps_per_epoch(*run.order);
@@ -457,7 +466,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   const std::int64_t steps = steps_per_epoch(*run.order);
   RankCounts& counts = *run.counts;
   run.state.batch = s;
-  for (auto& sc : schedulers_) sc->on_batch_begin(run.state);
+  notify(&Scheduler::on_batch_begin, run.state);
   for (int r = 0; r < ranks; ++r)
     counts.step[static_cast<std::size_t>(r)] = run.order->part(s, r).second;
   const std::int64_t n = counts.step[static_cast<std::size_t>(me)];
@@ -498,7 +507,8 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
     run.samples += n;
   }
   run.position = {epoch, s + 1, run.global_step};
-  for (auto& sc : schedulers_) sc->on_batch_end(run.state);
+  run.state.logs["batch_loss"] = loss;  // this rank's, for callbacks (dtnn.Experiment.fit)
+  notify(&Scheduler::on_batch_end, run.state);
   if (status[0] > 0) {  // stopped by a signal: at this batch boundary, on every rank
     history.stopped = stop_report(
         stop_requested(), run.position, steps,
@@ -549,7 +559,7 @@ void Trainer::end_epoch(Run& run, std::int64_t epoch, Progress& progress, Histor
     metrics += "  " + format_metrics("val_", rec.validation->loss, rec.validation->metrics);
   progress.epoch_line(epoch, options_.epochs, rec.samples, rec.seconds, metrics);
   run.position = {epoch + 1, 0, run.global_step};
-  for (auto& s : schedulers_) s->on_epoch_end(state);
+  notify(&Scheduler::on_epoch_end, state);
   history.epochs.push_back(std::move(rec));
   if (run.checkpoints) run.checkpoints->save(model_, optimizer_, checkpoint_info(run));
 }
@@ -569,7 +579,7 @@ void Trainer::finish_run(Run& run, Progress& progress, History& history) {
           rank_weight(sync.algorithm, sync.participation, run.counts->trained, comm_.rank()));
     exchange_->broadcast_weights(0);  // and make every rank's bit-identical
   }
-  for (auto& s : schedulers_) s->on_train_end(run.state);
+  notify(&Scheduler::on_train_end, run.state);
   history.train_seconds = seconds_since(run.start);
   if (exchange_ && exchange_->stats().steps > 0) {
     history.comm_wait_ms_per_step =

@@ -36,6 +36,7 @@ class DTNN_CORE_EXPORT Experiment {
   const ExperimentConfig& config() const { return config_; }
   const Dataset& dataset() const { return *dataset_; }
   Optimizer& optimizer() { return *optimizer_; }
+  Loss& loss() { return *loss_; }
   std::string summary() const;  // model table and parameter listing
   int rank() const;             // this process's rank (0 alone)
   // Checks the output paths, prints the summary, trains, writes output.history if set (also when

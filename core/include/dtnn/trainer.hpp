@@ -35,6 +35,7 @@ class Optimizer;
 class Loss;
 class Metric;
 class Scheduler;
+struct TrainingState;
 class Communicator;
 
 struct TrainerOptions {
@@ -139,6 +140,11 @@ class DTNN_CORE_EXPORT Trainer {
 
   History fit();
   EvalResult evaluate(Split split, std::int64_t begin, std::int64_t end);
+  // Callbacks run after the schedulers at each of their events (Python's fit callbacks): they may
+  // stop training and change the learning rate as a scheduler does, but they are no part of the
+  // experiment, so checkpoints hold no state of them. At on_batch_end, logs["batch_loss"] is this
+  // rank's loss of the batch. Replaces the callbacks set before.
+  void set_callbacks(std::vector<std::shared_ptr<Scheduler>> callbacks);
   // One training step of this rank on these samples of the training split; returns the batch
   // loss and adds to the metric totals. Allocation-free once the first step has run. With more
   // than one rank and gradient synchronisation, `weight` is this rank's share (rank_weight) and
@@ -169,6 +175,8 @@ class DTNN_CORE_EXPORT Trainer {
   void reduce_totals(Run& run);
   CheckpointInfo checkpoint_info(const Run& run) const;
   void restore_scheduler_states();  // from options_.resumed_schedulers
+  // Runs `event` of every scheduler, then of every callback.
+  void notify(void (Scheduler::*event)(TrainingState&), TrainingState& state);
   // History::stopped's text for a non-finite step (collective: every rank calls it) and for a
   // stop request (after the checkpoint, if any, was written).
   std::string nonfinite_report(std::int64_t epoch, std::int64_t step, std::int64_t steps);
@@ -192,6 +200,7 @@ class DTNN_CORE_EXPORT Trainer {
   Loss& loss_;
   std::vector<std::shared_ptr<Metric>> metrics_;
   std::vector<std::shared_ptr<Scheduler>> schedulers_;
+  std::vector<std::shared_ptr<Scheduler>> callbacks_;  // set_callbacks's: not checkpointed
   Communicator& comm_;
   TrainerOptions options_;
   std::int64_t train_end_ = 0, validation_end_ = 0, test_end_ = 0;

@@ -1,0 +1,22 @@
+// What the bindings' files share: the registry the module's experiments use (the plugins beside
+// the module, then dtnn's usual folders), and JSON to Python and back through Python's json.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dtnn/registry.hpp"
+
+namespace dtnn::python {
+
+// Opened once, on first use: <module>/../../lib/dtnn/plugins (the build's or the install's), then
+// DTNN_PLUGIN_PATH and the install folder (Registry::default_folders).
+const Registry& registry();
+
+pybind11::object to_python(const nlohmann::json& j);
+nlohmann::json from_python(const pybind11::handle& value);
+
+void bind_experiment(pybind11::module_& m);
+
+}  // namespace dtnn::python

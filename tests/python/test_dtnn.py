@@ -1,0 +1,209 @@
+"""The dtnn Python module (python/): experiments from a dict, a file and PyDTNN's flags; fit with
+callbacks that see the metrics, change the learning rate and stop; evaluate; predict; parameters
+and gradients as numpy views of dtnn's memory; weights saved and loaded; errors as dtnn.Error.
+
+Run by ctest (test python_module) with the build's package on PYTHONPATH:
+    PYTHONPATH=build/python /usr/bin/python3 -m pytest tests/python
+"""
+import json
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import dtnn
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FASHION = pathlib.Path("/usr/share/datasets/fashion-mnist")
+
+
+def synthetic(**training):
+    """A small experiment on synthetic data: simplemlp, 10 classes of 28x28 images."""
+    return {"model": "simplemlp",
+            "dataset": {"name": "synthetic", "input_shape": [28, 28, 1], "classes": 10,
+                        "train_samples": 256, "test_samples": 64},
+            "training": {"epochs": 2, "batch_size": 32, "seed": 3, **training},
+            "optimizer": {"name": "adam", "learning_rate": 0.001},
+            "output": {"progress": "none"}}
+
+
+def test_info_and_plugins():
+    info = dtnn.info()
+    assert info["version"] == dtnn.__version__
+    assert info["instruction_set"] in ("portable", "avx2", "avx512")
+    assert info["threads"] >= 1
+    plugins = dtnn.plugins()
+    names = {(p["kind"], p["name"]) for p in plugins if p["status"] == "ok"}
+    assert {("conv", "i2c"), ("optimizer", "adam"), ("dataset", "mnist")} <= names
+    adam = next(p for p in plugins if p["kind"] == "optimizer" and p["name"] == "adam")
+    assert adam["parameters"]["beta2"] == 0.999
+
+
+def test_a_dict_trains_and_the_history_is_plain_data():
+    exp = dtnn.Experiment(synthetic())
+    history = exp.fit()
+    assert [e["epoch"] for e in history["epochs"]] == [1, 2]
+    assert history["epochs"][1]["loss"] < history["epochs"][0]["loss"]
+    assert json.loads(json.dumps(history)) == history  # plain Python data
+    assert exp.history == history
+    assert exp.config["training"]["epochs"] == 2
+    layers = exp.layers
+    assert [l["type"] for l in layers][:2] == ["flatten", "fc"]
+    assert layers[1]["output_shape"] == (512,)
+    assert sum(l["parameters"] for l in layers) == exp.parameter_count == 669706
+
+
+def test_the_default_experiment_file_with_overrides(tmp_path):
+    if not FASHION.is_dir():
+        pytest.skip("Fashion-MNIST (Debian's dataset-fashion-mnist) is not installed")
+    exp = dtnn.Experiment(ROOT / "configs" / "fashion_mnist_simplecnn.json",
+                          {"training.epochs": 1, "training.steps_per_epoch": 150,
+                           "output.progress": "none",
+                           "output.history": str(tmp_path / "h.json")})
+    exp.fit()
+    result = exp.evaluate()
+    assert result["samples"] == 10000
+    assert result["categorical_accuracy"] > 0.7  # 150 steps of Adam on real data
+    with open(tmp_path / "h.json") as f:  # the outputs are written as dtnn run writes them
+        assert "epochs" in json.load(f)
+
+
+def test_callbacks_see_metrics_change_the_learning_rate_and_stop():
+    class Watch:
+        def __init__(self):
+            self.batches, self.epochs = 0, []
+
+        def on_batch_end(self, state):
+            self.batches += 1
+            assert np.isfinite(state.logs["batch_loss"])
+
+        def on_epoch_end(self, state):
+            self.epochs.append((state.epoch, dict(state.logs), state.learning_rate))
+            state.learning_rate = state.learning_rate / 10
+            if state.epoch == 1:
+                state.stop_training = True
+
+    watch = Watch()
+    exp = dtnn.Experiment(synthetic(epochs=5))
+    history = exp.fit(callbacks=[watch])
+    assert len(history["epochs"]) == 2  # stopped after the second epoch
+    assert watch.batches == 2 * 256 // 32
+    assert [e for e, _, _ in watch.epochs] == [0, 1]
+    assert watch.epochs[0][1]["loss"] == pytest.approx(history["epochs"][0]["loss"])
+    assert watch.epochs[1][2] == pytest.approx(0.0001)  # 0.001 / 10 after the first epoch
+    assert exp.learning_rate == pytest.approx(0.00001)
+
+
+def test_a_plain_callable_is_called_at_each_epochs_end():
+    seen = []
+    dtnn.Experiment(synthetic()).fit(callbacks=[lambda state: seen.append(state.epoch)])
+    assert seen == [0, 1]
+
+
+def test_an_exception_in_a_callback_ends_fit_with_that_exception():
+    def broken(state):
+        raise KeyError("from the callback")
+
+    exp = dtnn.Experiment(synthetic())
+    with pytest.raises(KeyError, match="from the callback"):
+        exp.fit(callbacks=[broken])
+    assert exp.fit()["epochs"]  # the experiment is still usable
+
+
+def test_predict_takes_numpy_and_agrees_with_evaluate():
+    exp = dtnn.Experiment(synthetic())
+    exp.fit()
+    x = np.random.default_rng(0).random((70, 28, 28, 1), dtype=np.float32)  # more than a batch
+    y = exp.predict(x)
+    assert y.shape == (70, 10) and y.dtype == np.float32
+    assert np.allclose(y.sum(axis=1), 1, atol=1e-5)  # softmax rows
+    assert np.allclose(exp.predict(x[:5]), y[:5], rtol=1e-5, atol=1e-7)  # GEMMs block by size
+    assert np.allclose(exp.predict(x.astype(np.float64)), y)  # converted to the model's dtype
+    with pytest.raises(dtnn.Error, match=r"predict: x has shape \(3, 28, 28\).*\(n, 28, 28, 1\)"):
+        exp.predict(np.zeros((3, 28, 28), np.float32))
+
+
+def test_parameters_are_writable_views_of_dtnns_memory():
+    exp = dtnn.Experiment(synthetic())
+    params = exp.parameters()
+    name = next(n for n in params if n.endswith("fc.weights"))
+    w = params[name]
+    assert w.shape == (784, 512) and w.dtype == np.float32 and not w.flags.owndata
+    before = exp.predict(np.ones((2, 28, 28, 1), np.float32))
+    for v in params.values():  # written through numpy...
+        v[...] = 0
+    assert np.count_nonzero(exp.parameters()[name]) == 0  # ...read back by dtnn
+    after = exp.predict(np.ones((2, 28, 28, 1), np.float32))
+    assert not np.allclose(before, after)
+    assert np.allclose(after, 0.1)  # all-zero weights: a uniform softmax
+    del exp  # the views keep the experiment's memory alive
+    assert np.count_nonzero(w) == 0
+
+
+def test_gradients_of_a_batch_match_finite_differences():
+    exp = dtnn.Experiment(synthetic(epochs=1))
+    exp.fit()
+    assert all(np.count_nonzero(g) == 0 for g in exp.gradients().values())  # a step consumes them
+    rng = np.random.default_rng(2)
+    x = rng.random((8, 28, 28, 1), dtype=np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 8)]
+    before = {n: p.copy() for n, p in exp.parameters().items()}
+    grads = exp.gradients(x, y)
+    assert all(np.array_equal(before[n], p) for n, p in exp.parameters().items())  # no update
+    name = next(n for n in grads if n.endswith("biases"))
+    bias, g = exp.parameters()[name], grads[name].copy()
+
+    def loss():  # the mean categorical cross-entropy of the batch, from predict
+        p = exp.predict(x).astype(np.float64)
+        return -np.mean(np.log(np.sum(p * y, axis=1)))
+
+    for k in np.argsort(-np.abs(g))[:3]:  # the largest components
+        h, saved = 1e-2, bias[k]
+        bias[k] = saved + h
+        up = loss()
+        bias[k] = saved - h
+        down = loss()
+        bias[k] = saved
+        assert (up - down) / (2 * h) == pytest.approx(g[k], rel=0.05, abs=1e-4)
+    with pytest.raises(dtnn.Error, match="give both x and y"):
+        exp.gradients(x)
+
+
+def test_weights_round_trip_through_npz_and_checkpoint(tmp_path):
+    exp = dtnn.Experiment(synthetic(epochs=1))
+    exp.fit()
+    x = np.random.default_rng(1).random((4, 28, 28, 1), dtype=np.float32)
+    y = exp.predict(x)
+    for file in (tmp_path / "w.npz", tmp_path / "w.dtnn"):
+        exp.save_weights(str(file))
+        fresh = dtnn.Experiment(synthetic(epochs=1))
+        assert not np.allclose(fresh.predict(x), y)
+        fresh.load_weights(str(file))
+        assert np.array_equal(fresh.predict(x), y)
+
+
+def test_pydtnn_flags_make_an_experiment():
+    exp = dtnn.Experiment.from_flags(["--model", "simplemlp", "--dataset", "synthetic",
+                                      "--num-epochs=1", "--steps-per-epoch", "2",
+                                      "--no-evaluate", "--learning-rate", "0.05"])
+    assert exp.config["optimizer"]["learning_rate"] == 0.05
+    assert exp.config["optimizer"]["learning_rate_scaling"] == "auto"  # PyDTNN 3.x's
+    assert exp.config["training"]["evaluate"] is False
+    with pytest.raises(dtnn.Error, match="--bogus: not a launcher flag"):
+        dtnn.Experiment.from_flags(["--model", "simplemlp", "--bogus", "1"])
+
+
+def test_errors_name_the_key_and_what_was_expected(tmp_path):
+    with pytest.raises(dtnn.Error, match=r"unknown key 'training.epochz' \(did you mean "
+                                         r"'training.epochs'\?\)"):
+        dtnn.Experiment({"model": "simplemlp", "training": {"epochz": 1}})
+    with pytest.raises(dtnn.Error, match="training.batch_size"):
+        dtnn.Experiment(synthetic(), {"training.batch_size": 0})
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model": "simplemlp",')
+    with pytest.raises(dtnn.Error, match=r"bad\.json:1:.*invalid JSON"):
+        dtnn.Experiment(bad)
+    with pytest.raises(dtnn.Error, match="evaluate: split 'nope'"):
+        dtnn.Experiment(synthetic()).evaluate("nope")
+    assert issubclass(dtnn.Error, RuntimeError)
