@@ -316,8 +316,11 @@ json rank_dataset(json dataset, bool shared, int rank, const std::string& where)
 // with the weights to start from, the loss, metrics and schedulers, the trainer. Before anything
 // collective the ranks check they run one experiment, and after the files are read that they
 // read the same data and model.
-Experiment::Experiment(const ExperimentConfig& config, const Registry& registry) : config_(config) {
+Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
+                       std::shared_ptr<Dataset> dataset)
+    : config_(config), dataset_(std::move(dataset)) {
   const std::string where = config_.where();
+  if (dataset_ && config_.json["dataset"]["name"] == "") config_.json["dataset"]["name"] = "arrays";
   config_.json = with_default_plugins(config_.json, registry, where);
   const json& j = config_.json;
   initialize_runtime(static_cast<int>(j["training"]["threads"].get<std::int64_t>()));
@@ -382,12 +385,13 @@ ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
       keys.push_back(it.key());
     return keys;
   }();
-  dataset_ = registry.create_as<Dataset>(
-      "dataset", j["dataset"]["name"].get<std::string>(),
-      Params(rank_dataset(j["dataset"], j["parallel"]["shared_data"].get<bool>(), comm_->rank(),
-                          where),
-             where + ": dataset"),
-      kDatasetCoreKeys);
+  if (!dataset_)  // else the caller's (the constructor's argument)
+    dataset_ = registry.create_as<Dataset>(
+        "dataset", j["dataset"]["name"].get<std::string>(),
+        Params(rank_dataset(j["dataset"], j["parallel"]["shared_data"].get<bool>(), comm_->rank(),
+                            where),
+               where + ": dataset"),
+        kDatasetCoreKeys);
   ModelOptions mo;
   mo.dtype = parse_dtype(t["dtype"].get<std::string>());
   mo.device = device;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "array_dataset.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/dataset.hpp"
@@ -184,8 +185,8 @@ py::array view_of(const Tensor& t, const py::object& owner) {
 
 class PyExperiment {
  public:
-  explicit PyExperiment(const ExperimentConfig& config)
-      : experiment_(std::make_unique<Experiment>(config, registry())) {}
+  explicit PyExperiment(const ExperimentConfig& config, std::shared_ptr<Dataset> data = nullptr)
+      : experiment_(std::make_unique<Experiment>(config, registry(), std::move(data))) {}
 
   std::string summary() const { return experiment_->summary(); }
 
@@ -385,12 +386,19 @@ void bind_experiment(py::module_& m) {
   py::class_<PyExperiment>(m, "Experiment",
                            "An experiment: a model, a dataset, an optimizer and the rest, as "
                            "`dtnn run` makes them from an experiment file")
-      .def(py::init([](const py::object& config, const py::object& overrides) {
-             return std::make_unique<PyExperiment>(config_from(config, overrides));
+      .def(py::init([](const py::object& config, const py::object& overrides,
+                       const py::object& data, const std::string& targets, std::int64_t classes) {
+             return std::make_unique<PyExperiment>(
+                 config_from(config, overrides),
+                 data.is_none() ? nullptr : array_dataset(data, targets, classes));
            }),
-           py::arg("config"), py::arg("overrides") = py::none(),
+           py::arg("config"), py::arg("overrides") = py::none(), py::kw_only(),
+           py::arg("data") = py::none(), py::arg("targets") = "classes", py::arg("classes") = 0,
            "config: a dict, or the path of an experiment file (JSON); overrides: {key: value} "
-           "(\"training.epochs\": 1) or [\"key=value\", ...], as dtnn run's --set")
+           "(\"training.epochs\": 1) or [\"key=value\", ...], as dtnn run's --set. data: numpy "
+           "arrays as the dataset, (x_train, y_train[, x_test, y_test]) or a dict of those names: "
+           "x (N, H, W, C) or (N, F); y (N,) class ids or (N, K) one-hot rows, or with targets "
+           "\"values\" the target values; classes: the class count (0: the largest id + 1)")
       .def_static(
           "from_flags",
           [](const std::vector<std::string>& flags) {

@@ -207,3 +207,98 @@ def test_errors_name_the_key_and_what_was_expected(tmp_path):
     with pytest.raises(dtnn.Error, match="evaluate: split 'nope'"):
         dtnn.Experiment(synthetic()).evaluate("nope")
     assert issubclass(dtnn.Error, RuntimeError)
+
+
+def blobs(n, seed=0):
+    """n samples of 8 features in 3 classes that a small network separates."""
+    rng = np.random.default_rng(seed)
+    w = np.random.default_rng(99).normal(size=(8, 3))
+    x = rng.normal(size=(n, 8)).astype(np.float32)
+    return x, np.argmax(x @ w, axis=1)
+
+
+MLP = {"name": "mlp", "layers": [{"type": "fc", "units": 32}, {"type": "relu"},
+                                 {"type": "fc", "units": "$classes"}, {"type": "softmax"}]}
+
+
+def arrays_experiment(data, **kwargs):
+    return dtnn.Experiment({"model": MLP, "training": {"epochs": 10, "batch_size": 32, "seed": 1},
+                            "optimizer": {"name": "adam", "learning_rate": 0.01},
+                            "output": {"progress": "none"}}, data=data, **kwargs)
+
+
+def test_numpy_arrays_are_a_dataset_batched_by_dtnn():
+    x, y = blobs(600)
+    exp = arrays_experiment((x[:500], y[:500], x[500:], y[500:]))
+    assert exp.config["dataset"]["name"] == "arrays"
+    history = exp.fit()
+    assert history["test"]["samples"] == 100
+    assert history["test"]["categorical_accuracy"] >= 0.9
+    # The same data as one-hot rows, in a dict, trains to the same weights.
+    onehot = np.eye(3, dtype=np.float32)
+    again = arrays_experiment({"x_train": x[:500], "y_train": onehot[y[:500]],
+                               "x_test": x[500:], "y_test": onehot[y[500:]]})
+    again.fit()
+    for name, w in exp.parameters().items():
+        assert np.array_equal(w, again.parameters()[name])
+
+
+def test_array_dataset_takes_the_dataset_keys_and_images_in_either_layout(tmp_path):
+    x, y = blobs(400)
+    exp = dtnn.Experiment({"model": MLP, "dataset": {"validation_split": 0.25},
+                           "training": {"epochs": 1, "batch_size": 50},
+                           "output": {"progress": "none"}}, data=(x, y))
+    history = exp.fit()
+    assert history["epochs"][0]["samples"] == 300  # a quarter held out for validation
+    assert "val_loss" in history["epochs"][0]
+    images = np.random.default_rng(3).random((64, 6, 5, 2), dtype=np.float32)
+    labels = np.arange(64) % 4
+    conv = {"name": "c", "layers": [{"type": "conv2d", "filters": 3, "kernel": 3},
+                                    {"type": "flatten"}, {"type": "fc", "units": "$classes"},
+                                    {"type": "softmax"}]}
+    def experiment(layout):
+        return dtnn.Experiment({"model": conv, "training": {"epochs": 1, "batch_size": 16,
+                                                            "tensor_format": layout},
+                                "output": {"progress": "none"}}, data=(images, labels))
+
+    nhwc, nchw = experiment("NHWC"), experiment("NCHW")
+    assert nchw.fit()["epochs"][0]["samples"] == 64  # the arrays served in NCHW train
+    nhwc.fit()
+    nhwc.save_weights(str(tmp_path / "w.npz"))  # PyDTNN's layout, read into either of dtnn's
+    nchw.load_weights(str(tmp_path / "w.npz"))
+    assert np.allclose(nhwc.predict(images), nchw.predict(images.transpose(0, 3, 1, 2).copy()),
+                       atol=1e-5)
+    # The dataset serves the same images in NCHW: the same weights score them alike.
+    assert nchw.evaluate("train")["loss"] == pytest.approx(nhwc.evaluate("train")["loss"],
+                                                           rel=1e-5)
+
+
+def test_target_values_train_a_regression():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(512, 4)).astype(np.float32)
+    y = (x @ np.array([[1.0], [-2.0], [0.5], [0.25]]) + 0.1).astype(np.float32)
+    model = {"name": "linear", "layers": [{"type": "fc", "units": 1}]}
+    exp = dtnn.Experiment({"model": model, "loss": "mse", "metrics": ["regression_mse"],
+                           "training": {"epochs": 30, "batch_size": 32},
+                           "optimizer": {"name": "adam", "learning_rate": 0.05},
+                           "output": {"progress": "none"}},
+                          data=(x[:448], y[:448], x[448:], y[448:]), targets="values")
+    history = exp.fit()
+    assert history["test"]["loss"] < 1e-3
+
+
+def test_bad_arrays_are_named():
+    x, y = blobs(50)
+    cases = [((x, y[:40]), r"y_train: expected \(50,\)"),
+             ((x[:, :, None], y, x, y), r"x_test's samples are not x_train's \(8, 1\)"),
+             ((np.where(np.arange(50)[:, None] == 7, np.nan, x), y),
+              r"x_train: sample 7, value 0 is not finite"),
+             ((x, y + 0.5), r"y_train\[0\] = .*: expected a class id"),
+             ((x, y, x), "give x_test with y_test"),
+             ((x,), "x_train and y_train are needed"),
+             ((["a", "b"], y), "x_train: expected an array of numbers")]
+    for data, pattern in cases:
+        with pytest.raises(dtnn.Error, match=pattern):
+            arrays_experiment(data)
+    with pytest.raises(dtnn.Error, match="targets 'labels'"):
+        arrays_experiment((x, y), targets="labels")

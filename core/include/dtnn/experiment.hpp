@@ -27,7 +27,11 @@ class DeviceCommunicator;
 
 class DTNN_CORE_EXPORT Experiment {
  public:
-  Experiment(const ExperimentConfig& config, const Registry& registry);
+  // dataset: one made by the caller (the Python module's numpy arrays) instead of the plugin
+  // dataset.name names; dataset.name then only labels it ("arrays" when empty), and the
+  // dataset section's own keys (validation split, augmentation, limits) still apply.
+  Experiment(const ExperimentConfig& config, const Registry& registry,
+             std::shared_ptr<Dataset> dataset = nullptr);
   ~Experiment();
 
   Model& model() { return *model_; }
