@@ -16,15 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "dtnn/dataset.hpp"
-#include "dtnn/parallel.hpp"
+#include "dtnn/array_dataset.hpp"
 #include "dtnn/plugin_api.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-class NpzDataset final : public Dataset {
+class NpzDataset final : public ArrayDataset {
  public:
   explicit NpzDataset(const Params& p) {
     const std::string path = p.get_string("path");
@@ -52,11 +51,11 @@ class NpzDataset final : public Dataset {
     // Per-sample shape, HWC.
     const auto& d = xtr.shape;
     if (d.size() == 4)
-      shape_ = layout == "NHWC" ? Shape{d[1], d[2], d[3]} : Shape{d[2], d[3], d[1]};
+      sample_shape_ = layout == "NHWC" ? Shape{d[1], d[2], d[3]} : Shape{d[2], d[3], d[1]};
     else if (d.size() == 3)
-      shape_ = Shape{d[1], d[2], 1};
+      sample_shape_ = Shape{d[1], d[2], 1};
     else if (d.size() == 2)
-      shape_ = Shape{d[1]};
+      sample_shape_ = Shape{d[1]};
     else
       throw Error(path + ": x_train has shape " + xtr.shape_str() +
                   ": expected (N, H, W, C), (N, C, H, W), (N, H, W) or (N, F)");
@@ -71,45 +70,11 @@ class NpzDataset final : public Dataset {
     classes_ = classes;
     double scale = p.get_double("scale");
     if (scale == 0) scale = xtr.kind == 'f' ? 1.0 : 1.0 / 255.0;
-    load(path, "train", xtr, ytr, layout == "NCHW" && d.size() == 4, scale, split_[0]);
-    load(path, "test", xte, yte, layout == "NCHW" && d.size() == 4, scale, split_[1]);
-  }
-
-  Shape sample_shape(Layout layout) const override {
-    if (shape_.rank() != 3 || layout == Layout::nhwc) return shape_;
-    return Shape{shape_[2], shape_[0], shape_[1]};
-  }
-  std::int64_t num_classes() const override { return classes_; }
-  bool value_labels() const override { return values_; }
-  std::int64_t size(Split s) const override { return split_[static_cast<int>(s)].count; }
-
-  void read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const override {
-    const Part& part = split_[static_cast<int>(s)];
-    const std::int64_t size = shape_.numel();
-    const bool planes = shape_.rank() == 3 && x.layout() == Layout::nchw;
-    const std::int64_t hw = shape_.rank() == 3 ? shape_[0] * shape_[1] : size, c = size / hw;
-    dispatch_dtype(x.dtype(), [&](auto z) {
-      using T = decltype(z);
-      parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
-        const std::int64_t id = indices[static_cast<std::size_t>(i)];
-        const float* src = part.x.data() + id * size;  // HWC
-        T* dst = x.data<T>() + i * size;
-        for (std::int64_t p = 0; p < hw; ++p)
-          for (std::int64_t ch = 0; ch < c; ++ch)
-            dst[planes ? ch * hw + p : p * c + ch] = static_cast<T>(src[p * c + ch]);
-        T* label = y.data<T>() + i * classes_;
-        const float* l = part.y.data() + id * classes_;
-        for (std::int64_t k = 0; k < classes_; ++k) label[k] = static_cast<T>(l[k]);
-      });
-    });
+    load(path, "train", xtr, ytr, layout == "NCHW" && d.size() == 4, scale, part(Split::train));
+    load(path, "test", xte, yte, layout == "NCHW" && d.size() == 4, scale, part(Split::test));
   }
 
  private:
-  struct Part {
-    std::vector<float> x, y;  // [N][H][W][C] (or [N][F]), [N][classes]
-    std::int64_t count = 0;
-  };
-
   static std::int64_t infer_classes(const NpyArray& y) {
     if (y.shape.size() == 2) return y.shape[1];
     double top = 0;
@@ -118,12 +83,12 @@ class NpzDataset final : public Dataset {
   }
 
   void load(const std::string& path, const std::string& split, const NpyArray& x, const NpyArray& y,
-            bool planes, double scale, Part& part) const {
+            bool planes, double scale, Part& out) const {
     const std::string xs = "x_" + split, ys = "y_" + split;
-    const std::int64_t n = x.shape.empty() ? 0 : x.shape[0], size = shape_.numel();
+    const std::int64_t n = x.shape.empty() ? 0 : x.shape[0], size = sample_shape_.numel();
     if (x.numel() != n * size)
       throw Error(path + ": " + xs + " has shape " + x.shape_str() + ", x_train's samples are " +
-                  shape_.str());
+                  sample_shape_.str());
     if (y.shape.empty() || y.shape[0] != n)
       throw Error(path + ": " + ys + " has shape " + y.shape_str() + ": expected " +
                   std::to_string(n) + " labels, one per sample of " + xs);
@@ -132,9 +97,10 @@ class NpzDataset final : public Dataset {
                   std::to_string(classes_) + (values_ ? " (y_train's)" : " (one per class)"));
     if (y.shape.size() > 2)
       throw Error(path + ": " + ys + ": expected (N,) or (N, " + (values_ ? "K)" : "classes)"));
-    part.count = n;
-    part.x.resize(static_cast<std::size_t>(n * size));
-    const std::int64_t hw = shape_.rank() == 3 ? shape_[0] * shape_[1] : size, c = size / hw;
+    out.count = n;
+    out.x.resize(static_cast<std::size_t>(n * size));
+    const std::int64_t hw = sample_shape_.rank() == 3 ? sample_shape_[0] * sample_shape_[1] : size,
+                       c = size / hw;
     for (std::int64_t s = 0; s < n; ++s)
       for (std::int64_t p = 0; p < hw; ++p)
         for (std::int64_t ch = 0; ch < c; ++ch) {  // into HWC
@@ -146,9 +112,9 @@ class NpzDataset final : public Dataset {
                 std::to_string(at - s * size) + " is " + std::to_string(x.value(at)) +
                 (std::isfinite(x.value(at)) ? " (beyond float32's range once scaled)" : "") +
                 ": inputs must be finite numbers");
-          part.x[static_cast<std::size_t>(s * size + p * c + ch)] = v;
+          out.x[static_cast<std::size_t>(s * size + p * c + ch)] = v;
         }
-    part.y.assign(static_cast<std::size_t>(n * classes_), 0.0f);
+    out.y.assign(static_cast<std::size_t>(n * classes_), 0.0f);
     for (std::int64_t s = 0; s < n; ++s) {
       if (values_) {
         for (std::int64_t k = 0; k < classes_; ++k) {
@@ -156,7 +122,7 @@ class NpzDataset final : public Dataset {
           if (!std::isfinite(v))
             throw Error(path + ": " + ys + "[" + std::to_string(s) + "]: " + std::to_string(v) +
                         ": expected a finite target");
-          part.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(v);
+          out.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(v);
         }
         continue;
       }
@@ -166,7 +132,7 @@ class NpzDataset final : public Dataset {
           if (!std::isfinite(v))
             throw Error(path + ": " + ys + "[" + std::to_string(s) + "][" + std::to_string(k) +
                         "]: " + std::to_string(v) + ": expected a finite one-hot value");
-          part.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(v);
+          out.y[static_cast<std::size_t>(s * classes_ + k)] = static_cast<float>(v);
         }
         continue;
       }
@@ -174,14 +140,9 @@ class NpzDataset final : public Dataset {
       if (label < 0 || label >= double(classes_) || label != std::floor(label))
         throw Error(path + ": " + ys + "[" + std::to_string(s) + "] = " + std::to_string(label) +
                     ": expected a class index in 0.." + std::to_string(classes_ - 1));
-      part.y[static_cast<std::size_t>(s * classes_ + static_cast<std::int64_t>(label))] = 1.0f;
+      out.y[static_cast<std::size_t>(s * classes_ + static_cast<std::int64_t>(label))] = 1.0f;
     }
   }
-
-  Shape shape_;
-  std::int64_t classes_ = 0;  // target columns, with values_
-  bool values_ = false;
-  Part split_[2];
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new NpzDataset(p); }
