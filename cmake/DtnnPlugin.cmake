@@ -6,6 +6,7 @@
 # <kind>_<name>.<level>.so above it (conv_direct.avx2.so, conv_direct.avx512.so); the registry
 # loads the best one this CPU runs and never opens the others. Each level's target is
 # dtnn_<kind>_<name>_<level> (compiled with DTNN_ISA_VARIANT=<level>, as the floor's is).
+include(${CMAKE_CURRENT_LIST_DIR}/DtnnRunpath.cmake)
 function(dtnn_add_plugin)
   cmake_parse_arguments(P "ISA_VARIANTS" "NAME;KIND;OUTPUT_DIR" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT P_NAME OR NOT P_KIND OR NOT P_SOURCES)
@@ -65,11 +66,8 @@ function(_dtnn_plugin_library target output_name output_dir sources libraries)
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>)
   set_property(GLOBAL APPEND PROPERTY DTNN_PLUGIN_TARGETS ${target})
   if(output_dir STREQUAL DTNN_PLUGIN_OUTPUT_DIR)
-    # lib/dtnn/plugins has the install's layout in the build tree too: built with the install
-    # RUNPATH, which CMake then never pads with a trailing ':' (the empty element glibc reads as
-    # the current folder; tests/runpath.py checks every binary).
-    set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/../.."
-                          BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH_USE_LINK_PATH ON)
+    # lib/dtnn/plugins has the install's layout in the build tree too.
+    dtnn_set_runpath(${target} "$ORIGIN/../..")
     install(TARGETS ${target} LIBRARY DESTINATION lib/dtnn/plugins)
   endif()
 endfunction()

@@ -158,13 +158,11 @@ int cmd_run(const std::vector<std::string>& raw_args, bool summary_only) {
     std::string model;
     for (std::size_t i = 0; i < flags.size(); ++i)
       if (std::string_view(flags[i].flag) == "model") model = flag_values[i];
-    // A PyDTNN command line: 3.x's learning-rate scaling (times the ranks unless a global batch
-    // is given), and a note of 3.x's other defaults that dtnn does not take.
+    // A PyDTNN command line: 3.x's learning-rate scaling, and a note of 3.x's other defaults that
+    // dtnn does not take.
     if (const std::string note = dtnn::config::pydtnn3_defaults_note(settings.sets); !note.empty())
       std::fprintf(stderr, "dtnn: note: %s\n", note.c_str());
-    config = dtnn::make_experiment(
-        json::object({{"model", model}, {"optimizer", {{"learning_rate_scaling", "auto"}}}}),
-        overrides, "command line");
+    config = dtnn::make_experiment(dtnn::config::flag_run_base(model), overrides, "command line");
   }
   dtnn::Registry registry = common.registry();
   dtnn::Experiment experiment(config, registry);

@@ -699,9 +699,7 @@ History Experiment::traced(const std::function<History()>& fit,
   const std::string file = trace_file_of(out);
   double wanted[2] = {file.empty() ? 0.0 : 1.0, out["profile"].get<bool>() ? 1.0 : 0.0};
   if (comm_->size() > 1) comm_->broadcast(wanted, 2, DType::float64, 0, "trace options");
-  if (wanted[0] == 0 && wanted[1] == 0) return fit();
-  if (wanted[0] != 0 && comm_->rank() == 0)  // a bad name is refused before training, not after
-    trace::check_trace_name(file);
+  if (wanted[0] == 0 && wanted[1] == 0) return fit();  // (check_outputs checked the name)
   const std::int64_t offset = wanted[0] != 0 ? trace::clock_offset_ns(*comm_) : 0;
   trace::start({true, out["trace_max_events"].get<std::size_t>()});
   History h;

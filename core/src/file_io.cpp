@@ -29,6 +29,24 @@ std::string describe_file_type(mode_t mode) {
   return "is not a regular file";
 }
 
+// The folder that holds path (the working folder for a bare name).
+fs::path folder_of(const fs::path& path) {
+  return path.has_parent_path() ? path.parent_path() : fs::path(".");
+}
+
+// Writes all of text to fd, retrying after signals; 0, or the errno of the write that failed
+// (`done` then says how far it got).
+int write_all(int fd, const std::string& text, std::size_t& done) {
+  done = 0;
+  while (done < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(w);
+  }
+  return 0;
+}
+
 // Writing past RLIMIT_FSIZE raises SIGXFSZ, whose default action ends the process with no
 // message; ignored, the write fails with EFBIG and gets the error every other write failure gets.
 void ignore_file_size_signal() {
@@ -116,18 +134,11 @@ void write_stream(const fs::path& file, const fs::path& target, const std::strin
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int e = w < 0 ? errno : EIO;
-      ::close(fd);
-      throw Error(file.string() + ": write failed after " + std::to_string(done) + " bytes (" +
-                  system_reason(e) + ")");
-    }
-    done += static_cast<std::size_t>(w);
-  }
+  const int e = write_all(fd, text, done);
   ::close(fd);
+  if (e != 0)
+    throw Error(file.string() + ": write failed after " + std::to_string(done) + " bytes (" +
+                system_reason(e) + ")");
 }
 
 // The kinds of file write_file_atomically never replaces: "" when target may be written.
@@ -152,12 +163,8 @@ void write_replacing(const fs::path& file, const fs::path& target, const std::st
   };
   if (previous) ::fchmod(fd, previous->st_mode & 07777);  // the file keeps its permissions
   std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) fail("write failed after " + std::to_string(done) + " bytes", errno);
-    done += static_cast<std::size_t>(w);
-  }
+  if (const int e = write_all(fd, text, done); e != 0)
+    fail("write failed after " + std::to_string(done) + " bytes", e);
   if (::fsync(fd) != 0) fail("cannot flush to disk", errno);
   if (::close(fd) != 0) {
     const int e = errno;
@@ -171,8 +178,8 @@ void write_replacing(const fs::path& file, const fs::path& target, const std::st
     throw Error(file.string() + ": cannot replace (" + system_reason(e) + ")");
   }
   // The rename itself reaches the disk with the folder's entry.
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+  if (const int dir = ::open(folder_of(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      dir >= 0) {
     ::fsync(dir);
     ::close(dir);
   }
@@ -210,7 +217,7 @@ void check_output_file(const fs::path& file, const std::string& key) {
     throw Error(where + ": cannot write (" + system_reason(errno) + ")");
   }
   // A new or replaced file is made in its folder.
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path folder = folder_of(target);
   struct stat dir {};
   if (::stat(folder.c_str(), &dir) != 0)
     throw Error(where + ": its folder " + folder.string() + " does not exist");

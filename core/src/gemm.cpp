@@ -15,26 +15,6 @@ namespace {
 // partitioning cost more than the work (measured with bench/dtnn_bench on 2 cores).
 constexpr double kParallelMinMacs = 96.0 * 96.0 * 96.0;
 
-// The threads a BLIS product gets: one below kParallelMinMacs, or inside an OpenMP parallel region
-// (the caller already owns the threads); else OpenMP's.
-int threads_for(std::int64_t m, std::int64_t n, std::int64_t k) {
-  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  return (macs < kParallelMinMacs || omp_in_parallel()) ? 1 : omp_get_max_threads();
-}
-
-rntm_t runtime_for(bool trans_a, std::int64_t m, int threads) {
-  rntm_t rntm;
-  bli_rntm_init(&rntm);
-  if (threads > 1 && !trans_a && m <= 256) {
-    // A batch-sized M (fully connected layers): splitting M between the threads measured as fast or
-    // faster than BLIS's own choice on every such shape (e.g. 64x512x784: 205 vs 177 GFLOPS).
-    bli_rntm_set_ways(1, 1, threads, 1, 1, &rntm);
-  } else {
-    bli_rntm_set_num_threads(threads, &rntm);
-  }
-  return rntm;
-}
-
 // OMP_WAIT_POLICY=passive says the cores are shared with other processes (the tests run so, side
 // by side). BLIS 0.9's own barriers spin whatever OpenMP is told: two such processes on two cores
 // then took minutes for seconds of work (AMD Zen 5, where BLIS runs its skx kernels, which have no
@@ -50,12 +30,22 @@ bool passive_waiting() {
   return passive;
 }
 
-// C = alpha op(A) op(B) + beta C through BLIS; blis(rntm) is the typed call.
-template <class Blis>
-void blis_product(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k, Blis&& blis) {
-  const int threads = passive_waiting() ? 1 : threads_for(m, n, k);
-  rntm_t rntm = runtime_for(trans_a, m, threads);
-  blis(&rntm);
+rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k) {
+  rntm_t rntm;
+  bli_rntm_init(&rntm);
+  double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  // Inside an OpenMP parallel region the caller already owns the threads.
+  int threads = (passive_waiting() || macs < kParallelMinMacs || omp_in_parallel())
+                    ? 1
+                    : omp_get_max_threads();
+  if (threads > 1 && !trans_a && m <= 256) {
+    // A batch-sized M (fully connected layers): splitting M between the threads measured as fast or
+    // faster than BLIS's own choice on every such shape (e.g. 64x512x784: 205 vs 177 GFLOPS).
+    bli_rntm_set_ways(1, 1, threads, 1, 1, &rntm);
+  } else {
+    bli_rntm_set_num_threads(threads, &rntm);
+  }
+  return rntm;
 }
 
 // Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
@@ -74,12 +64,10 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (use_small(trans_a, trans_b, m, n, k))
     return small_gemm_kernels().best().f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
-  blis_product(trans_a, m, n, k, [&](rntm_t* rntm) {
-    bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-                 trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
-                 const_cast<float*>(a), lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1,
-                 nullptr, rntm);
-  });
+  rntm_t rntm = runtime_for(trans_a, m, n, k);
+  bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, const_cast<float*>(a),
+               lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1, nullptr, &rntm);
 }
 
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
@@ -89,12 +77,11 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (use_small(trans_a, trans_b, m, n, k))
     return small_gemm_kernels().best().f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
-  blis_product(trans_a, m, n, k, [&](rntm_t* rntm) {
-    bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
-                 trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
-                 const_cast<double*>(a), lda, 1, const_cast<double*>(b), ldb, 1, &beta, c, ldc, 1,
-                 nullptr, rntm);
-  });
+  rntm_t rntm = runtime_for(trans_a, m, n, k);
+  bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
+               trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
+               const_cast<double*>(a), lda, 1, const_cast<double*>(b), ldb, 1, &beta, c, ldc, 1,
+               nullptr, &rntm);
 }
 
 }  // namespace dtnn

@@ -549,6 +549,10 @@ std::string pydtnn3_defaults_note(const std::vector<std::string>& sets) {
              : "PyDTNN 3.x's defaults that dtnn does not take (give the flag for 3.x's): " + note;
 }
 
+nlohmann::json flag_run_base(const std::string& model) {
+  return json::object({{"model", model}, {"optimizer", {{"learning_rate_scaling", "auto"}}}});
+}
+
 std::string flags_markdown() {
   std::string out = "| flag | key | meaning |\n| --- | --- | --- |\n";
   for (const Flag& f : kFlags) {

@@ -119,8 +119,8 @@ class ProfileReader {
   std::int64_t integer(const json& object, const std::string& path, const std::string& key,
                        std::int64_t low, std::int64_t high, const std::string& expected) const {
     const json& v = field(object, path, key);
-    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 1ull << 62) ||
-        v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
+    // An unsigned value beyond int64 reads as a negative one: below low, refused too.
+    if (!v.is_number_integer() || v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
       fail(path + key, expected, &v);
     return v.get<std::int64_t>();
   }

@@ -152,10 +152,9 @@ ExperimentConfig config_from_flags(const std::vector<std::string>& raw) {
   if (model.empty()) throw Error("flags: give at least --model");
   const config::FlagSettings settings = config::flag_settings(given);
   if (!settings.error.empty()) throw Error(settings.error);
-  return make_experiment(
-      nlohmann::json::object(
-          {{"model", model}, {"optimizer", {{"learning_rate_scaling", "auto"}}}}),
-      settings.sets, "Experiment.from_flags");
+  if (const std::string note = config::pydtnn3_defaults_note(settings.sets); !note.empty())
+    py::module_::import("warnings").attr("warn")("dtnn: " + note);
+  return make_experiment(config::flag_run_base(model), settings.sets, "Experiment.from_flags");
 }
 
 py::dict eval_dict(const EvalResult& r) {
@@ -171,16 +170,10 @@ py::array view_of(const Tensor& t, const py::object& owner) {
   if (t.device() != Device::cpu)
     throw Error("the model lives on " + std::string(to_string(t.device())) +
                 ": numpy views are of host memory (copy with predict, or train on the CPU)");
-  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides(shape.size());
-  const auto item = static_cast<py::ssize_t>(dtype_size(t.dtype()));
-  py::ssize_t stride = item;
-  for (std::size_t k = shape.size(); k-- > 0;) {
-    strides[k] = stride;
-    stride *= shape[k];
-  }
+  const std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   const py::dtype dtype =
       t.dtype() == DType::float64 ? py::dtype::of<double>() : py::dtype::of<float>();
-  return py::array(dtype, shape, strides, t.raw(), owner);
+  return py::array(dtype, shape, t.raw(), owner);  // C order: pybind11 computes the strides
 }
 
 class PyExperiment {

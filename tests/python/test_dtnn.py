@@ -184,9 +184,10 @@ def test_weights_round_trip_through_npz_and_checkpoint(tmp_path):
 
 
 def test_pydtnn_flags_make_an_experiment():
-    exp = dtnn.Experiment.from_flags(["--model", "simplemlp", "--dataset", "synthetic",
-                                      "--num-epochs=1", "--steps-per-epoch", "2",
-                                      "--no-evaluate", "--learning-rate", "0.05"])
+    with pytest.warns(UserWarning, match="PyDTNN 3.x's defaults that dtnn does not take"):
+        exp = dtnn.Experiment.from_flags(["--model", "simplemlp", "--dataset", "synthetic",
+                                          "--num-epochs=1", "--steps-per-epoch", "2",
+                                          "--no-evaluate", "--learning-rate", "0.05"])
     assert exp.config["optimizer"]["learning_rate"] == 0.05
     assert exp.config["optimizer"]["learning_rate_scaling"] == "auto"  # PyDTNN 3.x's
     assert exp.config["training"]["evaluate"] is False

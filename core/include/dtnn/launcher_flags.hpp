@@ -10,6 +10,7 @@
 // ignores too). A flag with a gate acts only when its gate (a boolean flag) is on, as in PyDTNN:
 // --augment-crop-perc needs --augment-crop.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,5 +72,9 @@ DTNN_CORE_EXPORT std::string flags_markdown();
 // the flag that would give 3.x's value; "" when the flags set them all. 3.x's learning-rate
 // scaling is not among them: such a run follows it (optimizer.learning_rate_scaling "auto").
 DTNN_CORE_EXPORT std::string pydtnn3_defaults_note(const std::vector<std::string>& sets);
+
+// The base experiment of a run made of launcher flags, which override it: the model, and PyDTNN
+// 3.x's learning-rate scaling (times the ranks unless a global batch is given).
+DTNN_CORE_EXPORT nlohmann::json flag_run_base(const std::string& model);
 
 }  // namespace dtnn::config

@@ -23,17 +23,23 @@ bool is_image_file(const fs::path& p) {
   return e == ".jpg" || e == ".jpeg" || e == ".png";
 }
 
-bool is_dataset_image(const fs::directory_entry& entry, const fs::path& root) {
+DatasetFolder::DatasetFolder(const fs::path& root) {
+  std::error_code ec;
+  real_ = fs::canonical(root, ec);
+  if (ec) throw Error(root.string() + ": cannot resolve its path (" + ec.message() + ")");
+}
+
+bool DatasetFolder::holds_image(const fs::directory_entry& entry) const {
   std::error_code ec;
   if (!is_image_file(entry.path()) || !entry.is_regular_file(ec)) return false;
   // Where the file really is, every link on the way followed (the entry's own, or a folder's).
-  const fs::path real = fs::canonical(entry.path(), ec), inside = fs::canonical(root, ec);
+  const fs::path real = fs::canonical(entry.path(), ec);
   if (ec) throw Error(entry.path().string() + ": cannot resolve its path (" + ec.message() + ")");
-  if (std::mismatch(inside.begin(), inside.end(), real.begin(), real.end()).first == inside.end())
+  if (std::mismatch(real_.begin(), real_.end(), real.begin(), real.end()).first == real_.end())
     return true;
   throw Error(entry.path().string() + ": " +
               (entry.is_symlink(ec) ? "a symbolic link to " : "reached through a link as ") +
-              real.string() + ", outside the dataset folder " + inside.string() +
+              real.string() + ", outside the dataset folder " + real_.string() +
               ": refused (a dataset's files stay inside its folder)");
 }
 

@@ -19,12 +19,21 @@ namespace dtnn::datasets {
 
 bool is_image_file(const std::filesystem::path& p);  // .jpg, .jpeg, .png (any case)
 
-// Whether a folder entry is one of the dataset's images: an image file (is_image_file) that is a
-// regular file. A symbolic link (the entry, or a folder on its way) is followed only while it stays
-// inside root, the dataset's folder; one that leads out of it is an Error naming the entry and
-// where it leads, so a crafted dataset cannot make dtnn read (and train on) files elsewhere.
-bool is_dataset_image(const std::filesystem::directory_entry& entry,
-                      const std::filesystem::path& root);
+// A dataset's folder, its real path resolved once: which of the entries found under it are the
+// dataset's images.
+class DatasetFolder {
+ public:
+  explicit DatasetFolder(const std::filesystem::path& root);  // Error if root cannot be resolved
+
+  // Whether entry is one of the dataset's images: an image file (is_image_file) that is a regular
+  // file. A symbolic link (the entry, or a folder on its way) is followed only while it stays
+  // inside the folder; one that leads out of it is an Error naming the entry and where it leads,
+  // so a crafted dataset cannot make dtnn read (and train on) files elsewhere.
+  bool holds_image(const std::filesystem::directory_entry& entry) const;
+
+ private:
+  std::filesystem::path real_;
+};
 
 struct ImageOptions {
   std::int64_t size = 224, resize = 0, threads = 2;

@@ -23,36 +23,54 @@ std::string ByteTokenizer::decode(std::span<const std::int64_t> ids) const {
   return out;
 }
 
+namespace {
+
+// One UTF-8 sequence: its code point and length in bytes; valid false when the bytes at i start no
+// valid sequence (a stray or missing continuation byte, an overlong form, a surrogate, > U+10FFFF).
+struct Utf8Char {
+  char32_t c;
+  std::size_t length;
+  bool valid;
+};
+
+Utf8Char read_utf8(std::string_view text, std::size_t i) {
+  const auto b = static_cast<unsigned char>(text[i]);
+  const std::size_t length = b < 0x80           ? 1
+                             : (b >> 5) == 0x6  ? 2
+                             : (b >> 4) == 0xE  ? 3
+                             : (b >> 3) == 0x1E ? 4
+                                                : 0;
+  if (length == 0 || i + length > text.size()) return {b, 1, false};
+  char32_t c = length == 1 ? b : length == 2 ? (b & 0x1F) : length == 3 ? (b & 0x0F) : (b & 0x07);
+  bool valid = true;
+  for (std::size_t k = 1; k < length; ++k) {
+    const auto next = static_cast<unsigned char>(text[i + k]);
+    valid = valid && (next & 0xC0) == 0x80;
+    c = (c << 6) | (next & 0x3F);
+  }
+  static constexpr char32_t kSmallest[5] = {0, 0, 0x80, 0x800, 0x10000};  // no overlong forms
+  valid = valid && c >= kSmallest[length] && c <= 0x10FFFF && !(c >= 0xD800 && c <= 0xDFFF);
+  return valid ? Utf8Char{c, length, true} : Utf8Char{b, 1, false};
+}
+
+}  // namespace
+
 std::vector<char32_t> decode_utf8(std::string_view text, const std::string& where) {
   std::vector<char32_t> out;
   out.reserve(text.size());
   std::size_t line = 1;
   for (std::size_t i = 0; i < text.size();) {
-    const auto b = static_cast<unsigned char>(text[i]);
-    int length = b < 0x80           ? 1
-                 : (b >> 5) == 0x6  ? 2
-                 : (b >> 4) == 0xE  ? 3
-                 : (b >> 3) == 0x1E ? 4
-                                    : 0;
-    char32_t c = length == 1 ? b : length == 2 ? (b & 0x1F) : length == 3 ? (b & 0x0F) : (b & 0x07);
-    bool valid = length > 0 && i + static_cast<std::size_t>(length) <= text.size();
-    for (int k = 1; valid && k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)]);
-      valid = (next & 0xC0) == 0x80;
-      c = (c << 6) | (next & 0x3F);
-    }
-    static constexpr char32_t kSmallest[5] = {0, 0, 0x80, 0x800, 0x10000};  // no overlong forms
-    valid = valid && c >= kSmallest[length] && c <= 0x10FFFF && !(c >= 0xD800 && c <= 0xDFFF);
-    if (!valid) {
+    const Utf8Char u = read_utf8(text, i);
+    if (!u.valid) {
       char byte[8];
-      std::snprintf(byte, sizeof byte, "0x%02X", b);
+      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[i]));
       throw Error(where + ": line " + std::to_string(line) + ", byte " + std::to_string(i) +
                   ": not UTF-8 (byte " + byte +
                   " starts no valid sequence); \"tokens\": \"byte\" reads any bytes");
     }
-    if (c == U'\n') ++line;
-    out.push_back(c);
-    i += static_cast<std::size_t>(length);
+    if (u.c == U'\n') ++line;
+    out.push_back(u.c);
+    i += u.length;
   }
   return out;
 }
@@ -150,18 +168,12 @@ bool is_cjk(char32_t c) {
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-// The code point at text[i] of valid UTF-8 (the tokenizer's input was checked) and its length.
+// The code point at text[i] of valid UTF-8 (the tokenizer's input was checked) and its length; a
+// byte that starts no valid sequence stands for itself.
 char32_t code_point_at(std::string_view text, std::size_t i, std::size_t& length) {
-  const auto b = static_cast<unsigned char>(text[i]);
-  length = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 1;
-  if (length == 1 || i + length > text.size()) {
-    length = 1;
-    return b;
-  }
-  char32_t c = length == 2 ? (b & 0x1F) : length == 3 ? (b & 0x0F) : (b & 0x07);
-  for (std::size_t k = 1; k < length; ++k)
-    c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-  return c;
+  const Utf8Char u = read_utf8(text, i);
+  length = u.length;
+  return u.c;
 }
 
 }  // namespace

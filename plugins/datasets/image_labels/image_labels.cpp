@@ -133,8 +133,9 @@ class ImageLabels final : public datasets::ImageFiles {
     if (!fs::is_directory(images, ec))
       throw Error(p.key_path("images") + ": '" + images.string() + "' is not a folder");
     std::map<std::string, fs::path> file_of;
+    const datasets::DatasetFolder dataset(root);
     for (const auto& entry : fs::recursive_directory_iterator(images))
-      if (datasets::is_dataset_image(entry, root))
+      if (dataset.holds_image(entry))
         file_of.emplace(entry.path().filename().string(), entry.path());
 
     auto add = [&](Split s, const std::string& name, const std::string& where) {

@@ -25,8 +25,7 @@ class ImageFolder final : public datasets::ImageFiles {
                        .threads = p.get_int("threads"),
                        .channels = 3,
                        .imagenet_normalize = p.get_bool("normalize")}) {
-    root_ = p.get_string("path");
-    const fs::path& root = root_;
+    const fs::path root = p.get_string("path");
     std::error_code ec;
     if (!fs::is_directory(root / "train", ec))
       throw Error(
@@ -36,11 +35,12 @@ class ImageFolder final : public datasets::ImageFiles {
       if (entry.is_directory()) classes_.push_back(entry.path().filename().string());
     std::sort(classes_.begin(), classes_.end());
     if (classes_.empty()) throw Error((root / "train").string() + ": no class folders");
-    scan(root / "train", Split::train);
+    const datasets::DatasetFolder dataset(root);
+    scan(root / "train", Split::train, dataset);
     if (files(Split::train).empty())
       throw Error((root / "train").string() +
                   ": no images in its class folders (expected <class>/*.jpg, *.jpeg or *.png)");
-    if (fs::is_directory(root / "val", ec)) scan(root / "val", Split::test);
+    if (fs::is_directory(root / "val", ec)) scan(root / "val", Split::test, dataset);
   }
 
   std::int64_t num_classes() const override { return static_cast<std::int64_t>(classes_.size()); }
@@ -51,7 +51,7 @@ class ImageFolder final : public datasets::ImageFiles {
     dispatch_dtype(y.dtype(), [&](auto z) { datasets::write_one_hot<decltype(z)>(y, row, label); });
   }
 
-  void scan(const fs::path& folder, Split s) {
+  void scan(const fs::path& folder, Split s, const datasets::DatasetFolder& dataset) {
     for (const auto& entry : fs::directory_iterator(folder)) {
       if (!entry.is_directory()) continue;
       const std::string name = entry.path().filename().string();
@@ -65,7 +65,7 @@ class ImageFolder final : public datasets::ImageFiles {
       if (!fs::is_directory(dir, ec)) continue;
       std::vector<fs::path> found;
       for (const auto& entry : fs::directory_iterator(dir))
-        if (datasets::is_dataset_image(entry, root_)) found.push_back(entry.path());
+        if (dataset.holds_image(entry)) found.push_back(entry.path());
       std::sort(found.begin(), found.end());
       for (auto& f : found) {
         files(s).push_back(std::move(f));
@@ -74,7 +74,6 @@ class ImageFolder final : public datasets::ImageFiles {
     }
   }
 
-  fs::path root_;
   std::vector<std::string> classes_;
   std::vector<std::int64_t> labels_[2];
 };
