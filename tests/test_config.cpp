@@ -170,6 +170,12 @@ TEST_CASE(
       CHECK(json::parse(r->parameters).contains(key.substr(key.find('.') + 1)));
       continue;
     }
+    if (key.rfind("parallel.communicator.", 0) == 0) {  // the name, or the tcp plugin's parameter
+      const std::string parameter = key.substr(22);
+      const PluginRecord* tcp = test::plugins().find("communicator", "tcp");
+      CHECK((parameter == "name" || (tcp && json::parse(tcp->parameters).contains(parameter))));
+      continue;
+    }
     const bool open = key.rfind("dataset.", 0) == 0 || key.rfind("optimizer.", 0) == 0 ||
                       key.rfind("fusion.", 0) == 0 || key.rfind("conv.", 0) == 0 ||
                       key.rfind("loss.", 0) == 0;

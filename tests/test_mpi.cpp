@@ -3,8 +3,11 @@
 // the job. The one-process references are computed by every rank itself, with the local
 // communicator, so nothing travels through files.
 #define DOCTEST_CONFIG_IMPLEMENT
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,11 +95,34 @@ std::vector<double> from_rank0(Communicator& comm, std::vector<double> v) {
 
 }  // namespace
 
+// The parameters that open communicator `name` on the MPI job's ranks: none, or for tcp each rank's
+// number and rank 0's address on loopback (a port rank 0 found free).
+json parameters_for(const std::string& name, Communicator& mpi) {
+  if (name != "tcp") return json::object();
+  double port = 0;
+  if (mpi.rank() == 0) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t length = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+    ::close(fd);
+    port = ntohs(a.sin_port);
+  }
+  mpi.broadcast(&port, 1, DType::float64, 0, "tcp port");
+  return {{"rank", mpi.rank()},
+          {"world_size", mpi.size()},
+          {"server", "127.0.0.1:" + std::to_string(static_cast<int>(port))}};
+}
+
 TEST_CASE("conformance: every communicator plugin's collectives, on every rank") {
   int communicators = 0;
+  auto mpi = world();
   for (const std::string& name : test::plugins().available("communicator")) {
     ++communicators;
-    auto comm = open_communicator(name, test::plugins(), "test");
+    auto comm = open_communicator(name, test::plugins(), "test", parameters_for(name, *mpi));
     for (const testing::Check& c : testing::check_communicator(*comm)) {
       INFO(name << ": " << c.what << " at " << c.setting);
       CHECK(c.passed);

@@ -46,6 +46,11 @@ json::parser_callback_t parse_guard(const std::string& where) {
   };
 }
 
+// The keys that choose a plugin by its name or by {"name": ..., parameters...}.
+bool is_plugin_choice(const std::string& path) {
+  return path == "loss" || path == "parallel.communicator";
+}
+
 }  // namespace
 
 json parse_json(const std::string& text, const std::string& where) {
@@ -128,8 +133,10 @@ void apply_override(json& config, const std::string& assignment) {
   std::string part;
   std::vector<std::string> parts;
   while (std::getline(ss, part, '.')) parts.push_back(part);
+  std::string path;  // parts[0..i], dotted
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (parts[i].empty()) throw Error("--set " + assignment + ": empty key component");
+    path += (i == 0 ? "" : ".") + parts[i];
     if (!node->is_object())
       throw Error("--set " + assignment + ": '" + parts[i - 1] + "' is not an object");
     if (i + 1 == parts.size()) {
@@ -137,8 +144,9 @@ void apply_override(json& config, const std::string& assignment) {
     } else {
       node = &(*node)[parts[i]];
       if (node->is_null()) *node = json::object();
-      // The loss is a name or {"name", parameters}: a parameter set on a name makes the object.
-      if (i == 0 && parts[0] == "loss" && node->is_string()) *node = {{"name", *node}};
+      // A plugin named by a name or {"name", parameters}: a parameter set on a name makes the
+      // object.
+      if (is_plugin_choice(path) && node->is_string()) *node = {{"name", *node}};
     }
   }
 }
@@ -161,9 +169,12 @@ void check_value(const json& def, const json& got, const std::string& where,
       type_error(where, path, "a model file path, a model name or a model object", got);
     return;
   }
-  if (path == "loss") {
+  if (is_plugin_choice(path)) {
     if (!got.is_string() && !(got.is_object() && got.contains("name") && got["name"].is_string()))
-      type_error(where, path, "a loss name, or {\"name\": ..., parameters...}", got);
+      type_error(where, path,
+                 "a " + std::string(path == "loss" ? "loss" : "plugin") +
+                     " name, or {\"name\": ..., parameters...}",
+                 got);
     return;
   }
   if (def.is_number_integer()) {
@@ -197,7 +208,7 @@ void merge_checked(json& cfg, const json& defaults, const std::string& where,
                        : " (did you mean '" + (prefix.empty() ? "" : prefix + ".") + hint + "'?)"));
     }
     check_value(*def, it.value(), where, path);
-    if (def->is_object() && it.value().is_object() && path != "model" && path != "loss")
+    if (def->is_object() && it.value().is_object() && path != "model" && !is_plugin_choice(path))
       merge_checked(it.value(), *def, where, path, kOpenObjects.count(path) > 0);
   }
   for (auto it = defaults.begin(); it != defaults.end(); ++it)

@@ -278,7 +278,11 @@ const Key kKeys[] = {
     {"parallel.communicator",
      R"("auto")",
      {},
-     "`\"auto\"` (mpi when launched by MPI, else local), `\"local\"`, or a communicator plugin"},
+     "`\"auto\"` (mpi when launched by MPI, else local), `\"local\"`, or a communicator plugin: "
+     "a name, or `{\"name\": ..., parameters}` (e.g. `{\"name\": \"tcp\", \"server\": "
+     "\"10.0.0.1:29500\", \"rank\": 1, \"world_size\": 4}`, docs/federated.md); also "
+     "`--communicator`, `--rank`, `--world-size`, `--server`, `--tls-ca`, `--tls-cert`, "
+     "`--tls-key`"},
     {"parallel.bucket_size_mb",
      R"(4.0)",
      {positive, "a number > 0"},

@@ -142,8 +142,8 @@ Fusions enabled_fusions(const json& fusion, const Registry& registry, Device dev
 }  // namespace
 
 std::shared_ptr<Communicator> open_communicator(const std::string& requested,
-                                                const Registry& registry,
-                                                const std::string& where) {
+                                                const Registry& registry, const std::string& where,
+                                                const json& parameters) {
   std::string name = requested;
   const long world = launcher_world_size();
   if (name == "auto") {
@@ -155,6 +155,9 @@ std::shared_ptr<Communicator> open_communicator(const std::string& requested,
                   "mpi); run without the launcher, or install one");
     name = launched.empty() ? "local" : launched.front();
   }
+  if (name == "local" && !parameters.empty())
+    throw Error(where + ": parallel.communicator: \"local\" takes no parameters, got " +
+                parameters.dump());
   if (name == "local") {
     if (world > 0 && requested == "local")
       log_warning(
@@ -162,7 +165,7 @@ std::shared_ptr<Communicator> open_communicator(const std::string& requested,
     return std::make_shared<LocalCommunicator>();
   }
   return registry.create_as<Communicator>("communicator", name,
-                                          Params(json::object(), where + ": parallel"));
+                                          Params(parameters, where + ": parallel.communicator"));
 }
 
 namespace {
@@ -354,7 +357,11 @@ void Experiment::open_device_and_ranks(const Registry& registry, Device device) 
     runtime->open(local_rank(), Params(j["gpu"], where + ": gpu"));
     install_device_runtime(runtime);
   }
-  comm_ = open_communicator(j["parallel"]["communicator"].get<std::string>(), registry, where);
+  const json& chosen = j["parallel"]["communicator"];  // a name, or {"name", parameters}
+  json parameters = chosen.is_object() ? chosen : json::object();
+  parameters.erase("name");
+  comm_ = open_communicator((chosen.is_object() ? chosen["name"] : chosen).get<std::string>(),
+                            registry, where, parameters);
   const json& simulated = j["parallel"]["simulated_network"];
   const NetworkModel network{simulated["latency_us"].get<double>(),
                              simulated["bandwidth_gbps"].get<double>()};

@@ -23,7 +23,10 @@ void flatten(const json& j, const std::string& prefix, RankFacts& out) {
 }
 
 bool per_rank(const std::string& key) {
+  // A communicator's parameters (a rank, its certificate) are its own; its handshake checks the
+  // world they make.
   return key == "training.threads" || key.starts_with("output.") || key == "dataset.path" ||
+         (key.starts_with("parallel.communicator.") && key != "parallel.communicator.name") ||
          key == "training.resume" || key == "training.weights_and_bias_filename";
 }
 
@@ -42,6 +45,9 @@ RankFacts experiment_facts(const json& config) {
   // The model object is one fact (its text): its keys are the model file's, not the experiment's.
   json rest = config;
   rest.erase("model");
+  if (json* c = rest.contains("parallel") ? &rest["parallel"] : nullptr;
+      c && c->contains("communicator") && (*c)["communicator"].is_string())
+    (*c)["communicator"] = {{"name", (*c)["communicator"]}};  // a name alone: the same fact
   flatten(rest, "", all);
   for (auto& f : all)
     if (!per_rank(f.first)) kept.push_back(std::move(f));

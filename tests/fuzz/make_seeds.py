@@ -146,4 +146,15 @@ PROFILE = {"layers": [{"layer": 1, "type": "fc", "forward_ms": 0.5, "backward_ms
            "batch_size": 64, "data_wait_ms": 0.2, "loss_ms": 0.05, "optimizer_ms": 0.3}
 out("profile", "history", json.dumps({"epochs": [], "profile": PROFILE}))
 out("profile", "profile", json.dumps(PROFILE))
+
+
+# The tcp communicator's frames (plugins/communicators/tcp/frame.hpp): a hello, and a data frame
+# of the shape the fuzz target expects.
+def frame(kind, seq, payload):
+    return b"DTNN" + bytes([1, kind, 0, 0]) + struct.pack("<QQ", seq, len(payload)) + payload
+
+
+out("tcp_frame", "hello", frame(1, 0, struct.pack("<II", 1, 4)))
+out("tcp_frame", "data", frame(4, 3, bytes(4096)))
+out("tcp_frame", "refusal", frame(3, 0, b"rank 5 is not among 1..3"))
 print("seeds written under", os.path.join(HERE, "corpus"))

@@ -79,9 +79,10 @@ class DTNN_CORE_EXPORT Experiment {
 };
 
 // The communicator `name` names ("auto": mpi when an MPI launcher started this process, else
-// local); `where` prefixes errors.
-DTNN_CORE_EXPORT std::shared_ptr<Communicator> open_communicator(const std::string& name,
-                                                                 const Registry& registry,
-                                                                 const std::string& where);
+// local) with its parameters (parallel.communicator's object less its name); `where` prefixes
+// errors.
+DTNN_CORE_EXPORT std::shared_ptr<Communicator> open_communicator(
+    const std::string& name, const Registry& registry, const std::string& where,
+    const nlohmann::json& parameters = nlohmann::json::object());
 
 }  // namespace dtnn

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Whole `dtnn run`s over the tcp communicator, each rank a process started by hand on loopback.
+
+    tcp_runs.py DTNN [MPIEXEC]
+
+- Two ranks over tcp with TLS train the default experiment (cut short) to the same history as the
+  same two ranks under mpirun (MPIEXEC given), and the flags, the environment's variables
+  (torchrun's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and an experiment file's object start
+  them alike.
+- Without TLS rank 0 warns that the exchange is in clear.
+- A rank killed mid-run: the other ends non-zero within seconds, naming it; no process hangs.
+- A rank whose certificate another authority signed is refused by rank 0, which names it and goes
+  on waiting; the run's own rank 1 then joins and the run completes.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXP = os.path.join(HERE, "..", "configs", "fashion_mnist_simplecnn.json")
+MAKE_CA = os.path.join(HERE, "..", "scripts", "make-test-ca.sh")
+SHORT = ["--num-epochs", "1", "--steps-per-epoch", "12", "--set", "training.evaluate=false",
+         "--set", 'output.progress="none"', "--set", 'output.checkpoint_dir=""']
+ENV = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="passive")
+for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PYMPI_RANK", "PYMPI_SIZE"):
+    ENV.pop(v, None)
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(cmd, env=None):
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env or ENV)
+
+
+def finish(procs, timeout=240):
+    """Each process's (exit code, stderr); a process still running at the timeout is killed."""
+    out = []
+    deadline = time.time() + timeout
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=max(1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            err += "\n(killed: still running at the timeout)"
+        out.append((p.returncode, err))
+    return out
+
+
+def tcp_flags(rank, port, certs=None, who=None):
+    flags = ["--communicator", "tcp", "--rank", str(rank), "--world-size", "2",
+             "--server", f"127.0.0.1:{port}"]
+    if certs:
+        who = who or ("server" if rank == 0 else "client")
+        flags += ["--tls-ca", os.path.join(certs, "ca.pem"),
+                  "--tls-cert", os.path.join(certs, f"{who}.pem"),
+                  "--tls-key", os.path.join(certs, f"{who}.key")]
+    return flags
+
+
+def epochs(history_file):
+    with open(history_file) as f:
+        return json.load(f)["epochs"]
+
+
+def same_history(a, b):
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        for key in ("loss", "categorical_accuracy"):
+            if abs(x[key] - y[key]) > 1e-6 * max(1.0, abs(x[key])):
+                return False
+    return True
+
+
+def main(dtnn, mpiexec):
+    with tempfile.TemporaryDirectory() as d:
+        run_ca, other_ca = os.path.join(d, "run"), os.path.join(d, "other")
+        for ca in (run_ca, other_ca):
+            subprocess.run(["sh", MAKE_CA, ca], check=True, capture_output=True)
+
+        # Two ranks over tcp with TLS, started by flags.
+        port = free_port()
+        h_tcp = os.path.join(d, "tcp.json")
+        procs = [start([dtnn, "run", EXP, *SHORT, *tcp_flags(r, port, run_ca)] +
+                       (["--history", h_tcp] if r == 0 else [])) for r in (0, 1)]
+        (code0, err0), (code1, err1) = finish(procs)
+        check(code0 == 0 and code1 == 0,
+              f"two ranks over tcp with TLS train (exit {code0}, {code1}: {err0[-400:]} {err1[-400:]})")
+        check("in clear" not in err0, "with TLS, no warning of an exchange in clear")
+        tcp_history = epochs(h_tcp) if os.path.exists(h_tcp) else []
+        check(len(tcp_history) == 1, "rank 0 writes the history")
+
+        # The same over MPI: the same history.
+        if mpiexec:
+            h_mpi = os.path.join(d, "mpi.json")
+            env = dict(ENV, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                       OMPI_MCA_pml="ob1", OMPI_MCA_rmaps_base_oversubscribe="1")
+            r = subprocess.run([mpiexec, "-n", "2", dtnn, "run", EXP, *SHORT, "--history", h_mpi],
+                               capture_output=True, text=True, timeout=300, env=env)
+            check(r.returncode == 0, f"the same run under mpirun ({r.stderr[-300:]})")
+            if r.returncode == 0:
+                mpi_history = epochs(h_mpi)
+                check(same_history(tcp_history, mpi_history),
+                      f"tcp's history is MPI's: {tcp_history} vs {mpi_history}")
+
+        # torchrun's environment variables, and an experiment file's object, start it alike.
+        port = free_port()
+        h_env = os.path.join(d, "env.json")
+        procs = []
+        for rank in (0, 1):
+            env = dict(ENV, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                       MASTER_PORT=str(port))
+            procs.append(start([dtnn, "run", EXP, *SHORT, "--set", 'parallel.communicator="tcp"'] +
+                               (["--history", h_env] if rank == 0 else []), env))
+        (code0, err0), (code1, err1) = finish(procs)
+        check(code0 == 0 and code1 == 0, f"RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT start a run "
+                                         f"({err0[-300:]} {err1[-300:]})")
+        check("in clear" in err0, "without TLS, rank 0 warns that the exchange is in clear")
+        if os.path.exists(h_env):
+            check(same_history(epochs(h_env), tcp_history),
+                  "without TLS, the same history as with it")
+
+        # A rank killed mid-run: the other ends within seconds, naming it.
+        for victim in (1, 0):
+            port = free_port()
+            long_run = [dtnn, "run", os.path.join(HERE, "fault_config.json"),
+                        "--set", 'output.progress="none"']
+            procs = [start(long_run + tcp_flags(r, port)) for r in (0, 1)]
+            time.sleep(3)  # the ranks met, training under way (for 100000 epochs)
+            survivor = procs[1 - victim]
+            alive = survivor.poll() is None and procs[victim].poll() is None
+            procs[victim].send_signal(signal.SIGKILL)
+            t0 = time.time()
+            [(code, err)] = finish([survivor], timeout=60)
+            finish([procs[victim]], timeout=10)
+            waited = time.time() - t0
+            check(alive, f"both ranks were training when rank {victim} was killed")
+            check(code != 0 and f"tcp: rank {victim} (127.0.0.1:" in err and
+                  "closed the connection" in err and waited < 30,
+                  f"rank {victim} killed: rank {1 - victim} ends non-zero in {waited:.1f} s, "
+                  f"naming it (exit {code}: {err.strip().splitlines()[-1:] if err else ''})")
+
+        # A stranger with another authority's certificate: refused, named; the run goes on.
+        port = free_port()
+        rank0 = start([dtnn, "run", EXP, *SHORT, *tcp_flags(0, port, run_ca)])
+        time.sleep(1)
+        stranger = start([dtnn, "run", EXP, *SHORT, *tcp_flags(1, port, run_ca)[:-6],
+                          "--tls-ca", os.path.join(run_ca, "ca.pem"),
+                          "--tls-cert", os.path.join(other_ca, "client.pem"),
+                          "--tls-key", os.path.join(other_ca, "client.key")])
+        [(scode, serr)] = finish([stranger], timeout=60)
+        check(scode != 0 and "did not sign" in serr,
+              f"the stranger is told it was refused (exit {scode}: {serr[-300:]})")
+        rank1 = start([dtnn, "run", EXP, *SHORT, *tcp_flags(1, port, run_ca)])
+        (code0, err0), (code1, err1) = finish([rank0, rank1])
+        check(code0 == 0 and code1 == 0, f"the run's own ranks complete ({err0[-300:]})")
+        check("TLS failed while authenticating" in err0 and "connection refused" in err0,
+              "rank 0's log names the refused connection")
+
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
