@@ -11,9 +11,15 @@
 //                 runs it (bucket_size_mb = the size): pack (scale) the gradients into the bucket,
 //                 non-blocking allreduce, wait, SGD update from the bucket;
 //   update        the SGD step alone, which training takes with or without data parallelism;
-//   pack          exchange - communicator - update: the one copy the exchange makes.
+//   pack          exchange - communicator - update: the one copy the exchange makes;
+//   tcp           the tcp communicator's allreduce between the same ranks on loopback (a star
+//                 through rank 0, no TLS), when the plugin is built: its ratio to bare MPI.
 // The communicator's ratio to bare MPI is the allreduce path's overhead.
+#include <arpa/inet.h>
 #include <mpi.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -27,6 +33,7 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
+#include "dtnn/log.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/registry.hpp"
@@ -51,6 +58,29 @@ double median_seconds(MPI_Comm comm, int repeats, F&& f) {
   }
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
   return t[t.size() / 2];
+}
+
+// The tcp communicator over the MPI job's ranks on loopback (rank 0 picks a free port), or null
+// when the plugin is not built.
+std::shared_ptr<Communicator> open_tcp(const Registry& registry, Communicator& mpi) {
+  if (!registry.find("communicator", "tcp")) return nullptr;
+  double port = 0;
+  if (mpi.rank() == 0) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t length = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+    ::close(fd);
+    port = ntohs(a.sin_port);
+  }
+  mpi.broadcast(&port, 1, DType::float64, 0, "tcp port");
+  return open_communicator("tcp", registry, "allreduce_bench",
+                           {{"rank", mpi.rank()},
+                            {"world_size", mpi.size()},
+                            {"server", "127.0.0.1:" + std::to_string(static_cast<int>(port))}});
 }
 
 }  // namespace
@@ -79,12 +109,15 @@ int main(int argc, char** argv) {
   comm->set_timeout(timeout);
   const int ranks = comm->size();
   const bool print = comm->rank() == 0;
+  set_log_level(LogLevel::quiet);  // tcp's warning that loopback goes in clear
+  const std::shared_ptr<Communicator> tcp = open_tcp(registry, *comm);
   if (print)
     std::printf("allreduce_bench: %d ranks, float32, median of %d, timeout %g s\n%s\n", ranks,
                 repeats, timeout, comm->describe().c_str());
   if (print)
-    std::printf("%8s | %22s | %22s %6s | %10s  %8s  %8s\n", "MiB", "bare MPI ms  (GB/s)",
-                "communicator ms (GB/s)", "ratio", "exchange ms", "pack", "update");
+    std::printf("%8s | %22s | %22s %6s | %10s  %8s  %8s | %22s %6s\n", "MiB", "bare MPI ms  (GB/s)",
+                "communicator ms (GB/s)", "ratio", "exchange ms", "pack", "update",
+                "tcp ms      (GB/s)", "ratio");
 
   // The network model dtnn predict takes (dtnn/network_model.hpp), fitted to the bare allreduce:
   // the latency from a one-float allreduce (a tree: ceil(log2 p) messages), the bandwidth from the
@@ -134,10 +167,16 @@ int main(int argc, char** argv) {
     const auto params = model.parameters();
     const double update = median_seconds(MPI_COMM_WORLD, repeats, [&] { sgd->step(params); });
     const double pack = std::max(0.0, via_exchange - via_comm - update);  // the rest
+    const double via_tcp = !tcp ? 0 : median_seconds(MPI_COMM_WORLD, repeats, [&] {
+      tcp->allreduce_sum(buffer.data(), static_cast<std::size_t>(n), DType::float32, "bench");
+    });
     if (print)
-      std::printf("%8.1f | %10.3f  (%7.2f)   | %10.3f  (%7.2f)   %6.2f | %10.3f  %8.3f  %8.3f\n",
-                  mib, bare * 1e3, gbs(4.0 * n, bare), via_comm * 1e3, gbs(4.0 * n, via_comm),
-                  via_comm / bare, via_exchange * 1e3, pack * 1e3, update * 1e3);
+      std::printf(
+          "%8.3f | %10.3f  (%7.2f)   | %10.3f  (%7.2f)   %6.2f | %10.3f  %8.3f  %8.3f | "
+          "%10.3f  (%7.2f)   %6.2f\n",
+          mib, bare * 1e3, gbs(4.0 * n, bare), via_comm * 1e3, gbs(4.0 * n, via_comm),
+          via_comm / bare, via_exchange * 1e3, pack * 1e3, update * 1e3, via_tcp * 1e3,
+          tcp ? gbs(4.0 * n, via_tcp) : 0.0, via_tcp / bare);
   }
   if (print && ranks > 1 && largest_bytes > 0) {
     const double p = ranks, latency = tiny / std::ceil(std::log2(p));
