@@ -159,6 +159,9 @@ TEST_CASE("conformance: every loss plugin (gradient, combined softmax gradient)"
 TEST_CASE("conformance: every dataset plugin (sizes, determinism, one-hot labels, no overrun)") {
   check_kind("dataset");
 }
+TEST_CASE("conformance: every codec plugin (contraction, adds, error feedback, residuals)") {
+  check_kind("codec");
+}
 TEST_CASE("conformance: the local communicator's collectives (one rank)") {
   LocalCommunicator local;
   for (const testing::Check& c : testing::check_communicator(local)) {

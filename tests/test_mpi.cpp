@@ -141,6 +141,42 @@ TEST_CASE("after data-parallel training every rank holds bit-identical weights")
   CHECK(std::memcmp(rank0.data(), t.weights.data(), rank0.size() * sizeof(double)) == 0);
 }
 
+TEST_CASE(
+    "a codec carries the exchange: every rank holds the same weights, close to the plain "
+    "run's, with the bytes it says") {
+  auto comm = world();
+  REQUIRE(comm->size() > 1);
+  const Trained plain = train(conv_experiment());
+  struct Case {
+    json codec;
+    double bytes_ratio, tolerance;  // sent bytes against plain's; |weights - plain's| / |plain's|
+  };
+  // Over 50 steps fp16's rounding moved the weights by 5e-6 of their norm, bf16's by 1.4e-3, topk
+  // sending 30% with error feedback by 9e-3 (2 and 3 ranks): the bounds leave ten times that.
+  for (const Case& c : {Case{"fp16", 0.5, 1e-4}, Case{"bf16", 0.5, 1e-2},
+                        Case{{{"name", "topk"}, {"density", 0.3}}, 0.6, 0.1}}) {
+    CAPTURE(c.codec.dump());
+    json config = conv_experiment();
+    config["parallel"]["codec"] = c.codec;
+    const Trained coded = train(config);
+    // The sums are decoded in rank order on every rank: bit-identical weights without the final
+    // broadcast's help.
+    const std::vector<double> rank0 = from_rank0(*comm, coded.weights);
+    CHECK(std::memcmp(rank0.data(), coded.weights.data(), rank0.size() * sizeof(double)) == 0);
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < plain.weights.size(); ++i) {
+      diff += (coded.weights[i] - plain.weights[i]) * (coded.weights[i] - plain.weights[i]);
+      norm += plain.weights[i] * plain.weights[i];
+    }
+    const double difference = std::sqrt(diff / norm);  // |coded - plain| / |plain|
+    CHECK(difference < c.tolerance);
+    CHECK(difference > 0);  // the codec did carry the exchange
+    CHECK(coded.history.sent_bytes_per_step ==
+          doctest::Approx(c.bytes_ratio * plain.history.sent_bytes_per_step).epsilon(0.05));
+    CHECK(std::isfinite(coded.history.epochs.back().loss));
+  }
+}
+
 TEST_CASE("N ranks with per-rank batch B train the model one process trains with batch N*B") {
   auto comm = world();
   const int n = comm->size();
@@ -231,26 +267,34 @@ TEST_CASE("model averaging every N batches: every rank ends with the same weight
 
 TEST_CASE("resume on N ranks: 1 epoch, stop, resume, 1 more gives the 2-epoch weights") {
   auto comm = world();
-  // Every rank names the same folder (rank 0's pid), so all load what rank 0 wrote.
-  std::vector<double> id{static_cast<double>(::getpid())};
-  id = from_rank0(*comm, id);
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("dtnn-mpi-resume-" + std::to_string(static_cast<long>(id[0])));
-  json c = conv_experiment();
-  c["optimizer"] = {{"name", "adam"}, {"learning_rate", 0.01}};
-  const Trained straight = train(c);
-  json first = c;
-  first["training"]["epochs"] = 1;
-  first["output"]["checkpoint_dir"] = dir.string();
-  train(first);
-  comm->barrier("checkpoint written");  // rank 0 has written the checkpoint
-  json second = c;
-  second["training"]["resume"] = dir.string();
-  const Trained resumed = train(second);
-  CHECK(std::memcmp(resumed.weights.data(), straight.weights.data(),
-                    straight.weights.size() * sizeof(double)) == 0);
-  comm->barrier("test done");
-  if (comm->rank() == 0) std::filesystem::remove_all(dir);
+  // Plain, and with a lossy codec whose error-feedback residuals (every rank's own) must come back
+  // from the checkpoint for the weights to match.
+  for (const json& codec : {json("none"), json{{"name", "topk"}, {"density", 0.2}}}) {
+    CAPTURE(codec.dump());
+    // Every rank names the same folder (rank 0's pid), so all load what rank 0 wrote.
+    std::vector<double> id{static_cast<double>(::getpid())};
+    id = from_rank0(*comm, id);
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() /
+        ("dtnn-mpi-resume-" + std::to_string(static_cast<long>(id[0])));
+    json c = conv_experiment();
+    c["optimizer"] = {{"name", "adam"}, {"learning_rate", 0.01}};
+    c["parallel"]["codec"] = codec;
+    const Trained straight = train(c);
+    json first = c;
+    first["training"]["epochs"] = 1;
+    first["output"]["checkpoint_dir"] = dir.string();
+    train(first);
+    comm->barrier("checkpoint written");  // rank 0 has written the checkpoint
+    json second = c;
+    second["training"]["resume"] = dir.string();
+    const Trained resumed = train(second);
+    CHECK(std::memcmp(resumed.weights.data(), straight.weights.data(),
+                      straight.weights.size() * sizeof(double)) == 0);
+    comm->barrier("test done");
+    if (comm->rank() == 0) std::filesystem::remove_all(dir);
+    comm->barrier("folder removed");
+  }
 }
 
 TEST_CASE("a non-finite step stops every rank at the same batch with the same message") {

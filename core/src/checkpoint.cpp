@@ -176,6 +176,15 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
                                {"offset", offset}});
     offset += e.tensor.bytes();
   }
+  for (std::size_t r = 0; r < info.exchange_residuals.size(); ++r) {
+    const auto& residual = info.exchange_residuals[r];
+    meta["tensors"].push_back({{"section", "exchange_residual"},
+                               {"name", "rank " + std::to_string(r)},
+                               {"dtype", "float32"},
+                               {"shape", json::array({residual.size()})},
+                               {"offset", offset}});
+    offset += residual.size() * sizeof(float);
+  }
   const std::string text = meta.dump();
   std::string out(kMagic, sizeof kMagic);
   put(out, kVersion);
@@ -185,6 +194,8 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
     const Tensor host = e.tensor.to(Device::cpu);  // a model on a GPU: copied back
     out.append(static_cast<const char*>(host.raw()), host.bytes());
   }
+  for (const auto& residual : info.exchange_residuals)
+    out.append(reinterpret_cast<const char*>(residual.data()), residual.size() * sizeof(float));
   put(out, fnv1a(out.data(), out.size()));
   return out;
 }
@@ -246,7 +257,9 @@ std::vector<std::size_t> tensor_starts(const FileLayout& layout, const std::vect
   };
   std::vector<const json*> wanted;
   for (const auto& t : meta.at("tensors"))
-    if (with_optimizer || t.at("section") != "optimizer_state") wanted.push_back(&t);
+    if ((with_optimizer || t.at("section") != "optimizer_state") &&
+        t.at("section") != "exchange_residual")
+      wanted.push_back(&t);
   const std::string models =
       " (checkpoint of model '" + meta.value("model", "?") + "', this is '" + model.name() + "')";
   std::vector<std::size_t> starts;
@@ -293,6 +306,35 @@ CheckpointInfo info_of(const json& meta) {
   return info;
 }
 
+// The exchange residuals a checkpoint holds, rank by rank ("rank 0", "rank 1", ...), each a
+// float32 vector inside the data and finite.
+std::vector<std::vector<float>> exchange_residuals(const FileLayout& layout,
+                                                   const std::string& bytes,
+                                                   const std::string& where) {
+  std::vector<std::vector<float>> out;
+  for (const json& t : layout.meta.at("tensors")) {
+    if (t.at("section") != "exchange_residual") continue;
+    const std::string name = "rank " + std::to_string(out.size());
+    const json& shape = t.at("shape");
+    if (t.at("name") != name || t.at("dtype") != "float32" || !shape.is_array() ||
+        shape.size() != 1 || !shape[0].is_number_unsigned() || !t.at("offset").is_number_unsigned())
+      throw Error(where + ": checkpoint's exchange residual " + t.at("name").dump() +
+                  ": expected '" + name + "', a float32 vector");
+    const std::size_t n = shape[0].get<std::size_t>(), offset = t.at("offset").get<std::size_t>();
+    const std::size_t data = layout.body - layout.data;
+    if (offset > data || n > (data - offset) / sizeof(float))
+      throw Error(where + ": truncated checkpoint (exchange residual '" + name + "' at offset " +
+                  std::to_string(offset) + " of the data runs past its " + std::to_string(data) +
+                  " bytes)");
+    std::vector<float> residual(n);
+    std::memcpy(residual.data(), bytes.data() + layout.data + offset, n * sizeof(float));
+    if (!std::all_of(residual.begin(), residual.end(), [](float v) { return std::isfinite(v); }))
+      throw Error(where + ": exchange residual '" + name + "' holds a value that is not finite");
+    out.push_back(std::move(residual));
+  }
+  return out;
+}
+
 }  // namespace
 
 CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& where, Model& model,
@@ -312,6 +354,7 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
                 meta.value("optimizer", "") + "', this run uses '" + optimizer_name +
                 "' (load weights only with training.weights_and_bias_filename)");
   const std::vector<std::size_t> starts = tensor_starts(layout, list, optimizer, model, where);
+  std::vector<std::vector<float>> residuals = exchange_residuals(layout, bytes, where);
   std::vector<Tensor> staged;  // every tensor read and checked before any is changed
   for (std::size_t i = 0; i < list.size(); ++i) {
     Tensor host = list[i].tensor.host_staging();
@@ -326,7 +369,9 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
     Tensor t = list[i].tensor;                     // shares the storage
     t.copy_from(staged[i]);
   }
-  return info_of(meta);
+  CheckpointInfo info = info_of(meta);
+  info.exchange_residuals = std::move(residuals);
+  return info;
 }
 
 namespace {

@@ -48,7 +48,7 @@ json::parser_callback_t parse_guard(const std::string& where) {
 
 // The keys that choose a plugin by its name or by {"name": ..., parameters...}.
 bool is_plugin_choice(const std::string& path) {
-  return path == "loss" || path == "parallel.communicator";
+  return path == "loss" || path == "parallel.communicator" || path == "parallel.codec";
 }
 
 }  // namespace

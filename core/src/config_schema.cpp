@@ -283,6 +283,21 @@ const Key kKeys[] = {
      "\"10.0.0.1:29500\", \"rank\": 1, \"world_size\": 4}`, docs/federated.md); also "
      "`--communicator`, `--rank`, `--world-size`, `--server`, `--tls-ca`, `--tls-cert`, "
      "`--tls-key`"},
+    {"parallel.codec",
+     R"("none")",
+     {},
+     "what goes over the wire: `\"none\"` (float32 sums), or a codec plugin, a name or "
+     "`{\"name\": ..., parameters}`: `\"fp16\"`, `\"bf16\"` (2 bytes a value; PyDTNN 3.x's "
+     "`--model-sync-quantize --model-sync-dtype float16`), `{\"name\": \"topk\", \"density\": "
+     "0.01}` (the largest 1%, as index and value). Each rank's payload is allgathered and decoded "
+     "by every rank in rank order (blocking: no overlap with backward); gradients and, when the "
+     "codec carries weights (the casts do, topk not), model averaging go through it. float32 "
+     "models on the cpu"},
+    {"parallel.codec_error_feedback",
+     R"(true)",
+     {},
+     "with a lossy codec, each bucket keeps what its payloads dropped and adds it to the next "
+     "step's gradients (error feedback); false: dropped for good"},
     {"parallel.bucket_size_mb",
      R"(4.0)",
      {positive, "a number > 0"},
@@ -339,7 +354,7 @@ const Key kKeys[] = {
      "after training, weights are averaged (when `model_sync_freq` is not 0) and every rank "
      "takes rank 0's, so all hold bit-identical weights"},
     {"parallel.timeout_s",
-     R"(600)",
+     R"(600.0)",
      {non_negative, "a number of seconds >= 0 (0: wait forever)"},
      "the longest one rank waits in one collective; past it the rank prints the collective "
      "(number and name) and the ranks holding it up, and the whole job exits non-zero (see "

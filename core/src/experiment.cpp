@@ -14,6 +14,7 @@
 
 #include "dtnn/checked.hpp"
 #include "dtnn/checkpoint.hpp"
+#include "dtnn/codec.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/device.hpp"
@@ -271,6 +272,7 @@ TrainerOptions trainer_options(const json& j) {
       static_cast<std::size_t>(par["bucket_size_mb"].get<double>() * 1024.0 * 1024.0);
   to.sync.exchange.blocking = par["blocking"].get<bool>();
   to.sync.exchange.gpudirect = j["gpu"]["gpudirect"].get<bool>();
+  to.sync.exchange.error_feedback = par["codec_error_feedback"].get<bool>();
   to.checkpoint_dir = out["checkpoint_dir"].get<std::string>();
   to.checkpoint_keep = static_cast<int>(out["checkpoint_keep"].get<std::int64_t>());
   to.checkpoint_overwrite = out["checkpoint_overwrite"].get<bool>();
@@ -336,9 +338,11 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
   open_loss_and_metrics(registry, device);
   TrainerOptions to = trainer_options(j);
   to.sync.exchange.device_comm = device_comm_.get();
+  to.sync.exchange.codec = codec_.get();
   if (resumed) {
     to.start = resumed->position;
     to.resumed_schedulers = resumed->schedulers;
+    to.resumed_residuals = resumed->exchange_residuals;
     if (resumed->learning_rate > 0) optimizer_->set_learning_rate(resumed->learning_rate);
     to.seed = resumed->seed;  // the shuffle order of the interrupted run
   }
@@ -367,6 +371,21 @@ void Experiment::open_device_and_ranks(const Registry& registry, Device device) 
                              simulated["bandwidth_gbps"].get<double>()};
   if (network.active() && comm_->size() > 1)
     comm_ = std::make_shared<SimulatedNetwork>(comm_, network);
+  // The codec of what goes over the wire: "none" (or PyDTNN 3.x's float32 and float64), the plain
+  // sums; else a codec plugin by name or {name, parameters}.
+  const json& codec = j["parallel"]["codec"];
+  const std::string codec_name = (codec.is_object() ? codec["name"] : codec).get<std::string>();
+  if (codec_name != "none" && codec_name != "float32" && codec_name != "float64") {
+    json parameters = codec.is_object() ? codec : json::object();
+    parameters.erase("name");
+    codec_ = registry.create_as<Codec>("codec", codec_name,
+                                       Params(parameters, where + ": parallel.codec"));
+    if (j["training"]["dtype"] != "float32" || device != Device::cpu)
+      throw Error(where +
+                  ": parallel.codec: codecs carry float32 models on the cpu; this model is " +
+                  j["training"]["dtype"].get<std::string>() + " on " + to_string(device) +
+                  " (set parallel.codec \"none\")");
+  }
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
   check_ranks_agree(*comm_, experiment_facts(j), where);
@@ -605,7 +624,9 @@ std::string Experiment::summary() const {
   if (const GradientExchange* exchange = trainer_->exchange())
     devices += std::string("Gradients: ") + to_string(exchange->route()) +
                (device_comm_ ? " (" + device_comm_->describe() + ")" : std::string()) + ", " +
-               std::to_string(exchange->num_buckets()) + " bucket(s)\n";
+               std::to_string(exchange->num_buckets()) + " bucket(s)" +
+               (codec_ ? ", codec " + config_.json["parallel"]["codec"].dump() : std::string()) +
+               "\n";
   return std::string(head) + devices + "Parameters (" + config_.where() + "):\n" + params +
          model_->summary() + "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
          std::to_string(trainer_->validation_size()) + " validation, " +

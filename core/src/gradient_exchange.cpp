@@ -1,7 +1,10 @@
 #include "dtnn/gradient_exchange.hpp"
 
+#include <algorithm>
 #include <chrono>
 
+#include "dtnn/codec.hpp"
+#include "dtnn/coded_allreduce.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/error.hpp"
@@ -96,6 +99,13 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
                        params[buckets_[i].parameters.front()].name + ")";
   const Device device = params.front().value.device();
   flat_ = Tensor::zeros(Shape{total}, dtype, Layout::nchw, device);
+  if (options_.codec) {
+    if (device != Device::cpu || dtype != DType::float32)
+      throw Error(std::string("parallel.codec: codecs carry float32 models on the cpu; this model "
+                              "is ") +
+                  to_string(dtype) + " on " + to_string(device) + " (set parallel.codec \"none\")");
+    coded_ = std::make_unique<CodedAllreduce>(*options_.codec, comm_);
+  }
   if (device == Device::cpu) return;
   runtime_ = &device_runtime(device);
   if (options_.device_comm) {
@@ -219,11 +229,21 @@ void GradientExchange::contribute_nothing() {
 
 void GradientExchange::start(Bucket& b) {
   b.started_ns = trace::recording() ? trace::now_ns() : -1;
-  if (options_.blocking) {
+  if (coded_) {  // encode, allgather, decode: blocking
+    const trace::Span span(trace::Phase::comm_wait);
+    const std::uint64_t before = coded_->bytes_sent();
+    timed(stats_.wait_seconds, [&] {
+      coded_->sum(
+          std::span<float>(flat_.data<float>() + b.offset, static_cast<std::size_t>(b.numel)),
+          b.name, options_.error_feedback, static_cast<std::size_t>(&b - buckets_.data()));
+    });
+    stats_.bytes_sent += coded_->bytes_sent() - before;
+  } else if (options_.blocking) {
     const trace::Span span(trace::Phase::comm_wait);
     timed(stats_.wait_seconds, [&] { collective(b.offset, b.numel, b.name, /*blocking=*/true); });
   } else
     b.request = collective(b.offset, b.numel, b.name, /*blocking=*/false);
+  if (!coded_) stats_.bytes_sent += static_cast<std::uint64_t>(b.numel) * dtype_size(flat_.dtype());
   if (!b.request) trace_completed(b);
   started_.push_back(static_cast<std::size_t>(&b - buckets_.data()));
 }
@@ -306,9 +326,38 @@ void GradientExchange::unpack_all_values() {
 void GradientExchange::average_weights(double weight) {
   const trace::Span span(trace::Phase::model_sync);
   pack_all_values(weight);
-  collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
+  if (coded_ && options_.codec->carries_weights()) {
+    const std::uint64_t before = coded_->bytes_sent();
+    coded_->sum(std::span<float>(flat_.data<float>(), static_cast<std::size_t>(flat_.numel())),
+                "model sync: weights", /*error_feedback=*/false);
+    stats_.bytes_sent += coded_->bytes_sent() - before;
+  } else {
+    collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
+    stats_.bytes_sent += static_cast<std::uint64_t>(flat_.numel()) * dtype_size(flat_.dtype());
+  }
   landed(0, flat_.numel());
   unpack_all_values();
+}
+
+std::vector<float> GradientExchange::residuals() const {
+  std::vector<float> out(static_cast<std::size_t>(flat_.numel()), 0.0f);
+  if (!keeps_residuals()) return out;
+  const auto& kept = coded_->residuals();
+  for (std::size_t b = 0; b < kept.size() && b < buckets_.size(); ++b)
+    std::copy(kept[b].begin(), kept[b].end(), out.begin() + buckets_[b].offset);
+  return out;
+}
+
+void GradientExchange::set_residuals(std::span<const float> residuals) {
+  DTNN_CHECK(keeps_residuals(), "residuals without error feedback");
+  DTNN_CHECK(residuals.size() == static_cast<std::size_t>(flat_.numel()),
+             "residuals of another model");
+  std::vector<std::vector<float>> kept(buckets_.size());
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    const auto* at = residuals.data() + buckets_[b].offset;
+    kept[b].assign(at, at + buckets_[b].numel);
+  }
+  coded_->set_residuals(std::move(kept));
 }
 
 // One broadcast of the packed model rather than one per parameter: fewer, larger messages.

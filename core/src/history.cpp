@@ -43,6 +43,7 @@ std::string History::to_json() const {
   if (ranks > 1) {
     j["comm_wait_ms_per_step"] = comm_wait_ms_per_step;
     j["buckets"] = buckets;
+    j["sent_bytes_per_step"] = sent_bytes_per_step;
   }
   if (!profile.empty()) j["profile"] = nlohmann::json::parse(profile);
   return j.dump(2) + "\n";

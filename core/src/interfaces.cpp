@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dtnn/codec.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/dataset.hpp"
@@ -46,6 +47,7 @@ CommRequest::~CommRequest() = default;
 DeviceCommunicator::~DeviceCommunicator() = default;
 Loss::~Loss() = default;
 Metric::~Metric() = default;
+Codec::~Codec() = default;
 
 void Loss::backward_through_softmax(const Tensor&, const Tensor&, Tensor&) {
   throw Error("loss '" + name() + "' has no combined softmax gradient");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -179,10 +180,13 @@ const Flag kFlags[] = {
     {"epsilon", "optimizer.epsilon", 'f', "epsilon (rmsprop, adam, nadam; PyDTNN 1.x's name)"},
     {"rho", "optimizer.rho", 'f', "rho (rmsprop; PyDTNN 1.x's name)"},
     {"optimizer-rho", "optimizer.rho", 'f', "rho (rmsprop)"},
-    {"optimizer-tau", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
-    {"optimizer-tau-prime", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
-    {"optimizer-density", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
-    {"oktopk-min-k", "", 'r', "the oktopk optimizer (sparse allreduce) is not in dtnn"},
+    {"optimizer-tau", "", 'r', "see --optimizer-density"},
+    {"optimizer-tau-prime", "", 'r', "see --optimizer-density"},
+    {"optimizer-density", "", 'r',
+     "the oktopk optimizers' sparse exchange: dtnn's is the topk codec with error feedback, "
+     "--set 'parallel.codec={\"name\": \"topk\", \"density\": D}' (exact top-k; Ok-Topk's "
+     "threshold estimation, tau and tau-prime, is not in dtnn)"},
+    {"oktopk-min-k", "", 'r', "see --optimizer-density"},
     {"loss-func", "loss.name", 's',
      "loss plugin (categorical_cross_entropy, nll or negative_log_likelihood, ...)"},
     {"loss-eps", "", 'r',
@@ -273,8 +277,11 @@ const Flag kFlags[] = {
      "(conv.algorithm direct)"},
     {"quantize", "", 'r', "quantization is not in dtnn"},
     {"quantize-dtype", "", 'r', "quantization is not in dtnn"},
-    {"model-sync-quantize", "", 'r', "quantization is not in dtnn"},
-    {"model-sync-dtype", "", 'r', "quantization is not in dtnn"},
+    {"model-sync-quantize", "", '-', "turns on --model-sync-dtype"},
+    {"model-sync-dtype", "parallel.codec.name", 's',
+     "float16: what ranks exchange (gradients, weights) goes as fp16 (the fp16 codec); float32, "
+     "float64: as it is (dtnn: also bfloat16, or --set parallel.codec=...)",
+     nullptr, nullptr, "model-sync-quantize"},
     {"model-sync-algo", "parallel.model_sync_alg", 's',
      "avg, wavg or invavg (3.x's name of invwavg)"},
     {"shared-tmp-memory", "conv.workspace", 'g',
@@ -487,12 +494,16 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
 }
 
 namespace {
-// After a bare boolean flag, a word that cannot be the experiment file (no '.' or '/', no such
-// file) was meant as the flag's value ("--evaluate maybe"): taken as one, it is refused naming the
-// flag, instead of being left as a stray positional argument.
+// After a bare boolean or refused flag, a word that cannot be the experiment file (a number, or no
+// '.' or '/'; no such file) was meant as the flag's value ("--evaluate maybe", "--optimizer-tau
+// 0.5"): taken as one, it is refused naming the flag, instead of being left as a stray positional
+// argument.
 bool meant_as_value(const std::string& next) {
   std::error_code ec;
-  return !next.empty() && next[0] != '-' && next.find_first_of("./") == std::string::npos &&
+  char* end = nullptr;
+  const bool number = !next.empty() && (std::strtod(next.c_str(), &end), *end == '\0');
+  return !next.empty() && next[0] != '-' &&
+         (number || next.find_first_of("./") == std::string::npos) &&
          !std::filesystem::exists(next, ec);
 }
 }  // namespace

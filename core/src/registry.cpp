@@ -38,8 +38,8 @@ const char* to_string(PluginRecord::Status s) {
 namespace {
 
 const std::set<std::string> kKinds = {
-    "layer",        "conv", "optimizer", "scheduler", "dataset",
-    "communicator", "loss", "metric",    "device",    "device_communicator"};
+    "layer", "conv",   "optimizer", "scheduler",           "dataset", "communicator",
+    "loss",  "metric", "device",    "device_communicator", "codec"};
 
 fs::path executable_dir() {
   std::error_code ec;

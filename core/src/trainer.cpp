@@ -50,6 +50,8 @@ struct Trainer::Run {
   CheckpointPosition position;  // where a checkpoint written now would resume
   std::uint64_t shuffle_seed = 0;
   std::optional<CheckpointFolder> checkpoints;  // rank 0, with output.checkpoint_dir
+  bool rank0_checkpoints = false;               // every rank: whether rank 0 has that folder
+  std::vector<std::vector<float>> residuals;    // every rank's, at the last gather_residuals
   std::optional<EpochOrder> order;
   std::optional<RankCounts> counts;
   SteadyThroughput throughput;
@@ -155,6 +157,18 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
                   ") is above the model's max_batch (" + std::to_string(max_batch) + ")");
     exchange_ = std::make_unique<GradientExchange>(model_, comm_, options_.sync.exchange);
     exchange_sink_ = exchange_gradient_sink(*exchange_, optimizer_, gradient_policy, on_host);
+    const auto& resumed = options_.resumed_residuals;
+    if (exchange_->keeps_residuals() && !resumed.empty()) {
+      const auto rank = static_cast<std::size_t>(comm_.rank());
+      if (resumed.size() != static_cast<std::size_t>(comm_.size()) ||
+          resumed[rank].size() != exchange_->residuals().size())
+        log_warning("the checkpoint's error-feedback residuals are of " +
+                    std::to_string(resumed.size()) + " rank(s) with another bucket layout or " +
+                    "rank count than this run's " + std::to_string(comm_.size()) +
+                    ": they start at zero");
+      else
+        exchange_->set_residuals(resumed[rank]);
+    }
   }
 }
 
@@ -381,7 +395,20 @@ CheckpointInfo Trainer::checkpoint_info(const Run& run) const {
   info.position = run.position;
   info.learning_rate = optimizer_.learning_rate();
   for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
+  info.exchange_residuals = run.residuals;
   return info;
+}
+
+void Trainer::gather_residuals(Run& run) {
+  if (!exchange_ || !exchange_->keeps_residuals()) return;
+  std::vector<float> mine = exchange_->residuals();
+  const std::size_t n = mine.size(), ranks = static_cast<std::size_t>(comm_.size());
+  std::vector<float> all(n * ranks);
+  comm_.allgather(mine.data(), all.data(), n, DType::float32, "error-feedback residuals");
+  run.residuals.assign(ranks, {});
+  for (std::size_t r = 0; r < ranks; ++r)
+    run.residuals[r].assign(all.begin() + static_cast<std::ptrdiff_t>(r * n),
+                            all.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
 }
 
 // Everything a run sets up before its first step: the schedulers' view and their restored state,
@@ -399,6 +426,7 @@ void Trainer::start_run(Run& run) {
         std::filesystem::path(options_.checkpoint_dir.empty() ? "." : options_.checkpoint_dir) /
         (safe_file_name(stem) + ".dtnn");
     const trace::Span span(trace::Phase::checkpoint);
+    gather_residuals(run);
     if (comm_.rank() == 0) {
       std::error_code ec;
       std::filesystem::create_directories(file.parent_path(), ec);
@@ -412,6 +440,12 @@ void Trainer::start_run(Run& run) {
   if (!options_.checkpoint_dir.empty() && comm_.rank() == 0)
     run.checkpoints.emplace(options_.checkpoint_dir, options_.checkpoint_keep,
                             options_.resumed_from, options_.checkpoint_overwrite);
+  run.rank0_checkpoints = run.checkpoints.has_value();
+  if (exchange_ && exchange_->keeps_residuals()) {  // the others gather residuals when it writes
+    double writes = run.rank0_checkpoints ? 1 : 0;
+    comm_.broadcast(&writes, 1, DType::float64, 0, "checkpoint folder");
+    run.rank0_checkpoints = writes != 0;
+  }
   install_stop_handlers();
   restore_scheduler_states();
   notify(&Scheduler::on_train_begin, run.state);
@@ -510,6 +544,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   run.state.logs["batch_loss"] = loss;  // this rank's, for callbacks (dtnn.Experiment.fit)
   notify(&Scheduler::on_batch_end, run.state);
   if (status[0] > 0) {  // stopped by a signal: at this batch boundary, on every rank
+    if (run.rank0_checkpoints) gather_residuals(run);
     history.stopped = stop_report(
         stop_requested(), run.position, steps,
         run.checkpoints ? run.checkpoints->save(model_, optimizer_, checkpoint_info(run))
@@ -561,6 +596,7 @@ void Trainer::end_epoch(Run& run, std::int64_t epoch, Progress& progress, Histor
   run.position = {epoch + 1, 0, run.global_step};
   notify(&Scheduler::on_epoch_end, state);
   history.epochs.push_back(std::move(rec));
+  if (run.rank0_checkpoints) gather_residuals(run);
   if (run.checkpoints) run.checkpoints->save(model_, optimizer_, checkpoint_info(run));
 }
 
@@ -585,6 +621,8 @@ void Trainer::finish_run(Run& run, Progress& progress, History& history) {
     history.comm_wait_ms_per_step =
         1e3 * exchange_->stats().wait_seconds / static_cast<double>(exchange_->stats().steps);
     history.buckets = exchange_->num_buckets();
+    history.sent_bytes_per_step = static_cast<double>(exchange_->stats().bytes_sent) /
+                                  static_cast<double>(exchange_->stats().steps);
   }
   double rate = run.throughput.samples_per_second();
   comm_.allreduce_sum(&rate, 1, DType::float64, "throughput");  // ranks train at once: rates add

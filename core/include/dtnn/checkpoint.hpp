@@ -4,6 +4,9 @@
 //   "DTNNCKPT" | u32 version | u64 n | n bytes of JSON metadata | tensor bytes | u64 FNV-1a of all
 //   bytes before it
 //
+// A run whose codec keeps error-feedback residuals adds them, one float32 tensor per rank
+// (section "exchange_residual", named "rank R"), after the model's and the optimizer's.
+//
 // The metadata lists every tensor (section, name, dtype, shape, offset). Loading checks the magic,
 // version, length and checksum, then that model, dtype and optimizer match, and names the file
 // and what differs otherwise; nothing is loaded unless everything matches.
@@ -38,6 +41,9 @@ struct CheckpointInfo {
   CheckpointPosition position;
   double learning_rate = 0;  // the optimizer's, as schedulers left it (0: not recorded)
   std::vector<SchedulerState> schedulers;  // in config order
+  // A coded exchange's error-feedback residuals (parallel.codec), one per rank in rank order,
+  // each laid out as the exchange's buckets; empty when the run kept none.
+  std::vector<std::vector<float>> exchange_residuals;
 };
 
 // The file's bytes for this model and optimizer (optimizer may be null: weights and layer state).

@@ -22,6 +22,7 @@ class Optimizer;
 class Loss;
 class Metric;
 class Scheduler;
+class Codec;
 class Communicator;
 class DeviceCommunicator;
 
@@ -74,6 +75,7 @@ class DTNN_CORE_EXPORT Experiment {
   std::vector<std::shared_ptr<Metric>> metrics_;
   std::vector<std::shared_ptr<Scheduler>> schedulers_;
   std::shared_ptr<Communicator> comm_;
+  std::shared_ptr<Codec> codec_;                     // parallel.codec (null: "none")
   std::shared_ptr<DeviceCommunicator> device_comm_;  // NCCL, with several GPU ranks
   std::unique_ptr<Trainer> trainer_;
 };

@@ -28,6 +28,8 @@
 namespace dtnn {
 
 class Optimizer;
+class Codec;
+class CodedAllreduce;
 class DeviceCommunicator;
 class DeviceRuntime;
 
@@ -38,6 +40,12 @@ struct ExchangeOptions {
   // communicator when gpudirect is on and it takes them, else host staging.
   DeviceCommunicator* device_comm = nullptr;
   bool gpudirect = false;
+  // What goes over the wire (parallel.codec): null, the plain sum; else each bucket's sum is the
+  // codec's (dtnn/coded_allreduce.hpp), blocking, on float32 models on the cpu; with
+  // error_feedback each bucket keeps what its payloads dropped. Model averaging goes through it
+  // too when the codec carries weights.
+  const Codec* codec = nullptr;
+  bool error_feedback = true;
 };
 
 enum class ExchangeRoute {
@@ -51,6 +59,7 @@ DTNN_CORE_EXPORT const char* to_string(ExchangeRoute route);
 struct ExchangeStats {
   double wait_seconds = 0;  // time spent waiting for allreduces (blocking: inside them)
   std::int64_t steps = 0;
+  std::uint64_t bytes_sent = 0;  // what this rank put on the wire: gradient buckets, or payloads
 };
 
 class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
@@ -75,6 +84,12 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   void broadcast_weights(int root);
 
   std::size_t num_buckets() const { return buckets_.size(); }
+  // Whether buckets keep error-feedback residuals (a codec with parallel.codec_error_feedback).
+  bool keeps_residuals() const { return coded_ && options_.error_feedback; }
+  // This rank's residuals laid out as the buckets are (zero where none was kept yet), for a
+  // checkpoint; set_residuals restores them.
+  std::vector<float> residuals() const;
+  void set_residuals(std::span<const float> residuals);
   ExchangeRoute route() const { return route_; }
   const ExchangeStats& stats() const { return stats_; }
 
@@ -120,6 +135,7 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   Tensor staging_;                    // host_staged: flat_'s pinned host mirror
   DeviceRuntime* runtime_ = nullptr;  // the model's device (null on the cpu)
   ExchangeRoute route_ = ExchangeRoute::host;
+  std::unique_ptr<CodedAllreduce> coded_;
   double weight_ = 1;
   ExchangeStats stats_;
 };

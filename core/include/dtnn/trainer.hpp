@@ -75,6 +75,8 @@ struct TrainerOptions {
   // or go on. Under MPI the decision is collective: every rank stops or skips the same step.
   NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
   std::vector<SchedulerState> resumed_schedulers;  // their state in the resumed checkpoint
+  // The resumed checkpoint's exchange residuals, one per rank (CheckpointInfo).
+  std::vector<std::vector<float>> resumed_residuals;
 };
 
 struct EvalResult {
@@ -107,6 +109,7 @@ struct DTNN_CORE_EXPORT History {
   // blocking exchange, the allreduces themselves) and the number of buckets.
   double comm_wait_ms_per_step = 0;
   std::size_t buckets = 0;
+  double sent_bytes_per_step = 0;  // what rank 0 put on the wire (parallel.codec), per step
   // The column names of PyDTNN's history: the loss, then the metrics in configured order.
   std::string loss_name;
   std::vector<std::string> metric_names;
@@ -174,6 +177,9 @@ class DTNN_CORE_EXPORT Trainer {
   void finish_run(Run& run, Progress& progress, History& history);
   void reduce_totals(Run& run);
   CheckpointInfo checkpoint_info(const Run& run) const;
+  // Every rank's exchange residuals, gathered before a checkpoint is written (collective: every
+  // rank calls it where rank 0 may write one) into run's, which checkpoint_info adds.
+  void gather_residuals(Run& run);
   void restore_scheduler_states();  // from options_.resumed_schedulers
   // Runs `event` of every scheduler, then of every callback.
   void notify(void (Scheduler::*event)(TrainingState&), TrainingState& state);

@@ -16,7 +16,7 @@ namespace {
 json default_cases(const std::string& kind) {
   if (kind == "layer") return json::parse(R"([{"params": {}, "input": [4, 5, 3], "batch": 3}])");
   if (kind == "metric" || kind == "loss") return json::parse(R"([{"params": {}, "classes": 4}])");
-  if (kind == "optimizer" || kind == "conv" || kind == "dataset")
+  if (kind == "optimizer" || kind == "conv" || kind == "dataset" || kind == "codec")
     return json::parse(R"([{"params": {}}])");
   return json::array();
 }
@@ -46,6 +46,7 @@ std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& re
                   : record.kind == "loss"      ? check_loss
                   : record.kind == "conv"      ? check_conv
                   : record.kind == "dataset"   ? check_dataset
+                  : record.kind == "codec"     ? check_codec
                                                : nullptr;
   std::vector<Check> out;
   if (!driver) return out;

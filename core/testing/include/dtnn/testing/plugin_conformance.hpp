@@ -28,6 +28,12 @@
 //              read the same bytes; a sample read twice in a batch is the same; one-hot labels
 //              (or class ids in range per position), finite samples; nothing written past the
 //              batch, in both layouts.
+//   codec      {"params": {...}, "n": [sizes]}
+//              the payload's size depends on n alone; encoding is a function of the values and
+//              writes nothing past the payload; a round trip keeps the codec's declared
+//              contraction; decode_add adds, scaled; with error feedback (CodedAllreduce) what was
+//              sent plus the residual is the gradients' sum, and restored residuals continue bit
+//              for bit.
 // Communicators are checked on every rank of a running job instead (check_communicator):
 // allgather by rank, allreduce_sum in both dtypes, iallreduce_sum then wait, broadcast from the
 // last rank, barrier. Other kinds are checked to load only.
@@ -75,6 +81,8 @@ std::vector<Check> check_conv(const Registry& registry, const PluginRecord& reco
                               const std::string& case_json);
 std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& record,
                                  const std::string& case_json);
+std::vector<Check> check_codec(const Registry& registry, const PluginRecord& record,
+                               const std::string& case_json);
 std::vector<Check> check_communicator(Communicator& comm);
 
 }  // namespace dtnn::testing

@@ -1,0 +1,45 @@
+// A sum over ranks through a codec (dtnn/codec.hpp): each rank encodes its values, the ranks
+// allgather the payloads, and every rank decodes every rank's payload into the sum, in rank order,
+// so all hold the same bits. With error feedback (for gradients) each region keeps a residual,
+// what its payloads have not carried yet: the values encoded are the step's plus the residual, and
+// the residual becomes what that payload dropped, so over the steps the sum of what a rank sent
+// equals the sum of its gradients less the last residual.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dtnn/core_export.hpp"
+
+namespace dtnn {
+
+class Codec;
+class Communicator;
+
+class DTNN_CORE_EXPORT CodedAllreduce {
+ public:
+  CodedAllreduce(const Codec& codec, Communicator& comm);
+
+  // data = sum over ranks of data, as the codec carries it. `region` names the residual used with
+  // error feedback (a bucket's index); without it the values go as they are.
+  void sum(std::span<float> data, const std::string& name, bool error_feedback,
+           std::size_t region = 0);
+
+  std::uint64_t bytes_sent() const { return bytes_sent_; }  // this rank's payloads, in total
+  // The residuals, region by region (empty regions: never summed with feedback).
+  const std::vector<std::vector<float>>& residuals() const { return residuals_; }
+  void set_residuals(std::vector<std::vector<float>> residuals) {
+    residuals_ = std::move(residuals);
+  }
+
+ private:
+  const Codec& codec_;
+  Communicator& comm_;
+  std::vector<std::vector<float>> residuals_;
+  std::vector<float> send_, recv_;  // payloads, in floats (the communicators' unit)
+  std::uint64_t bytes_sent_ = 0;
+};
+
+}  // namespace dtnn

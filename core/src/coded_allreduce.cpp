@@ -1,0 +1,40 @@
+#include "dtnn/coded_allreduce.hpp"
+
+#include <algorithm>
+
+#include "dtnn/codec.hpp"
+#include "dtnn/communicator.hpp"
+
+namespace dtnn {
+
+CodedAllreduce::CodedAllreduce(const Codec& codec, Communicator& comm)
+    : codec_(codec), comm_(comm) {}
+
+void CodedAllreduce::sum(std::span<float> data, const std::string& name, bool error_feedback,
+                         std::size_t region) {
+  const std::size_t n = data.size(), bytes = codec_.payload_bytes(n);
+  const std::size_t words = (bytes + sizeof(float) - 1) / sizeof(float);
+  const auto ranks = static_cast<std::size_t>(comm_.size());
+  send_.assign(words, 0.0f);
+  recv_.resize(words * ranks);
+  auto payload = [&](float* at) {
+    return std::span<unsigned char>(reinterpret_cast<unsigned char*>(at), bytes);
+  };
+  if (error_feedback) {
+    if (residuals_.size() <= region) residuals_.resize(region + 1);
+    std::vector<float>& r = residuals_[region];
+    r.resize(n, 0.0f);
+    for (std::size_t i = 0; i < n; ++i) r[i] += data[i];  // what this step should carry
+    codec_.encode(r, payload(send_.data()));
+    codec_.decode_add(payload(send_.data()), r, -1.0f);  // less what the payload carries
+  } else {
+    codec_.encode(data, payload(send_.data()));
+  }
+  bytes_sent_ += bytes;
+  comm_.allgather(send_.data(), recv_.data(), words, DType::float32, name);
+  std::fill(data.begin(), data.end(), 0.0f);
+  for (std::size_t rank = 0; rank < ranks; ++rank)
+    codec_.decode_add(payload(recv_.data() + rank * words), data, 1.0f);
+}
+
+}  // namespace dtnn

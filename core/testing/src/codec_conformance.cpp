@@ -1,0 +1,116 @@
+// The codec driver of plugin_conformance.hpp.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "dtnn/codec.hpp"
+#include "dtnn/coded_allreduce.hpp"
+#include "dtnn/params.hpp"
+#include "dtnn/communicator.hpp"
+#include "dtnn/testing/plugin_conformance.hpp"
+
+namespace dtnn::testing {
+
+using nlohmann::json;
+
+namespace {
+
+// n values of mixed signs and magnitudes from 2^-10 to 1000 (fp16's normal range), seeded.
+std::vector<float> values(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> exponent(-10.0f, 9.9f), unit(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = (unit(rng) < 0.5f ? -1.0f : 1.0f) * std::exp2(exponent(rng));
+  return x;
+}
+
+double squared_norm(std::span<const float> x) {
+  double s = 0;
+  for (float v : x) s += static_cast<double>(v) * v;
+  return s;
+}
+
+}  // namespace
+
+std::vector<Check> check_codec(const Registry& registry, const PluginRecord& record,
+                               const std::string& case_json) {
+  const json c = json::parse(case_json);
+  const json params = c.value("params", json::object());
+  auto make = [&] {
+    return registry.create_as<Codec>("codec", record.name,
+                                     Params(params, "conformance: " + record.name), {});
+  };
+  const auto codec = make(), twin = make();
+  std::vector<Check> out;
+  for (std::size_t n : c.value("n", std::vector<std::size_t>{1, 7, 1000, 4099})) {
+    const std::string setting = "params " + params.dump() + ", " + std::to_string(n) + " values";
+    const std::size_t bytes = codec->payload_bytes(n);
+    out.push_back({"the payload's size depends on n alone", setting, true,
+                   bytes == twin->payload_bytes(n) && bytes == codec->payload_bytes(n),
+                   std::to_string(bytes) + " bytes"});
+    const std::vector<float> x = values(n, static_cast<unsigned>(n));
+    std::vector<unsigned char> p(bytes + 1, 0xA5), q(bytes + 1, 0x5A);
+    codec->encode(x, std::span(p).first(bytes));
+    twin->encode(x, std::span(q).first(bytes));
+    out.push_back({"encoding is a function of the values", setting, true,
+                   std::memcmp(p.data(), q.data(), bytes) == 0 && p[bytes] == 0xA5,
+                   "two encodings of the same values (and nothing written past the payload)"});
+    // The round trip keeps the codec's contraction: |x - d|^2 <= (1 - delta) |x|^2.
+    std::vector<float> d(n, 0.0f);
+    codec->decode_add(std::span(p).first(bytes), d, 1.0f);
+    std::vector<float> diff(n);
+    for (std::size_t i = 0; i < n; ++i) diff[i] = x[i] - d[i];
+    const double lost = squared_norm(diff), bound = (1 - codec->contraction(n)) * squared_norm(x);
+    out.push_back({"a round trip loses at most 1 - contraction of the squared norm", setting, true,
+                   lost <= bound * (1 + 1e-6) + 1e-30,
+                   "lost " + std::to_string(lost) + " of " + std::to_string(squared_norm(x)) +
+                       ", bound " + std::to_string(bound)});
+    // decode_add adds, scaled.
+    std::vector<float> base(n), scaled(n, 0.0f);
+    for (std::size_t i = 0; i < n; ++i) base[i] = static_cast<float>(i % 5) - 2.0f;
+    std::vector<float> added = base;
+    codec->decode_add(std::span(p).first(bytes), added, 1.0f);
+    codec->decode_add(std::span(p).first(bytes), scaled, -2.0f);
+    bool adds = true;
+    for (std::size_t i = 0; i < n; ++i)
+      adds = adds && added[i] == base[i] + d[i] && scaled[i] == -2.0f * d[i];
+    out.push_back({"decode_add adds scale x the decoded values", setting, true, adds, ""});
+
+    // Error feedback through the exchange's CodedAllreduce on one rank: over the steps, what was
+    // sent sums to the gradients less the last residual; residuals restored into a fresh
+    // exchange continue bit for bit.
+    LocalCommunicator local;
+    CodedAllreduce a(*codec, local), b(*codec, local);
+    std::vector<double> gradients(n, 0.0), sent(n, 0.0);
+    for (unsigned step = 0; step < 12; ++step) {
+      std::vector<float> g = values(n, 1000 + step);
+      for (std::size_t i = 0; i < n; ++i) gradients[i] += g[i];
+      a.sum(g, "conformance", /*error_feedback=*/true);
+      for (std::size_t i = 0; i < n; ++i) sent[i] += g[i];
+      if (step == 5) b.set_residuals(a.residuals());
+      if (step > 5) {
+        std::vector<float> h = values(n, 1000 + step);
+        b.sum(h, "conformance", true);
+        if (std::memcmp(h.data(), g.data(), n * sizeof(float)) != 0) {
+          out.push_back({"restored residuals continue bit for bit", setting, true, false,
+                         "step " + std::to_string(step)});
+          break;
+        }
+      }
+    }
+    double worst = 0, scale = 0;
+    const std::vector<float>& r = a.residuals().at(0);
+    for (std::size_t i = 0; i < n; ++i) {
+      worst = std::max(worst, std::abs(gradients[i] - (sent[i] + r[i])));
+      scale = std::max(scale, std::abs(gradients[i]));
+    }
+    out.push_back({"error feedback: what was sent plus the residual is the gradients' sum", setting,
+                   true, worst <= 1e-4 * std::max(1.0, scale),
+                   "largest difference " + std::to_string(worst) + " over 12 steps"});
+  }
+  return out;
+}
+
+}  // namespace dtnn::testing
