@@ -281,6 +281,10 @@ CASES = [
     ("codec on a float64 model", {},
      ["run", "e.json", "--set", 'parallel.codec="fp16"', "--set", 'training.dtype="float64"'],
      r"parallel\.codec: codecs carry float32 models on the cpu; this model is float64 on cpu"),
+    ("pipelined exchange with model averaging", {},
+     ["run", "e.json", "--parallel-pipeline", "--model-sync-freq", "5"],
+     r"parallel\.pipeline: pipelines the gradient exchange \(model_sync_freq 0\); with model "
+     r"averaging every 5 steps it has nothing to overlap"),
     ("weights file that is a directory", {"w.npz/x": ""},
      ["run", "e.json", "--set", "training.weights_and_bias_filename=w.npz"], r"w\.npz: .*directory"),
     ("checkpoint that is a directory", {"c.dtnn/x": ""},

@@ -264,6 +264,11 @@ void check_across_keys(const json& config, const std::string& where) {
                 config["optimizer"]["learning_rate_scaling"] == "auto",
             where, "optimizer.learning_rate_scaling", "true, false or \"auto\"",
             config["optimizer"]["learning_rate_scaling"]);
+  if (config["parallel"]["pipeline"] == true && config["parallel"]["model_sync_freq"] != 0)
+    throw Error(where +
+                ": parallel.pipeline: pipelines the gradient exchange (model_sync_freq 0); with "
+                "model averaging every " +
+                config["parallel"]["model_sync_freq"].dump() + " steps it has nothing to overlap");
   const json& m = config["model"];
   require(m.is_object() || !m.get<std::string>().empty(), where, "model",
           "a model file, a model name (e.g. \"simplecnn\") or a model object", m);

@@ -308,6 +308,13 @@ const Key kKeys[] = {
      {},
      "PyDTNN's `--use-blocking-mpi`: each bucket's allreduce completes before backward goes on "
      "(no overlap; for comparison)"},
+    {"parallel.pipeline",
+     R"(false)",
+     {},
+     "PyDTNN 3.x's `--parallel-pipeline`: a step's gradient sums stay in flight through the next "
+     "step's forward and backward and are applied at its end (updates one step stale; an epoch's "
+     "last step applies its own too), so the exchange overlaps a whole step; gradient averaging "
+     "(`model_sync_freq` 0), models on the cpu"},
     {"parallel.simulated_network.latency_us",
      R"(0.0)",
      {non_negative, "a number of microseconds >= 0"},

@@ -273,6 +273,7 @@ TrainerOptions trainer_options(const json& j) {
   to.sync.exchange.blocking = par["blocking"].get<bool>();
   to.sync.exchange.gpudirect = j["gpu"]["gpudirect"].get<bool>();
   to.sync.exchange.error_feedback = par["codec_error_feedback"].get<bool>();
+  to.sync.exchange.pipeline = par["pipeline"].get<bool>();
   to.checkpoint_dir = out["checkpoint_dir"].get<std::string>();
   to.checkpoint_keep = static_cast<int>(out["checkpoint_keep"].get<std::int64_t>());
   to.checkpoint_overwrite = out["checkpoint_overwrite"].get<bool>();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "dtnn/codec.hpp"
 #include "dtnn/coded_allreduce.hpp"
@@ -106,6 +107,13 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
                   to_string(dtype) + " on " + to_string(device) + " (set parallel.codec \"none\")");
     coded_ = std::make_unique<CodedAllreduce>(*options_.codec, comm_);
   }
+  if (options_.pipeline) {
+    if (device != Device::cpu)
+      throw Error(std::string("parallel.pipeline: the pipelined exchange runs for models on the "
+                              "cpu; this one is on ") +
+                  to_string(device));
+    other_ = Tensor::zeros(Shape{total}, dtype, Layout::nchw, device);
+  }
   if (device == Device::cpu) return;
   runtime_ = &device_runtime(device);
   if (options_.device_comm) {
@@ -178,9 +186,13 @@ void GradientExchange::landed(std::int64_t offset, std::int64_t count) {
 }
 
 Tensor GradientExchange::region(const Bucket& b, std::size_t i) const {
+  return region_of(flat_, b, i);
+}
+
+Tensor GradientExchange::region_of(const Tensor& buffer, const Bucket& b, std::size_t i) const {
   const Parameter& p = model_.parameters()[b.parameters[i]];
   const std::int64_t begin = b.offset + b.offsets[i];
-  return flat_.slice_batch(begin, begin + p.value.numel()).reshape(p.value.shape());
+  return buffer.slice_batch(begin, begin + p.value.numel()).reshape(p.value.shape());
 }
 
 void GradientExchange::begin(double weight) {
@@ -258,53 +270,87 @@ void GradientExchange::progress() {
   for (std::size_t i : started_)
     if (buckets_[i].request) {
       buckets_[i].request->test();
-      break;  // one call advances the library's progress engine for all of them
+      return;  // one call advances the library's progress engine for all of them
+    }
+  for (std::size_t i : in_flight_)  // pipelined: before this step's first bucket, the previous
+    if (buckets_[i].in_flight) {
+      buckets_[i].in_flight->test();
+      return;
     }
 }
 
-bool GradientExchange::finish(Optimizer& optimizer, NonFinitePolicy policy) {
-  DTNN_CHECK(started_.size() == buckets_.size(), "a bucket's gradients were never reported");
+bool GradientExchange::apply(const Tensor& buffer, const std::vector<std::size_t>& order,
+                             std::unique_ptr<CommRequest> Bucket::*request, Optimizer& optimizer,
+                             NonFinitePolicy policy) {
   const auto params = model_.parameters();
+  const bool previous = request == &Bucket::in_flight;  // pipelined: the previous step's sums
   auto wait = [&](Bucket& b) {
-    if (b.request) {
+    if (b.*request) {
       if (trace::recording()) trace_labels(b);
       const trace::Span span(trace::Phase::comm_wait, b.wait_label);
-      timed(stats_.wait_seconds, [&] { b.request->wait(); });
-      b.request.reset();
+      timed(stats_.wait_seconds, [&] { (b.*request)->wait(); });
+      (b.*request).reset();
+      if (previous) std::swap(b.started_ns, b.in_flight_started_ns);
       trace_completed(b);
+      if (previous) std::swap(b.started_ns, b.in_flight_started_ns);
     }
     landed(b.offset, b.numel);
   };
   auto finite = [&](Bucket& b) {
     for (std::size_t k = 0; k < b.parameters.size(); ++k)
-      if (!all_finite(region(b, k))) return false;
+      if (!all_finite(region_of(buffer, b, k))) return false;
     return true;
   };
-  ++stats_.steps;
   const bool all_first = policy == NonFinitePolicy::skip_batch;
   if (all_first) {  // all or nothing: every sum lands and is checked before any update
     bool ok = true;
-    for (std::size_t i : started_) {
+    for (std::size_t i : order) {
       wait(buckets_[i]);
       ok = ok && finite(buckets_[i]);
     }
     if (!ok) return false;
   }
   optimizer.begin_step();
-  for (std::size_t n = 0; n < started_.size(); ++n) {
-    Bucket& b = buckets_[started_[n]];
+  for (std::size_t n = 0; n < order.size(); ++n) {
+    Bucket& b = buckets_[order[n]];
     if (!all_first) wait(b);
     if (policy == NonFinitePolicy::stop && !finite(b)) {
-      for (std::size_t j = n + 1; j < started_.size(); ++j) wait(buckets_[started_[j]]);
+      for (std::size_t j = n + 1; j < order.size(); ++j) wait(buckets_[order[j]]);
       return false;
     }
     const trace::Span span(trace::Phase::optimizer);
     for (std::size_t k = 0; k < b.parameters.size(); ++k) {
       const Parameter& p = params[b.parameters[k]];
-      optimizer.update(b.parameters[k], Parameter{std::string(), p.value, region(b, k)});
+      optimizer.update(b.parameters[k], Parameter{std::string(), p.value, region_of(buffer, b, k)});
     }
   }
   return true;
+}
+
+bool GradientExchange::finish(Optimizer& optimizer, NonFinitePolicy policy) {
+  DTNN_CHECK(started_.size() == buckets_.size(), "a bucket's gradients were never reported");
+  ++stats_.steps;
+  if (!options_.pipeline) return apply(flat_, started_, &Bucket::request, optimizer, policy);
+  // The previous step's sums, then this step's: in flight until the next finish, or now.
+  bool ok = drain(optimizer, policy);
+  if (drain_next_) {
+    drain_next_ = false;
+    return apply(flat_, started_, &Bucket::request, optimizer, policy) && ok;
+  }
+  for (Bucket& b : buckets_) {
+    b.in_flight = std::move(b.request);
+    b.in_flight_started_ns = std::exchange(b.started_ns, -1);
+  }
+  in_flight_ = started_;
+  std::swap(flat_, other_);  // the next step packs into the buffer just applied
+  return ok;
+}
+
+bool GradientExchange::drain(Optimizer& optimizer, NonFinitePolicy policy) {
+  if (in_flight_.empty()) return true;
+  const std::vector<std::size_t> order = std::move(in_flight_);
+  in_flight_.clear();
+  return apply(other_, order, &Bucket::in_flight, optimizer, policy);
 }
 
 void GradientExchange::pack_all_values(double weight) {

@@ -239,7 +239,9 @@ const Flag kFlags[] = {
      "opposite)"},
     {"parallel-data", "parallel.mode", 'g', "true: data parallelism; false: one process", "data",
      "sequential"},
-    {"parallel-pipeline", "", 'r', "pipeline parallelism is not in dtnn"},
+    {"parallel-pipeline", "parallel.pipeline", 'b',
+     "3.x: each step's gradient sums overlap the next step and are applied at its end (one step "
+     "stale)"},
     {"use-mpi-buffers", "", 'r',
      "dtnn always exchanges flat buffers; there is no per-object (pickled) MPI to choose"},
     {"use-cudnn", "", '-', "cuDNN is used whenever the run is on the GPU (--enable-gpu)"},

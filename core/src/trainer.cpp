@@ -508,6 +508,10 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
       ranks > 1 && sync.frequency == 0 && RankCounts::available(counts.step) >= sync.min_available;
   const double weight =
       sync_gradients ? rank_weight(sync.algorithm, sync.participation, counts.step, me) : 1.0;
+  // Pipelined: an epoch's last step applies its own sums too, so that the epoch's end (validation,
+  // schedulers, checkpoint) sees every gradient.
+  if (sync_gradients && s + 1 == steps && options_.sync.exchange.pipeline)
+    exchange_->drain_at_next_finish();
   const auto t0 = Clock::now();
   const trace::Span step_span(trace::Phase::step);
   const double loss =
@@ -544,6 +548,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   run.state.logs["batch_loss"] = loss;  // this rank's, for callbacks (dtnn.Experiment.fit)
   notify(&Scheduler::on_batch_end, run.state);
   if (status[0] > 0) {  // stopped by a signal: at this batch boundary, on every rank
+    if (exchange_) exchange_->drain(optimizer_, NonFinitePolicy::ignore);  // pipelined: in flight
     if (run.rank0_checkpoints) gather_residuals(run);
     history.stopped = stop_report(
         stop_requested(), run.position, steps,
@@ -567,6 +572,8 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
 // The epoch's record over every rank, its validation, what the schedulers see of it, its line,
 // and its checkpoint.
 void Trainer::end_epoch(Run& run, std::int64_t epoch, Progress& progress, History& history) {
+  // Pipelined: sums still in flight (an epoch whose last step synchronised nothing) land now.
+  if (exchange_) exchange_->drain(optimizer_, NonFinitePolicy::ignore);
   reduce_totals(run);
   EpochRecord rec;
   rec.epoch = epoch + 1;

@@ -46,6 +46,9 @@ struct ExchangeOptions {
   // too when the codec carries weights.
   const Codec* codec = nullptr;
   bool error_feedback = true;
+  // PyDTNN 3.x's --parallel-pipeline (parallel.pipeline): a step's sums stay in flight through the
+  // next step's forward and backward and are applied at its end (one step stale); cpu models.
+  bool pipeline = false;
 };
 
 enum class ExchangeRoute {
@@ -76,7 +79,14 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   // the same sums, so every rank returns the same). Then skip_batch updates nothing (every bucket
   // lands before the first update), and stop leaves the parameters of the buckets after the
   // first non-finite one as they were.
+  // Pipelined: finish applies the previous step's sums (none at the first) and leaves this step's
+  // in flight, unless drain_at_next_finish() was called: then it applies both (an epoch's last
+  // step, so that epochs, validations and checkpoints see every gradient).
   bool finish(Optimizer& optimizer, NonFinitePolicy policy = NonFinitePolicy::ignore);
+  void drain_at_next_finish() { drain_next_ = true; }
+  // Pipelined: applies the sums in flight, if any (a stop between epochs); false when one was not
+  // finite (and the policy not ignore).
+  bool drain(Optimizer& optimizer, NonFinitePolicy policy);
 
   // values = sum over ranks of weight * values (model averaging).
   void average_weights(double weight);
@@ -100,6 +110,8 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
     std::int64_t offset = 0, numel = 0;   // the bucket's region of flat_
     std::size_t pending = 0;              // parameters not yet packed this step
     std::unique_ptr<CommRequest> request;
+    std::unique_ptr<CommRequest> in_flight;  // pipelined: the previous step's, on other_
+    std::int64_t in_flight_started_ns = -1;
     std::string name;       // "gradients, bucket 2 of 5 (fc1.weight ...)": the collective's name
     std::size_t layer = 0;  // the model's layer of its first parameter
     // The trace (dtnn/trace.hpp): when its collective started and whether its completion was
@@ -113,6 +125,12 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   void start(Bucket& bucket);
   void progress();  // lets the library advance the allreduces in flight
   Tensor region(const Bucket& b, std::size_t i) const;  // parameter i's slice of flat_
+  Tensor region_of(const Tensor& buffer, const Bucket& b, std::size_t i) const;
+  // Waits for the sums of `order` (bucket indices; their requests `request` of each bucket),
+  // checks them under policy and updates the parameters from `buffer`.
+  bool apply(const Tensor& buffer, const std::vector<std::size_t>& order,
+             std::unique_ptr<CommRequest> Bucket::*request, Optimizer& optimizer,
+             NonFinitePolicy policy);
   // dst = weight * src on the model's device; src zeroed when `consume`.
   void pack(const Tensor& src, const Tensor& dst, double weight, bool consume);
   // The allreduce (or broadcast from root >= 0) of flat_'s elements [offset, offset + count) by
@@ -131,7 +149,11 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   std::vector<Bucket> buckets_;
   std::vector<std::size_t> bucket_of_, slot_of_;  // per parameter: its bucket and position
   std::vector<std::size_t> started_;              // bucket indices, in start order
-  Tensor flat_;                       // every bucket, back to back, on the model's device
+  Tensor flat_;  // every bucket, back to back, on the model's device
+  // Pipelined: the buffer whose sums are in flight (the previous step's), in start order.
+  Tensor other_;
+  std::vector<std::size_t> in_flight_;
+  bool drain_next_ = false;
   Tensor staging_;                    // host_staged: flat_'s pinned host mirror
   DeviceRuntime* runtime_ = nullptr;  // the model's device (null on the cpu)
   ExchangeRoute route_ = ExchangeRoute::host;

@@ -7,8 +7,8 @@
 
 #include "dtnn/codec.hpp"
 #include "dtnn/coded_allreduce.hpp"
-#include "dtnn/params.hpp"
 #include "dtnn/communicator.hpp"
+#include "dtnn/params.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
 
 namespace dtnn::testing {
