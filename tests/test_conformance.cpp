@@ -159,6 +159,9 @@ TEST_CASE("conformance: every loss plugin (gradient, combined softmax gradient)"
 TEST_CASE("conformance: every dataset plugin (sizes, determinism, one-hot labels, no overrun)") {
   check_kind("dataset");
 }
+TEST_CASE("conformance: every scheduler plugin (a restored scheduler decides as the first)") {
+  check_kind("scheduler");
+}
 TEST_CASE("conformance: every codec plugin (contraction, adds, error feedback, residuals)") {
   check_kind("codec");
 }

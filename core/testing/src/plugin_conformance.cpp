@@ -16,7 +16,8 @@ namespace {
 json default_cases(const std::string& kind) {
   if (kind == "layer") return json::parse(R"([{"params": {}, "input": [4, 5, 3], "batch": 3}])");
   if (kind == "metric" || kind == "loss") return json::parse(R"([{"params": {}, "classes": 4}])");
-  if (kind == "optimizer" || kind == "conv" || kind == "dataset" || kind == "codec")
+  if (kind == "optimizer" || kind == "conv" || kind == "dataset" || kind == "codec" ||
+      kind == "scheduler")
     return json::parse(R"([{"params": {}}])");
   return json::array();
 }
@@ -47,6 +48,7 @@ std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& re
                   : record.kind == "conv"      ? check_conv
                   : record.kind == "dataset"   ? check_dataset
                   : record.kind == "codec"     ? check_codec
+                  : record.kind == "scheduler" ? check_scheduler
                                                : nullptr;
   std::vector<Check> out;
   if (!driver) return out;

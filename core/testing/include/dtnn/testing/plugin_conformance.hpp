@@ -34,6 +34,11 @@
 //              contraction; decode_add adds, scaled; with error feedback (CodedAllreduce) what was
 //              sent plus the residual is the gradients' sum, and restored residuals continue bit
 //              for bit.
+//   scheduler  {"params": {...}, "epochs": n}
+//              driven as the trainer drives it (batches, epochs of logs that fall, stall and
+//              rise) on an sgd optimizer: a scheduler restored from state() (and the learning rate)
+//              after a few epochs decides every later epoch as the one never stopped (learning
+//              rate, stop, checkpoints asked for); its state holds no NaN.
 // Communicators are checked on every rank of a running job instead (check_communicator):
 // allgather by rank, allreduce_sum in both dtypes, iallreduce_sum then wait, broadcast from the
 // last rank, barrier. Other kinds are checked to load only.
@@ -81,6 +86,8 @@ std::vector<Check> check_conv(const Registry& registry, const PluginRecord& reco
                               const std::string& case_json);
 std::vector<Check> check_dataset(const Registry& registry, const PluginRecord& record,
                                  const std::string& case_json);
+std::vector<Check> check_scheduler(const Registry& registry, const PluginRecord& record,
+                                   const std::string& case_json);
 std::vector<Check> check_codec(const Registry& registry, const PluginRecord& record,
                                const std::string& case_json);
 std::vector<Check> check_communicator(Communicator& comm);
