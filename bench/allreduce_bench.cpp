@@ -15,11 +15,7 @@
 //   tcp           the tcp communicator's allreduce between the same ranks on loopback (a star
 //                 through rank 0, no TLS), when the plugin is built: its ratio to bare MPI.
 // The communicator's ratio to bare MPI is the allreduce path's overhead.
-#include <arpa/inet.h>
 #include <mpi.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -38,6 +34,7 @@
 #include "dtnn/optimizer.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/testing/loopback.hpp"
 
 namespace po = boost::program_options;
 using namespace dtnn;
@@ -60,27 +57,11 @@ double median_seconds(MPI_Comm comm, int repeats, F&& f) {
   return t[t.size() / 2];
 }
 
-// The tcp communicator over the MPI job's ranks on loopback (rank 0 picks a free port), or null
-// when the plugin is not built.
+// The tcp communicator over the MPI job's ranks on loopback, or null when the plugin is not built.
 std::shared_ptr<Communicator> open_tcp(const Registry& registry, Communicator& mpi) {
   if (!registry.find("communicator", "tcp")) return nullptr;
-  double port = 0;
-  if (mpi.rank() == 0) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t length = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-    ::close(fd);
-    port = ntohs(a.sin_port);
-  }
-  mpi.broadcast(&port, 1, DType::float64, 0, "tcp port");
   return open_communicator("tcp", registry, "allreduce_bench",
-                           {{"rank", mpi.rank()},
-                            {"world_size", mpi.size()},
-                            {"server", "127.0.0.1:" + std::to_string(static_cast<int>(port))}});
+                           testing::loopback_tcp_parameters(mpi));
 }
 
 }  // namespace

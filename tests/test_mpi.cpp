@@ -3,11 +3,8 @@
 // the job. The one-process references are computed by every rank itself, with the local
 // communicator, so nothing travels through files.
 #define DOCTEST_CONFIG_IMPLEMENT
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +26,7 @@
 #include "dtnn/model_sync.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/registry.hpp"
+#include "dtnn/testing/loopback.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
 #include "test_support.hpp"
 
@@ -78,6 +76,26 @@ Trained train(json config, bool local = false) {
   return t;
 }
 
+// One fc layer of 2 units on 3 inputs, batch 1.
+std::unique_ptr<Model> tiny_model() {
+  ModelOptions o;
+  o.max_batch = 1;
+  return std::make_unique<Model>(
+      parse_model_spec(json::parse(R"({"layers": [{"type": "fc", "units": 2}]})"), "tiny"), o,
+      Shape{3}, test::plugins());
+}
+
+// |a - b| / |b|, over the whole vectors.
+double relative_distance(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    norm += b[i] * b[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
 double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
   REQUIRE(a.size() == b.size());
   double worst = 0;
@@ -96,26 +114,9 @@ std::vector<double> from_rank0(Communicator& comm, std::vector<double> v) {
 
 }  // namespace
 
-// The parameters that open communicator `name` on the MPI job's ranks: none, or for tcp each rank's
-// number and rank 0's address on loopback (a port rank 0 found free).
+// The parameters that open communicator `name` on the MPI job's ranks: none, or tcp's on loopback.
 json parameters_for(const std::string& name, Communicator& mpi) {
-  if (name != "tcp") return json::object();
-  double port = 0;
-  if (mpi.rank() == 0) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t length = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-    ::close(fd);
-    port = ntohs(a.sin_port);
-  }
-  mpi.broadcast(&port, 1, DType::float64, 0, "tcp port");
-  return {{"rank", mpi.rank()},
-          {"world_size", mpi.size()},
-          {"server", "127.0.0.1:" + std::to_string(static_cast<int>(port))}};
+  return name == "tcp" ? testing::loopback_tcp_parameters(mpi) : json::object();
 }
 
 TEST_CASE("conformance: every communicator plugin's collectives, on every rank") {
@@ -164,12 +165,7 @@ TEST_CASE(
     // broadcast's help.
     const std::vector<double> rank0 = from_rank0(*comm, coded.weights);
     CHECK(std::memcmp(rank0.data(), coded.weights.data(), rank0.size() * sizeof(double)) == 0);
-    double diff = 0, norm = 0;
-    for (std::size_t i = 0; i < plain.weights.size(); ++i) {
-      diff += (coded.weights[i] - plain.weights[i]) * (coded.weights[i] - plain.weights[i]);
-      norm += plain.weights[i] * plain.weights[i];
-    }
-    const double difference = std::sqrt(diff / norm);  // |coded - plain| / |plain|
+    const double difference = relative_distance(coded.weights, plain.weights);
     CHECK(difference < c.tolerance);
     CHECK(difference > 0);  // the codec did carry the exchange
     CHECK(coded.history.sent_bytes_per_step ==
@@ -462,10 +458,8 @@ TEST_CASE("per-rank datasets: each rank trains its own samples, weighted by thei
 TEST_CASE("average_weights computes each algorithm's weighted average") {
   auto comm = world();
   const int n = comm->size(), me = comm->rank();
-  ModelOptions o;
-  o.max_batch = 1;
-  Model m(parse_model_spec(json::parse(R"({"layers": [{"type": "fc", "units": 2}]})"), "tiny"), o,
-          Shape{3}, test::plugins());
+  const std::unique_ptr<Model> tiny = tiny_model();
+  Model& m = *tiny;
   GradientExchange exchange(m, *comm, ExchangeOptions{});
   std::vector<std::int64_t> counts(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) counts[static_cast<std::size_t>(r)] = 10 * (r + 1);  // 10, 20, 30
@@ -496,10 +490,8 @@ TEST_CASE(
     "the last both") {
   auto comm = world();
   const int n = comm->size(), me = comm->rank();
-  ModelOptions o;
-  o.max_batch = 1;
-  Model m(parse_model_spec(json::parse(R"({"layers": [{"type": "fc", "units": 2}]})"), "tiny"), o,
-          Shape{3}, test::plugins());
+  const std::unique_ptr<Model> tiny = tiny_model();
+  Model& m = *tiny;
   ExchangeOptions eo;
   eo.pipeline = true;
   eo.bucket_bytes = 8;  // a bucket per parameter: several requests in flight
@@ -538,13 +530,9 @@ TEST_CASE("a pipelined run trains: every rank holds the same weights, near the p
   const Trained pipelined = train(config);
   const std::vector<double> rank0 = from_rank0(*comm, pipelined.weights);
   CHECK(std::memcmp(rank0.data(), pipelined.weights.data(), rank0.size() * sizeof(double)) == 0);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < plain.weights.size(); ++i) {
-    diff += (pipelined.weights[i] - plain.weights[i]) * (pipelined.weights[i] - plain.weights[i]);
-    norm += plain.weights[i] * plain.weights[i];
-  }
-  CHECK(diff > 0);                      // stale updates are not the plain ones...
-  CHECK(std::sqrt(diff / norm) < 0.2);  // ...but train the same model
+  const double difference = relative_distance(pipelined.weights, plain.weights);
+  CHECK(difference > 0);    // stale updates are not the plain ones...
+  CHECK(difference < 0.2);  // ...but train the same model
   CHECK(pipelined.history.epochs.back().loss < pipelined.history.epochs.front().loss * 1.05);
   // One step per epoch: each step drains itself, which is the plain exchange.
   json one = conv_experiment(), one_pipelined;

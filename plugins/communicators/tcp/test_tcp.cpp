@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "dtnn/communicator.hpp"
+#include "dtnn/testing/loopback.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -31,18 +32,7 @@ using nlohmann::json;
 
 namespace {
 
-// A port nothing listens on now.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t length = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using testing::free_loopback_port;
 
 // A connected socket to 127.0.0.1:port, retried while nothing listens there yet (5 s at most).
 int dial(int port) {
@@ -210,7 +200,7 @@ int read_frame_type(int fd, std::string* payload = nullptr) {
 TEST_CASE("tcp: every collective on 3 ranks as defined, plain and over TLS") {
   for (const bool tls : {false, true}) {
     CAPTURE(tls);
-    const auto ranks = world(3, free_port(), tls);
+    const auto ranks = world(3, free_loopback_port(), tls);
     CHECK(ranks[1]->size() == 3);
     CHECK(ranks[2]->rank() == 2);
     CHECK(ranks[0]->describe().find(tls ? "TLS 1.3" : "no TLS") != std::string::npos);
@@ -249,7 +239,7 @@ TEST_CASE("tcp: every collective on 3 ranks as defined, plain and over TLS") {
 }
 
 TEST_CASE("tcp: strangers are refused and named, and the real ranks meet anyway") {
-  const int port = free_port();
+  const int port = free_loopback_port();
   StderrCapture log;
   std::shared_ptr<Communicator> rank0, rank1;
   std::thread hub([&] { rank0 = open_rank(0, 2, port, true); });
@@ -281,7 +271,7 @@ TEST_CASE("tcp: strangers are refused and named, and the real ranks meet anyway"
 }
 
 TEST_CASE("tcp: a hello that names a wrong rank or world is refused, with the reason sent back") {
-  const int port = free_port();
+  const int port = free_loopback_port();
   StderrCapture log;
   std::shared_ptr<Communicator> rank0;
   std::thread hub([&] { rank0 = open_rank(0, 2, port, false); });
@@ -329,7 +319,7 @@ TEST_CASE("tcp: a malformed frame is an error naming the peer and what was due, 
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);
-    const int port = free_port();
+    const int port = free_loopback_port();
     std::shared_ptr<Communicator> rank0;
     std::thread hub([&] { rank0 = open_rank(0, 2, port, false); });
     const int fake = hand_made_rank(port, 1, 2);
@@ -351,7 +341,7 @@ TEST_CASE("tcp: a malformed frame is an error naming the peer and what was due, 
 
 TEST_CASE("tcp: a rank that leaves is noticed at once, a silent one within parallel.timeout_s") {
   {
-    auto ranks = world(2, free_port(), false);
+    auto ranks = world(2, free_loopback_port(), false);
     ranks[1].reset();  // rank 1 ends
     const auto start = std::chrono::steady_clock::now();
     float x = 1;
@@ -362,7 +352,7 @@ TEST_CASE("tcp: a rank that leaves is noticed at once, a silent one within paral
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   }
   {
-    auto ranks = world(2, free_port(), false);
+    auto ranks = world(2, free_loopback_port(), false);
     ranks[0]->set_timeout(0.3);
     float x = 1;
     const std::string error =
@@ -467,7 +457,7 @@ TEST_CASE(
     CAPTURE(tls);
     for (const Relay::Mode mode : {Relay::Mode::pass, Relay::Mode::flip, Relay::Mode::replay}) {
       CAPTURE(static_cast<int>(mode));
-      const int rank0_port = free_port(), relay_port = free_port();
+      const int rank0_port = free_loopback_port(), relay_port = free_loopback_port();
       Relay relay(relay_port, rank0_port);
       auto ranks = relayed_world(rank0_port, relay_port, tls);
       relay.arm(mode);
