@@ -10,8 +10,8 @@ namespace dtnn {
 CodedAllreduce::CodedAllreduce(const Codec& codec, Communicator& comm)
     : codec_(codec), comm_(comm) {}
 
-void CodedAllreduce::sum(std::span<float> data, const std::string& name, bool error_feedback,
-                         std::size_t region) {
+std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, bool error_feedback,
+                                std::size_t region) {
   const std::size_t n = data.size(), bytes = codec_.payload_bytes(n);
   const std::size_t words = (bytes + sizeof(float) - 1) / sizeof(float);
   const auto ranks = static_cast<std::size_t>(comm_.size());
@@ -30,11 +30,11 @@ void CodedAllreduce::sum(std::span<float> data, const std::string& name, bool er
   } else {
     codec_.encode(data, payload(send_.data()));
   }
-  bytes_sent_ += bytes;
   comm_.allgather(send_.data(), recv_.data(), words, DType::float32, name);
   std::fill(data.begin(), data.end(), 0.0f);
   for (std::size_t rank = 0; rank < ranks; ++rank)
     codec_.decode_add(payload(recv_.data() + rank * words), data, 1.0f);
+  return bytes;
 }
 
 }  // namespace dtnn

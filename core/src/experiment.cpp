@@ -84,6 +84,19 @@ void flatten(const json& j, const std::string& prefix, std::string& out) {
   }
 }
 
+// A plugin chosen by a name or by {"name": ..., parameters...} (the loss, the communicator, the
+// codec): its name and its parameters.
+struct PluginChoice {
+  std::string name;
+  json parameters;
+};
+PluginChoice plugin_choice(const json& value) {
+  if (!value.is_object()) return {value.get<std::string>(), json::object()};
+  json parameters = value;
+  parameters.erase("name");
+  return {value["name"].get<std::string>(), std::move(parameters)};
+}
+
 // The one plugin of kind that declares itself the default, for a key left empty.
 std::string default_plugin(const Registry& registry, const std::string& kind,
                            const std::string& key, const std::string& where) {
@@ -362,11 +375,8 @@ void Experiment::open_device_and_ranks(const Registry& registry, Device device) 
     runtime->open(local_rank(), Params(j["gpu"], where + ": gpu"));
     install_device_runtime(runtime);
   }
-  const json& chosen = j["parallel"]["communicator"];  // a name, or {"name", parameters}
-  json parameters = chosen.is_object() ? chosen : json::object();
-  parameters.erase("name");
-  comm_ = open_communicator((chosen.is_object() ? chosen["name"] : chosen).get<std::string>(),
-                            registry, where, parameters);
+  const PluginChoice communicator = plugin_choice(j["parallel"]["communicator"]);
+  comm_ = open_communicator(communicator.name, registry, where, communicator.parameters);
   const json& simulated = j["parallel"]["simulated_network"];
   const NetworkModel network{simulated["latency_us"].get<double>(),
                              simulated["bandwidth_gbps"].get<double>()};
@@ -374,13 +384,10 @@ void Experiment::open_device_and_ranks(const Registry& registry, Device device) 
     comm_ = std::make_shared<SimulatedNetwork>(comm_, network);
   // The codec of what goes over the wire: "none" (or PyDTNN 3.x's float32 and float64), the plain
   // sums; else a codec plugin by name or {name, parameters}.
-  const json& codec = j["parallel"]["codec"];
-  const std::string codec_name = (codec.is_object() ? codec["name"] : codec).get<std::string>();
-  if (codec_name != "none" && codec_name != "float32" && codec_name != "float64") {
-    json parameters = codec.is_object() ? codec : json::object();
-    parameters.erase("name");
-    codec_ = registry.create_as<Codec>("codec", codec_name,
-                                       Params(parameters, where + ": parallel.codec"));
+  const PluginChoice codec = plugin_choice(j["parallel"]["codec"]);
+  if (codec.name != "none" && codec.name != "float32" && codec.name != "float64") {
+    codec_ = registry.create_as<Codec>("codec", codec.name,
+                                       Params(codec.parameters, where + ": parallel.codec"));
     if (j["training"]["dtype"] != "float32" || device != Device::cpu)
       throw Error(where +
                   ": parallel.codec: codecs carry float32 models on the cpu; this model is " +
@@ -587,11 +594,9 @@ std::vector<std::pair<std::string, std::string>> Experiment::data_facts(
 void Experiment::open_loss_and_metrics(const Registry& registry, Device device) {
   const json& j = config_.json;
   const std::string where = config_.where();
-  const json& l = j["loss"];  // a name, or {"name", parameters}
-  json parameters = l.is_object() ? l : json::object();
-  parameters.erase("name");
-  loss_ = registry.create_as<Loss>("loss", (l.is_object() ? l["name"] : l).get<std::string>(),
-                                   Params(parameters, where + ": loss"), {}, device);
+  const PluginChoice loss = plugin_choice(j["loss"]);
+  loss_ = registry.create_as<Loss>("loss", loss.name, Params(loss.parameters, where + ": loss"), {},
+                                   device);
   for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}
     const json& m = j["metrics"][i];
     const bool named = m.is_string();

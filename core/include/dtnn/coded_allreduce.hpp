@@ -23,11 +23,11 @@ class DTNN_CORE_EXPORT CodedAllreduce {
   CodedAllreduce(const Codec& codec, Communicator& comm);
 
   // data = sum over ranks of data, as the codec carries it. `region` names the residual used with
-  // error feedback (a bucket's index); without it the values go as they are.
-  void sum(std::span<float> data, const std::string& name, bool error_feedback,
-           std::size_t region = 0);
+  // error feedback (a bucket's index); without it the values go as they are. Returns the bytes of
+  // this rank's payload.
+  std::size_t sum(std::span<float> data, const std::string& name, bool error_feedback,
+                  std::size_t region = 0);
 
-  std::uint64_t bytes_sent() const { return bytes_sent_; }  // this rank's payloads, in total
   // The residuals, region by region (empty regions: never summed with feedback).
   const std::vector<std::vector<float>>& residuals() const { return residuals_; }
   void set_residuals(std::vector<std::vector<float>> residuals) {
@@ -39,7 +39,6 @@ class DTNN_CORE_EXPORT CodedAllreduce {
   Communicator& comm_;
   std::vector<std::vector<float>> residuals_;
   std::vector<float> send_, recv_;  // payloads, in floats (the communicators' unit)
-  std::uint64_t bytes_sent_ = 0;
 };
 
 }  // namespace dtnn
