@@ -1,6 +1,7 @@
 // allreduce_bench: the bandwidth of dtnn's gradient allreduce against a bare MPI_Allreduce of the
 // same size, under mpirun.
 //   mpirun -n 2 allreduce_bench [--mb 1,4,16,64] [--repeats 20] [--timeout 600]
+//                               [--mqtt-broker 127.0.0.1:1883 [--mqtt-qos 1]]
 // For each size it reports the median time and bus bandwidth (2 (n-1)/n x bytes / time, the
 // usual allreduce figure) of:
 //   bare MPI      MPI_Allreduce in place on a float32 buffer, nothing else;
@@ -13,7 +14,9 @@
 //   update        the SGD step alone, which training takes with or without data parallelism;
 //   pack          exchange - communicator - update: the one copy the exchange makes;
 //   tcp           the tcp communicator's allreduce between the same ranks on loopback (a star
-//                 through rank 0, no TLS), when the plugin is built: its ratio to bare MPI.
+//                 through rank 0, no TLS), when the plugin is built: its ratio to bare MPI;
+//   mqtt          the mqtt communicator's allreduce between the same ranks through the broker at
+//                 --mqtt-broker (scripts/mqtt-broker.sh DIR PORT starts one), when given.
 // The communicator's ratio to bare MPI is the allreduce path's overhead.
 #include <mpi.h>
 
@@ -64,16 +67,32 @@ std::shared_ptr<Communicator> open_tcp(const Registry& registry, Communicator& m
                            testing::loopback_tcp_parameters(mpi));
 }
 
+// The mqtt communicator over the MPI job's ranks through `broker`, or null without one.
+std::shared_ptr<Communicator> open_mqtt(const Registry& registry, Communicator& mpi,
+                                        const std::string& broker, int qos) {
+  if (broker.empty()) return nullptr;
+  return open_communicator("mqtt", registry, "allreduce_bench",
+                           {{"rank", mpi.rank()},
+                            {"world_size", mpi.size()},
+                            {"broker", broker},
+                            {"topic", "dtnn-allreduce-bench"},
+                            {"qos", qos}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string sizes_arg = "1,4,16,64";
   int repeats = 20;
   double timeout = 600;
+  std::string mqtt_broker;
+  int mqtt_qos = 1;
   po::options_description desc("allreduce_bench options");
   desc.add_options()("help,h", "help")("mb", po::value(&sizes_arg), "buffer sizes in MiB")(
       "repeats", po::value(&repeats), "timed repeats per size (median reported)")(
-      "timeout", po::value(&timeout), "the communicator's collective timeout (0: unwatched)");
+      "timeout", po::value(&timeout), "the communicator's collective timeout (0: unwatched)")(
+      "mqtt-broker", po::value(&mqtt_broker), "host:port of an MQTT broker: adds the mqtt column")(
+      "mqtt-qos", po::value(&mqtt_qos), "the mqtt communicator's qos (0, 1 or 2)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   po::notify(vm);
@@ -92,13 +111,14 @@ int main(int argc, char** argv) {
   const bool print = comm->rank() == 0;
   set_log_level(LogLevel::quiet);  // tcp's warning that loopback goes in clear
   const std::shared_ptr<Communicator> tcp = open_tcp(registry, *comm);
+  const std::shared_ptr<Communicator> mqtt = open_mqtt(registry, *comm, mqtt_broker, mqtt_qos);
   if (print)
     std::printf("allreduce_bench: %d ranks, float32, median of %d, timeout %g s\n%s\n", ranks,
                 repeats, timeout, comm->describe().c_str());
   if (print)
-    std::printf("%8s | %22s | %22s %6s | %10s  %8s  %8s | %22s %6s\n", "MiB", "bare MPI ms  (GB/s)",
-                "communicator ms (GB/s)", "ratio", "exchange ms", "pack", "update",
-                "tcp ms      (GB/s)", "ratio");
+    std::printf("%8s | %22s | %22s %6s | %10s  %8s  %8s | %22s %6s | %22s %6s\n", "MiB",
+                "bare MPI ms  (GB/s)", "communicator ms (GB/s)", "ratio", "exchange ms", "pack",
+                "update", "tcp ms      (GB/s)", "ratio", "mqtt ms     (GB/s)", "ratio");
 
   // The network model dtnn predict takes (dtnn/network_model.hpp), fitted to the bare allreduce:
   // the latency from a one-float allreduce (a tree: ceil(log2 p) messages), the bandwidth from the
@@ -151,13 +171,17 @@ int main(int argc, char** argv) {
     const double via_tcp = !tcp ? 0 : median_seconds(MPI_COMM_WORLD, repeats, [&] {
       tcp->allreduce_sum(buffer.data(), static_cast<std::size_t>(n), DType::float32, "bench");
     });
+    const double via_mqtt = !mqtt ? 0 : median_seconds(MPI_COMM_WORLD, repeats, [&] {
+      mqtt->allreduce_sum(buffer.data(), static_cast<std::size_t>(n), DType::float32, "bench");
+    });
     if (print)
       std::printf(
           "%8.3f | %10.3f  (%7.2f)   | %10.3f  (%7.2f)   %6.2f | %10.3f  %8.3f  %8.3f | "
-          "%10.3f  (%7.2f)   %6.2f\n",
+          "%10.3f  (%7.2f)   %6.2f | %10.3f  (%7.2f)   %6.2f\n",
           mib, bare * 1e3, gbs(4.0 * n, bare), via_comm * 1e3, gbs(4.0 * n, via_comm),
           via_comm / bare, via_exchange * 1e3, pack * 1e3, update * 1e3, via_tcp * 1e3,
-          tcp ? gbs(4.0 * n, via_tcp) : 0.0, via_tcp / bare);
+          tcp ? gbs(4.0 * n, via_tcp) : 0.0, via_tcp / bare, via_mqtt * 1e3,
+          mqtt ? gbs(4.0 * n, via_mqtt) : 0.0, via_mqtt / bare);
   }
   if (print && ranks > 1 && largest_bytes > 0) {
     const double p = ranks, latency = tiny / std::ceil(std::log2(p));

@@ -15,7 +15,7 @@ packages=(
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
   python3-numpy python3-matplotlib python3-yaml libjpeg62-turbo-dev libpng-dev
   python3-dev pybind11-dev python3-pytest
-  libssl-dev openssl
+  libssl-dev openssl libmosquitto-dev mosquitto
   dataset-fashion-mnist fortunes
 )
 for arg in "$@"; do

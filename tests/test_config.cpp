@@ -171,10 +171,13 @@ TEST_CASE(
       continue;
     }
     if (key == "parallel.codec.name") continue;         // a plugin choice's name
-    if (key.rfind("parallel.communicator.", 0) == 0) {  // the name, or the tcp plugin's parameter
+    if (key.rfind("parallel.communicator.", 0) == 0) {  // the name, or tcp's or mqtt's parameter
       const std::string parameter = key.substr(22);
-      const PluginRecord* tcp = test::plugins().find("communicator", "tcp");
-      CHECK((parameter == "name" || (tcp && json::parse(tcp->parameters).contains(parameter))));
+      bool known = parameter == "name";
+      for (const char* name : {"tcp", "mqtt"})
+        if (const PluginRecord* r = test::plugins().find("communicator", name))
+          known = known || json::parse(r->parameters).contains(parameter);
+      CHECK_MESSAGE(known, parameter);
       continue;
     }
     const bool open = key.rfind("dataset.", 0) == 0 || key.rfind("optimizer.", 0) == 0 ||

@@ -29,6 +29,7 @@
 #include "dtnn/testing/loopback.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
 #include "test_support.hpp"
+#include "wire_testing.hpp"
 
 using namespace dtnn;
 using nlohmann::json;
@@ -114,17 +115,33 @@ std::vector<double> from_rank0(Communicator& comm, std::vector<double> v) {
 
 }  // namespace
 
-// The parameters that open communicator `name` on the MPI job's ranks: none, or tcp's on loopback.
-json parameters_for(const std::string& name, Communicator& mpi) {
-  return name == "tcp" ? testing::loopback_tcp_parameters(mpi) : json::object();
+// The parameters that open communicator `name` on the MPI job's ranks: none, tcp's on loopback, or
+// mqtt's through a broker rank 0 starts (kept in `broker`).
+json parameters_for(const std::string& name, Communicator& mpi,
+                    std::unique_ptr<test::Broker>& broker) {
+  if (name == "tcp") return testing::loopback_tcp_parameters(mpi);
+  if (name != "mqtt") return json::object();
+  if (mpi.rank() == 0) broker = std::make_unique<test::Broker>(false);
+  double port = broker ? broker->port() : 0;
+  mpi.broadcast(&port, 1, DType::float64, 0, "broker port");
+  return {{"rank", mpi.rank()},
+          {"world_size", mpi.size()},
+          {"broker", "127.0.0.1:" + std::to_string(static_cast<int>(port))},
+          {"topic", "dtnn-mpi-test"}};
 }
 
 TEST_CASE("conformance: every communicator plugin's collectives, on every rank") {
   int communicators = 0;
   auto mpi = world();
   for (const std::string& name : test::plugins().available("communicator")) {
+    if (name == "mqtt" && !test::have_mosquitto()) {
+      MESSAGE("mqtt: skipped, no /usr/sbin/mosquitto");
+      continue;
+    }
     ++communicators;
-    auto comm = open_communicator(name, test::plugins(), "test", parameters_for(name, *mpi));
+    std::unique_ptr<test::Broker> broker;
+    auto comm =
+        open_communicator(name, test::plugins(), "test", parameters_for(name, *mpi, broker));
     for (const testing::Check& c : testing::check_communicator(*comm)) {
       INFO(name << ": " << c.what << " at " << c.setting);
       CHECK(c.passed);

@@ -157,4 +157,17 @@ def frame(kind, seq, payload):
 out("tcp_frame", "hello", frame(1, 0, struct.pack("<II", 1, 4)))
 out("tcp_frame", "data", frame(4, 3, bytes(4096)))
 out("tcp_frame", "refusal", frame(3, 0, b"rank 5 is not among 1..3"))
+
+
+# The mqtt communicator's messages (plugins/communicators/mqtt/message.hpp): an announcement, a
+# hello, a refusal, and chunks of a data transfer.
+def message(kind, sender, to, seq, total, offset, payload):
+    return (b"DTMQ" + bytes([1, kind, 0, 0]) + struct.pack("<II", sender, to) + bytes(range(16)) +
+            struct.pack("<QQQ", seq, total, offset) + payload)
+
+
+out("mqtt_message", "session", message(1, 0, 0xffffffff, 0, 12, 0, struct.pack("<IQ", 4, 0)))
+out("mqtt_message", "hello", message(2, 2, 0, 0, 12, 0, struct.pack("<IQ", 4, 77)))
+out("mqtt_message", "refusal", message(4, 0, 2, 0, 20, 0, struct.pack("<Q", 77) + b"rank 2 taken"))
+out("mqtt_message", "data_chunk", message(5, 1, 0, 9, 4096, 1024, bytes(1024)))
 print("seeds written under", os.path.join(HERE, "corpus"))

@@ -1,19 +1,16 @@
-// Addresses and sockets: "host:port" as users write it, rank 0's listening socket, and a joining
-// rank's connection (retried until rank 0 listens, or the deadline).
+// Sockets: rank 0's listening socket, and a joining rank's connection (retried until rank 0
+// listens, or the deadline).
 #pragma once
 #include <string>
 
 #include "deadline.hpp"
+#include "host_port.hpp"
 
 namespace dtnn_tcp {
 
-struct HostPort {
-  std::string host, port;
-  std::string text() const;  // "host:port", "[::1]:port"
-};
-
-// "host:port" or "[v6 address]:port"; an Error naming `key` otherwise.
-HostPort parse_host_port(const std::string& text, const std::string& key);
+using dtnn_net::Deadline;
+using dtnn_net::HostPort;
+using dtnn_net::parse_host_port;
 
 // A non-blocking socket listening on the address: an Error names it and the system's reason.
 int listen_on(const HostPort& address);

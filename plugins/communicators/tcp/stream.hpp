@@ -15,6 +15,8 @@ using SSL = struct ssl_st;
 
 namespace dtnn_tcp {
 
+using dtnn_net::Deadline;
+
 class TlsContext;
 
 class Stream {

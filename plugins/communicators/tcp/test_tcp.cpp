@@ -1,7 +1,7 @@
 // The tcp communicator on loopback: every collective against its definition, plain and over TLS;
 // strangers, malformed frames, a rank that leaves and one that goes silent; and what crosses the
 // wire, read and tampered with by a relay between two ranks. (Whole runs over tcp:
-// tests/tcp_runs.py.)
+// tests/transport_runs.py.)
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -26,45 +26,19 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/testing/loopback.hpp"
 #include "test_support.hpp"
+#include "wire_testing.hpp"
 
 using namespace dtnn;
 using nlohmann::json;
 
 namespace {
 
+using test::certificates;
+using test::dial;
+using test::on_every_rank;
+using test::Relay;
+using test::StderrCapture;
 using testing::free_loopback_port;
-
-// A connected socket to 127.0.0.1:port, retried while nothing listens there yet (5 s at most).
-int dial(int port) {
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
-    ::close(fd);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("nothing listens on port " << port);
-  return -1;
-}
-
-// The test certificates (scripts/make-test-ca.sh), made once: "run" signed by the run's authority,
-// "other" by another one.
-std::filesystem::path certificates(const std::string& which) {
-  static const std::filesystem::path dir = [] {
-    const auto d = test::temp_dir("tcp-tls");
-    for (const char* authority : {"run", "other"}) {
-      const std::string command = std::string("sh ") + DTNN_TEST_SOURCE_DIR +
-                                  "/scripts/make-test-ca.sh " + (d / authority).string() +
-                                  " > /dev/null";
-      REQUIRE(std::system(command.c_str()) == 0);
-    }
-    return d;
-  }();
-  return dir / which;
-}
 
 json tls_params(const std::string& authority, bool rank0) {
   const auto d = certificates(authority);
@@ -96,49 +70,6 @@ std::vector<std::shared_ptr<Communicator>> world(int n, int port, bool tls) {
   for (const auto& c : ranks) REQUIRE(c);
   return ranks;
 }
-
-// f(rank, communicator) on every rank at once.
-void on_every_rank(const std::vector<std::shared_ptr<Communicator>>& ranks,
-                   const std::function<void(int, Communicator&)>& f) {
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r)
-    threads.emplace_back(
-        [&, r] { errors[r] = test::error_of([&] { f(static_cast<int>(r), *ranks[r]); }); });
-  for (auto& t : threads) t.join();
-  for (const auto& e : errors) CHECK(e == "");
-}
-
-// What this process writes to stderr while it lives.
-class StderrCapture {
- public:
-  StderrCapture() : file_(test::temp_dir("tcp-stderr") / "stderr.txt") {
-    std::fflush(stderr);
-    saved_ = ::dup(2);
-    const int fd = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 2);
-    ::close(fd);
-  }
-  ~StderrCapture() { restore(); }
-  std::string text() {
-    restore();
-    std::ifstream in(file_);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
- private:
-  void restore() {
-    if (saved_ < 0) return;
-    std::fflush(stderr);
-    ::dup2(saved_, 2);
-    ::close(saved_);
-    saved_ = -1;
-  }
-  std::filesystem::path file_;
-  int saved_ = -1;
-};
 
 // A frame header as the protocol writes it (frame.hpp), built here byte by byte.
 std::array<unsigned char, 24> header(unsigned type, std::uint64_t seq, std::uint64_t length,
@@ -364,76 +295,6 @@ TEST_CASE("tcp: a rank that leaves is noticed at once, a silent one within paral
 }
 
 namespace {
-
-// A relay between rank 1 and rank 0 that keeps what rank 1 sends, and once armed alters it: flips a
-// byte of the next bytes it relays, or relays them twice.
-class Relay {
- public:
-  enum class Mode { pass, flip, replay };
-
-  Relay(int listen_port, int rank0_port) : rank0_port_(rank0_port) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    const int one = 1;
-    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(listen_port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener_, 1) == 0);
-    thread_ = std::thread([this] { relay(); });
-  }
-  ~Relay() {
-    stop_ = true;
-    thread_.join();
-    ::close(listener_);
-  }
-  void arm(Mode mode) { mode_ = mode; }
-  std::string sent() {
-    std::lock_guard lock(mutex_);
-    return sent_;
-  }
-
- private:
-  void relay() {
-    pollfd l{listener_, POLLIN, 0};
-    while (!stop_ && ::poll(&l, 1, 50) == 0) {
-    }
-    if (stop_) return;
-    const int from = ::accept(listener_, nullptr, nullptr), to = dial(rank0_port_);
-    char buffer[1 << 16];
-    while (!stop_) {
-      pollfd p[2] = {{from, POLLIN, 0}, {to, POLLIN, 0}};
-      if (::poll(p, 2, 50) <= 0) continue;
-      if (p[1].revents) {  // rank 0 to rank 1: as it comes
-        const ssize_t n = ::recv(to, buffer, sizeof buffer, 0);
-        if (n <= 0) break;
-        ::send(from, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL);
-      }
-      if (p[0].revents) {
-        const ssize_t n = ::recv(from, buffer, sizeof buffer, 0);
-        if (n <= 0) break;
-        {
-          std::lock_guard lock(mutex_);
-          sent_.append(buffer, static_cast<std::size_t>(n));
-        }
-        const Mode mode = mode_.exchange(Mode::pass);
-        if (mode == Mode::flip) buffer[n / 2] ^= 0x20;
-        ::send(to, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL);
-        if (mode == Mode::replay) ::send(to, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL);
-      }
-    }
-    ::close(from);
-    ::close(to);
-  }
-
-  int listener_ = -1, rank0_port_;
-  std::atomic<bool> stop_{false};
-  std::atomic<Mode> mode_{Mode::pass};
-  std::mutex mutex_;
-  std::string sent_;
-  std::thread thread_;
-};
 
 // Rank 0 on rank0_port and rank 1 dialling the relay's port (for TLS, a name rank 0's
 // certificate holds).

@@ -6,20 +6,18 @@
 #include <memory>
 #include <string>
 
+#include "launch_settings.hpp"
+
 using SSL_CTX = struct ssl_ctx_st;
 
 namespace dtnn_tcp {
 
-// The PEM files: the authority's certificate, this rank's certificate (chain) and its private key.
-// All three, or none (no TLS).
-struct TlsFiles {
-  std::string ca, cert, key;
-  bool on() const { return !ca.empty() || !cert.empty() || !key.empty(); }
-};
+using dtnn_net::TlsFiles;
 
 class TlsContext {
  public:
-  // `where` names the parameters in errors ("exp.json: parallel.communicator").
+  // files: all three (launch_settings.hpp checked). `where` names the parameters in errors
+  // ("exp.json: parallel.communicator").
   TlsContext(const TlsFiles& files, bool server, const std::string& where);
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;

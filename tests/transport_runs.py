@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Whole `dtnn run`s over the tcp communicator, each rank a process started by hand on loopback.
+"""Whole `dtnn run`s over the tcp and mqtt communicators, each rank a process started by hand on
+loopback (mqtt's through a Mosquitto broker started here, scripts/mqtt-broker.sh).
 
-    tcp_runs.py DTNN [MPIEXEC]
+    transport_runs.py DTNN [--mpiexec MPIEXEC] [--mqtt]
 
 - Two ranks over tcp with TLS train the default experiment (cut short) to the same history as the
   same two ranks under mpirun (MPIEXEC given), and the flags, the environment's variables
@@ -15,7 +16,12 @@
   Dirichlet 0.5), 4 clients averaging their models every 10 steps (FedAvg) for 2 epochs over tcp
   with TLS, and so with the fp16 codec, reach within 1 point of the test accuracy of the same run
   under mpirun.
+- With --mqtt: two ranks over mqtt with TLS train to MPI's history too; a rank killed mid-run is
+  named by the other within seconds (the broker publishes its last will); the 4 federated clients
+  over mqtt with TLS reach within 1 point of MPI's accuracy too.
 """
+import argparse
+import contextlib
 import json
 import os
 import signal
@@ -28,6 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXP = os.path.join(HERE, "..", "configs", "fashion_mnist_simplecnn.json")
 MAKE_CA = os.path.join(HERE, "..", "scripts", "make-test-ca.sh")
+MQTT_BROKER = os.path.join(HERE, "..", "scripts", "mqtt-broker.sh")
 SPLIT = os.path.join(HERE, "..", "scripts", "split-dataset.py")
 FASHION = "/usr/share/datasets/fashion-mnist"
 SHORT = ["--num-epochs", "1", "--steps-per-epoch", "12", "--set", "training.evaluate=false",
@@ -87,6 +94,42 @@ def tcp_flags(rank, port, certs=None, who=None, world=2):
     return flags
 
 
+def mqtt_flags(rank, port, certs=None, world=2):
+    flags = ["--communicator", "mqtt", "--rank", str(rank), "--world-size", str(world),
+             "--broker", f"127.0.0.1:{port}"]
+    if certs:
+        flags += ["--tls-ca", os.path.join(certs, "ca.pem"),
+                  "--tls-cert", os.path.join(certs, "client.pem"),
+                  "--tls-key", os.path.join(certs, "client.key")]
+    return flags
+
+
+class Broker:
+    """A Mosquitto broker of this script's own on a free port (TLS with `certs`' authority)."""
+
+    def __init__(self, d, certs=None):
+        self.port = free_port()
+        folder = os.path.join(d, f"broker-{self.port}")
+        self.log = os.path.join(folder, "mosquitto.log")
+        self.proc = subprocess.Popen(["sh", MQTT_BROKER, folder, str(self.port)] +
+                                     ([certs] if certs else []),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"mosquitto did not listen on port {self.port}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
 def epochs(history_file):
     with open(history_file) as f:
         return json.load(f)["epochs"]
@@ -107,7 +150,7 @@ def test_accuracy(history_file):
         return json.load(f)["test"]["categorical_accuracy"]
 
 
-def federated(dtnn, mpiexec, d, certs):
+def federated(dtnn, mpiexec, mqtt, d, certs):
     sites = os.path.join(d, "sites")
     r = subprocess.run([sys.executable, SPLIT, FASHION, sites, "--ranks", "4", "--unbalanced", "0.5"],
                        capture_output=True, text=True, timeout=120)
@@ -116,12 +159,16 @@ def federated(dtnn, mpiexec, d, certs):
            "--model-sync-freq", "10", "--num-epochs", "2", "--set", 'output.progress="none"',
            "--set", 'output.checkpoint_dir=""']
     accuracy = {}
-    for name, extra in (("tcp", []), ("tcp, fp16", ["--set", 'parallel.codec="fp16"'])):
-        port = free_port()
-        history = os.path.join(d, "fed.json")
-        procs = [start([dtnn, "run", *fed, *extra, *tcp_flags(rank, port, certs, world=4)] +
-                       (["--history", history] if rank == 0 else [])) for rank in range(4)]
-        results = finish(procs)
+    runs = [("tcp", [], tcp_flags), ("tcp, fp16", ["--set", 'parallel.codec="fp16"'], tcp_flags)]
+    if mqtt:
+        runs.append(("mqtt", [], mqtt_flags))
+    for name, extra, flags in runs:
+        with Broker(d, certs) if flags is mqtt_flags else contextlib.nullcontext() as broker:
+            port = broker.port if broker else free_port()
+            history = os.path.join(d, "fed.json")
+            procs = [start([dtnn, "run", *fed, *extra, *flags(rank, port, certs, world=4)] +
+                           (["--history", history] if rank == 0 else [])) for rank in range(4)]
+            results = finish(procs)
         ok = all(code == 0 for code, _ in results)
         check(ok, f"4 federated clients over {name} with TLS ({results[0][1][-300:]})")
         if ok:
@@ -142,7 +189,37 @@ def federated(dtnn, mpiexec, d, certs):
               f"{100 * reference:.2f}% (within 1 point)")
 
 
-def main(dtnn, mpiexec):
+def mqtt_runs(dtnn, d, certs, mpi_history):
+    """Two ranks over mqtt with TLS: MPI's history; a rank killed mid-run is named at once."""
+    with Broker(d, certs) as broker:
+        h = os.path.join(d, "mqtt.json")
+        procs = [start([dtnn, "run", EXP, *SHORT, *mqtt_flags(r, broker.port, certs)] +
+                       (["--history", h] if r == 0 else [])) for r in (0, 1)]
+        (code0, err0), (code1, err1) = finish(procs)
+        check(code0 == 0 and code1 == 0,
+              f"two ranks over mqtt with TLS train (exit {code0}, {code1}: {err0[-400:]} {err1[-400:]})")
+        check("in clear" not in err0, "mqtt with TLS: no warning of an exchange in clear")
+        if mpi_history is not None and os.path.exists(h):
+            check(same_history(epochs(h), mpi_history),
+                  f"mqtt's history is MPI's: {epochs(h)} vs {mpi_history}")
+    with Broker(d) as broker:
+        long_run = [dtnn, "run", os.path.join(HERE, "fault_config.json"),
+                    "--set", 'output.progress="none"']
+        procs = [start(long_run + mqtt_flags(r, broker.port)) for r in (0, 1)]
+        time.sleep(3)
+        alive = all(p.poll() is None for p in procs)
+        procs[1].send_signal(signal.SIGKILL)
+        t0 = time.time()
+        [(code, err)] = finish([procs[0]], timeout=60)
+        finish([procs[1]], timeout=10)
+        waited = time.time() - t0
+        check(alive and code != 0 and "mqtt: rank 1 (topic dtnn/up/1): left the run" in err and
+              waited < 30,
+              f"over mqtt, rank 1 killed: rank 0 ends non-zero in {waited:.1f} s, naming it "
+              f"(exit {code}: {err.strip().splitlines()[-1:] if err else ''})")
+
+
+def main(dtnn, mpiexec, mqtt):
     with tempfile.TemporaryDirectory() as d:
         run_ca, other_ca = os.path.join(d, "run"), os.path.join(d, "other")
         for ca in (run_ca, other_ca):
@@ -161,6 +238,7 @@ def main(dtnn, mpiexec):
         check(len(tcp_history) == 1, "rank 0 writes the history")
 
         # The same over MPI: the same history.
+        mpi_history = None
         if mpiexec:
             h_mpi = os.path.join(d, "mpi.json")
             env = MPI_ENV
@@ -226,11 +304,18 @@ def main(dtnn, mpiexec):
         check("TLS failed while authenticating" in err0 and "connection refused" in err0,
               "rank 0's log names the refused connection")
 
-        federated(dtnn, mpiexec, d, run_ca)
+        if mqtt:
+            mqtt_runs(dtnn, d, run_ca, mpi_history)
+        federated(dtnn, mpiexec, mqtt, d, run_ca)
 
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dtnn")
+    parser.add_argument("--mpiexec")
+    parser.add_argument("--mqtt", action="store_true", help="also the mqtt communicator")
+    args = parser.parse_args()
+    sys.exit(main(args.dtnn, args.mpiexec, args.mqtt))

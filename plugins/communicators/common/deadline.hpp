@@ -3,7 +3,7 @@
 #pragma once
 #include <chrono>
 
-namespace dtnn_tcp {
+namespace dtnn_net {
 
 struct Deadline {
   std::chrono::steady_clock::time_point at{};
@@ -27,4 +27,4 @@ struct Deadline {
   bool passed() const { return limited() && std::chrono::steady_clock::now() >= at; }
 };
 
-}  // namespace dtnn_tcp
+}  // namespace dtnn_net

@@ -1,0 +1,227 @@
+// Helpers for the tests of communicators that talk over sockets (tcp, mqtt), on loopback: dialling
+// a port, the test certificates, running a function on every rank at once, capturing this process's
+// log, a relay that reads and alters what a rank sends, and a Mosquitto broker. Test code only
+// (doctest).
+#pragma once
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dtnn/communicator.hpp"
+#include "dtnn/testing/loopback.hpp"
+#include "test_support.hpp"
+
+namespace dtnn::test {
+
+// A connected socket to 127.0.0.1:port, retried while nothing listens there yet (5 s at most).
+inline int dial(int port) {
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+    ::close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("nothing listens on port " << port);
+  return -1;
+}
+
+// The test certificates (scripts/make-test-ca.sh), made once: "run" signed by the run's authority,
+// "other" by another one.
+inline std::filesystem::path certificates(const std::string& which) {
+  static const std::filesystem::path dir = [] {
+    const auto d = temp_dir("wire-tls");
+    for (const char* authority : {"run", "other"}) {
+      const std::string command = std::string("sh ") + DTNN_TEST_SOURCE_DIR +
+                                  "/scripts/make-test-ca.sh " + (d / authority).string() +
+                                  " > /dev/null";
+      REQUIRE(std::system(command.c_str()) == 0);
+    }
+    return d;
+  }();
+  return dir / which;
+}
+
+// f(rank, communicator) on every rank at once.
+inline void on_every_rank(const std::vector<std::shared_ptr<Communicator>>& ranks,
+                          const std::function<void(int, Communicator&)>& f) {
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    threads.emplace_back(
+        [&, r] { errors[r] = error_of([&] { f(static_cast<int>(r), *ranks[r]); }); });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) CHECK(e == "");
+}
+
+// What this process writes to stderr while it lives.
+class StderrCapture {
+ public:
+  StderrCapture() : file_(temp_dir("wire-stderr") / "stderr.txt") {
+    std::fflush(stderr);
+    saved_ = ::dup(2);
+    const int fd = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  ~StderrCapture() { restore(); }
+  std::string text() {
+    restore();
+    std::ifstream in(file_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    saved_ = -1;
+  }
+  std::filesystem::path file_;
+  int saved_ = -1;
+};
+
+// A relay between a client (a rank) and its server (rank 0, a broker) that keeps what the client
+// sends, and once armed alters it: flips a byte of the next bytes it relays, or relays them twice.
+class Relay {
+ public:
+  enum class Mode { pass, flip, replay };
+
+  Relay(int listen_port, int server_port) : server_port_(server_port) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(listen_port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listener_, 1) == 0);
+    thread_ = std::thread([this] { relay(); });
+  }
+  ~Relay() {
+    stop_ = true;
+    thread_.join();
+    ::close(listener_);
+  }
+  void arm(Mode mode) { mode_ = mode; }
+  std::string sent() {
+    std::lock_guard lock(mutex_);
+    return sent_;
+  }
+
+ private:
+  void relay() {
+    pollfd l{listener_, POLLIN, 0};
+    while (!stop_ && ::poll(&l, 1, 50) == 0) {
+    }
+    if (stop_) return;
+    const int from = ::accept(listener_, nullptr, nullptr), to = dial(server_port_);
+    char buffer[1 << 16];
+    while (!stop_) {
+      pollfd p[2] = {{from, POLLIN, 0}, {to, POLLIN, 0}};
+      if (::poll(p, 2, 50) <= 0) continue;
+      if (p[1].revents) {  // server to client: as it comes
+        const ssize_t n = ::recv(to, buffer, sizeof buffer, 0);
+        if (n <= 0) break;
+        ::send(from, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL);
+      }
+      if (p[0].revents) {
+        const ssize_t n = ::recv(from, buffer, sizeof buffer, 0);
+        if (n <= 0) break;
+        {
+          std::lock_guard lock(mutex_);
+          sent_.append(buffer, static_cast<std::size_t>(n));
+        }
+        const Mode mode = mode_.exchange(Mode::pass);
+        if (mode == Mode::flip) buffer[n / 2] ^= 0x20;
+        ::send(to, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL);
+        if (mode == Mode::replay) ::send(to, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL);
+      }
+    }
+    ::close(from);
+    ::close(to);
+  }
+
+  int listener_ = -1, server_port_;
+  std::atomic<bool> stop_{false};
+  std::atomic<Mode> mode_{Mode::pass};
+  std::mutex mutex_;
+  std::string sent_;
+  std::thread thread_;
+};
+
+inline bool have_mosquitto() { return std::filesystem::exists("/usr/sbin/mosquitto"); }
+
+// A Mosquitto broker of the test's own on a free port (scripts/mqtt-broker.sh): plain, or TLS with
+// the run's test authority. It ends with the test process, however that ends.
+class Broker {
+ public:
+  explicit Broker(bool tls) : port_(testing::free_loopback_port()) {
+    static int count = 0;
+    dir_ = temp_dir("mqtt-broker") / std::to_string(count++);
+    std::filesystem::remove_all(dir_);
+    const std::string script = std::string(DTNN_TEST_SOURCE_DIR) + "/scripts/mqtt-broker.sh";
+    const std::string certs = tls ? certificates("run").string() : "";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // the broker ends with the test, however it ends
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      ::execl("/bin/sh", "sh", script.c_str(), dir_.c_str(), std::to_string(port_).c_str(),
+              certs.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(dial(port_));  // listening
+  }
+  ~Broker() { stop(); }
+  // Ends the broker at once, as a crash would (no last wills published).
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  int port() const { return port_; }
+  std::string log() const {
+    std::ifstream in(dir_ / "mosquitto.log");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private:
+  int port_;
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace dtnn::test

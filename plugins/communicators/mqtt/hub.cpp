@@ -1,0 +1,168 @@
+#include "hub.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "dtnn/error.hpp"
+
+namespace dtnn_mqtt {
+
+using dtnn::DType;
+using dtnn::Error;
+
+namespace {
+
+template <class T>
+void add_into(unsigned char* sum, std::span<const unsigned char> bytes) {
+  const std::size_t count = bytes.size() / sizeof(T);
+  for (std::size_t i = 0; i < count; ++i) {
+    T s, x;
+    std::memcpy(&s, sum + i * sizeof(T), sizeof(T));
+    std::memcpy(&x, bytes.data() + i * sizeof(T), sizeof(T));
+    s += x;
+    std::memcpy(sum + i * sizeof(T), &s, sizeof(T));
+  }
+}
+
+}  // namespace
+
+Hub::Hub(std::unique_ptr<BrokerLink> link, int rank, int size, const Session& session,
+         std::size_t chunk_bytes, std::vector<std::uint64_t> nonces)
+    : link_(std::move(link)),
+      rank_(rank),
+      size_(size),
+      session_(session),
+      chunk_bytes_(chunk_bytes),
+      nonces_(std::move(nonces)) {}
+
+void Hub::send(const void* data, std::size_t bytes, std::uint64_t seq) {
+  Header h;
+  h.type = MessageType::data;
+  h.from = static_cast<std::uint32_t>(rank_);
+  h.to = rank_ == 0 ? kEveryRank : 0;
+  h.session = session_;
+  h.seq = seq;
+  h.total = bytes;
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::size_t offset = 0;
+  do {
+    const std::size_t n = std::min(chunk_bytes_, bytes - offset);
+    h.offset = offset;
+    link_->publish(encode_message(h, p + offset, n));
+    offset += n;
+  } while (offset < bytes);
+}
+
+void Hub::receive(int sender, std::size_t bytes, std::size_t align, std::uint64_t seq,
+                  Deadline deadline, const Chunk& take) {
+  std::size_t received = 0;
+  for (bool done = false; !done;) {
+    const std::vector<unsigned char> payload = link_->next(sender, deadline, "receiving");
+    try {
+      const Message m = decode_message(payload);
+      const Header& h = m.header;
+      if (h.type == MessageType::gone) {
+        const auto who = static_cast<std::size_t>(sender);
+        if (who < nonces_.size() && decode_answer(m.bytes).nonce != nonces_[who]) continue;
+        throw Error("left the run (its connection to the broker closed)");
+      }
+      // Answers to other ranks' hellos, late: not this rank's to read.
+      if ((h.type == MessageType::welcome || h.type == MessageType::refusal) &&
+          h.to != static_cast<std::uint32_t>(rank_))
+        continue;
+      if (h.type != MessageType::data)
+        throw Error(std::string("sent a ") + to_string(h.type) +
+                    " message where a data message was due");
+      if (h.session != session_) throw Error("sent a message of another run (its session differs)");
+      if (h.from != static_cast<std::uint32_t>(sender))
+        throw Error("sent a message that claims to be rank " + std::to_string(h.from) + "'s");
+      if (h.seq != seq)
+        throw Error("sent a message of collective #" + std::to_string(h.seq) +
+                    " during collective #" + std::to_string(seq));
+      if (h.total != bytes)
+        throw Error("sent a transfer of " + std::to_string(h.total) + " bytes where " +
+                    std::to_string(bytes) + " were due");
+      if (h.offset != received)
+        throw Error("sent bytes at offset " + std::to_string(h.offset) + " where offset " +
+                    std::to_string(received) + " was due");
+      if (m.bytes.size() % align != 0 || (m.bytes.empty() && bytes > 0))
+        throw Error("sent a chunk of " + std::to_string(m.bytes.size()) +
+                    " bytes (a positive multiple of " + std::to_string(align) + " due)");
+      take(received, m.bytes);
+      received += m.bytes.size();
+      done = received == bytes;
+    } catch (const Error& e) {
+      throw Error("mqtt: " + link_->name(sender) + ": " + e.what());
+    }
+  }
+}
+
+void Hub::allreduce_sum(void* data, std::size_t count, DType dtype, std::uint64_t seq,
+                        Deadline deadline) {
+  const std::size_t element = dtype_size(dtype), bytes = count * element;
+  auto* out = static_cast<unsigned char*>(data);
+  if (rank_ != 0) {
+    send(data, bytes, seq);
+    receive(0, bytes, element, seq, deadline,
+            [&](std::size_t at, std::span<const unsigned char> b) {
+              std::memcpy(out + at, b.data(), b.size());
+            });
+    return;
+  }
+  // Each rank's contribution is checked whole before any of it is summed: a transfer that fails
+  // midway leaves rank 0's values as they were.
+  incoming_.resize(bytes);
+  for (int r = 1; r < size_; ++r) {
+    receive(r, bytes, element, seq, deadline,
+            [&](std::size_t at, std::span<const unsigned char> b) {
+              std::memcpy(incoming_.data() + at, b.data(), b.size());
+            });
+    if (dtype == DType::float32)
+      add_into<float>(out, incoming_);
+    else
+      add_into<double>(out, incoming_);
+  }
+  send(data, bytes, seq);
+}
+
+void Hub::broadcast(void* data, std::size_t count, DType dtype, int root, std::uint64_t seq,
+                    Deadline deadline) {
+  const std::size_t element = dtype_size(dtype), bytes = count * element;
+  auto* out = static_cast<unsigned char*>(data);
+  auto copy = [&](std::size_t at, std::span<const unsigned char> b) {
+    std::memcpy(out + at, b.data(), b.size());
+  };
+  if (rank_ == 0) {
+    if (root != 0) receive(root, bytes, element, seq, deadline, copy);
+    send(data, bytes, seq);
+    return;
+  }
+  if (rank_ == root) send(data, bytes, seq);
+  receive(0, bytes, element, seq, deadline, copy);  // the root too: rank 0's copy is for all
+}
+
+void Hub::allgather(const void* send_data, void* recv, std::size_t count, DType dtype,
+                    std::uint64_t seq, Deadline deadline) {
+  const std::size_t element = dtype_size(dtype), bytes = count * element;
+  const std::size_t all = bytes * static_cast<std::size_t>(size_);
+  auto* out = static_cast<unsigned char*>(recv);
+  if (rank_ != 0) {
+    send(send_data, bytes, seq);
+    receive(0, all, element, seq, deadline, [&](std::size_t at, std::span<const unsigned char> b) {
+      std::memcpy(out + at, b.data(), b.size());
+    });
+    return;
+  }
+  if (bytes > 0 && out != send_data) std::memmove(out, send_data, bytes);
+  for (int r = 1; r < size_; ++r) {
+    unsigned char* slot = out + static_cast<std::size_t>(r) * bytes;
+    receive(r, bytes, element, seq, deadline,
+            [&](std::size_t at, std::span<const unsigned char> b) {
+              std::memcpy(slot + at, b.data(), b.size());
+            });
+  }
+  send(out, all, seq);
+}
+
+}  // namespace dtnn_mqtt
