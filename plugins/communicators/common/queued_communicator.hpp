@@ -62,7 +62,7 @@ class QueuedCommunicator : public dtnn::Communicator {
   explicit QueuedCommunicator(std::string transport) : transport_(std::move(transport)) {}
 
   int rank_ = 0, size_ = 1;
-  std::string transport_;  // "tcp", for errors
+  std::string transport_;                     // "tcp", for errors
   std::unique_ptr<Collectives> collectives_;  // owns the connections
   CollectiveQueue queue_;  // last: its thread ends before the collectives and connections go
 };

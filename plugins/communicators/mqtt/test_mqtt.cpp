@@ -139,24 +139,8 @@ TEST_CASE("mqtt: every collective on 3 ranks through a Mosquitto broker, plain a
     const auto ranks = world(3, broker.port(), tls);
     CHECK(ranks[0]->describe().find(tls ? "TLS 1.3" : "no TLS") != std::string::npos);
     on_every_rank(ranks, [](int rank, Communicator& c) {
-      // 4000 bytes: four chunks of 1024 bytes at most. Summed on rank 0 in rank order.
-      std::vector<float> x(1000);
-      for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(rank + 1) + i;
-      c.allreduce_sum(x.data(), x.size(), DType::float32, "sum");
-      for (std::size_t i = 0; i < x.size(); i += 97) {
-        const float want = ((0.1f + i) + (0.2f + i)) + (0.3f + i);
-        REQUIRE(x[i] == want);
-      }
-      std::vector<float> a(5000, 1.0f), b(7, static_cast<float>(rank));
-      auto ra = c.iallreduce_sum(a.data(), a.size(), DType::float32, "bucket 0");
-      auto rb = c.iallreduce_sum(b.data(), b.size(), DType::float32, "bucket 1");
-      c.barrier("after the buckets");
-      CHECK(ra->test());
-      ra->wait();
-      rb->wait();
-      CHECK(a[4999] == 3.0f);
-      CHECK(b[0] == 3.0f);
-      std::vector<double> w(300, rank == 1 ? 7.25 : -1.0);
+      test::check_three_rank_collectives(rank, c);
+      std::vector<double> w(300, rank == 1 ? 7.25 : -1.0);  // a broadcast in chunks
       c.broadcast(w.data(), w.size(), DType::float64, 1, "weights");
       CHECK(w == std::vector<double>(300, 7.25));
       for (const testing::Check& check : testing::check_communicator(c)) {

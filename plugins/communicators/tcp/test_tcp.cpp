@@ -135,37 +135,7 @@ TEST_CASE("tcp: every collective on 3 ranks as defined, plain and over TLS") {
     CHECK(ranks[1]->size() == 3);
     CHECK(ranks[2]->rank() == 2);
     CHECK(ranks[0]->describe().find(tls ? "TLS 1.3" : "no TLS") != std::string::npos);
-    on_every_rank(ranks, [](int rank, Communicator& c) {
-      // Sums, formed on rank 0 in rank order: every rank gets those exact bits.
-      std::vector<float> x(1000);
-      for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(rank + 1) + i;
-      c.allreduce_sum(x.data(), x.size(), DType::float32, "sum");
-      for (std::size_t i = 0; i < x.size(); i += 97) {
-        const float want = ((0.1f + i) + (0.2f + i)) + (0.3f + i);
-        REQUIRE(x[i] == want);
-      }
-      std::vector<double> d(3, rank + 0.5);
-      c.allreduce_sum(d.data(), d.size(), DType::float64, "sum of doubles");
-      CHECK(d == std::vector<double>(3, 4.5));
-      // Two non-blocking sums in flight, then a blocking collective after them.
-      std::vector<float> a(5000, 1.0f), b(7, static_cast<float>(rank));
-      auto ra = c.iallreduce_sum(a.data(), a.size(), DType::float32, "bucket 0");
-      auto rb = c.iallreduce_sum(b.data(), b.size(), DType::float32, "bucket 1");
-      c.barrier("after the buckets");
-      CHECK(ra->test());
-      ra->wait();
-      rb->wait();
-      CHECK(a[4999] == 3.0f);
-      CHECK(b[0] == 3.0f);
-      // A broadcast from a rank other than 0, and an allgather.
-      std::vector<double> w(4, rank == 1 ? 7.25 : -1.0);
-      c.broadcast(w.data(), w.size(), DType::float64, 1, "weights");
-      CHECK(w == std::vector<double>(4, 7.25));
-      std::vector<float> mine(2, static_cast<float>(10 * rank)), all(6, -1.0f);
-      c.allgather(mine.data(), all.data(), 2, DType::float32, "gather");
-      CHECK(all == std::vector<float>{0, 0, 10, 10, 20, 20});
-      c.allreduce_sum(nullptr, 0, DType::float32, "nothing");
-    });
+    on_every_rank(ranks, test::check_three_rank_collectives);
   }
 }
 
