@@ -297,10 +297,9 @@ void BrokerLink::on_message(mosquitto*, void* self, const mosquitto_message* mes
   const std::optional<int> slot = link->slot_of(topic);
   std::lock_guard lock(link->mutex_);
   if (!slot) {
-    if (!link->strangers_[topic])
+    if (link->strangers_.insert(topic).second)
       dtnn::log_warning("mqtt: ignoring messages on " + topic +
                         " (no rank of this run publishes there)");
-    link->strangers_[topic] = true;
     return;
   }
   if (message->payloadlen <= 0) return;  // a retained session cleared

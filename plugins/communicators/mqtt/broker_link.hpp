@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ class BrokerLink {
   // "rank 2 (topic dtnn/up/2)"
   std::string name(int sender) const;
   const std::string& own_topic() const { return own_topic_; }
-  bool secure() const { return !options_.tls.ca.empty(); }
+  bool secure() const { return options_.tls.on(); }
 
  private:
   void connect(Deadline deadline);
@@ -89,12 +90,12 @@ class BrokerLink {
   std::mutex mutex_;
   std::condition_variable arrived_;
   std::map<int, std::deque<std::vector<unsigned char>>> inbox_;
-  std::optional<int> connack_;             // the broker's answer to CONNECT
-  std::map<int, int> subscribed_;          // message id -> granted QoS
-  int last_published_ = 0;                 // the newest message id the broker acknowledged
-  std::string lost_;                       // why the connection to the broker ended, once it did
-  std::string last_error_;                 // libmosquitto's latest error line
-  std::map<std::string, bool> strangers_;  // topics already warned of
+  std::optional<int> connack_;       // the broker's answer to CONNECT
+  std::map<int, int> subscribed_;    // message id -> granted QoS
+  int last_published_ = 0;           // the newest message id the broker acknowledged
+  std::string lost_;                 // why the connection to the broker ended, once it did
+  std::string last_error_;           // libmosquitto's latest error line
+  std::set<std::string> strangers_;  // topics already warned of
 };
 
 }  // namespace dtnn_mqtt

@@ -5,27 +5,12 @@
 #include <vector>
 
 #include "dtnn/error.hpp"
+#include "sum_into.hpp"
 
 namespace dtnn_mqtt {
 
 using dtnn::DType;
 using dtnn::Error;
-
-namespace {
-
-template <class T>
-void add_into(unsigned char* sum, std::span<const unsigned char> bytes) {
-  const std::size_t count = bytes.size() / sizeof(T);
-  for (std::size_t i = 0; i < count; ++i) {
-    T s, x;
-    std::memcpy(&s, sum + i * sizeof(T), sizeof(T));
-    std::memcpy(&x, bytes.data() + i * sizeof(T), sizeof(T));
-    s += x;
-    std::memcpy(sum + i * sizeof(T), &s, sizeof(T));
-  }
-}
-
-}  // namespace
 
 Hub::Hub(std::unique_ptr<BrokerLink> link, int rank, int size, const Session& session,
          std::size_t chunk_bytes, std::vector<std::uint64_t> nonces)
@@ -54,8 +39,9 @@ void Hub::send(const void* data, std::size_t bytes, std::uint64_t seq) {
   } while (offset < bytes);
 }
 
-void Hub::receive(int sender, std::size_t bytes, std::size_t align, std::uint64_t seq,
-                  Deadline deadline, const Chunk& take) {
+void Hub::receive(int sender, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
+                  Deadline deadline) {
+  auto* out = static_cast<unsigned char*>(into);
   std::size_t received = 0;
   for (bool done = false; !done;) {
     const std::vector<unsigned char> payload = link_->next(sender, deadline, "receiving");
@@ -89,7 +75,7 @@ void Hub::receive(int sender, std::size_t bytes, std::size_t align, std::uint64_
       if (m.bytes.size() % align != 0 || (m.bytes.empty() && bytes > 0))
         throw Error("sent a chunk of " + std::to_string(m.bytes.size()) +
                     " bytes (a positive multiple of " + std::to_string(align) + " due)");
-      take(received, m.bytes);
+      if (!m.bytes.empty()) std::memcpy(out + received, m.bytes.data(), m.bytes.size());
       received += m.bytes.size();
       done = received == bytes;
     } catch (const Error& e) {
@@ -101,27 +87,17 @@ void Hub::receive(int sender, std::size_t bytes, std::size_t align, std::uint64_
 void Hub::allreduce_sum(void* data, std::size_t count, DType dtype, std::uint64_t seq,
                         Deadline deadline) {
   const std::size_t element = dtype_size(dtype), bytes = count * element;
-  auto* out = static_cast<unsigned char*>(data);
   if (rank_ != 0) {
     send(data, bytes, seq);
-    receive(0, bytes, element, seq, deadline,
-            [&](std::size_t at, std::span<const unsigned char> b) {
-              std::memcpy(out + at, b.data(), b.size());
-            });
+    receive(0, data, bytes, element, seq, deadline);
     return;
   }
   // Each rank's contribution is checked whole before any of it is summed: a transfer that fails
   // midway leaves rank 0's values as they were.
   incoming_.resize(bytes);
   for (int r = 1; r < size_; ++r) {
-    receive(r, bytes, element, seq, deadline,
-            [&](std::size_t at, std::span<const unsigned char> b) {
-              std::memcpy(incoming_.data() + at, b.data(), b.size());
-            });
-    if (dtype == DType::float32)
-      add_into<float>(out, incoming_);
-    else
-      add_into<double>(out, incoming_);
+    receive(r, incoming_.data(), bytes, element, seq, deadline);
+    dtnn_net::sum_into(data, incoming_.data(), count, dtype);
   }
   send(data, bytes, seq);
 }
@@ -129,17 +105,13 @@ void Hub::allreduce_sum(void* data, std::size_t count, DType dtype, std::uint64_
 void Hub::broadcast(void* data, std::size_t count, DType dtype, int root, std::uint64_t seq,
                     Deadline deadline) {
   const std::size_t element = dtype_size(dtype), bytes = count * element;
-  auto* out = static_cast<unsigned char*>(data);
-  auto copy = [&](std::size_t at, std::span<const unsigned char> b) {
-    std::memcpy(out + at, b.data(), b.size());
-  };
   if (rank_ == 0) {
-    if (root != 0) receive(root, bytes, element, seq, deadline, copy);
+    if (root != 0) receive(root, data, bytes, element, seq, deadline);
     send(data, bytes, seq);
     return;
   }
   if (rank_ == root) send(data, bytes, seq);
-  receive(0, bytes, element, seq, deadline, copy);  // the root too: rank 0's copy is for all
+  receive(0, data, bytes, element, seq, deadline);  // the root too: rank 0's copy is for all
 }
 
 void Hub::allgather(const void* send_data, void* recv, std::size_t count, DType dtype,
@@ -149,19 +121,12 @@ void Hub::allgather(const void* send_data, void* recv, std::size_t count, DType 
   auto* out = static_cast<unsigned char*>(recv);
   if (rank_ != 0) {
     send(send_data, bytes, seq);
-    receive(0, all, element, seq, deadline, [&](std::size_t at, std::span<const unsigned char> b) {
-      std::memcpy(out + at, b.data(), b.size());
-    });
+    receive(0, out, all, element, seq, deadline);
     return;
   }
   if (bytes > 0 && out != send_data) std::memmove(out, send_data, bytes);
-  for (int r = 1; r < size_; ++r) {
-    unsigned char* slot = out + static_cast<std::size_t>(r) * bytes;
-    receive(r, bytes, element, seq, deadline,
-            [&](std::size_t at, std::span<const unsigned char> b) {
-              std::memcpy(slot + at, b.data(), b.size());
-            });
-  }
+  for (int r = 1; r < size_; ++r)
+    receive(r, out + static_cast<std::size_t>(r) * bytes, bytes, element, seq, deadline);
   send(out, all, seq);
 }
 

@@ -7,9 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <span>
 #include <vector>
 
 #include "broker_link.hpp"
@@ -32,13 +30,12 @@ class Hub {
                  std::uint64_t seq, Deadline deadline);
 
  private:
-  using Chunk = std::function<void(std::size_t offset, std::span<const unsigned char> bytes)>;
   // Publishes a transfer on this rank's topic, in chunks (one, when empty).
   void send(const void* data, std::size_t bytes, std::uint64_t seq);
-  // Reads sender's transfer for collective seq, `bytes` long, chunk by chunk into `take`; chunks
+  // Reads sender's transfer for collective seq, `bytes` long, chunk by chunk into `into`; chunks
   // of `align` bytes' multiples.
-  void receive(int sender, std::size_t bytes, std::size_t align, std::uint64_t seq,
-               Deadline deadline, const Chunk& take);
+  void receive(int sender, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
+               Deadline deadline);
 
   std::unique_ptr<BrokerLink> link_;
   int rank_, size_;

@@ -3,34 +3,17 @@
 #include <cstring>
 
 #include "dtnn/error.hpp"
+#include "little_endian.hpp"
 
 namespace dtnn_tcp {
 
 using dtnn::Error;
+using dtnn_net::get_le;
+using dtnn_net::put_le;
 
 namespace {
 
 constexpr unsigned char kMagic[4] = {'D', 'T', 'N', 'N'};
-
-void put_u64(unsigned char* out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-std::uint64_t get_u64(const unsigned char* in) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(in[i]) << (8 * i);
-  return v;
-}
-
-void put_u32(unsigned char* out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-std::uint32_t get_u32(const unsigned char* in) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(in[i]) << (8 * i);
-  return v;
-}
 
 }  // namespace
 
@@ -53,8 +36,8 @@ std::array<unsigned char, kHeaderBytes> encode_header(const FrameHeader& header)
   std::memcpy(out.data(), kMagic, 4);
   out[4] = kProtocolVersion;
   out[5] = static_cast<unsigned char>(header.type);
-  put_u64(out.data() + 8, header.seq);
-  put_u64(out.data() + 16, header.length);
+  put_le(out.data() + 8, header.seq, 8);
+  put_le(out.data() + 16, header.length, 8);
   return out;
 }
 
@@ -66,7 +49,8 @@ FrameHeader decode_header(std::span<const unsigned char, kHeaderBytes> bytes) {
                 std::to_string(kProtocolVersion) + " (every rank must run the same dtnn)");
   if (bytes[5] < 1 || bytes[5] > 4 || bytes[6] != 0 || bytes[7] != 0)
     throw Error("sent a frame of unknown type " + std::to_string(bytes[5]));
-  return {static_cast<FrameType>(bytes[5]), get_u64(bytes.data() + 8), get_u64(bytes.data() + 16)};
+  return {static_cast<FrameType>(bytes[5]), get_le(bytes.data() + 8, 8),
+          get_le(bytes.data() + 16, 8)};
 }
 
 void expect_frame(const FrameHeader& got, FrameType type, std::uint64_t seq, std::uint64_t length,
@@ -86,15 +70,16 @@ void expect_frame(const FrameHeader& got, FrameType type, std::uint64_t seq, std
 
 std::vector<unsigned char> encode_hello(const Hello& hello) {
   std::vector<unsigned char> out(8);
-  put_u32(out.data(), hello.rank);
-  put_u32(out.data() + 4, hello.world_size);
+  put_le(out.data(), hello.rank, 4);
+  put_le(out.data() + 4, hello.world_size, 4);
   return out;
 }
 
 Hello decode_hello(std::span<const unsigned char> payload) {
   if (payload.size() != 8)
     throw Error("sent a hello of " + std::to_string(payload.size()) + " bytes (8 expected)");
-  return {get_u32(payload.data()), get_u32(payload.data() + 4)};
+  return {static_cast<std::uint32_t>(get_le(payload.data(), 4)),
+          static_cast<std::uint32_t>(get_le(payload.data() + 4, 4))};
 }
 
 }  // namespace dtnn_tcp

@@ -3,22 +3,12 @@
 #include <cstring>
 
 #include "dtnn/error.hpp"
+#include "sum_into.hpp"
 
 namespace dtnn_tcp {
 
 using dtnn::DType;
 using dtnn::Error;
-
-namespace {
-
-template <class T>
-void add_into(void* sum, const unsigned char* bytes, std::size_t count) {
-  auto* s = static_cast<T*>(sum);
-  const auto* x = reinterpret_cast<const T*>(bytes);
-  for (std::size_t i = 0; i < count; ++i) s[i] += x[i];
-}
-
-}  // namespace
 
 Star::Star(int rank, int size, std::vector<std::unique_ptr<Stream>> links)
     : rank_(rank), size_(size), links_(std::move(links)) {}
@@ -56,10 +46,7 @@ void Star::allreduce_sum(void* data, std::size_t count, DType dtype, std::uint64
   incoming_.resize(bytes);
   for (int r = 1; r < size_; ++r) {
     receive(link(r), incoming_.data(), bytes, seq, deadline);
-    if (dtype == DType::float32)
-      add_into<float>(data, incoming_.data(), count);
-    else
-      add_into<double>(data, incoming_.data(), count);
+    dtnn_net::sum_into(data, incoming_.data(), count, dtype);
   }
   for (int r = 1; r < size_; ++r) send(link(r), data, bytes, seq, deadline);
 }
