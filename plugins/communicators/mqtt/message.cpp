@@ -55,6 +55,8 @@ Message decode_message(std::span<const unsigned char> payload) {
   if (p[5] < static_cast<unsigned char>(MessageType::session) ||
       p[5] > static_cast<unsigned char>(MessageType::gone))
     throw Error("sent a message of unknown type " + std::to_string(p[5]));
+  if (p[6] != 0 || p[7] != 0)
+    throw Error("sent a message whose reserved bytes 6-7 are not zero (another dtnn version?)");
   Message m;
   m.header.type = static_cast<MessageType>(p[5]);
   m.header.from = static_cast<std::uint32_t>(get_le(p + 8, 4));

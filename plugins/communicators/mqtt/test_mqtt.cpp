@@ -224,6 +224,13 @@ TEST_CASE("mqtt: a malformed message is an error naming the rank and what was du
        "sent a message of 14 bytes that is not a dtnn message"},
       {"another version", header(5, 1, 1, 16, "DTMQ", 9), "speaks protocol version 9"},
       {"an unknown type", header(77, 1, 1, 16), "sent a message of unknown type 77"},
+      {"reserved bytes set",
+       [] {
+         std::string h = header(5, 1, 1, 0);
+         h[7] = 1;
+         return h;
+       }(),
+       "sent a message whose reserved bytes 6-7 are not zero"},
       {"bytes past the end", header(5, 1, 1, 4) + std::string(8, 'x'),
        "sent 8 bytes at offset 0 of a 4-byte transfer"},
       {"another run", header(5, 1, 1, 16) + std::string(16, 'x'),
