@@ -45,11 +45,24 @@ std::string random_hex(int bytes) {
   return out;
 }
 
+// libmosquitto counts its users, and sets up OpenSSL on a client's first TLS connect, neither
+// thread-safely; links connect one at a time, as ranks of one test process start in parallel.
+std::mutex library_mutex;
+int library_users = 0;
+
 }  // namespace
 
+BrokerLink::LibraryUse::LibraryUse() {
+  std::lock_guard lock(library_mutex);
+  if (library_users++ == 0) mosquitto_lib_init();
+}
+
+BrokerLink::LibraryUse::~LibraryUse() {
+  std::lock_guard lock(library_mutex);
+  if (--library_users == 0) mosquitto_lib_cleanup();
+}
+
 BrokerLink::BrokerLink(const LinkOptions& options, Deadline deadline) : options_(options) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { mosquitto_lib_init(); });
   session_topic_ = options_.topic + "/session";
   down_topic_ = options_.topic + "/down";
   up_prefix_ = options_.topic + "/up/";
@@ -126,9 +139,12 @@ std::vector<unsigned char> BrokerLink::gone_message() const {
 void BrokerLink::connect(Deadline deadline) {
   const HostPort& b = options_.broker;
   for (;;) {
+    std::unique_lock library(library_mutex);
     const int rc = mosquitto_connect(mosq_, b.host.c_str(), b.port_number(), options_.keepalive_s);
+    const int error = errno;
+    library.unlock();
     if (rc == MOSQ_ERR_SUCCESS) break;
-    const std::string why = rc == MOSQ_ERR_ERRNO ? std::strerror(errno) : mosquitto_strerror(rc);
+    const std::string why = rc == MOSQ_ERR_ERRNO ? std::strerror(error) : mosquitto_strerror(rc);
     if (rc == MOSQ_ERR_TLS)
       throw Error("mqtt: TLS with the broker at " + b.text() + " failed (" + last_error_ +
                   "; does tls_ca sign the broker's certificate, and does it name " + b.host + "?)");

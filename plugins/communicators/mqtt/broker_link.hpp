@@ -83,6 +83,16 @@ class BrokerLink {
   static void on_message(mosquitto*, void* self, const mosquitto_message* message);
   static void on_log(mosquitto*, void* self, int level, const char* text);
 
+  // libmosquitto initialised while any link lives, and cleaned up after the last: its cleanup frees
+  // what its init made (an OpenSSL UI method), which would leak when the plugin is unloaded.
+  // Declared first, so it is made before the client and released after it.
+  struct LibraryUse {
+    LibraryUse();
+    ~LibraryUse();
+    LibraryUse(const LibraryUse&) = delete;
+    LibraryUse& operator=(const LibraryUse&) = delete;
+  };
+  LibraryUse library_;
   LinkOptions options_;
   std::string own_topic_, session_topic_, down_topic_, up_prefix_;
   mosquitto* mosq_ = nullptr;
