@@ -171,9 +171,12 @@ TEST_CASE(
     double bytes_ratio, tolerance;  // sent bytes against plain's; |weights - plain's| / |plain's|
   };
   // Over 50 steps fp16's rounding moved the weights by 5e-6 of their norm, bf16's by 1.4e-3, topk
-  // sending 30% with error feedback by 9e-3 (2 and 3 ranks): the bounds leave ten times that.
-  for (const Case& c : {Case{"fp16", 0.5, 1e-4}, Case{"bf16", 0.5, 1e-2},
-                        Case{{{"name", "topk"}, {"density", 0.3}}, 0.6, 0.1}}) {
+  // sending 30% with error feedback by 9e-3 (2 and 3 ranks), secagg's fixed point (2^-32) by
+  // 3.6e-8: the bounds leave ten times that or more. secagg sends 8 bytes a value, and 16 more a
+  // bucket.
+  for (const Case& c :
+       {Case{"fp16", 0.5, 1e-4}, Case{"bf16", 0.5, 1e-2},
+        Case{{{"name", "topk"}, {"density", 0.3}}, 0.6, 0.1}, Case{"secagg", 2.0, 1e-6}}) {
     CAPTURE(c.codec.dump());
     json config = conv_experiment();
     config["parallel"]["codec"] = c.codec;
@@ -283,7 +286,9 @@ TEST_CASE("resume on N ranks: 1 epoch, stop, resume, 1 more gives the 2-epoch we
   auto comm = world();
   // Plain, and with a lossy codec whose error-feedback residuals (every rank's own) must come back
   // from the checkpoint for the weights to match.
-  for (const json& codec : {json("none"), json{{"name", "topk"}, {"density", 0.2}}}) {
+  // secagg: new keys in the resumed run, new masks, the same sums bit for bit.
+  for (const json& codec :
+       {json("none"), json{{"name", "topk"}, {"density", 0.2}}, json("secagg")}) {
     CAPTURE(codec.dump());
     // Every rank names the same folder (rank 0's pid), so all load what rank 0 wrote.
     std::vector<double> id{static_cast<double>(::getpid())};

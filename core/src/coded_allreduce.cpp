@@ -1,9 +1,11 @@
 #include "dtnn/coded_allreduce.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "dtnn/codec.hpp"
 #include "dtnn/communicator.hpp"
+#include "dtnn/error.hpp"
 
 namespace dtnn {
 
@@ -30,10 +32,30 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
   } else {
     codec_.encode(data, payload(send_.data()));
   }
+  const bool add_words = codec_.combination() == Codec::Combination::add_words;
+  if (add_words) {
+    DTNN_CHECK(bytes % sizeof(std::uint64_t) == 0, "an add_words codec's payload is not words");
+    codec_.mask(payload(send_.data()), round_++);
+  }
   comm_.allgather(send_.data(), recv_.data(), words, DType::float32, name);
   std::fill(data.begin(), data.end(), 0.0f);
-  for (std::size_t rank = 0; rank < ranks; ++rank)
-    codec_.decode_add(payload(recv_.data() + rank * words), data, 1.0f);
+  if (!add_words) {
+    for (std::size_t rank = 0; rank < ranks; ++rank)
+      codec_.decode_add(payload(recv_.data() + rank * words), data, 1.0f);
+    return bytes;
+  }
+  words_.assign(bytes, 0);
+  for (std::size_t rank = 0; rank < ranks; ++rank) {
+    const unsigned char* from = payload(recv_.data() + rank * words).data();
+    for (std::size_t at = 0; at < bytes; at += sizeof(std::uint64_t)) {
+      std::uint64_t sum, word;
+      std::memcpy(&sum, words_.data() + at, sizeof sum);
+      std::memcpy(&word, from + at, sizeof word);
+      sum += word;  // unsigned: modulo 2^64
+      std::memcpy(words_.data() + at, &sum, sizeof sum);
+    }
+  }
+  codec_.decode_add(words_, data, 1.0f);
   return bytes;
 }
 

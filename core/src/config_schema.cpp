@@ -289,10 +289,12 @@ const Key kKeys[] = {
      "what goes over the wire: `\"none\"` (float32 sums), or a codec plugin, a name or "
      "`{\"name\": ..., parameters}`: `\"fp16\"`, `\"bf16\"` (2 bytes a value; PyDTNN 3.x's "
      "`--model-sync-quantize --model-sync-dtype float16`), `{\"name\": \"topk\", \"density\": "
-     "0.01}` (the largest 1%, as index and value). Each rank's payload is allgathered and decoded "
-     "by every rank in rank order (blocking: no overlap with backward); gradients and, when the "
-     "codec carries weights (the casts do, topk not), model averaging go through it. float32 "
-     "models on the cpu"},
+     "0.01}` (the largest 1%, as index and value), `\"secagg\"` (secure aggregation: 64-bit "
+     "fixed point, `fraction_bits` 32, under pairwise masks that cancel in the sum; "
+     "docs/federated.md). Each rank's payload is allgathered and decoded by every rank in rank "
+     "order, or (secagg) the payloads added and their sum decoded (blocking: no overlap with "
+     "backward); gradients and, when the codec carries weights (the casts and secagg do, topk "
+     "not), model averaging go through it. float32 models on the cpu; also `--codec`"},
     {"parallel.codec_error_feedback",
      R"(true)",
      {},

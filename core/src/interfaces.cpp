@@ -48,6 +48,8 @@ DeviceCommunicator::~DeviceCommunicator() = default;
 Loss::~Loss() = default;
 Metric::~Metric() = default;
 Codec::~Codec() = default;
+void Codec::join(Communicator&) {}
+void Codec::mask(std::span<unsigned char>, std::uint64_t) const {}
 
 void Loss::backward_through_softmax(const Tensor&, const Tensor&, Tensor&) {
   throw Error("loss '" + name() + "' has no combined softmax gradient");

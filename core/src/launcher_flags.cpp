@@ -49,6 +49,9 @@ const Flag kFlags[] = {
     {"world-size", "parallel.communicator.world_size", 'i', "dtnn, tcp, mqtt: the number of ranks"},
     {"server", "parallel.communicator.server", 's', "dtnn, tcp: rank 0's host:port"},
     {"broker", "parallel.communicator.broker", 's', "dtnn, mqtt: the MQTT broker's host:port"},
+    {"codec", "parallel.codec", 's',
+     "dtnn: what goes over the wire: none, fp16, bf16, topk or secagg (secure aggregation); "
+     "parameters with --set 'parallel.codec={...}'"},
     {"tls-ca", "parallel.communicator.tls_ca", 's',
      "dtnn, tcp, mqtt: the run's certificate authority (PEM): only peers it signed are let in"},
     {"tls-cert", "parallel.communicator.tls_cert", 's',

@@ -1,12 +1,16 @@
 // Codec: what a rank's bucket of gradients (or of weights, at model averaging) becomes on the wire,
-// for compression research: casts to fp16 or bf16, top-k sparsification, and whatever a plugin
-// brings. A codec encodes a rank's values into a payload whose size depends only on the count, the
-// ranks allgather their payloads, and every rank decodes each rank's payload into the sum in rank
-// order, so all ranks hold the same sum (dtnn/coded_allreduce.hpp). Error feedback, which keeps
-// what a lossy payload dropped and adds it to the next step's gradients, is the exchange's, not
-// the codec's: a codec is a pure function of its input.
+// for compression and privacy research: casts to fp16 or bf16, top-k sparsification, secure
+// aggregation's masks, and whatever a plugin brings. A codec encodes a rank's values into a payload
+// whose size depends only on the count, and the ranks allgather their payloads
+// (dtnn/coded_allreduce.hpp). Then, by the codec's combination, either every rank decodes each
+// rank's payload into the sum in rank order (decode_each), or the payloads are words that add up
+// modulo 2^64 and their sum is decoded once (add_words: masks added to each payload cancel in the
+// sum). Either way all ranks hold the same sum. Error feedback, which keeps what a lossy payload
+// dropped and adds it to the next step's gradients, is the exchange's, not the codec's: encoding is
+// a pure function of the values, and masks are added after it.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "dtnn/core_export.hpp"
@@ -14,8 +18,14 @@
 
 namespace dtnn {
 
+class Communicator;
+
 class DTNN_CORE_EXPORT Codec : public Plugin {
  public:
+  enum class Combination {
+    decode_each,  // every rank's payload decoded and added, in rank order
+    add_words,    // payloads are uint64 words (host order) added modulo 2^64, the sum decoded once
+  };
   ~Codec() override;
   // The payload's size in bytes for n values: the same on every rank for the same n.
   virtual std::size_t payload_bytes(std::size_t n) const = 0;
@@ -31,6 +41,16 @@ class DTNN_CORE_EXPORT Codec : public Plugin {
   // Whether averaging weights through it makes sense (a cast does; dropping most weights does
   // not: weights then go plain).
   virtual bool carries_weights() const { return true; }
+
+  virtual Combination combination() const { return Combination::decode_each; }
+  // Once, before the first payload, with the ranks that will exchange through it; every rank calls
+  // it at the same point. A codec that agrees keys with the other ranks does it here, by its own
+  // collectives.
+  virtual void join(Communicator& comm);
+  // add_words codecs: adds this rank's mask for exchange number `round` (the same on every rank,
+  // never repeated while joined) to an encoded payload; the ranks' masks sum to zero modulo 2^64.
+  // The default adds nothing.
+  virtual void mask(std::span<unsigned char> payload, std::uint64_t round) const;
 };
 
 }  // namespace dtnn

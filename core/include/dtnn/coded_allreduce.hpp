@@ -3,7 +3,9 @@
 // so all hold the same bits. With error feedback (for gradients) each region keeps a residual,
 // what its payloads have not carried yet: the values encoded are the step's plus the residual, and
 // the residual becomes what that payload dropped, so over the steps the sum of what a rank sent
-// equals the sum of its gradients less the last residual.
+// equals the sum of its gradients less the last residual. A codec whose payloads add as words
+// (Codec::Combination::add_words) has its mask added after the residual is taken, the words of
+// every rank's payload summed modulo 2^64, and the sum decoded once.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -38,7 +40,9 @@ class DTNN_CORE_EXPORT CodedAllreduce {
   const Codec& codec_;
   Communicator& comm_;
   std::vector<std::vector<float>> residuals_;
-  std::vector<float> send_, recv_;  // payloads, in floats (the communicators' unit)
+  std::vector<float> send_, recv_;    // payloads, in floats (the communicators' unit)
+  std::vector<unsigned char> words_;  // add_words: the payloads' sum
+  std::uint64_t round_ = 0;           // add_words: sums so far, the masks' round
 };
 
 }  // namespace dtnn

@@ -10,6 +10,7 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
+#include "dtnn/testing/thread_group.hpp"
 
 namespace dtnn::testing {
 
@@ -32,6 +33,63 @@ double squared_norm(std::span<const float> x) {
   return s;
 }
 
+// Three ranks (threads), each with a codec of its own joined to them, sum different values twice
+// through CodedAllreduce: every rank must hold, bit for bit, what one codec computes alone from the
+// three payloads (decoded in rank order, or their words added and decoded once), whatever masks
+// the ranks added on the way.
+template <class Make>
+Check three_rank_sum(const Make& make, const Codec& alone, std::size_t n,
+                     const std::string& setting) {
+  constexpr int kRanks = 3;
+  const std::size_t bytes = alone.payload_bytes(n);
+  std::vector<std::vector<float>> x(kRanks), expected(2, std::vector<float>(n, 0.0f));
+  std::vector<std::vector<float>> got(kRanks * 2);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<unsigned char> words(bytes, 0), p(bytes);
+    for (int r = 0; r < kRanks; ++r) {
+      const std::vector<float> v = values(n, static_cast<unsigned>(7 * n + 3 * r + round));
+      alone.encode(v, p);
+      if (alone.combination() == Codec::Combination::decode_each) {
+        alone.decode_add(p, expected[round], 1.0f);
+        continue;
+      }
+      for (std::size_t at = 0; at + 8 <= bytes; at += 8) {
+        std::uint64_t a, b;
+        std::memcpy(&a, words.data() + at, 8);
+        std::memcpy(&b, p.data() + at, 8);
+        a += b;
+        std::memcpy(words.data() + at, &a, 8);
+      }
+    }
+    if (alone.combination() == Codec::Combination::add_words)
+      alone.decode_add(words, expected[round], 1.0f);
+  }
+  std::string error;
+  try {
+    ThreadGroup group(kRanks);
+    group.run([&](Communicator& comm, int r) {
+      const auto codec = make();
+      codec->join(comm);
+      CodedAllreduce sum(*codec, comm);
+      for (int round = 0; round < 2; ++round) {
+        std::vector<float> v = values(n, static_cast<unsigned>(7 * n + 3 * r + round));
+        sum.sum(v, "conformance, three ranks", /*error_feedback=*/false);
+        got[static_cast<std::size_t>(2 * r + round)] = std::move(v);
+      }
+    });
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  bool same = error.empty();
+  for (int r = 0; same && r < kRanks; ++r)
+    for (int round = 0; round < 2; ++round)
+      same = same &&
+             std::memcmp(got[static_cast<std::size_t>(2 * r + round)].data(),
+                         expected[static_cast<std::size_t>(round)].data(), n * sizeof(float)) == 0;
+  return {"three ranks hold the sum of their payloads, bit for bit, round after round", setting,
+          true, same, error.empty() ? "two sums on three ranks" : error};
+}
+
 }  // namespace
 
 std::vector<Check> check_codec(const Registry& registry, const PluginRecord& record,
@@ -43,6 +101,9 @@ std::vector<Check> check_codec(const Registry& registry, const PluginRecord& rec
                                      Params(params, "conformance: " + record.name), {});
   };
   const auto codec = make(), twin = make();
+  LocalCommunicator alone;
+  codec->join(alone);
+  twin->join(alone);
   std::vector<Check> out;
   for (std::size_t n : c.value("n", std::vector<std::size_t>{1, 7, 1000, 4099})) {
     const std::string setting = "params " + params.dump() + ", " + std::to_string(n) + " values";
@@ -109,6 +170,7 @@ std::vector<Check> check_codec(const Registry& registry, const PluginRecord& rec
     out.push_back({"error feedback: what was sent plus the residual is the gradients' sum", setting,
                    true, worst <= 1e-4 * std::max(1.0, scale),
                    "largest difference " + std::to_string(worst) + " over 12 steps"});
+    out.push_back(three_rank_sum(make, *codec, n, setting));
   }
   return out;
 }
