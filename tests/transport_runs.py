@@ -15,7 +15,8 @@ loopback (mqtt's through a Mosquitto broker started here, scripts/mqtt-broker.sh
 - Federated: Fashion-MNIST cut into 4 unbalanced per-rank folders (scripts/split-dataset.py,
   Dirichlet 0.5), 4 clients averaging their models every 10 steps (FedAvg) for 2 epochs over tcp
   with TLS, and so with the fp16 codec and with secure aggregation (the secagg codec), reach within
-  1 point of the test accuracy of the same run under mpirun.
+  1 point of the test accuracy of the same run under mpirun. With avail2all, rank 3 killed mid-run:
+  the others finish, and the history says who took part in the synchronisations.
 - With --mqtt: two ranks over mqtt with TLS train to MPI's history too; a rank killed mid-run is
   named by the other within seconds (the broker publishes its last will); the 4 federated clients
   over mqtt with TLS reach within 1 point of MPI's accuracy too.
@@ -174,6 +175,7 @@ def federated(dtnn, mpiexec, mqtt, d, certs):
         check(ok, f"4 federated clients over {name} with TLS ({results[0][1][-300:]})")
         if ok:
             accuracy[name] = test_accuracy(history)
+    leaving(dtnn, d, certs, fed)
     if not mpiexec:
         return
     history = os.path.join(d, "fed_mpi.json")
@@ -188,6 +190,51 @@ def federated(dtnn, mpiexec, mqtt, d, certs):
         check(abs(value - reference) <= 0.01,
               f"federated over {name}: test accuracy {100 * value:.2f}% against MPI's "
               f"{100 * reference:.2f}% (within 1 point)")
+
+
+def connected(port, n, timeout=60):
+    """True once rank 0's port has n established connections (the ranks met)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = subprocess.run(["ss", "-Htn", "state", "established", f"( sport = :{port} )"],
+                           capture_output=True, text=True)
+        if len(r.stdout.strip().splitlines()) >= n:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def leaving(dtnn, d, certs, fed):
+    """4 federated clients with avail2all over tcp with TLS; rank 3 killed mid-run: the others
+    finish, and the history says from which synchronisation on rank 3 took no part."""
+    port = free_port()
+    history = os.path.join(d, "leaving.json")
+    procs = [start([dtnn, "run", *fed, "--model-sync-participation", "avail2all",
+                    *tcp_flags(rank, port, certs, world=4)] +
+                   (["--history", history] if rank == 0 else [])) for rank in range(4)]
+    met = connected(port, 3)
+    time.sleep(2)  # training under way
+    alive = all(p.poll() is None for p in procs)
+    procs[3].send_signal(signal.SIGKILL)
+    results = finish(procs[:3])
+    finish(procs[3:], timeout=10)
+    check(met and alive, "4 federated clients (avail2all) were training when rank 3 was killed")
+    check(all(code == 0 for code, _ in results),
+          f"the other 3 finish the run ({[c for c, _ in results]}: {results[0][1][-400:]})")
+    check("rank 3 left the run in epoch" in results[0][1] and
+          "training goes on with ranks 0, 1, 2" in results[0][1],
+          "rank 0 says when rank 3 left and who goes on")
+    if not os.path.exists(history):
+        return check(False, "rank 0 writes the history")
+    with open(history) as f:
+        h = json.load(f)
+    parts = h.get("participation", [])
+    # (A site that has run out of samples in an epoch takes no part until the next one, too.)
+    check(len(parts) >= 2 and parts[0]["ranks"] == [0, 1, 2, 3] and
+          3 not in parts[-1]["ranks"] and parts[-1]["step"] > 0,
+          f"the history says who took part in the synchronisations: {parts}")
+    accuracy = h["test"]["categorical_accuracy"]
+    check(accuracy > 0.6, f"without rank 3's site from then on: test accuracy {100 * accuracy:.2f}%")
 
 
 def mqtt_runs(dtnn, d, certs, mpi_history):

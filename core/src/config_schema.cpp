@@ -343,7 +343,10 @@ const Key kKeys[] = {
      R"("all")",
      {nullptr, "\"all\" or \"avail2all\"", "all|avail2all"},
      "`\"all\"`: every rank counts; `\"avail2all\"`: only ranks that hold samples count (the "
-     "others weigh 0) and all receive the result"},
+     "others weigh 0) and all receive the result; over tcp or mqtt the others also go on "
+     "without a rank that leaves (its connection closes, or it is silent for half "
+     "`timeout_s`), and the history's `participation` says who took part in the "
+     "synchronisations (docs/federated.md)"},
     {"parallel.model_sync_min_avail",
      R"(0)",
      {non_negative_integer, "an integer >= 0"},

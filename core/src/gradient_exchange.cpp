@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include "dtnn/codec.hpp"
@@ -99,6 +100,11 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
                        std::to_string(buckets_.size()) + " (from " +
                        params[buckets_[i].parameters.front()].name + ")";
   const Device device = params.front().value.device();
+  if (options_.ranks_may_leave) {
+    DTNN_CHECK(device == Device::cpu && !options_.codec,
+               "ranks leaving a coded or device exchange");
+    total += 1;  // the weight slot, after every bucket
+  }
   flat_ = Tensor::zeros(Shape{total}, dtype, Layout::nchw, device);
   if (options_.codec) {  // the experiment refuses a codec for other models, naming the key
     DTNN_CHECK(device == Device::cpu && dtype == DType::float32,
@@ -371,6 +377,22 @@ void GradientExchange::unpack_all_values() {
 void GradientExchange::average_weights(double weight) {
   const trace::Span span(trace::Phase::model_sync);
   pack_all_values(weight);
+  if (options_.ranks_may_leave) {
+    const std::int64_t slot = flat_.numel() - 1;
+    dispatch_dtype(flat_.dtype(), [&](auto z) {
+      using T = decltype(z);
+      T* v = flat_.data<T>();
+      v[slot] = static_cast<T>(weight);
+      collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
+      // The weights of the ranks that took part sum to 1 unless one left during the collective.
+      const T total = v[slot];
+      if (total > T(0) && std::abs(total - T(1)) > T(1e-5))
+        for (std::int64_t i = 0; i < slot; ++i) v[i] /= total;
+    });
+    stats_.bytes_sent += static_cast<std::uint64_t>(flat_.numel()) * dtype_size(flat_.dtype());
+    unpack_all_values();
+    return;
+  }
   if (coded_ && options_.codec->carries_weights()) {
     stats_.bytes_sent +=
         coded_->sum(std::span<float>(flat_.data<float>(), static_cast<std::size_t>(flat_.numel())),

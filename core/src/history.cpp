@@ -40,6 +40,8 @@ std::string History::to_json() const {
   j["ranks"] = ranks;
   if (!stopped.empty()) j["stopped"] = stopped;
   if (skipped_batches > 0) j["skipped_batches"] = skipped_batches;
+  for (const auto& p : participation)
+    j["participation"].push_back({{"step", p.step}, {"ranks", p.ranks}});
   if (ranks > 1) {
     j["comm_wait_ms_per_step"] = comm_wait_ms_per_step;
     j["buckets"] = buckets;

@@ -56,7 +56,13 @@ double rank_weight(SyncAlgorithm algorithm, SyncParticipation participation,
 RankCounts::RankCounts(int ranks)
     : step(static_cast<std::size_t>(ranks)),
       since_sync(static_cast<std::size_t>(ranks), 0),
-      trained(static_cast<std::size_t>(ranks), 0) {}
+      trained(static_cast<std::size_t>(ranks), 0),
+      left(static_cast<std::size_t>(ranks), 0) {}
+
+void RankCounts::leave(std::size_t rank) {
+  left[rank] = 1;
+  step[rank] = since_sync[rank] = trained[rank] = 0;
+}
 
 void RankCounts::add_step() {
   for (std::size_t r = 0; r < step.size(); ++r) {

@@ -54,6 +54,9 @@ struct Trainer::Run {
   std::vector<std::vector<float>> residuals;    // every rank's, at the last gather_residuals
   std::optional<EpochOrder> order;
   std::optional<RankCounts> counts;
+  // A step's status summed over ranks: a stop request, a non-finite value, and (ranks may leave)
+  // a 1 from each rank still there.
+  std::vector<double> status;
   SteadyThroughput throughput;
   std::int64_t global_step = 0, first_global_step = 0;
   Clock::time_point start;
@@ -459,6 +462,7 @@ void Trainer::start_run(Run& run) {
   }
   run.order.emplace(epoch_order());
   run.counts.emplace(comm_.size());
+  run.status.assign(2 + (options_.sync.ranks_may_leave ? comm_.size() : 0), 0.0);
   run.global.assign(metric_totals_.size() + 2, 0.0);
   run.global_step = run.first_global_step = options_.start.global_step;
   run.start = Clock::now();
@@ -472,6 +476,30 @@ void Trainer::reduce_totals(Run& run) {
   run.global[run.global.size() - 1] = static_cast<double>(run.samples);
   const trace::Span span(trace::Phase::sync);
   comm_.allreduce_sum(run.global.data(), run.global.size(), DType::float64, "training totals");
+}
+
+void Trainer::note_departures(Run& run, std::int64_t epoch, std::int64_t step) {
+  RankCounts& counts = *run.counts;
+  for (std::size_t r = 0; r < counts.left.size(); ++r) {
+    if (counts.left[r] || run.status[2 + r] > 0) continue;
+    counts.leave(r);
+    std::string staying;
+    for (std::size_t k = 0; k < counts.left.size(); ++k)
+      if (!counts.left[k]) staying += (staying.empty() ? "" : ", ") + std::to_string(k);
+    log_warning("rank " + std::to_string(r) + " left the run in epoch " +
+                std::to_string(epoch + 1) + ", step " + std::to_string(step + 1) +
+                "; training goes on with ranks " + staying);
+  }
+}
+
+void Trainer::note_participants(History& history, std::int64_t global_step,
+                                std::span<const std::int64_t> counts) const {
+  if (options_.sync.participation != SyncParticipation::avail2all) return;
+  std::vector<int> ranks;
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    if (counts[r] > 0) ranks.push_back(static_cast<int>(r));
+  if (history.participation.empty() || history.participation.back().ranks != ranks)
+    history.participation.push_back({global_step, std::move(ranks)});
 }
 
 // The epoch's steps, then its record; false when the run stops in it (history.stopped says why).
@@ -502,7 +530,8 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   run.state.batch = s;
   notify(&Scheduler::on_batch_begin, run.state);
   for (int r = 0; r < ranks; ++r)
-    counts.step[static_cast<std::size_t>(r)] = run.order->part(s, r).second;
+    counts.step[static_cast<std::size_t>(r)] =
+        counts.left[static_cast<std::size_t>(r)] ? 0 : run.order->part(s, r).second;
   const std::int64_t n = counts.step[static_cast<std::size_t>(me)];
   const bool sync_gradients =
       ranks > 1 && sync.frequency == 0 && RankCounts::available(counts.step) >= sync.min_available;
@@ -517,12 +546,19 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   const double loss =
       train_step(run.order->indices(s, me), weight, sync_gradients,
                  s + 1 < steps ? run.order->indices(s + 1, me) : std::span<const std::int64_t>{});
-  // A stop request (SIGINT, SIGTERM) and a step whose values were not finite, summed over ranks.
-  double status[2] = {stop_requested() != 0 ? 1.0 : 0.0, step_nonfinite_ ? 1.0 : 0.0};
+  // A stop request (SIGINT, SIGTERM), a step whose values were not finite and who is still there,
+  // summed over ranks.
+  std::vector<double>& status = run.status;
+  std::fill(status.begin(), status.end(), 0.0);
+  status[0] = stop_requested() != 0 ? 1.0 : 0.0;
+  status[1] = step_nonfinite_ ? 1.0 : 0.0;
+  if (sync.ranks_may_leave) status[2 + static_cast<std::size_t>(me)] = 1.0;
   if (ranks > 1) {
     const trace::Span span(trace::Phase::sync);
-    comm_.allreduce_sum(status, 2, DType::float64, "step status");
+    comm_.allreduce_sum(status.data(), status.size(), DType::float64, "step status");
   }
+  if (sync.ranks_may_leave) note_departures(run, epoch, s);
+  if (sync_gradients) note_participants(history, run.global_step, counts.step);
   if (status[1] > 0 && options_.on_nonfinite == NonFinitePolicy::stop) {
     history.stopped = nonfinite_report(epoch, s, steps);
     history.exit_code = 1;
@@ -532,9 +568,11 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   history.skipped_batches += skipped;
   counts.add_step();
   if (ranks > 1 && sync.frequency > 0 && (run.global_step + 1) % sync.frequency == 0) {
-    if (RankCounts::available(counts.since_sync) >= sync.min_available)  // model averaging
+    if (RankCounts::available(counts.since_sync) >= sync.min_available) {  // model averaging
+      note_participants(history, run.global_step, counts.since_sync);
       exchange_->average_weights(
           rank_weight(sync.algorithm, sync.participation, counts.since_sync, me));
+    }
     std::fill(counts.since_sync.begin(), counts.since_sync.end(), 0);
   }
   const double dt = seconds_since(t0);

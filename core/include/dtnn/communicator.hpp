@@ -45,6 +45,12 @@ class DTNN_CORE_EXPORT Communicator : public Plugin {
   // True when the collectives take pointers to memory of device d (CUDA-aware MPI): the caller
   // must have finished the device work that writes them (DeviceRuntime::synchronize).
   virtual bool accepts_memory_of(Device d) const { return d == Device::cpu; }
+  // Federated runs (parallel.model_sync_participation "avail2all"): asks the communicator to go on
+  // when a rank leaves (its connection closes, or it stays silent) instead of failing. A rank that
+  // left then adds nothing to every later sum and zeros to every allgather (the trainer learns who
+  // is left from that); a broadcast from it fails. False where ranks cannot leave (an MPI job, one
+  // process): then a lost rank ends the run, as before the call.
+  virtual bool let_ranks_leave() { return false; }
   // One line for `dtnn info` and logs: rank, size, host, library.
   virtual std::string describe() const = 0;
 };

@@ -49,6 +49,10 @@ struct ExchangeOptions {
   // PyDTNN 3.x's --parallel-pipeline (parallel.pipeline): a step's sums stay in flight through the
   // next step's forward and backward and are applied at its end (one step stale); cpu models.
   bool pipeline = false;
+  // Ranks may leave mid-run (ModelSyncOptions::ranks_may_leave): model averaging carries each
+  // rank's weight beside its values and divides by their sum, so a rank that left during the
+  // averaging leaves an average of the others rather than shrunken weights.
+  bool ranks_may_leave = false;
 };
 
 enum class ExchangeRoute {

@@ -23,6 +23,9 @@ struct ModelSyncOptions {
   bool initial_sync = true;        // start from rank 0's weights
   bool final_sync = true;          // weights averaged (when not averaging gradients) and made
                                    // bit-identical (rank 0's) after training
+  // avail2all over a communicator that lets ranks leave (Communicator::let_ranks_leave): a rank
+  // that left is found in every step's status sum, and counts no more.
+  bool ranks_may_leave = false;
   ExchangeOptions exchange;
 };
 
@@ -40,7 +43,9 @@ DTNN_CORE_EXPORT double rank_weight(SyncAlgorithm algorithm, SyncParticipation p
 // model averaging, and the run's. Every rank computes all of them alike, without communication.
 struct DTNN_CORE_EXPORT RankCounts {
   std::vector<std::int64_t> step, since_sync, trained;
+  std::vector<char> left;  // ranks that have left the run: their counts stay 0
   explicit RankCounts(int ranks);
+  void leave(std::size_t rank);
   // The step's counts (step[r] set) added to since_sync and trained.
   void add_step();
   // How many ranks hold samples in counts.

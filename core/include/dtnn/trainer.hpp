@@ -119,6 +119,13 @@ struct DTNN_CORE_EXPORT History {
   std::string stopped;
   int exit_code = 0;
   std::int64_t skipped_batches = 0;  // training.on_nonfinite "skip_batch", over all epochs
+  // avail2all: who took part in the synchronisations, an entry where that changed: from global
+  // step `step` (0-based) on, the synchronisations counted `ranks`.
+  struct Participants {
+    std::int64_t step = 0;
+    std::vector<int> ranks;
+  };
+  std::vector<Participants> participation;
   // output.profile: rank 0's profile (dtnn/run_profile.hpp), a JSON object's text ("" when off).
   std::string profile;
   std::string to_json() const;
@@ -174,6 +181,12 @@ class DTNN_CORE_EXPORT Trainer {
   bool run_step(Run& run, std::int64_t epoch, std::int64_t step, Progress& progress,
                 History& history);
   void end_epoch(Run& run, std::int64_t epoch, Progress& progress, History& history);
+  // Ranks may leave: the ranks missing from this step's status sum leave the counts, said once.
+  void note_departures(Run& run, std::int64_t epoch, std::int64_t step);
+  // avail2all: the ranks a synchronisation at global_step counts (those with samples), kept in the
+  // history when they differ from the previous synchronisation's.
+  void note_participants(History& history, std::int64_t global_step,
+                         std::span<const std::int64_t> counts) const;
   void finish_run(Run& run, Progress& progress, History& history);
   void reduce_totals(Run& run);
   CheckpointInfo checkpoint_info(const Run& run) const;

@@ -52,6 +52,12 @@ class QueuedCommunicator : public dtnn::Communicator {
     });
   }
 
+  bool let_ranks_leave() override {
+    queue_.run("letting ranks leave",
+               [this](std::uint64_t, Deadline) { collectives_->let_ranks_leave(); });
+    return true;
+  }
+
   void barrier(std::string_view name) override {
     queue_.run(name, [this](std::uint64_t seq, Deadline d) {
       collectives_->allreduce_sum(nullptr, 0, dtnn::DType::float32, seq, d);

@@ -219,8 +219,8 @@ void BrokerLink::fail_waiting(int sender, Deadline deadline, const char* doing) 
   if (!lost_.empty())
     throw Error("mqtt: lost the broker at " + options_.broker.text() + " while " + doing +
                 " from " + name(sender) + ": " + lost_);
-  throw Error("mqtt: " + name(sender) + ": no answer within " + seconds_text(deadline.seconds) +
-              " s while " + doing);
+  throw PeerGone("mqtt: " + name(sender) + ": no answer within " + seconds_text(deadline.seconds) +
+                 " s while " + doing);
 }
 
 std::vector<unsigned char> BrokerLink::next(int sender, Deadline deadline, const char* doing) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dtnn/error.hpp"
+#include "dtnn/log.hpp"
 #include "sum_into.hpp"
 
 namespace dtnn_mqtt {
@@ -19,7 +20,32 @@ Hub::Hub(std::unique_ptr<BrokerLink> link, int rank, int size, const Session& se
       size_(size),
       session_(session),
       chunk_bytes_(chunk_bytes),
-      nonces_(std::move(nonces)) {}
+      nonces_(std::move(nonces)),
+      left_(static_cast<std::size_t>(size)) {}
+
+bool Hub::reach(int r, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
+                Deadline deadline) {
+  if (left_[static_cast<std::size_t>(r)]) return false;
+  Deadline listen = deadline;  // half the timeout, the other half left for answering the rest
+  if (let_leave_ && deadline.limited()) {
+    listen.seconds = deadline.seconds / 2;
+    listen.at -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(listen.seconds));
+  }
+  try {
+    receive(r, into, bytes, align, seq, listen);
+    return true;
+  } catch (const PeerGone& e) {
+    if (!let_leave_) throw;
+    left_[static_cast<std::size_t>(r)] = true;
+    int staying = 0;
+    for (bool l : left_) staying += !l;
+    dtnn::log_warning(std::string(e.what()) + " (collective #" + std::to_string(seq) +
+                      "): it has left; the run goes on with " + std::to_string(staying) + " of " +
+                      std::to_string(size_) + " ranks (parallel.model_sync_participation)");
+    return false;
+  }
+}
 
 void Hub::send(const void* data, std::size_t bytes, std::uint64_t seq) {
   Header h;
@@ -51,7 +77,7 @@ void Hub::receive(int sender, void* into, std::size_t bytes, std::size_t align, 
       if (h.type == MessageType::gone) {
         const auto who = static_cast<std::size_t>(sender);
         if (who < nonces_.size() && decode_answer(m.bytes).nonce != nonces_[who]) continue;
-        throw Error("left the run (its connection to the broker closed)");
+        throw PeerGone("left the run (its connection to the broker closed)");
       }
       // Answers to other ranks' hellos, late: not this rank's to read.
       if ((h.type == MessageType::welcome || h.type == MessageType::refusal) &&
@@ -78,6 +104,8 @@ void Hub::receive(int sender, void* into, std::size_t bytes, std::size_t align, 
       if (!m.bytes.empty()) std::memcpy(out + received, m.bytes.data(), m.bytes.size());
       received += m.bytes.size();
       done = received == bytes;
+    } catch (const PeerGone& e) {
+      throw PeerGone("mqtt: " + link_->name(sender) + ": " + e.what());
     } catch (const Error& e) {
       throw Error("mqtt: " + link_->name(sender) + ": " + e.what());
     }
@@ -95,10 +123,9 @@ void Hub::allreduce_sum(void* data, std::size_t count, DType dtype, std::uint64_
   // Each rank's contribution is checked whole before any of it is summed: a transfer that fails
   // midway leaves rank 0's values as they were.
   incoming_.resize(bytes);
-  for (int r = 1; r < size_; ++r) {
-    receive(r, incoming_.data(), bytes, element, seq, deadline);
-    dtnn_net::sum_into(data, incoming_.data(), count, dtype);
-  }
+  for (int r = 1; r < size_; ++r)
+    if (reach(r, incoming_.data(), bytes, element, seq, deadline))
+      dtnn_net::sum_into(data, incoming_.data(), count, dtype);
   send(data, bytes, seq);
 }
 
@@ -106,7 +133,9 @@ void Hub::broadcast(void* data, std::size_t count, DType dtype, int root, std::u
                     Deadline deadline) {
   const std::size_t element = dtype_size(dtype), bytes = count * element;
   if (rank_ == 0) {
-    if (root != 0) receive(root, data, bytes, element, seq, deadline);
+    if (root != 0 && !reach(root, data, bytes, element, seq, deadline))
+      throw Error("mqtt: rank " + std::to_string(root) + ", the root of broadcast #" +
+                  std::to_string(seq) + ", has left");
     send(data, bytes, seq);
     return;
   }
@@ -125,8 +154,11 @@ void Hub::allgather(const void* send_data, void* recv, std::size_t count, DType 
     return;
   }
   if (bytes > 0 && out != send_data) std::memmove(out, send_data, bytes);
-  for (int r = 1; r < size_; ++r)
-    receive(r, out + static_cast<std::size_t>(r) * bytes, bytes, element, seq, deadline);
+  for (int r = 1; r < size_; ++r) {
+    unsigned char* slot = out + static_cast<std::size_t>(r) * bytes;
+    if (!reach(r, slot, bytes, element, seq, deadline) && bytes > 0)
+      std::memset(slot, 0, bytes);  // a rank that left: zeros, also where it left mid-way
+  }
   send(out, all, seq);
 }
 

@@ -3,7 +3,10 @@
 // every rank, so all hold bit-identical results. Transfers longer than chunk_bytes go as
 // consecutive chunks. Each message must carry the run's session, the collective's number, its
 // transfer's length and the next offset: a rank that runs other steps or another model, or a
-// message of another run, is named, not summed.
+// message of another run, is named, not summed. When ranks may leave (a federated run), rank 0 goes
+// on without a rank whose gone message arrives or that stays silent for half the collective's
+// timeout: it adds nothing to later sums and zeros to later allgathers (a rank let go for silence
+// still reads the results; what it sends is not read again).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +31,7 @@ class Hub {
                  Deadline deadline);
   void allgather(const void* send, void* recv, std::size_t count, dtnn::DType dtype,
                  std::uint64_t seq, Deadline deadline);
+  void let_ranks_leave() { let_leave_ = true; }
 
  private:
   // Publishes a transfer on this rank's topic, in chunks (one, when empty).
@@ -36,6 +40,10 @@ class Hub {
   // of `align` bytes' multiples.
   void receive(int sender, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
                Deadline deadline);
+  // Rank 0: receive()s rank r's transfer; false when r has left (before, or now, when ranks may
+  // leave).
+  bool reach(int r, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
+             Deadline deadline);
 
   std::unique_ptr<BrokerLink> link_;
   int rank_, size_;
@@ -43,6 +51,8 @@ class Hub {
   std::size_t chunk_bytes_;
   std::vector<std::uint64_t> nonces_;
   std::vector<unsigned char> incoming_;  // rank 0: one rank's contribution
+  bool let_leave_ = false;
+  std::vector<bool> left_;  // rank 0: the ranks that have left
 };
 
 }  // namespace dtnn_mqtt

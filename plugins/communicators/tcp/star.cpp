@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "dtnn/error.hpp"
+#include "dtnn/log.hpp"
 #include "sum_into.hpp"
 
 namespace dtnn_tcp {
@@ -11,7 +12,34 @@ using dtnn::DType;
 using dtnn::Error;
 
 Star::Star(int rank, int size, std::vector<std::unique_ptr<Stream>> links)
-    : rank_(rank), size_(size), links_(std::move(links)) {}
+    : rank_(rank), size_(size), links_(std::move(links)), left_(static_cast<std::size_t>(size)) {}
+
+template <class Io>
+bool Star::reach(int r, std::uint64_t seq, Io io) {
+  if (left_[static_cast<std::size_t>(r)]) return false;
+  try {
+    io();
+    return true;
+  } catch (const PeerGone& e) {
+    if (!let_leave_) throw;
+    left_[static_cast<std::size_t>(r)] = true;
+    links_[static_cast<std::size_t>(r)].reset();
+    int staying = 0;
+    for (bool l : left_) staying += !l;
+    dtnn::log_warning(std::string(e.what()) + " (collective #" + std::to_string(seq) +
+                      "): it has left; the run goes on with " + std::to_string(staying) + " of " +
+                      std::to_string(size_) + " ranks (parallel.model_sync_participation)");
+    return false;
+  }
+}
+
+Deadline Star::listening(Deadline deadline) const {
+  if (!let_leave_ || !deadline.limited()) return deadline;
+  const double half = deadline.seconds / 2;
+  return {deadline.at - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(half)),
+          half};
+}
 
 bool Star::secure() const {
   for (const auto& l : links_)
@@ -44,11 +72,11 @@ void Star::allreduce_sum(void* data, std::size_t count, DType dtype, std::uint64
     return;
   }
   incoming_.resize(bytes);
-  for (int r = 1; r < size_; ++r) {
-    receive(link(r), incoming_.data(), bytes, seq, deadline);
-    dtnn_net::sum_into(data, incoming_.data(), count, dtype);
-  }
-  for (int r = 1; r < size_; ++r) send(link(r), data, bytes, seq, deadline);
+  const Deadline listen = listening(deadline);
+  for (int r = 1; r < size_; ++r)
+    if (reach(r, seq, [&] { receive(link(r), incoming_.data(), bytes, seq, listen); }))
+      dtnn_net::sum_into(data, incoming_.data(), count, dtype);
+  for (int r = 1; r < size_; ++r) reach(r, seq, [&] { send(link(r), data, bytes, seq, deadline); });
 }
 
 void Star::broadcast(void* data, std::size_t count, DType dtype, int root, std::uint64_t seq,
@@ -61,9 +89,11 @@ void Star::broadcast(void* data, std::size_t count, DType dtype, int root, std::
       receive(link(0), data, bytes, seq, deadline);
     return;
   }
-  if (root != 0) receive(link(root), data, bytes, seq, deadline);
+  if (root != 0 && !reach(root, seq, [&] { receive(link(root), data, bytes, seq, deadline); }))
+    throw Error("tcp: rank " + std::to_string(root) + ", the root of broadcast #" +
+                std::to_string(seq) + ", has left");
   for (int r = 1; r < size_; ++r)
-    if (r != root) send(link(r), data, bytes, seq, deadline);
+    if (r != root) reach(r, seq, [&] { send(link(r), data, bytes, seq, deadline); });
 }
 
 void Star::allgather(const void* send_data, void* recv, std::size_t count, DType dtype,
@@ -77,9 +107,13 @@ void Star::allgather(const void* send_data, void* recv, std::size_t count, DType
     return;
   }
   if (bytes > 0 && out != send_data) std::memmove(out, send_data, bytes);
-  for (int r = 1; r < size_; ++r)
-    receive(link(r), out + static_cast<std::size_t>(r) * bytes, bytes, seq, deadline);
-  for (int r = 1; r < size_; ++r) send(link(r), out, all, seq, deadline);
+  const Deadline listen = listening(deadline);
+  for (int r = 1; r < size_; ++r) {
+    unsigned char* slot = out + static_cast<std::size_t>(r) * bytes;
+    if (!reach(r, seq, [&] { receive(link(r), slot, bytes, seq, listen); }) && bytes > 0)
+      std::memset(slot, 0, bytes);  // a rank that left: zeros, also where it left mid-way
+  }
+  for (int r = 1; r < size_; ++r) reach(r, seq, [&] { send(link(r), out, all, seq, deadline); });
 }
 
 }  // namespace dtnn_tcp

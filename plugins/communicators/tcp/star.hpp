@@ -2,7 +2,10 @@
 // arithmetic, the others talk to rank 0 alone. Rank 0 sums the ranks' contributions in rank order
 // and sends every rank the same bytes, so all ranks hold bit-identical results. Each data frame
 // carries the collective's number, and its length must be the collective's: a rank that runs other
-// steps or another model is named, not summed.
+// steps or another model is named, not summed. When ranks may leave (a federated run), rank 0 goes
+// on without a rank whose connection closes or that stays silent for half the collective's timeout
+// (the other half left for answering the rest): it adds nothing to later sums and zeros to later
+// allgathers.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +30,8 @@ class Star {
   void allgather(const void* send, void* recv, std::size_t count, dtnn::DType dtype,
                  std::uint64_t seq, Deadline deadline);
 
+  void let_ranks_leave() { let_leave_ = true; }
+
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool secure() const;
@@ -35,10 +40,18 @@ class Star {
   Stream& link(int rank) { return *links_[static_cast<std::size_t>(rank)]; }
   void send(Stream& to, const void* data, std::size_t bytes, std::uint64_t seq, Deadline deadline);
   void receive(Stream& from, void* into, std::size_t bytes, std::uint64_t seq, Deadline deadline);
+  // Rank 0: runs io on rank r's link; false when r has left (before, or now: io's PeerGone, when
+  // ranks may leave).
+  template <class Io>
+  bool reach(int r, std::uint64_t seq, Io io);
+  // Rank 0: how long it waits for a rank's contribution.
+  Deadline listening(Deadline deadline) const;
 
   int rank_, size_;
   std::vector<std::unique_ptr<Stream>> links_;
   std::vector<unsigned char> incoming_;  // rank 0: one rank's contribution
+  bool let_leave_ = false;
+  std::vector<bool> left_;  // rank 0: the ranks that have left
 };
 
 }  // namespace dtnn_tcp

@@ -30,6 +30,8 @@ Stream::~Stream() {
 
 void Stream::fail(const std::string& what) const { throw Error("tcp: " + peer_ + ": " + what); }
 
+void Stream::gone(const std::string& what) const { throw PeerGone("tcp: " + peer_ + ": " + what); }
+
 void Stream::wait(short events, Deadline deadline, const char* doing) {
   pollfd p{fd_, events, 0};
   for (;;) {
@@ -39,7 +41,7 @@ void Stream::wait(short events, Deadline deadline, const char* doing) {
     if (r < 0) fail(std::string(doing) + ": poll failed (" + std::strerror(errno) + ")");
     char text[96];
     std::snprintf(text, sizeof text, "no answer within %g s while %s", deadline.seconds, doing);
-    fail(text);
+    gone(text);
   }
 }
 
@@ -48,10 +50,13 @@ void Stream::after_tls_failure(int result, Deadline deadline, const char* doing)
   if (e == SSL_ERROR_WANT_READ) return wait(POLLIN, deadline, doing);
   if (e == SSL_ERROR_WANT_WRITE) return wait(POLLOUT, deadline, doing);
   if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0))
-    fail(std::string("closed the connection while ") + doing);
+    gone(std::string("closed the connection while ") + doing);
   if (e == SSL_ERROR_SYSCALL && (errno == ECONNRESET || errno == EPIPE))
-    fail(std::string("closed the connection while ") + doing);
+    gone(std::string("closed the connection while ") + doing);
   if (e == SSL_ERROR_SYSCALL) fail(std::string(doing) + ": " + std::strerror(errno));
+  // OpenSSL 3 reports a connection closed without TLS's close_notify (a killed process) so.
+  if (e == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+    gone(std::string("closed the connection while ") + doing);
   std::string why = openssl_errors();
   const long verify = SSL_get_verify_result(ssl_);
   if (verify != X509_V_OK) why += std::string(": ") + X509_verify_cert_error_string(verify);
@@ -96,10 +101,9 @@ void Stream::write(const void* data, std::size_t bytes, Deadline deadline) {
         continue;
       }
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0)
-        fail(errno == EPIPE || errno == ECONNRESET
-                 ? "closed the connection while sending"
-                 : std::string("sending: ") + std::strerror(errno));
+      if (w < 0 && (errno == EPIPE || errno == ECONNRESET))
+        gone("closed the connection while sending");
+      if (w < 0) fail(std::string("sending: ") + std::strerror(errno));
       done = static_cast<std::size_t>(w);
     }
     p += done;
@@ -120,15 +124,14 @@ void Stream::read(void* data, std::size_t bytes, Deadline deadline) {
       }
     } else {
       const ssize_t got = ::recv(fd_, p, bytes, 0);
-      if (got == 0) fail("closed the connection while receiving");
+      if (got == 0) gone("closed the connection while receiving");
       if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         wait(POLLIN, deadline, "receiving");
         continue;
       }
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0)
-        fail(errno == ECONNRESET ? "closed the connection while receiving"
-                                 : std::string("receiving: ") + std::strerror(errno));
+      if (got < 0 && errno == ECONNRESET) gone("closed the connection while receiving");
+      if (got < 0) fail(std::string("receiving: ") + std::strerror(errno));
       done = static_cast<std::size_t>(got);
     }
     p += done;

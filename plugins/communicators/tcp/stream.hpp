@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "deadline.hpp"
+#include "dtnn/error.hpp"
 #include "frame.hpp"
 
 using SSL = struct ssl_st;
@@ -18,6 +19,13 @@ namespace dtnn_tcp {
 using dtnn_net::Deadline;
 
 class TlsContext;
+
+// The peer closed the connection, reset it, or did not answer before the deadline: it is gone,
+// rather than misbehaving (a malformed frame is a plain Error).
+class PeerGone : public dtnn::Error {
+ public:
+  using dtnn::Error::Error;
+};
 
 class Stream {
  public:
@@ -46,6 +54,7 @@ class Stream {
   void wait(short events, Deadline deadline, const char* doing);
   void after_tls_failure(int result, Deadline deadline, const char* doing);
   [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void gone(const std::string& what) const;  // throws PeerGone
 
   int fd_;
   SSL* ssl_ = nullptr;
