@@ -229,9 +229,11 @@ def leaving(dtnn, d, certs, fed):
     with open(history) as f:
         h = json.load(f)
     parts = h.get("participation", [])
-    # (A site that has run out of samples in an epoch takes no part until the next one, too.)
-    check(len(parts) >= 2 and parts[0]["ranks"] == [0, 1, 2, 3] and
-          3 not in parts[-1]["ranks"] and parts[-1]["step"] > 0,
+    # Rank 3 is absent from the synchronisations once it left (on a slow build it may be killed
+    # before the first); a site that has run out of samples in an epoch takes no part until the
+    # next one, too.
+    check(len(parts) >= 2 and all(3 not in p["ranks"] for p in parts[-2:]) and
+          [0, 1, 2] in [p["ranks"] for p in parts] and parts[-1]["step"] > 0,
           f"the history says who took part in the synchronisations: {parts}")
     accuracy = h["test"]["categorical_accuracy"]
     check(accuracy > 0.6, f"without rank 3's site from then on: test accuracy {100 * accuracy:.2f}%")
