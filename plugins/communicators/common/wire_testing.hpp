@@ -260,4 +260,42 @@ class Broker {
   pid_t pid_ = -1;
 };
 
+// A rank leaving a star transport's run whose ranks may leave, on 3 ranks: after a sum of all
+// three, rank 2 goes (silent: stays open and quiet under a 2 s timeout, so rank 0 lets it go after
+// 1 s; else it closes); ranks 0 and 1 then sum and allgather without it (it adds nothing, zeros
+// in its slot), rank 0's warning holds each of `said`, and a broadcast from rank 2 fails with
+// `broadcast_error`.
+inline void check_a_rank_leaving(std::vector<std::shared_ptr<Communicator>> ranks, bool silent,
+                                 const std::vector<std::string>& said_parts,
+                                 const std::string& broadcast_error) {
+  REQUIRE(ranks.size() == 3);
+  for (auto& r : ranks) CHECK(r->let_ranks_leave());
+  for (auto& r : ranks) r->set_timeout(silent ? 2.0 : 20.0);
+  float before[3] = {1, 2, 4};
+  on_every_rank(ranks, [&](int r, Communicator& c) {
+    c.allreduce_sum(&before[r], 1, dtnn::DType::float32, "all");
+  });
+  CHECK(before[1] == 7.0f);
+  std::shared_ptr<Communicator> left = ranks[2];  // silent: kept open, not called again
+  ranks.pop_back();
+  if (!silent) left.reset();  // closes its connection (over mqtt: says goodbye)
+  StderrCapture captured;
+  float after[2] = {1, 2};
+  std::vector<float> mine[2] = {{10, 11}, {20, 21}};
+  std::vector<std::vector<float>> all(2, std::vector<float>(6, -1.0f));
+  on_every_rank(ranks, [&](int r, Communicator& c) {
+    c.allreduce_sum(&after[r], 1, dtnn::DType::float32, "sum");
+    c.allgather(mine[r].data(), all[static_cast<std::size_t>(r)].data(), 2, dtnn::DType::float32,
+                "gather");
+  });
+  const std::string said = captured.text();
+  CHECK(after[0] == 3.0f);
+  CHECK(after[1] == 3.0f);
+  for (const auto& a : all) CHECK(a == std::vector<float>{10, 11, 20, 21, 0, 0});
+  for (const auto& part : said_parts) CHECK(said.find(part) != std::string::npos);
+  float x = 0;  // a broadcast from the rank that left cannot be
+  CHECK(error_of([&] { ranks[0]->broadcast(&x, 1, dtnn::DType::float32, 2, "from 2"); }) ==
+        broadcast_error);
+}
+
 }  // namespace dtnn::test

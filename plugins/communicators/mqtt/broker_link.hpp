@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "deadline.hpp"
-#include "dtnn/error.hpp"
+#include "departures.hpp"
 #include "host_port.hpp"
 #include "launch_settings.hpp"
 #include "message.hpp"
@@ -29,14 +29,8 @@ namespace dtnn_mqtt {
 
 using dtnn_net::Deadline;
 using dtnn_net::HostPort;
+using dtnn_net::PeerGone;  // a rank that left (its gone message) or did not answer in time
 using dtnn_net::TlsFiles;
-
-// A rank that left (its gone message) or did not answer before the deadline, rather than one that
-// misbehaves (a malformed message is a plain Error).
-class PeerGone : public dtnn::Error {
- public:
-  using dtnn::Error::Error;
-};
 
 struct LinkOptions {
   HostPort broker;

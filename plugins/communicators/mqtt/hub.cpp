@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "dtnn/error.hpp"
-#include "dtnn/log.hpp"
 #include "sum_into.hpp"
 
 namespace dtnn_mqtt {
@@ -21,30 +20,12 @@ Hub::Hub(std::unique_ptr<BrokerLink> link, int rank, int size, const Session& se
       session_(session),
       chunk_bytes_(chunk_bytes),
       nonces_(std::move(nonces)),
-      left_(static_cast<std::size_t>(size)) {}
+      departures_(size) {}
 
 bool Hub::reach(int r, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
                 Deadline deadline) {
-  if (left_[static_cast<std::size_t>(r)]) return false;
-  Deadline listen = deadline;  // half the timeout, the other half left for answering the rest
-  if (let_leave_ && deadline.limited()) {
-    listen.seconds = deadline.seconds / 2;
-    listen.at -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(listen.seconds));
-  }
-  try {
-    receive(r, into, bytes, align, seq, listen);
-    return true;
-  } catch (const PeerGone& e) {
-    if (!let_leave_) throw;
-    left_[static_cast<std::size_t>(r)] = true;
-    int staying = 0;
-    for (bool l : left_) staying += !l;
-    dtnn::log_warning(std::string(e.what()) + " (collective #" + std::to_string(seq) +
-                      "): it has left; the run goes on with " + std::to_string(staying) + " of " +
-                      std::to_string(size_) + " ranks (parallel.model_sync_participation)");
-    return false;
-  }
+  const Deadline listen = departures_.listening(deadline);
+  return departures_.reach(r, seq, [&] { receive(r, into, bytes, align, seq, listen); });
 }
 
 void Hub::send(const void* data, std::size_t bytes, std::uint64_t seq) {

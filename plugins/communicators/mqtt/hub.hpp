@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "broker_link.hpp"
+#include "departures.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn_mqtt {
@@ -31,7 +32,7 @@ class Hub {
                  Deadline deadline);
   void allgather(const void* send, void* recv, std::size_t count, dtnn::DType dtype,
                  std::uint64_t seq, Deadline deadline);
-  void let_ranks_leave() { let_leave_ = true; }
+  void let_ranks_leave() { departures_.allow(); }
 
  private:
   // Publishes a transfer on this rank's topic, in chunks (one, when empty).
@@ -40,8 +41,7 @@ class Hub {
   // of `align` bytes' multiples.
   void receive(int sender, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
                Deadline deadline);
-  // Rank 0: receive()s rank r's transfer; false when r has left (before, or now, when ranks may
-  // leave).
+  // Rank 0: receive()s rank r's transfer; false when r has left.
   bool reach(int r, void* into, std::size_t bytes, std::size_t align, std::uint64_t seq,
              Deadline deadline);
 
@@ -51,8 +51,7 @@ class Hub {
   std::size_t chunk_bytes_;
   std::vector<std::uint64_t> nonces_;
   std::vector<unsigned char> incoming_;  // rank 0: one rank's contribution
-  bool let_leave_ = false;
-  std::vector<bool> left_;  // rank 0: the ranks that have left
+  dtnn_net::Departures departures_;      // rank 0
 };
 
 }  // namespace dtnn_mqtt

@@ -357,37 +357,12 @@ TEST_CASE(
   for (const bool silent : {false, true}) {
     CAPTURE(silent);
     Broker broker(false);
-    auto ranks = world(3, broker.port(), false);
-    for (auto& r : ranks) CHECK(r->let_ranks_leave());
-    for (auto& r : ranks) r->set_timeout(silent ? 2.0 : 20.0);
-    float before[3] = {1, 2, 4};
-    test::on_every_rank(ranks, [&](int r, Communicator& c) {
-      c.allreduce_sum(&before[r], 1, DType::float32, "all");
-    });
-    CHECK(before[1] == 7.0f);
-    std::shared_ptr<Communicator> left = ranks[2];  // silent: kept open, not called again
-    ranks.pop_back();
-    if (!silent) left.reset();  // says goodbye
-    test::StderrCapture captured;
-    float after[2] = {1, 2};
-    std::vector<float> mine[2] = {{10, 11}, {20, 21}};
-    std::vector<std::vector<float>> all(2, std::vector<float>(6, -1.0f));
-    test::on_every_rank(ranks, [&](int r, Communicator& c) {
-      c.allreduce_sum(&after[r], 1, DType::float32, "sum");
-      c.allgather(mine[r].data(), all[static_cast<std::size_t>(r)].data(), 2, DType::float32,
-                  "gather");
-    });
-    const std::string said = captured.text();
-    CHECK(after[0] == 3.0f);
-    CHECK(after[1] == 3.0f);
-    for (const auto& a : all) CHECK(a == std::vector<float>{10, 11, 20, 21, 0, 0});
-    CHECK(said.find(silent ? "mqtt: rank 2 (topic dtnn-test/up/2): no answer within 1 s while "
-                             "receiving (collective #3): it has left; the run goes on with 2 of 3"
-                           : "mqtt: rank 2 (topic dtnn-test/up/2): left the run (its connection "
-                             "to the broker closed) (collective #3): it has left; the run goes on "
-                             "with 2 of 3") != std::string::npos);
-    float x = 0;
-    CHECK(test::error_of([&] { ranks[0]->broadcast(&x, 1, DType::float32, 2, "from 2"); }) ==
-          "mqtt: rank 2, the root of broadcast #5, has left (collective #5 'from 2')");
+    test::check_a_rank_leaving(
+        world(3, broker.port(), false), silent,
+        {silent ? "mqtt: rank 2 (topic dtnn-test/up/2): no answer within 1 s while receiving "
+                  "(collective #3): it has left; the run goes on with 2 of 3"
+                : "mqtt: rank 2 (topic dtnn-test/up/2): left the run (its connection to the "
+                  "broker closed) (collective #3): it has left; the run goes on with 2 of 3"},
+        "mqtt: rank 2, the root of broadcast #5, has left (collective #5 'from 2')");
   }
 }

@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "dtnn/error.hpp"
-#include "dtnn/log.hpp"
 #include "sum_into.hpp"
 
 namespace dtnn_tcp {
@@ -12,33 +11,13 @@ using dtnn::DType;
 using dtnn::Error;
 
 Star::Star(int rank, int size, std::vector<std::unique_ptr<Stream>> links)
-    : rank_(rank), size_(size), links_(std::move(links)), left_(static_cast<std::size_t>(size)) {}
+    : rank_(rank), size_(size), links_(std::move(links)), departures_(size) {}
 
 template <class Io>
 bool Star::reach(int r, std::uint64_t seq, Io io) {
-  if (left_[static_cast<std::size_t>(r)]) return false;
-  try {
-    io();
-    return true;
-  } catch (const PeerGone& e) {
-    if (!let_leave_) throw;
-    left_[static_cast<std::size_t>(r)] = true;
-    links_[static_cast<std::size_t>(r)].reset();
-    int staying = 0;
-    for (bool l : left_) staying += !l;
-    dtnn::log_warning(std::string(e.what()) + " (collective #" + std::to_string(seq) +
-                      "): it has left; the run goes on with " + std::to_string(staying) + " of " +
-                      std::to_string(size_) + " ranks (parallel.model_sync_participation)");
-    return false;
-  }
-}
-
-Deadline Star::listening(Deadline deadline) const {
-  if (!let_leave_ || !deadline.limited()) return deadline;
-  const double half = deadline.seconds / 2;
-  return {deadline.at - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(half)),
-          half};
+  if (departures_.reach(r, seq, io)) return true;
+  links_[static_cast<std::size_t>(r)].reset();
+  return false;
 }
 
 bool Star::secure() const {
@@ -72,7 +51,7 @@ void Star::allreduce_sum(void* data, std::size_t count, DType dtype, std::uint64
     return;
   }
   incoming_.resize(bytes);
-  const Deadline listen = listening(deadline);
+  const Deadline listen = departures_.listening(deadline);
   for (int r = 1; r < size_; ++r)
     if (reach(r, seq, [&] { receive(link(r), incoming_.data(), bytes, seq, listen); }))
       dtnn_net::sum_into(data, incoming_.data(), count, dtype);
@@ -107,7 +86,7 @@ void Star::allgather(const void* send_data, void* recv, std::size_t count, DType
     return;
   }
   if (bytes > 0 && out != send_data) std::memmove(out, send_data, bytes);
-  const Deadline listen = listening(deadline);
+  const Deadline listen = departures_.listening(deadline);
   for (int r = 1; r < size_; ++r) {
     unsigned char* slot = out + static_cast<std::size_t>(r) * bytes;
     if (!reach(r, seq, [&] { receive(link(r), slot, bytes, seq, listen); }) && bytes > 0)

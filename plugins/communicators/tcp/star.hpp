@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "deadline.hpp"
+#include "departures.hpp"
 #include "dtnn/tensor.hpp"
 #include "stream.hpp"
 
@@ -30,7 +31,7 @@ class Star {
   void allgather(const void* send, void* recv, std::size_t count, dtnn::DType dtype,
                  std::uint64_t seq, Deadline deadline);
 
-  void let_ranks_leave() { let_leave_ = true; }
+  void let_ranks_leave() { departures_.allow(); }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -40,18 +41,14 @@ class Star {
   Stream& link(int rank) { return *links_[static_cast<std::size_t>(rank)]; }
   void send(Stream& to, const void* data, std::size_t bytes, std::uint64_t seq, Deadline deadline);
   void receive(Stream& from, void* into, std::size_t bytes, std::uint64_t seq, Deadline deadline);
-  // Rank 0: runs io on rank r's link; false when r has left (before, or now: io's PeerGone, when
-  // ranks may leave).
+  // Rank 0: runs io on rank r's link; false when r has left (its link then closed).
   template <class Io>
   bool reach(int r, std::uint64_t seq, Io io);
-  // Rank 0: how long it waits for a rank's contribution.
-  Deadline listening(Deadline deadline) const;
 
   int rank_, size_;
   std::vector<std::unique_ptr<Stream>> links_;
   std::vector<unsigned char> incoming_;  // rank 0: one rank's contribution
-  bool let_leave_ = false;
-  std::vector<bool> left_;  // rank 0: the ranks that have left
+  dtnn_net::Departures departures_;      // rank 0
 };
 
 }  // namespace dtnn_tcp

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "deadline.hpp"
-#include "dtnn/error.hpp"
+#include "departures.hpp"
 #include "frame.hpp"
 
 using SSL = struct ssl_st;
@@ -18,14 +18,9 @@ namespace dtnn_tcp {
 
 using dtnn_net::Deadline;
 
-class TlsContext;
+using dtnn_net::PeerGone;
 
-// The peer closed the connection, reset it, or did not answer before the deadline: it is gone,
-// rather than misbehaving (a malformed frame is a plain Error).
-class PeerGone : public dtnn::Error {
- public:
-  using dtnn::Error::Error;
-};
+class TlsContext;
 
 class Stream {
  public:
@@ -54,7 +49,8 @@ class Stream {
   void wait(short events, Deadline deadline, const char* doing);
   void after_tls_failure(int result, Deadline deadline, const char* doing);
   [[noreturn]] void fail(const std::string& what) const;
-  [[noreturn]] void gone(const std::string& what) const;  // throws PeerGone
+  // Throws PeerGone: the peer closed the connection, reset it, or did not answer in time.
+  [[noreturn]] void gone(const std::string& what) const;
 
   int fd_;
   SSL* ssl_ = nullptr;

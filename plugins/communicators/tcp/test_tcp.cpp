@@ -348,38 +348,13 @@ TEST_CASE(
     "stays silent, which adds nothing to sums and zeros to allgathers") {
   for (const bool silent : {false, true}) {
     CAPTURE(silent);
-    auto ranks = world(3, free_loopback_port(), false);
-    for (auto& r : ranks) CHECK(r->let_ranks_leave());
-    for (auto& r : ranks) r->set_timeout(silent ? 2.0 : 20.0);
-    float before[3] = {1, 2, 4};
-    test::on_every_rank(ranks, [&](int r, Communicator& c) {
-      c.allreduce_sum(&before[r], 1, DType::float32, "all");
-    });
-    CHECK(before[1] == 7.0f);
-    std::shared_ptr<Communicator> left = ranks[2];  // silent: kept open, not called again
-    ranks.pop_back();
-    if (!silent) left.reset();  // closes its connection
-    test::StderrCapture captured;
-    float after[2] = {1, 2};
-    std::vector<float> mine[2] = {{10, 11}, {20, 21}};
-    std::vector<std::vector<float>> all(2, std::vector<float>(6, -1.0f));
-    test::on_every_rank(ranks, [&](int r, Communicator& c) {
-      c.allreduce_sum(&after[r], 1, DType::float32, "sum");
-      c.allgather(mine[r].data(), all[static_cast<std::size_t>(r)].data(), 2, DType::float32,
-                  "gather");
-    });
-    const std::string said = captured.text();
-    CHECK(after[0] == 3.0f);
-    CHECK(after[1] == 3.0f);
-    for (const auto& a : all) CHECK(a == std::vector<float>{10, 11, 20, 21, 0, 0});
-    CHECK(said.find("tcp: rank 2 (127.0.0.1:") != std::string::npos);
-    CHECK(said.find(silent ? "no answer within 1 s while receiving (collective #3): it has left; "
-                             "the run goes on with 2 of 3 ranks"
-                           : "closed the connection while receiving (collective #3): it has left; "
-                             "the run goes on with 2 of 3 ranks") != std::string::npos);
-    // A broadcast from the rank that left cannot be.
-    float x = 0;
-    CHECK(test::error_of([&] { ranks[0]->broadcast(&x, 1, DType::float32, 2, "from 2"); }) ==
-          "tcp: rank 2, the root of broadcast #5, has left (collective #5 'from 2')");
+    test::check_a_rank_leaving(
+        world(3, free_loopback_port(), false), silent,
+        {"tcp: rank 2 (127.0.0.1:",
+         silent ? "no answer within 1 s while receiving (collective #3): it has left; the run "
+                  "goes on with 2 of 3 ranks"
+                : "closed the connection while receiving (collective #3): it has left; the run "
+                  "goes on with 2 of 3 ranks"},
+        "tcp: rank 2, the root of broadcast #5, has left (collective #5 'from 2')");
   }
 }
