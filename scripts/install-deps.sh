@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dtnn needs to build, test and run its default experiments
-# (Fashion-MNIST, and the English text of `fortunes` for the language model).
+# (Fashion-MNIST, and the English text of `fortunes` for the language model), and TenSEAL from PyPI
+# (the ckks codec's homomorphic encryption).
 # Idempotent: packages already present are skipped, and apt is not touched when nothing is missing.
 #   scripts/install-deps.sh           build + test + Fashion-MNIST
 #   scripts/install-deps.sh --bench   also PyTorch (python3-torch), the peer the benchmarks compare with
@@ -14,7 +15,7 @@ packages=(
   libblis-openmp-dev
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
   python3-numpy python3-matplotlib python3-yaml libjpeg62-turbo-dev libpng-dev
-  python3-dev pybind11-dev python3-pytest
+  python3-dev pybind11-dev python3-pytest python3-pip
   libssl-dev openssl libmosquitto-dev mosquitto
   dataset-fashion-mnist fortunes
 )
@@ -27,19 +28,30 @@ for arg in "$@"; do
   esac
 done
 
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps: done"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+# TenSEAL, the CKKS library the ckks codec reaches through Python (PyDTNN 3.x's --encryption
+# tenseal): in no Debian package, so from PyPI, for Debian's python3, beside Debian's numpy
+# (--no-deps: TenSEAL needs nothing else). Debian marks its Python externally managed; a package
+# installed into /usr/local, as this is, does not touch Debian's own.
+tenseal=tenseal==0.3.18
+if ! /usr/bin/python3 -c "import tenseal" 2>/dev/null; then
+  echo "install-deps: installing $tenseal from PyPI (pip, into /usr/local)"
+  $sudo /usr/bin/python3 -m pip install -q --break-system-packages --no-deps --root-user-action=ignore \
+    "$tenseal" || { echo "install-deps: pip could not install $tenseal" >&2; exit 1; }
+fi

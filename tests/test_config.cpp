@@ -170,7 +170,12 @@ TEST_CASE(
       CHECK(json::parse(r->parameters).contains(key.substr(key.find('.') + 1)));
       continue;
     }
-    if (key == "parallel.codec.name") continue;         // a plugin choice's name
+    if (key == "parallel.codec.name") continue;  // a plugin choice's name
+    if (key.rfind("parallel.codec.", 0) == 0) {  // a codec's parameter: ckks's
+      const PluginRecord* r = test::plugins().find("codec", "ckks");
+      if (r) CHECK_MESSAGE(json::parse(r->parameters).contains(key.substr(15)), key);
+      continue;
+    }
     if (key.rfind("parallel.communicator.", 0) == 0) {  // the name, or tcp's or mqtt's parameter
       const std::string parameter = key.substr(22);
       bool known = parameter == "name";

@@ -39,9 +39,18 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
   }
   comm_.allgather(send_.data(), recv_.data(), words, DType::float32, name);
   std::fill(data.begin(), data.end(), 0.0f);
-  if (!add_words) {
+  const Codec::Combination combination = codec_.combination();
+  if (combination == Codec::Combination::decode_each) {
     for (std::size_t rank = 0; rank < ranks; ++rank)
       codec_.decode_add(payload(recv_.data() + rank * words), data, 1.0f);
+    return bytes;
+  }
+  if (combination == Codec::Combination::combine) {
+    const auto first = payload(recv_.data());
+    words_.assign(first.begin(), first.end());
+    for (std::size_t rank = 1; rank < ranks; ++rank)
+      codec_.combine(words_, payload(recv_.data() + rank * words));
+    codec_.decode_add(words_, data, 1.0f);
     return bytes;
   }
   words_.assign(bytes, 0);

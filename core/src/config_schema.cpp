@@ -291,10 +291,13 @@ const Key kKeys[] = {
      "`--model-sync-quantize --model-sync-dtype float16`), `{\"name\": \"topk\", \"density\": "
      "0.01}` (the largest 1%, as index and value), `\"secagg\"` (secure aggregation: 64-bit "
      "fixed point, `fraction_bits` 32, under pairwise masks that cancel in the sum; "
-     "docs/federated.md). Each rank's payload is allgathered and decoded by every rank in rank "
-     "order, or (secagg) the payloads added and their sum decoded (blocking: no overlap with "
-     "backward); gradients and, when the codec carries weights (the casts and secagg do, topk "
-     "not), model averaging go through it. float32 models on the cpu; also `--codec`"},
+     "docs/federated.md), `\"ckks\"` (homomorphic encryption through Python's TenSEAL, "
+     "`slots` 13, `scale` 40, `security` 128, `key_file`; PyDTNN 3.x's `--encryption "
+     "tenseal`). Each rank's payload is allgathered and decoded by every rank in rank order, or "
+     "(secagg) the payloads added and their sum decoded, or (ckks) the ciphertexts added and "
+     "their sum decrypted (blocking: no overlap with backward); gradients and, when the codec "
+     "carries weights (the casts, secagg and ckks do, topk not), model averaging go through it. "
+     "float32 models on the cpu; also `--codec`, `--encryption`"},
     {"parallel.codec_error_feedback",
      R"(true)",
      {},

@@ -247,6 +247,7 @@ void GradientExchange::start(Bucket& b) {
   b.started_ns = trace::recording() ? trace::now_ns() : -1;
   if (coded_) {  // encode, allgather, decode: blocking
     const trace::Span span(trace::Phase::comm_wait);
+    zero_gaps(b);
     timed(stats_.wait_seconds, [&] {
       stats_.bytes_sent += coded_->sum(
           std::span<float>(flat_.data<float>() + b.offset, static_cast<std::size_t>(b.numel)),
@@ -358,6 +359,17 @@ bool GradientExchange::drain(Optimizer& optimizer, NonFinitePolicy policy) {
   return apply(other_, order, &Bucket::in_flight, optimizer, policy);
 }
 
+// The alignment gaps between a bucket's parameters hold what the last sum left there: zeros from
+// an exact sum, but a codec's noise (ckks) would be summed again each time, times the ranks.
+void GradientExchange::zero_gaps(const Bucket& b) {
+  const auto params = model_.parameters();
+  float* data = flat_.data<float>() + b.offset;
+  for (std::size_t k = 0; k < b.parameters.size(); ++k) {
+    const std::int64_t end = k + 1 < b.offsets.size() ? b.offsets[k + 1] : b.numel;
+    std::fill(data + b.offsets[k] + params[b.parameters[k]].value.numel(), data + end, 0.0f);
+  }
+}
+
 void GradientExchange::pack_all_values(double weight) {
   const auto params = model_.parameters();
   for (Bucket& b : buckets_)
@@ -394,6 +406,7 @@ void GradientExchange::average_weights(double weight) {
     return;
   }
   if (coded_ && options_.codec->carries_weights()) {
+    for (Bucket& b : buckets_) zero_gaps(b);
     stats_.bytes_sent +=
         coded_->sum(std::span<float>(flat_.data<float>(), static_cast<std::size_t>(flat_.numel())),
                     "model sync: weights", /*error_feedback=*/false);

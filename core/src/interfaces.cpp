@@ -11,6 +11,7 @@
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/device_communicator.hpp"
+#include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/metric.hpp"
@@ -50,6 +51,9 @@ Metric::~Metric() = default;
 Codec::~Codec() = default;
 void Codec::join(Communicator&) {}
 void Codec::mask(std::span<unsigned char>, std::uint64_t) const {}
+void Codec::combine(std::span<unsigned char>, std::span<const unsigned char>) const {
+  throw Error("a codec says its payloads combine (Codec::Combination::combine) but has no combine");
+}
 
 void Loss::backward_through_softmax(const Tensor&, const Tensor&, Tensor&) {
   throw Error("loss '" + name() + "' has no combined softmax gradient");

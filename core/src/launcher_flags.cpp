@@ -50,7 +50,8 @@ const Flag kFlags[] = {
     {"server", "parallel.communicator.server", 's', "dtnn, tcp: rank 0's host:port"},
     {"broker", "parallel.communicator.broker", 's', "dtnn, mqtt: the MQTT broker's host:port"},
     {"codec", "parallel.codec", 's',
-     "dtnn: what goes over the wire: none, fp16, bf16, topk or secagg (secure aggregation); "
+     "dtnn: what goes over the wire: none, fp16, bf16, topk, secagg (secure aggregation) or "
+     "ckks (homomorphic encryption); "
      "parameters with --set 'parallel.codec={...}'"},
     {"tls-ca", "parallel.communicator.tls_ca", 's',
      "dtnn, tcp, mqtt: the run's certificate authority (PEM): only peers it signed are let in"},
@@ -256,10 +257,16 @@ const Flag kFlags[] = {
     {"use-nccl", "gpu.nccl", 'b', "exchange GPU gradients with NCCL"},
     {"use-cudnn-auto-conv-algo", "gpu.cudnn_auto_conv_alg", 'b',
      "let cuDNN's search pick each convolution's algorithms"},
-    {"encryption", "", 'r', "homomorphic encryption (PyDTNN's tenseal, openfhe) is not in dtnn"},
-    {"encryption-slots", "", 'r', "see --encryption"},
-    {"encryption-scale", "", 'r', "see --encryption"},
-    {"encryption-security", "", 'r', "see --encryption"},
+    {"encryption", "parallel.codec.name", 's',
+     "3.x: tenseal: what ranks exchange goes homomorphically encrypted, CKKS through Python's "
+     "TenSEAL (the ckks codec, docs/federated.md; openfhe is not in dtnn)"},
+    {"encryption-slots", "parallel.codec.slots", 'i',
+     "3.x, ckks: 2^N values per ciphertext (ring degree 2^(N+1))"},
+    {"encryption-scale", "parallel.codec.scale", 'i', "3.x, ckks: values go as value x 2^N"},
+    {"encryption-security", "parallel.codec.security", 'i', "3.x, ckks: 128, 192 or 256 bits"},
+    {"encryption-key", "parallel.codec.key_file", 's',
+     "dtnn, ckks: the run's CKKS key, the same file on every rank (scripts/make-ckks-key.py); "
+     "without it rank 0 makes one and sends it to each rank sealed"},
     {"tracer-pmlib-server", "", 'r',
      "PMlib power tracing is not in dtnn (--tracer-output writes Chrome, CSV or Paraver traces)"},
     {"tracer-pmlib-port", "", 'r', "see --tracer-pmlib-server"},

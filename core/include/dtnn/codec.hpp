@@ -1,13 +1,16 @@
 // Codec: what a rank's bucket of gradients (or of weights, at model averaging) becomes on the wire,
 // for compression and privacy research: casts to fp16 or bf16, top-k sparsification, secure
-// aggregation's masks, and whatever a plugin brings. A codec encodes a rank's values into a payload
-// whose size depends only on the count, and the ranks allgather their payloads
-// (dtnn/coded_allreduce.hpp). Then, by the codec's combination, either every rank decodes each
-// rank's payload into the sum in rank order (decode_each), or the payloads are words that add up
-// modulo 2^64 and their sum is decoded once (add_words: masks added to each payload cancel in the
-// sum). Either way all ranks hold the same sum. Error feedback, which keeps what a lossy payload
-// dropped and adds it to the next step's gradients, is the exchange's, not the codec's: encoding is
-// a pure function of the values, and masks are added after it.
+// aggregation's masks, homomorphic encryption, and whatever a plugin brings. A codec encodes a
+// rank's values into a payload whose size depends only on the count, and the ranks allgather their
+// payloads (dtnn/coded_allreduce.hpp). Then, by the codec's combination, either every rank decodes
+// each rank's payload into the sum in rank order (decode_each), or the payloads are words that add
+// up modulo 2^64 and their sum is decoded once (add_words: masks added to each payload cancel in
+// the sum), or the codec combines the payloads itself, in rank order, and decodes the result once
+// (combine: ciphertexts that add without being decrypted). Either way all ranks hold the same sum.
+// Error feedback, which keeps what a lossy payload dropped and adds it to the next step's
+// gradients, is the exchange's, not the codec's: encoding is a pure function of the values (masks
+// are added after it), except for a codec that encrypts, whose encodings must differ each time
+// (deterministic() false).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +28,7 @@ class DTNN_CORE_EXPORT Codec : public Plugin {
   enum class Combination {
     decode_each,  // every rank's payload decoded and added, in rank order
     add_words,    // payloads are uint64 words (host order) added modulo 2^64, the sum decoded once
+    combine,  // payloads combined by the codec (combine), in rank order, the result decoded once
   };
   ~Codec() override;
   // The payload's size in bytes for n values: the same on every rank for the same n.
@@ -51,6 +55,12 @@ class DTNN_CORE_EXPORT Codec : public Plugin {
   // never repeated while joined) to an encoded payload; the ranks' masks sum to zero modulo 2^64.
   // The default adds nothing.
   virtual void mask(std::span<unsigned char> payload, std::uint64_t round) const;
+  // combine codecs: sum becomes the payload of what sum and payload carry added (both
+  // payload_bytes(n) long, for the same n). The default refuses.
+  virtual void combine(std::span<unsigned char> sum, std::span<const unsigned char> payload) const;
+  // False for a codec whose encoding is randomised (encryption): two encodings of the same values
+  // then differ, and decode to the values within the contraction, not bit for bit.
+  virtual bool deterministic() const { return true; }
 };
 
 }  // namespace dtnn

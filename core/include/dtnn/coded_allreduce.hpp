@@ -5,7 +5,8 @@
 // the residual becomes what that payload dropped, so over the steps the sum of what a rank sent
 // equals the sum of its gradients less the last residual. A codec whose payloads add as words
 // (Codec::Combination::add_words) has its mask added after the residual is taken, the words of
-// every rank's payload summed modulo 2^64, and the sum decoded once.
+// every rank's payload summed modulo 2^64, and the sum decoded once; one that combines its payloads
+// itself (Codec::Combination::combine: ciphertexts) folds them in rank order and decodes once.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -41,7 +42,7 @@ class DTNN_CORE_EXPORT CodedAllreduce {
   Communicator& comm_;
   std::vector<std::vector<float>> residuals_;
   std::vector<float> send_, recv_;    // payloads, in floats (the communicators' unit)
-  std::vector<unsigned char> words_;  // add_words: the payloads' sum
+  std::vector<unsigned char> words_;  // add_words, combine: the payloads' sum
   std::uint64_t round_ = 0;           // add_words: sums so far, the masks' round
 };
 

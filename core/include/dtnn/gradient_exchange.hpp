@@ -129,6 +129,7 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   void start(Bucket& bucket);
   void progress();  // lets the library advance the allreduces in flight
   Tensor region(const Bucket& b, std::size_t i) const;  // parameter i's slice of flat_
+  void zero_gaps(const Bucket& b);  // coded sums: the alignment gaps in b's region of flat_
   Tensor region_of(const Tensor& buffer, const Bucket& b, std::size_t i) const;
   // Waits for the sums of `order` (bucket indices; their requests `request` of each bucket),
   // checks them under policy and updates the parameters from `buffer`.

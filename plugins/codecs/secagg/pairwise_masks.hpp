@@ -1,6 +1,5 @@
 // Secure aggregation's pairwise masks (Bonawitz et al., CCS 2017, its masking without the dropout
-// recovery): every pair of ranks agrees a key by X25519, each from a key pair made for this run,
-// the public halves allgathered; HKDF-SHA256 turns each shared secret into the pair's key, and
+// recovery): every pair of ranks agrees a key (X25519 and HKDF-SHA256: pair_keys.hpp), and
 // ChaCha20 keyed by it, its nonce the exchange's round, gives the pair's mask stream. Rank i adds
 // the stream of each pair (i, j) with j > i and subtracts that of each pair with j < i, word by
 // word modulo 2^64, so the masks of all ranks sum to zero and only the sum of the payloads is left.
@@ -10,19 +9,20 @@
 #include <span>
 #include <vector>
 
+#include "pair_keys.hpp"
+
 namespace dtnn {
 class Communicator;
 }
 
 namespace dtnn_secagg {
 
-using Key = std::array<unsigned char, 32>;
+using Key = dtnn_codecs::Key;
 
 class PairwiseMasks {
  public:
-  // Makes this rank's key pair, allgathers the public keys and derives a key with every other
-  // rank; every rank of comm calls it at the same point. An Error names a rank whose public key
-  // gives no shared secret (a low-order point) or repeats another rank's.
+  // Agrees a key with every other rank (dtnn_codecs::agree_pair_keys); every rank of comm calls it
+  // at the same point.
   explicit PairwiseMasks(dtnn::Communicator& comm);
   PairwiseMasks(int rank,
                 std::vector<Key> pair_keys);  // keys given (tests): pair_keys[rank] unused

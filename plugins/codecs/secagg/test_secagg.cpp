@@ -162,10 +162,10 @@ TEST_CASE("secagg: a public key that would weaken the masks is refused, naming t
   base_point[0] = 9;                                        // X25519's base point: a valid key
   CHECK(run(base_point, low_order) ==
         "secagg: rank 2's public key gives no shared secret (a low-order point, which would make "
-        "the pair's mask known to all: a faulty peer, or a relay that alters keys)");
+        "the pair's key known to all: a faulty peer, or a relay that alters keys)");
   CHECK(run(base_point, base_point) ==
         "secagg: rank 2's public key is rank 1's too (a relay that substitutes keys?); the pair's "
-        "masks would not hide its values");
+        "key would not be secret");
   CHECK(run(base_point, [] {
           std::array<unsigned char, 32> other{};
           other[0] = 10;
