@@ -25,6 +25,7 @@
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "pair_keys.hpp"
+#include "rank_bits.hpp"
 #include "sealed_box.hpp"
 #include "tenseal_context.hpp"
 
@@ -122,7 +123,7 @@ class Ckks final : public Codec {
       const std::vector<unsigned char> c = context.encrypt(chunk);
       put_block(payload, b, c);
     }
-    put_word(payload, 0, refused ? std::uint64_t{1} << std::min(rank_, 63) : 0);
+    put_word(payload, 0, refused ? dtnn_codecs::rank_bit(rank_) : 0);
   }
 
   void decode_add(std::span<const unsigned char> payload, std::span<float> out,
@@ -261,10 +262,7 @@ class Ckks final : public Codec {
 
   void say_refused(std::uint64_t who) const {
     warned_ = true;
-    std::string ranks;
-    for (int r = 0; r < 64; ++r)
-      if (who >> r & 1)
-        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r) + (r == 63 ? "+" : "");
+    const std::string ranks = dtnn_codecs::ranks_named(who);
     log_warning("ckks: rank(s) " + ranks + " had values that are not finite or beyond +-" +
                 std::to_string(largest()) + " (scale 2^" + std::to_string(geometry_.scale_bits) +
                 ", " + std::to_string(ranks_) + " ranks): the sum they join is NaN (said once)");

@@ -20,6 +20,7 @@
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "pairwise_masks.hpp"
+#include "rank_bits.hpp"
 
 namespace {
 
@@ -51,7 +52,7 @@ class SecAgg final : public Codec {
       const auto word = static_cast<std::uint64_t>(q);  // two's complement
       std::memcpy(payload.data() + 8 * i, &word, 8);
     }
-    const std::uint64_t who = refused == 0 ? 0 : std::uint64_t{1} << std::min(rank_, 63);
+    const std::uint64_t who = refused == 0 ? 0 : dtnn_codecs::rank_bit(rank_);
     std::memcpy(payload.data() + 8 * x.size(), &refused, 8);
     std::memcpy(payload.data() + 8 * (x.size() + 1), &who, 8);
   }
@@ -100,10 +101,7 @@ class SecAgg final : public Codec {
   // Once per run: how many values, from which ranks (a rank over 62 counts as rank 63 and up).
   void say_refused(std::uint64_t refused, std::uint64_t who) const {
     warned_ = true;
-    std::string ranks;
-    for (int r = 0; r < 64; ++r)
-      if (who >> r & 1)
-        ranks += (ranks.empty() ? "" : ", ") + std::to_string(r) + (r == 63 ? "+" : "");
+    const std::string ranks = dtnn_codecs::ranks_named(who);
     log_warning("secagg: " + std::to_string(refused) + " values from rank(s) " + ranks +
                 " are not finite or beyond +-" + std::to_string(largest()) +
                 " (parallel.codec.fraction_bits " + std::to_string(fraction_bits_) + ", " +
