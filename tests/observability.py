@@ -76,6 +76,16 @@ def one(dtnn):
               "the history's profile has both conv2d layers with times and GFLOP/s")
         check(0 < profile.get("step_ms", 0), "and the step's time")
 
+        # best_of's choices in the profile, with each candidate's error against the reference.
+        r = run([dtnn, "run", EXP, *SHORT, "--profile", "--history", h, "--set",
+                 'conv={"algorithm": "best_of", "rounds": 1, "cache_file": ""}'])
+        check(r.returncode == 0, f"a profiled best_of run exits 0 ({r.stderr[-300:]})")
+        reports = json.load(open(h)).get("profile", {}).get("algorithm_reports", [])
+        check(len(reports) == 2 and all("(chosen)" in l and " error " in l for l in reports),
+              f"the profile has best_of's choice and errors for both conv2d layers: {reports}")
+        check("Algorithms' choices:" in r.stdout and r.stdout.count("(chosen)") == 2,
+              "the profile table prints them, once")
+
         r = run([dtnn, "run", EXP, *SHORT, "--trace", j, "--set", "output.trace_max_events=50"])
         dropped = json.load(open(j))["otherData"]["dropped_events"]
         check(r.returncode == 0 and dropped > 0 and

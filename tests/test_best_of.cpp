@@ -38,6 +38,19 @@ void train_steps(ConvAlgorithm& algo, const ConvGeometry& g, int steps) {
   }
 }
 
+// `steps` training steps on random values (uniform in [-1, 1]; the gradient too).
+void train_random_steps(ConvAlgorithm& algo, const ConvGeometry& g, int steps) {
+  Tensor x = Tensor::zeros(g.x_shape(g.n), g.dtype), w = Tensor::zeros(g.w_shape(), g.dtype);
+  Tensor y = Tensor::zeros(g.y_shape(g.n), g.dtype), dy = Tensor::zeros(y.shape(), g.dtype);
+  Tensor dx = Tensor::zeros(x.shape(), g.dtype), dw = Tensor::zeros(w.shape(), g.dtype);
+  testing::fill_uniform(x, 1), testing::fill_uniform(w, 2), testing::fill_uniform(dy, 3);
+  for (int i = 0; i < steps; ++i) {
+    algo.forward(x, w, y);
+    algo.backward_filter(x, dy, dw);
+    algo.backward_data(dy, w, dx);
+  }
+}
+
 // Training steps until best_of has chosen (its name changes; the last tuning step is closed by the
 // next forward), at most `limit`: how many rounds that takes depends on what it pruned, which
 // depends on how busy the machine is.
@@ -148,6 +161,79 @@ TEST_CASE("best_of computes what its candidates compute") {
   }
 }
 
+// VGG's last layers: 512 channels in and out, 4x4 images, 3x3 windows. F(4x4,3x3)'s transforms
+// lose more than plain sums over 4,608 products (1.1e-5 against 4e-7 here), and it is many times
+// faster than the reference, so that the choice between the two does not depend on timing.
+ConvGeometry vgg_512_geometry() {
+  ConvGeometry g;
+  g.n = 1, g.h = g.w = 4, g.c = g.k = 512, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  return g;
+}
+
+std::shared_ptr<ConvAlgorithm> guarded_best_of(double max_rel_error, const std::string& cache) {
+  return with_doubles().create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(nlohmann::json{{"candidates", {{{"name", "winograd"}, {"tile", 4}}, "reference"}},
+                            {"rounds", 1},
+                            {"max_rel_error", max_rel_error},
+                            {"cache_file", cache}},
+             "exp.json: conv"));
+}
+
+TEST_CASE("best_of refuses a candidate above max_rel_error and keeps it below") {
+  const ConvGeometry g = vgg_512_geometry();
+  const auto dir = test::temp_dir("best_of_guard");
+  const std::string cache = (dir / "cache.json").string();
+  std::filesystem::remove(cache);
+  auto tight = guarded_best_of(2e-6, cache);
+  tight->prepare(g);
+  train_random_steps(*tight, g, 3);
+  const std::string refused = tight->report();
+  CAPTURE(refused);
+  CHECK(tight->name() == "best_of(reference)");
+  CHECK(refused.find("winograd(tile=4)") != std::string::npos);
+  CHECK(refused.find("(refused: error above exp.json: conv.max_rel_error 2e-06)") !=
+        std::string::npos);
+
+  auto loose = guarded_best_of(1e-3, cache);
+  loose->prepare(g);
+  train_random_steps(*loose, g, 3);
+  const std::string kept = loose->report();
+  CAPTURE(kept);
+  CHECK(loose->name() == "best_of(winograd(tile=4))");
+  CHECK(kept.find("refused") == std::string::npos);
+  CHECK(kept.find("error 1.") != std::string::npos);  // winograd's 1.1e-05 (its digits may vary)
+
+  // The bound is part of the cache's key: each run saved its own choice, with the errors.
+  nlohmann::json j;
+  std::ifstream(cache) >> j;
+  REQUIRE(j["entries"].size() == 2);
+  for (const auto& [key, entry] : j["entries"].items()) {
+    CAPTURE(key);
+    const bool is_tight = key.find("max_rel_error 2e-06") != std::string::npos;
+    CHECK((is_tight || key.find("max_rel_error 0.001") != std::string::npos));
+    CHECK(entry["choice"] == (is_tight ? "reference" : "winograd(tile=4)"));
+    CHECK(entry["rel_error"]["winograd(tile=4)"].get<double>() > 2e-6);
+    CHECK(entry["rel_error"]["reference"].get<double>() < 2e-6);
+  }
+}
+
+TEST_CASE("best_of stops with every candidate's error when none is within max_rel_error") {
+  auto algo = with_doubles().create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(nlohmann::json{{"candidates", {"test_fast", "i2c"}},
+                            {"max_rel_error", 1e-12},  // below float32's rounding
+                            {"cache_file", ""}},
+             "exp.json: conv"));
+  algo->prepare(small_geometry());
+  const std::string error = test::error_of([&] { train_random_steps(*algo, small_geometry(), 2); });
+  CAPTURE(error);
+  CHECK(error.find("no candidate within exp.json: conv.max_rel_error 1e-12") != std::string::npos);
+  CHECK(error.find("test_fast ") != std::string::npos);
+  CHECK(error.find("i2c ") != std::string::npos);
+  CHECK(error.find("backward-filter") != std::string::npos);
+}
+
 TEST_CASE("best_of leaves a file that is not its cache alone") {
   const auto dir = test::temp_dir("best_of_foreign");
   const std::string cache = (dir / "notes.txt").string();
@@ -180,4 +266,18 @@ TEST_CASE("best_of names bad parameters") {
           with_doubles().create("conv", "best_of",
                                 Params(nlohmann::json{{"candidates", {"nope"}}}, "exp.json: conv"));
         }).find("no conv plugin named 'nope'") != std::string::npos);
+  CHECK(test::error_of([] {
+          with_doubles().create(
+              "conv", "best_of",
+              Params(nlohmann::json{{"candidates", {{{"tile", 4}}}}}, "exp.json: conv"));
+        }).find("exp.json: conv.candidates[0]") != std::string::npos);
+  CHECK(test::error_of([] {
+          with_doubles().create(
+              "conv", "best_of",
+              Params(nlohmann::json{{"candidates", {"i2c", {{"name", "i2c"}}}}}, "exp.json: conv"));
+        }).find("each candidate once (i2c twice)") != std::string::npos);
+  CHECK(test::error_of([] {
+          with_doubles().create("conv", "best_of",
+                                Params(nlohmann::json{{"max_rel_error", -1}}, "exp.json: conv"));
+        }).find("exp.json: conv.max_rel_error") != std::string::npos);
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "dtnn/checked.hpp"
@@ -703,7 +704,8 @@ History Experiment::run() {
     }
   };
   History h = traced([&] { return trainer_->fit(); }, attempt);
-  if (comm_->rank() == 0 && progress != "none") {
+  // (The profile, when asked for, printed them already.)
+  if (comm_->rank() == 0 && progress != "none" && !config_.json["output"]["profile"].get<bool>()) {
     std::string reports;
     for (std::size_t i = 0; i < model_->num_layers(); ++i) reports += model_->layer(i).report();
     if (!reports.empty()) std::fputs(reports.c_str(), stdout);
@@ -763,6 +765,14 @@ History Experiment::traced(const std::function<History()>& fit,
   if (wanted[1] != 0 && comm_->rank() == 0) {
     json profile = run_profile::to_json(recorded);
     profile["batch_size"] = trainer_->global_batch() / comm_->size();  // per rank, about
+    // What the layers' algorithms said of their choices (best_of: times and errors), a line each.
+    json reports = json::array();
+    for (std::size_t i = 0; i < model_->num_layers(); ++i) {
+      std::istringstream lines(model_->layer(i).report());
+      for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) reports.push_back(line);
+    }
+    profile["algorithm_reports"] = reports;
     h.profile = profile.dump();
     if (out["progress"].get<std::string>() != "none")
       std::fputs(run_profile::table(profile).c_str(), stdout);

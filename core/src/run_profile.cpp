@@ -98,6 +98,10 @@ std::string table(const json& profile) {
                      gflops > 0 ? fixed(gflops, "%.1f") : "-"});
   }
   const double step = profile["step_ms"];
+  std::string reports;
+  if (profile.contains("algorithm_reports"))
+    for (const json& line : profile["algorithm_reports"])
+      reports += (reports.empty() ? "Algorithms' choices:\n" : "") + line.get<std::string>() + "\n";
   auto part = [&](const char* name, const char* key) {
     const double ms = profile[key];
     return std::string(name) + " " + fixed(ms, "%.3f") + " ms (" +
@@ -109,7 +113,7 @@ std::string table(const json& profile) {
          part("waiting for data", "data_wait_ms") + ", " + part("loss and metrics", "loss_ms") +
          ", " + part("optimizer", "optimizer_ms") + ", " +
          part("waiting for communication", "communication_wait_ms") + ", " +
-         part("bookkeeping collectives", "bookkeeping_sync_ms") + "\n";
+         part("bookkeeping collectives", "bookkeeping_sync_ms") + "\n" + reports;
 }
 
 }  // namespace dtnn::run_profile

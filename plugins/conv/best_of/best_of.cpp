@@ -8,6 +8,13 @@
 //     set (each with a digest of its plugin file, so that a rebuilt algorithm is tuned again) and
 //     shape, and a later run with the same key starts with it (tuning nothing).
 //   - report() gives the table of medians and the choice, printed at the end of the run.
+//   - With max_rel_error > 0, the first tuning step's input, weights and output gradient (a few
+//     samples) are kept, and before the second step every candidate's three passes on them are
+//     compared with the reference computed in float64 (accuracy.hpp); a candidate whose worst
+//     relative error is above the bound is refused (under MPI on the ranks' mean error). When
+//     every candidate is refused, the run stops with their errors.
+//   - A candidate is a conv plugin's name or {"name": ..., parameters}: winograd at each tile size,
+//     say, as two candidates.
 // Only training steps count: a forward that no backward follows (evaluation) is not timed.
 #include <algorithm>
 #include <chrono>
@@ -18,7 +25,9 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "accuracy.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/digest.hpp"
 #include "dtnn/error.hpp"
@@ -59,13 +68,48 @@ best_of::TuningCache read_cache(const std::string& file) {
   return cache;
 }
 
+// The candidates parameter: each a conv plugin's name or {"name": ..., its parameters}.
+std::vector<std::pair<std::string, Params>> wanted_candidates(const Params& p) {
+  const nlohmann::json& list = p.json().at("candidates");
+  if (!list.is_array())
+    p.fail("candidates", "a list of conv algorithms (names or {\"name\": ..., parameters})");
+  std::vector<std::pair<std::string, Params>> wanted;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& entry = list[i];
+    const std::string where = "candidates[" + std::to_string(i) + "]";
+    if (entry.is_string()) {
+      wanted.emplace_back(entry.get<std::string>(), Params());
+      continue;
+    }
+    if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string())
+      p.fail(where, "a conv algorithm's name or {\"name\": ..., parameters}");
+    nlohmann::json params = entry;
+    params.erase("name");
+    wanted.emplace_back(entry["name"].get<std::string>(), Params(params, p.key_path(where)));
+  }
+  for (const auto& [name, params] : wanted)
+    if (name == "best_of") p.fail("candidates", "conv algorithms other than best_of itself");
+  return wanted;
+}
+
+// How reports and the cache name a candidate: "winograd", or "winograd(tile=4)".
+std::string label(const std::string& name, const Params& params) {
+  if (!params.json().is_object() || params.json().empty()) return name;
+  std::string out = name + "(";
+  for (const auto& [key, value] : params.json().items())
+    out += (out.back() == '(' ? "" : ",") + key + "=" + value.dump();
+  return out + ")";
+}
+
 struct Candidate {
-  std::string name;
+  std::string name;   // as reports and the cache name it: the plugin, with its parameters if any
   std::string build;  // a digest of the plugin's shared object: a rebuilt algorithm is tuned again
   std::shared_ptr<ConvAlgorithm> algorithm;
   std::vector<double> steps;  // seconds per training step
   bool pruned = false;
-  double median_ms = 0;  // as decided (averaged over the ranks)
+  bool refused = false;                      // above max_rel_error
+  std::optional<best_of::PassErrors> error;  // as measured (averaged over the ranks)
+  double median_ms = 0;                      // as decided (averaged over the ranks)
 };
 
 class BestOf final : public ConvAlgorithm {
@@ -74,26 +118,34 @@ class BestOf final : public ConvAlgorithm {
       : rounds_(p.get_int("rounds")),
         prune_after_(p.get_int("prune_after")),
         prune_factor_(p.get_double("prune_factor")),
+        max_rel_error_(p.get_double("max_rel_error")),
+        bound_key_(p.key_path("max_rel_error")),
         cache_(p.get_string("cache_file")) {
     if (rounds_ < 1) p.fail("rounds", "a positive number of rounds");
     if (prune_after_ < 1) p.fail("prune_after", "a positive number of rounds");
     if (prune_factor_ <= 1) p.fail("prune_factor", "a factor greater than 1");
+    if (!(max_rel_error_ >= 0) || !std::isfinite(max_rel_error_))
+      p.fail("max_rel_error", "a relative error bound >= 0 (0: no accuracy guard)");
     if (!ctx.registry) throw Error("conv 'best_of' needs the plugin registry");
-    std::vector<std::string> names = p.get_strings("candidates");
-    if (names.empty())
+    std::vector<std::pair<std::string, Params>> wanted = wanted_candidates(p);
+    if (wanted.empty())
       for (const std::string& n : ctx.registry->available("conv"))
-        if (n != "best_of" && n != "reference") names.push_back(n);
-    for (const std::string& n : names) {
-      if (n == "best_of") p.fail("candidates", "conv algorithms other than best_of itself");
+        if (n != "best_of" && n != "reference") wanted.emplace_back(n, Params());
+    for (auto& [n, params] : wanted) {
       Candidate c;
-      c.name = n;
-      c.algorithm = ctx.registry->create_as<ConvAlgorithm>("conv", n, Params());
+      c.name = label(n, params);
+      for (const Candidate& other : candidates_)
+        if (other.name == c.name)
+          p.fail("candidates", "each candidate once (" + c.name + " twice)");
+      c.algorithm = ctx.registry->create_as<ConvAlgorithm>("conv", n, params);
       if (const PluginRecord* r = ctx.registry->find("conv", n);
           r && !r->file.empty() && std::filesystem::is_regular_file(r->file))
         c.build = file_digest(r->file);
       candidates_.push_back(std::move(c));
     }
     if (candidates_.empty()) p.fail("candidates", "at least one conv algorithm");
+    if (max_rel_error_ > 0)
+      reference_ = ctx.registry->create_as<ConvAlgorithm>("conv", "reference", Params());
     if (cache_ == "default") cache_ = default_cache_file().string();
   }
 
@@ -129,6 +181,8 @@ class BestOf final : public ConvAlgorithm {
       choose(static_cast<std::size_t>(cached), "from the tuning cache " + cache_);
     } else if (candidates_.size() == 1) {
       choose(0, "the only candidate");
+    } else if (reference_) {
+      accuracy_ = std::make_unique<best_of::AccuracySample>(g, reference_);
     }
     for (Candidate& c : candidates_) {  // they run one at a time: one workspace serves them all
       c.algorithm->set_workspace(&workspace());
@@ -144,13 +198,18 @@ class BestOf final : public ConvAlgorithm {
   }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
-    if (!chosen_) next_step();
+    if (!chosen_) {
+      next_step();
+      if (accuracy_ && !chosen_) accuracy_->keep_input(x, w);
+    }
     timed([&] { current().forward(x, w, y); }, false);
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
+    if (accuracy_ && !chosen_) accuracy_->keep_gradient(dy);
     timed([&] { current().backward_data(dy, w, dx); }, true);
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
+    if (accuracy_ && !chosen_) accuracy_->keep_gradient(dy);
     timed([&] { current().backward_filter(x, dy, dw); }, true);
   }
 
@@ -161,11 +220,16 @@ class BestOf final : public ConvAlgorithm {
       if (c.steps.empty()) continue;
       if (&c == &all_.front() || all_.front().steps.empty()) out += ";";
       char cell[96];
-      std::snprintf(cell, sizeof cell, " %s %.3f ms%s", c.name.c_str(), c.median_ms,
-                    c.name == chosen_->name ? " (chosen)"
-                    : c.pruned              ? " (pruned)"
-                                            : "");
+      std::snprintf(cell, sizeof cell, " %s %.3f ms", c.name.c_str(), c.median_ms);
       out += cell;
+      if (c.error) {
+        std::snprintf(cell, sizeof cell, " error %.2g", c.error->worst());
+        out += cell;
+      }
+      out += c.name == chosen_->name ? " (chosen)"
+             : c.refused             ? " (refused: error above " + bound() + ")"
+             : c.pruned              ? " (pruned)"
+                                     : "";
     }
     return out + "\n";
   }
@@ -191,6 +255,7 @@ class BestOf final : public ConvAlgorithm {
 
   // Called by forward while tuning: closes the step in progress and picks the next candidate.
   void next_step() {
+    if (accuracy_ && accuracy_->complete()) judge_accuracy();
     if (step_started_ && step_had_backward_) {
       candidates_[turn_].steps.push_back(step_seconds_);
       const std::size_t previous = turn_;
@@ -206,7 +271,7 @@ class BestOf final : public ConvAlgorithm {
   std::size_t next_active(std::size_t from) const {
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
       const std::size_t j = (from + i) % candidates_.size();
-      if (!candidates_[j].pruned) return j;
+      if (!candidates_[j].pruned && !candidates_[j].refused) return j;
     }
     return 0;
   }
@@ -215,7 +280,8 @@ class BestOf final : public ConvAlgorithm {
     ++tuned_rounds_;
     if (tuned_rounds_ == prune_after_) {
       double best = INFINITY;
-      for (const Candidate& c : candidates_) best = std::min(best, median(c.steps));
+      for (const Candidate& c : candidates_)
+        if (!c.refused) best = std::min(best, median(c.steps));
       for (Candidate& c : candidates_)
         if (median(c.steps) > prune_factor_ * best) c.pruned = true;
       turn_ = next_active(0);
@@ -223,10 +289,47 @@ class BestOf final : public ConvAlgorithm {
     if (tuned_rounds_ >= rounds_) decide();
   }
 
+  // Each candidate's error on the kept samples (averaged over the ranks, so that all refuse the
+  // same); those above the bound leave the tuning. Their passes on the samples are not timed.
+  void judge_accuracy() {
+    std::vector<double> errors;
+    for (Candidate& c : candidates_) {
+      const best_of::PassErrors e = accuracy_->errors_of(*c.algorithm);
+      errors.insert(errors.end(), {e.forward, e.backward_data, e.backward_filter});
+    }
+    accuracy_.reset();
+    if (comm_) {
+      comm_->allreduce_sum(errors.data(), errors.size(), DType::float64,
+                           "best_of errors for " + g_.str());
+      for (double& e : errors) e /= comm_->size();
+    }
+    std::string all;
+    bool any_within = false;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      Candidate& c = candidates_[i];
+      c.error = best_of::PassErrors{errors[3 * i], errors[3 * i + 1], errors[3 * i + 2]};
+      c.refused = !(c.error->worst() <= max_rel_error_);
+      any_within = any_within || !c.refused;
+      all += (all.empty() ? "" : "; ") + c.name + " " + c.error->str();
+    }
+    if (!any_within)
+      throw Error("conv 'best_of' " + g_.str() + ": no candidate within " + bound() +
+                  " of the float64 reference: " + all +
+                  ". Allow more error, or add a more accurate candidate (i2c, reference)");
+    log_info("best_of " + g_.str() + ": relative errors " + all);
+  }
+
+  std::string bound() const {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3g", max_rel_error_);
+    return bound_key_ + " " + text;
+  }
+
   // The lowest median (averaged over the ranks): the same choice everywhere.
   void decide() {
     std::vector<double> medians;
-    for (const Candidate& c : candidates_) medians.push_back(c.pruned ? 1e30 : median(c.steps));
+    for (const Candidate& c : candidates_)
+      medians.push_back(c.pruned || c.refused ? 1e30 : median(c.steps));
     if (comm_) {
       comm_->allreduce_sum(medians.data(), medians.size(), DType::float64,
                            "best_of choice for " + g_.str());
@@ -257,8 +360,11 @@ class BestOf final : public ConvAlgorithm {
     for (const Candidate& c : candidates_)
       names += (names.empty() ? "" : ",") + c.name + (c.build.empty() ? "" : "@" + c.build);
     const RuntimeInfo& rt = runtime_info();
+    char guard[48] = "";
+    if (max_rel_error_ > 0)
+      std::snprintf(guard, sizeof guard, " | max_rel_error %.3g", max_rel_error_);
     return rt.cpu + " | BLIS " + rt.blis_kernels + " | " + std::to_string(rt.threads) +
-           " threads | " + names + " | " + g_.str();
+           " threads | " + names + " | " + g_.str() + guard;
   }
 
   // The cached choice's index when every rank has the same one, else -1.
@@ -284,9 +390,12 @@ class BestOf final : public ConvAlgorithm {
       const std::filesystem::path file(cache_);
       if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
       best_of::TuningCache cache = read_cache(cache_);
-      std::map<std::string, double> medians;
-      for (const Candidate& c : all_) medians[c.name] = c.median_ms;
-      cache.set(key_, chosen_->name, medians);
+      std::map<std::string, double> medians, errors;
+      for (const Candidate& c : all_) {
+        medians[c.name] = c.median_ms;
+        if (c.error) errors[c.name] = c.error->worst();
+      }
+      cache.set(key_, chosen_->name, medians, errors);
       cache.write(file);
     } catch (const std::exception& e) {
       log_warning(std::string("best_of: could not save the tuning cache: ") + e.what());
@@ -295,7 +404,11 @@ class BestOf final : public ConvAlgorithm {
 
   std::int64_t rounds_, prune_after_;
   double prune_factor_;
+  double max_rel_error_;   // 0: no accuracy guard
+  std::string bound_key_;  // where max_rel_error was set, for messages
   std::string cache_;
+  std::shared_ptr<ConvAlgorithm> reference_;           // with the accuracy guard
+  std::unique_ptr<best_of::AccuracySample> accuracy_;  // while the samples are kept and unjudged
   std::string key_;
   Communicator* comm_ = nullptr;
   ConvGeometry g_;
@@ -316,5 +429,5 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new BestOf(p,
 DTNN_PLUGIN("conv", "best_of",
             "times candidate algorithms per layer shape while training and keeps the fastest",
             R"({"candidates": [], "rounds": 10, "prune_after": 4, "prune_factor": 10.0,
-                "cache_file": "default"})",
+                "max_rel_error": 0.001, "cache_file": "default"})",
             create)

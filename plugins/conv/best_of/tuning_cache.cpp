@@ -49,10 +49,12 @@ std::string TuningCache::choice(const std::string& key) const {
 }
 
 void TuningCache::set(const std::string& key, const std::string& choice,
-                      const std::map<std::string, double>& median_ms) {
+                      const std::map<std::string, double>& median_ms,
+                      const std::map<std::string, double>& rel_error) {
   if (!usable()) return;
   nlohmann::json entry = {{"choice", choice}, {"median_ms", nlohmann::json::object()}};
   for (const auto& [name, ms] : median_ms) entry["median_ms"][name] = ms;
+  if (!rel_error.empty()) entry["rel_error"] = rel_error;
   json_["entries"][key] = std::move(entry);
 }
 

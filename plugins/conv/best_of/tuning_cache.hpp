@@ -1,7 +1,8 @@
 // best_of's tuning cache: a JSON file of the choices made per key (CPU, BLIS kernels, threads,
 // candidate builds, layer shape), so that a later run with the same key tunes nothing.
 //
-//   {"entries": {key: {"choice": name, "median_ms": {name: ms, ...}}, ...}}
+//   {"entries": {key: {"choice": name, "median_ms": {name: ms, ...},
+//                      "rel_error": {name: error, ...}}, ...}}
 //
 // The file is shared by every run of a user and written by other versions of dtnn, so reading
 // never fails a run: a missing file is an empty cache, a file that is something else (not JSON,
@@ -29,9 +30,11 @@ class TuningCache {
   // The choice cached for key, or "" when there is none.
   std::string choice(const std::string& key) const;
 
-  // Sets key's entry (replacing any), when usable().
+  // Sets key's entry (replacing any), when usable(): the choice, each candidate's median step and
+  // the relative errors measured (none without the accuracy guard).
   void set(const std::string& key, const std::string& choice,
-           const std::map<std::string, double>& median_ms);
+           const std::map<std::string, double>& median_ms,
+           const std::map<std::string, double>& rel_error = {});
 
   // The file's text. Keys that are not UTF-8 are written with U+FFFD in place of bad bytes.
   std::string text() const;
