@@ -218,6 +218,25 @@ TEST_CASE("best_of refuses a candidate above max_rel_error and keeps it below") 
   }
 }
 
+TEST_CASE("best_of refuses a wrong algorithm at its default bound, naming the pass") {
+  const Registry registry({DTNN_TEST_PLUGIN_DIR, std::string(DTNN_TEST_DOUBLES) + "/broken"});
+  auto algo = registry.create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(nlohmann::json{{"candidates",
+                             {{{"name", "test_broken"}, {"fault", "filter_assigns"}}, "i2c"}},
+                            {"rounds", 1},
+                            {"cache_file", ""}},
+             "exp.json: conv"));
+  algo->prepare(small_geometry());
+  train_random_steps(*algo, small_geometry(), 3);
+  const std::string report = algo->report();
+  CAPTURE(report);
+  CHECK(algo->name() == "best_of(i2c)");
+  CHECK(report.find("test_broken(fault=\"filter_assigns\")") != std::string::npos);
+  CHECK(report.find("(refused: error above exp.json: conv.max_rel_error 0.001)") !=
+        std::string::npos);
+}
+
 TEST_CASE("best_of stops with every candidate's error when none is within max_rel_error") {
   auto algo = with_doubles().create_as<ConvAlgorithm>(
       "conv", "best_of",

@@ -100,6 +100,7 @@ void AccuracySample::compute_exact() {
   reference_->backward_data(dy, w, dx);
   reference_->backward_filter(x, dy, dw);
   y_exact_ = values(y), dx_exact_ = values(dx), dw_exact_ = values(dw);
+  for (double& v : dw_exact_) v *= 2;  // errors_of accumulates two backward-filter passes
   have_exact_ = true;
 }
 
@@ -110,6 +111,7 @@ PassErrors AccuracySample::errors_of(ConvAlgorithm& candidate) {
   Tensor dw = Tensor::zeros(w_.shape(), g_.dtype, w_.layout());
   candidate.forward(x_, w_, y);
   candidate.backward_filter(x_, dy_, dw);  // right after the forward of the same x, as in training
+  candidate.backward_filter(x_, dy_, dw);  // twice: it must add to dw, not overwrite it
   candidate.backward_data(dy_, w_, dx);
   return {relative_error(y, y_exact_), relative_error(dx, dx_exact_),
           relative_error(dw, dw_exact_)};

@@ -38,7 +38,8 @@ class AccuracySample {
   bool complete() const { return have_input_ && have_gradient_; }
 
   // Runs candidate's three passes on the kept samples (into tensors of its own: nothing of the
-  // layer's is touched) and compares them with the reference's, computed once.
+  // layer's is touched; backward-filter twice, which must accumulate) and compares them with the
+  // reference's, computed once.
   PassErrors errors_of(ConvAlgorithm& candidate);
 
  private:
