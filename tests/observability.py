@@ -76,6 +76,42 @@ def one(dtnn):
               "the history's profile has both conv2d layers with times and GFLOP/s")
         check(0 < profile.get("step_ms", 0), "and the step's time")
 
+        check(r.stdout.count("Energy: ") == 1 and
+              ("Energy: not measured (rapl: " in r.stdout or "(counted)" in r.stdout),
+              "the profile says which energy source measured, or why none did")
+
+        # Energy through a test double that counts the process's CPU time as 10 W.
+        env = dict(os.environ, DTNN_PLUGIN_PATH=os.path.join(
+            os.path.dirname(os.path.abspath(dtnn)), "..", "lib", "dtnn", "test-doubles", "energy"))
+        r = run([dtnn, "run", EXP, *SHORT, "--profile", "--history", h, "--trace", j,
+                 "--set", 'output.energy=["test_cpu_energy"]'], env=env)
+        check(r.returncode == 0, f"a run measuring energy exits 0 ({r.stderr[-300:]})")
+        hist = json.load(open(h))
+        epoch, profile = hist["epochs"][0], hist["profile"]
+        check(epoch.get("energy_j", 0) > 0 and
+              abs(epoch["joules_per_sample"] - epoch["energy_j"] / epoch["samples"]) < 1e-12,
+              f"the epoch has its joules and joules per sample: {epoch.get('energy_j')}")
+        # CPU time x 10 W on at most 2 threads (OMP_NUM_THREADS in ctest's environment or 2).
+        threads = int(os.environ.get("OMP_NUM_THREADS", "2"))
+        check(epoch["energy_j"] <= 10 * threads * epoch["seconds"] * 1.5 + 0.05,
+              f"no more than the CPU time can give ({epoch['energy_j']} J in {epoch['seconds']} s)")
+        check(hist.get("train_energy_j") == epoch["energy_j"] and
+              "test_cpu_energy" in hist.get("energy_source", ""),
+              "the run's total and its source are in the history")
+        layer_mj = sum(l["forward_mj"] + l["backward_mj"] for l in profile["layers"] if not l["block"])
+        check(0 < layer_mj <= 1e3 * profile["step_j"] * 1.05,
+              f"the layers' millijoules ({layer_mj:.3f}) fit in the step's ({1e3 * profile['step_j']:.3f})")
+        check("forward mJ" in r.stdout and "mJ per sample" in r.stdout and
+              "Energy: test_cpu_energy" in r.stdout and "J in the training steps" in r.stdout,
+              "the profile table and the run's end show the energy")
+        steps = [e for e in spans(json.load(open(j))) if e["cat"] == "step"]
+        check(len(steps) == 12 and all(e["args"].get("joules", 0) > 0 for e in steps),
+              "the trace's step spans carry their joules")
+        r = run([dtnn, "run", EXP, *SHORT, "--set", 'output.energy=["rapl"]',
+                 "--set", 'output.energy=[{"name": "rapl", "powercap": "/nonexistent"}]'])
+        check(r.returncode != 0 and "output.energy: energy source 'rapl' does not work here: no RAPL "
+              "zone under /nonexistent" in r.stderr, f"a listed source that cannot read is an error: {r.stderr[-200:]}")
+
         # best_of's choices in the profile, with each candidate's error against the reference.
         r = run([dtnn, "run", EXP, *SHORT, "--profile", "--history", h, "--set",
                  'conv={"algorithm": "best_of", "rounds": 1, "cache_file": ""}'])

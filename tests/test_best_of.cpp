@@ -7,6 +7,7 @@
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/digest.hpp"
+#include "dtnn/energy_meter.hpp"
 #include "dtnn/testing/conv_conformance.hpp"
 #include "dtnn/testing/guarded.hpp"
 #include "test_support.hpp"
@@ -237,6 +238,44 @@ TEST_CASE("best_of refuses a wrong algorithm at its default bound, naming the pa
         std::string::npos);
 }
 
+// test_busy spins 10 ms a step (CPU time, which the test_cpu_energy double counts as 10 W);
+// test_slow sleeps 30 ms (time, but hardly any CPU): the objective decides between them.
+TEST_CASE("best_of's objective: time takes the busy candidate, energy and edp the sleepy one") {
+  const Registry registry({DTNN_TEST_PLUGIN_DIR, std::string(DTNN_TEST_DOUBLES) + "/sleepy",
+                           std::string(DTNN_TEST_DOUBLES) + "/energy"});
+  EnergyMeter meter({registry.create_as<EnergySource>("energy", "test_cpu_energy", Params())});
+  EnergyMeter* before = energy::current();
+  energy::install(&meter);
+  for (const std::string objective : {"time", "energy", "edp"}) {
+    CAPTURE(objective);
+    auto algo = registry.create_as<ConvAlgorithm>(
+        "conv", "best_of",
+        Params(nlohmann::json{{"candidates", {"test_busy", "test_slow"}},
+                              {"rounds", 3},
+                              {"objective", objective},
+                              {"cache_file", ""}},
+               "exp.json: conv"));
+    algo->prepare(small_geometry());
+    steps_until_chosen(*algo, small_geometry(), 3 * 2 + 1);
+    const std::string report = algo->report();
+    CAPTURE(report);
+    CHECK(algo->name() == (objective == "time" ? "best_of(test_busy)" : "best_of(test_slow)"));
+    if (objective != "time") CHECK(report.find(" mJ") != std::string::npos);
+  }
+  energy::install(nullptr);
+  auto algo = registry.create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(
+          nlohmann::json{
+              {"candidates", {"test_busy", "test_slow"}}, {"objective", "edp"}, {"cache_file", ""}},
+          "exp.json: conv"));
+  algo->prepare(small_geometry());
+  CHECK(test::error_of([&] {
+          train_steps(*algo, small_geometry(), 1);
+        }).find("exp.json: conv.objective \"edp\" needs an energy meter") != std::string::npos);
+  energy::install(before);
+}
+
 TEST_CASE("best_of stops with every candidate's error when none is within max_rel_error") {
   auto algo = with_doubles().create_as<ConvAlgorithm>(
       "conv", "best_of",
@@ -299,4 +338,8 @@ TEST_CASE("best_of names bad parameters") {
           with_doubles().create("conv", "best_of",
                                 Params(nlohmann::json{{"max_rel_error", -1}}, "exp.json: conv"));
         }).find("exp.json: conv.max_rel_error") != std::string::npos);
+  CHECK(test::error_of([] {
+          with_doubles().create("conv", "best_of",
+                                Params(nlohmann::json{{"objective", "joules"}}, "exp.json: conv"));
+        }).find("exp.json: conv.objective") != std::string::npos);
 }

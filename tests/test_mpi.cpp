@@ -19,6 +19,7 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/device_communicator.hpp"
+#include "dtnn/energy_meter.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gradient_exchange.hpp"
 #include "dtnn/loss.hpp"
@@ -26,6 +27,7 @@
 #include "dtnn/model_sync.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/registry.hpp"
+#include "dtnn/step_energy.hpp"
 #include "dtnn/testing/loopback.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
 #include "test_support.hpp"
@@ -639,6 +641,36 @@ TEST_CASE("best_of: every rank takes the choice the ranks' medians make together
   }
   CAPTURE(algo->report());
   CHECK(algo->name() == "best_of(test_medium)");
+}
+
+TEST_CASE("energy: ranks on one host read one node's counters, counted once") {
+  // Each rank's meter advances (rank + 1) J a reading: the node's figure is its first rank's.
+  class Counting final : public EnergySource {
+   public:
+    explicit Counting(double step) : step_(step) {}
+    std::string describe() const override { return "counting"; }
+    std::vector<EnergyDomain> domains() const override { return {{"all", true}}; }
+    std::vector<double> read() override { return {step_ * static_cast<double>(reads_++)}; }
+
+   private:
+    double step_;
+    int reads_ = 0;
+  };
+  auto comm = world();
+  EnergyMeter meter({std::make_shared<Counting>(comm->rank() + 1.0)});
+  energy::install(&meter);
+  StepEnergy energy(*comm, true);
+  for (int step = 0; step < 3; ++step) {
+    energy.begin_step();
+    energy.end_step();
+  }
+  const EpochEnergy e = energy.end_epoch();
+  energy::install(nullptr);
+  CHECK(e.nodes == 1);
+  CHECK(e.nodes_measured == 1);
+  CHECK(e.joules == 3.0);             // rank 0's three steps of 1 J; the others' left out
+  StepEnergy unwanted(*comm, false);  // no collective: every rank alike
+  CHECK(unwanted.end_epoch().nodes_measured == 0);
 }
 
 TEST_CASE("confusion matrices are summed over ranks: the one-process matrix, every sample once") {

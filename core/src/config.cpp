@@ -169,6 +169,11 @@ void check_value(const json& def, const json& got, const std::string& where,
       type_error(where, path, "a model file path, a model name or a model object", got);
     return;
   }
+  if (path == "output.energy") {  // "auto", "none" or a list (EnergyMeter checks the entries)
+    if (!got.is_string() && !got.is_array())
+      type_error(where, path, "\"auto\", \"none\" or a list of energy sources", got);
+    return;
+  }
   if (is_plugin_choice(path)) {
     if (!got.is_string() && !(got.is_object() && got.contains("name") && got["name"].is_string()))
       type_error(where, path,

@@ -458,6 +458,14 @@ const Key kKeys[] = {
      "backward ms, share of the steps' time, GFLOP/s and algorithm; per step the time waiting "
      "for data, in the loss, in the optimizer and waiting for communication; also in the "
      "history JSON (`profile`); also `dtnn run --profile`"},
+    {"output.energy",
+     R"("auto")",
+     {},
+     "energy measurement: `\"auto\"` (the first CPU source that works here, rapl then perf, and "
+     "nvml for NVIDIA GPUs), `\"none\"`, or a list of energy plugins that must all work (names "
+     "or `{\"name\": ..., parameters}`); the history gains joules per epoch and per sample, the "
+     "profile and the trace joules per step and per layer (docs/observability.md); where none "
+     "works, the profile says so in one line"},
     {"output.progress",
      R"("auto")",
      {nullptr, "\"auto\", \"bar\", \"lines\" or \"none\"", "auto|bar|lines|none"},

@@ -352,6 +352,9 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
   check_ranks_agree(*comm_, data_facts(resumed), where);
   open_loss_and_metrics(registry, device);
   TrainerOptions to = trainer_options(j);
+  energy_meter_ = EnergyMeter::open(registry, j["output"]["energy"], where + ": output.energy",
+                                    energy_unavailable_);
+  to.measure_energy = j["output"]["energy"] != "none";
   to.sync.exchange.device_comm = device_comm_.get();
   to.sync.exchange.codec = codec_.get();
   // avail2all over a communicator that lets ranks leave (tcp, mqtt): the others go on without a
@@ -703,7 +706,14 @@ History Experiment::run() {
       failed.emplace_back(e.what());
     }
   };
+  // The meter is the run's while it trains (spans and best_of read it), and the one before after.
+  struct Installed {
+    EnergyMeter* before = energy::current();
+    ~Installed() { energy::install(before); }
+  } installed;
+  energy::install(energy_meter_.get());
   History h = traced([&] { return trainer_->fit(); }, attempt);
+  if (energy_meter_) h.energy_source = energy_meter_->describe();
   // (The profile, when asked for, printed them already.)
   if (comm_->rank() == 0 && progress != "none" && !config_.json["output"]["profile"].get<bool>()) {
     std::string reports;
@@ -763,7 +773,11 @@ History Experiment::traced(const std::function<History()>& fit,
                 " events were dropped past output.trace_max_events (" +
                 std::to_string(recorded.max_events) + "): the trace holds the first ones");
   if (wanted[1] != 0 && comm_->rank() == 0) {
-    json profile = run_profile::to_json(recorded);
+    json profile = run_profile::to_json(recorded, energy_meter_ != nullptr);
+    if (energy_meter_)
+      profile["energy_source"] = energy_meter_->describe();
+    else
+      profile["energy_unavailable"] = energy_unavailable_;
     profile["batch_size"] = trainer_->global_batch() / comm_->size();  // per rank, about
     // What the layers' algorithms said of their choices (best_of: times and errors), a line each.
     json reports = json::array();

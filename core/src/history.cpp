@@ -24,6 +24,11 @@ std::string History::to_json() const {
                         {"samples", e.samples},
                         {"seconds", e.seconds},
                         {"samples_per_second", e.samples_per_second}};
+    if (e.energy) {
+      r["energy_j"] = e.energy->joules;
+      r["joules_per_sample"] = e.samples > 0 ? e.energy->joules / double(e.samples) : 0.0;
+      if (e.energy->nodes > 1) r["energy_nodes_measured"] = e.energy->nodes_measured;
+    }
     for (const auto& [k, v] : e.metrics) r[k] = v;
     for (const auto& [k, rows] : e.matrices) r[k + "_matrix"] = rows;
     if (e.validation) {
@@ -38,6 +43,13 @@ std::string History::to_json() const {
   j["train_seconds"] = train_seconds;
   j["train_samples"] = train_samples;
   j["ranks"] = ranks;
+  if (train_energy) {
+    j["train_energy_j"] = train_energy->joules;
+    j["train_joules_per_sample"] =
+        train_samples > 0 ? train_energy->joules / double(train_samples) : 0.0;
+    j["energy_nodes"] = {{"measured", train_energy->nodes_measured}, {"of", train_energy->nodes}};
+  }
+  if (!energy_source.empty()) j["energy_source"] = energy_source;
   if (!stopped.empty()) j["stopped"] = stopped;
   if (skipped_batches > 0) j["skipped_batches"] = skipped_batches;
   for (const auto& p : participation)

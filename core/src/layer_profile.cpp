@@ -57,7 +57,7 @@ void record(const Layer& layer, const Shape& input, bool forward, double seconds
 }
 
 void finish(const Layer& layer, const Shape& input, bool forward,
-            std::chrono::steady_clock::time_point t0) {
+            std::chrono::steady_clock::time_point t0, double joules0) {
   const auto t1 = now();
   if (enabled()) record(layer, input, forward, std::chrono::duration<double>(t1 - t0).count());
   if (trace::recording()) {
@@ -65,7 +65,8 @@ void finish(const Layer& layer, const Shape& input, bool forward,
       return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     };
     trace::record(forward ? trace::Phase::forward : trace::Phase::backward,
-                  layer_trace::label(layer, input, forward), ns(t0), ns(t1));
+                  layer_trace::label(layer, input, forward), ns(t0), ns(t1),
+                  trace::joules_now() - joules0);
   }
 }
 

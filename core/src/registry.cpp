@@ -39,7 +39,7 @@ namespace {
 
 const std::set<std::string> kKinds = {
     "layer", "conv",   "optimizer", "scheduler",           "dataset", "communicator",
-    "loss",  "metric", "device",    "device_communicator", "codec"};
+    "loss",  "metric", "device",    "device_communicator", "codec",   "energy"};
 
 fs::path executable_dir() {
   std::error_code ec;

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "dtnn/energy_meter.hpp"
+
 namespace dtnn::trace {
 
 std::atomic<bool> recording_flag{false};
@@ -58,6 +60,7 @@ constexpr std::size_t kPhases = static_cast<std::size_t>(Phase::count);
 struct Buffer {
   std::vector<Event> events;
   std::array<double, kPhases> seconds{};
+  std::array<double, kPhases> joules{};
   std::array<std::int64_t, kPhases> calls{};
   std::uint16_t index = 0;
   std::string name;
@@ -101,6 +104,7 @@ void start(const Options& options) {
     for (auto& b : s.buffers) {
       b->events.clear();
       b->seconds.fill(0);
+      b->joules.fill(0);
       b->calls.fill(0);
     }
     s.labels.assign(1, Label{});
@@ -135,11 +139,15 @@ std::uint32_t intern(const Label& label) {
   return it->second;
 }
 
-void record(Phase phase, std::uint32_t label, std::int64_t begin_ns, std::int64_t end_ns) {
+double joules_now() { return energy::now_joules(); }
+
+void record(Phase phase, std::uint32_t label, std::int64_t begin_ns, std::int64_t end_ns,
+            double joules) {
   if (!recording()) return;
   Buffer& b = this_thread_buffer();
   const auto p = static_cast<std::size_t>(phase);
   b.seconds[p] += static_cast<double>(end_ns - begin_ns) * 1e-9;
+  b.joules[p] += joules;
   ++b.calls[p];
   State& s = state();
   if (!s.timeline) return;
@@ -147,7 +155,7 @@ void record(Phase phase, std::uint32_t label, std::int64_t begin_ns, std::int64_
     s.dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  b.events.push_back(Event{begin_ns, end_ns, label, b.index, phase});
+  b.events.push_back(Event{begin_ns, end_ns, label, b.index, phase, static_cast<float>(joules)});
 }
 
 void name_thread(const std::string& name) {
@@ -166,6 +174,7 @@ Recorded collect() {
     r.thread_names.push_back(b->name);
     for (std::size_t p = 0; p < kPhases; ++p) {
       r.seconds[p] += b->seconds[p];
+      r.joules[p] += b->joules[p];
       r.calls[p] += b->calls[p];
     }
   }

@@ -25,9 +25,15 @@ std::string quoted(const std::string& s) {
   return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// The args object of an event: its label's arguments and, when it counts flops, its GFLOP/s.
-std::string args_of(const Label& label, std::int64_t duration_ns) {
+// The args object of an event: its label's arguments and, when it counts flops, its GFLOP/s; with
+// an energy meter, its joules.
+std::string args_of(const Label& label, std::int64_t duration_ns, float joules) {
   std::string args = label.args.empty() ? "{}" : label.args;
+  if (joules != 0) {
+    char j[48];
+    std::snprintf(j, sizeof j, "\"joules\":%.6g", static_cast<double>(joules));
+    args.insert(args.size() - 1, std::string(args.size() > 2 ? "," : "") + j);
+  }
   if (label.flops > 0 && duration_ns > 0) {
     char g[48];
     std::snprintf(g, sizeof g, "\"gflops\":%.2f", label.flops / static_cast<double>(duration_ns));
@@ -76,13 +82,13 @@ std::string chrome_json(const std::vector<RankTrace>& ranks) {
       if (e.phase == Phase::allreduce) {
         const std::string id = ",\"id\":" + std::to_string(++async_id);
         line("{\"ph\":\"b\",\"name\":" + name + ",\"cat\":" + cat + id + where +
-             ",\"ts\":" + us(begin) + ",\"args\":" + args_of(label, duration) + "}");
+             ",\"ts\":" + us(begin) + ",\"args\":" + args_of(label, duration, e.joules) + "}");
         line("{\"ph\":\"e\",\"name\":" + name + ",\"cat\":" + cat + id + where +
              ",\"ts\":" + us(begin + duration) + "}");
         continue;
       }
       line("{\"ph\":\"X\",\"name\":" + name + ",\"cat\":" + cat + where + ",\"ts\":" + us(begin) +
-           ",\"dur\":" + us(duration) + ",\"args\":" + args_of(label, duration) + "}");
+           ",\"dur\":" + us(duration) + ",\"args\":" + args_of(label, duration, e.joules) + "}");
     }
   }
   out += "\n],\"otherData\":{\"producer\":\"dtnn\",\"ranks\":" + std::to_string(ranks.size()) +

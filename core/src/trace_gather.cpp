@@ -12,6 +12,10 @@ namespace dtnn::trace {
 
 namespace {
 
+// An event travels as begin and end (two doubles each: exact nanoseconds), label, thread and phase,
+// joules.
+constexpr std::size_t kEventDoubles = 7;
+
 using nlohmann::json;
 
 constexpr std::size_t kChunk = std::size_t{1} << 18;  // doubles per rank per allgather
@@ -72,10 +76,9 @@ std::string describe(const Recorded& r, const std::string& host, std::int64_t of
   json labels = json::array();
   for (const Label& l : r.labels)
     labels.push_back({l.name, l.args, l.flops, l.pydtnn_type, l.pydtnn_value});
-  return json{{"labels", labels},       {"threads", r.thread_names},
-              {"seconds", r.seconds},   {"calls", r.calls},
-              {"dropped", r.dropped},   {"max_events", r.max_events},
-              {"start_ns", r.start_ns}, {"host", host},
+  return json{{"labels", labels},           {"threads", r.thread_names}, {"seconds", r.seconds},
+              {"calls", r.calls},           {"joules", r.joules},        {"dropped", r.dropped},
+              {"max_events", r.max_events}, {"start_ns", r.start_ns},    {"host", host},
               {"offset_ns", offset}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -93,10 +96,11 @@ RankTrace decode(int rank, const std::vector<double>& events, const std::string&
   r.thread_names = j["threads"].get<std::vector<std::string>>();
   r.seconds = j["seconds"];
   r.calls = j["calls"];
+  r.joules = j["joules"];
   r.dropped = j["dropped"];
   r.max_events = j["max_events"];
   r.start_ns = j["start_ns"];
-  for (std::size_t i = 0; i + 6 <= events.size(); i += 6) {
+  for (std::size_t i = 0; i + kEventDoubles <= events.size(); i += kEventDoubles) {
     Event e;
     e.begin_ns = get(&events[i]);
     e.end_ns = get(&events[i + 2]);
@@ -104,6 +108,7 @@ RankTrace decode(int rank, const std::vector<double>& events, const std::string&
     const auto where = static_cast<std::uint32_t>(events[i + 5]);
     e.thread = static_cast<std::uint16_t>(where >> 8);
     e.phase = static_cast<Phase>(where & 0xff);
+    e.joules = static_cast<float>(events[i + 6]);
     r.events.push_back(e);
   }
   return t;
@@ -135,13 +140,14 @@ std::int64_t clock_offset_ns(Communicator& comm, int rounds) {
 
 std::vector<RankTrace> gather(Communicator& comm, const Recorded& mine, std::int64_t offset_ns) {
   std::vector<double> events;
-  events.reserve(6 * mine.events.size());
+  events.reserve(kEventDoubles * mine.events.size());
   for (const Event& e : mine.events) {
     put(events, e.begin_ns);
     put(events, e.end_ns);
     events.push_back(e.label);
     events.push_back(
         static_cast<double>((std::uint32_t{e.thread} << 8) | static_cast<std::uint32_t>(e.phase)));
+    events.push_back(e.joules);
   }
   const auto all_events = gather_doubles(comm, events, "trace events");
   const auto all_texts =

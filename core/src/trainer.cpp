@@ -65,6 +65,7 @@ struct Trainer::Run {
   double loss_sum = 0, seconds = 0;
   std::int64_t samples = 0;
   std::vector<double> global;
+  std::optional<StepEnergy> energy;
 };
 
 Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Loss& loss,
@@ -465,6 +466,7 @@ void Trainer::start_run(Run& run) {
   run.status.assign(2 + (options_.sync.ranks_may_leave ? comm_.size() : 0), 0.0);
   run.global.assign(metric_totals_.size() + 2, 0.0);
   run.global_step = run.first_global_step = options_.start.global_step;
+  run.energy.emplace(comm_, options_.measure_energy);
   run.start = Clock::now();
 }
 
@@ -542,6 +544,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   if (sync_gradients && s + 1 == steps && options_.sync.exchange.pipeline)
     exchange_->drain_at_next_finish();
   const auto t0 = Clock::now();
+  run.energy->begin_step();
   const trace::Span step_span(trace::Phase::step);
   const double loss =
       train_step(run.order->indices(s, me), weight, sync_gradients,
@@ -576,6 +579,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
     std::fill(counts.since_sync.begin(), counts.since_sync.end(), 0);
   }
   const double dt = seconds_since(t0);
+  run.energy->end_step();
   run.seconds += dt;
   run.throughput.add(dt, n, run.global_step++ - run.first_global_step);
   if (!skipped) {  // a skipped batch counts in the metrics, not in the loss
@@ -622,6 +626,7 @@ void Trainer::end_epoch(Run& run, std::int64_t epoch, Progress& progress, Histor
   rec.matrices = metric_matrices(run.global);
   rec.seconds = run.seconds;
   rec.samples_per_second = run.seconds > 0 ? static_cast<double>(rec.samples) / run.seconds : 0.0;
+  if (const EpochEnergy e = run.energy->end_epoch(); e.nodes_measured > 0) rec.energy = e;
   if (validation_end_ > train_end_)
     rec.validation = evaluate(Split::train, train_end_, validation_end_);
   else if (options_.test_as_validation)
@@ -669,6 +674,12 @@ void Trainer::finish_run(Run& run, Progress& progress, History& history) {
     history.sent_bytes_per_step = static_cast<double>(exchange_->stats().bytes_sent) /
                                   static_cast<double>(exchange_->stats().steps);
   }
+  for (const EpochRecord& e : history.epochs) {
+    if (!e.energy) continue;
+    if (!history.train_energy)
+      history.train_energy = EpochEnergy{0, e.energy->nodes_measured, e.energy->nodes};
+    history.train_energy->joules += e.energy->joules;
+  }
   double rate = run.throughput.samples_per_second();
   comm_.allreduce_sum(&rate, 1, DType::float64, "throughput");  // ranks train at once: rates add
   history.train_samples_per_second = rate;
@@ -678,6 +689,16 @@ void Trainer::finish_run(Run& run, Progress& progress, History& history) {
                 static_cast<long long>(history.train_samples), history.train_seconds,
                 format_rate(rate).c_str());
   progress.print(tail);
+  if (history.train_energy && history.train_samples > 0) {
+    const EpochEnergy& e = *history.train_energy;
+    std::snprintf(tail, sizeof tail, "Energy: %.1f J in the training steps, %.3f mJ per sample",
+                  e.joules, 1e3 * e.joules / static_cast<double>(history.train_samples));
+    progress.print(std::string(tail) +
+                   (e.nodes > 1 ? " (" + std::to_string(e.nodes_measured) + " of " +
+                                      std::to_string(e.nodes) + " nodes measured)"
+                                : std::string()) +
+                   "\n");
+  }
   if (options_.evaluate && test_end_ > 0) {
     history.test = evaluate(Split::test, 0, test_end_);
     progress.print("Test after training: " +

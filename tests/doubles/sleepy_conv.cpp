@@ -1,5 +1,6 @@
 // Test double for best_of: the reference convolution, slowed down by DTNN_SLEEP_MS per forward pass
-// plus the milliseconds in the environment variable DTNN_TEST_EXTRA_MS_<name>, if set.
+// plus the milliseconds in the environment variable DTNN_TEST_EXTRA_MS_<name>, if set: asleep, or
+// with DTNN_SLEEPY_SPIN spinning (time that costs CPU, hence energy).
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -24,7 +25,13 @@ class Sleepy final : public ConvAlgorithm {
   }
   void prepare(const ConvGeometry& g) override { inner_->prepare(g); }
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
+#ifdef DTNN_SLEEPY_SPIN
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms_);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+#else
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+#endif
     inner_->forward(x, w, y);
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {

@@ -10,6 +10,7 @@
 
 #include "dtnn/config.hpp"
 #include "dtnn/core_export.hpp"
+#include "dtnn/energy_meter.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/trainer.hpp"
 
@@ -78,6 +79,9 @@ class DTNN_CORE_EXPORT Experiment {
   std::shared_ptr<Codec> codec_;                     // parallel.codec (null: "none")
   std::shared_ptr<DeviceCommunicator> device_comm_;  // NCCL, with several GPU ranks
   std::unique_ptr<Trainer> trainer_;
+  // output.energy's meter (null: none), installed while run() runs, or why there is none.
+  std::unique_ptr<EnergyMeter> energy_meter_;
+  std::string energy_unavailable_;
 };
 
 // The communicator `name` names ("auto": mpi when an MPI launcher started this process, else

@@ -34,7 +34,7 @@ DTNN_CORE_EXPORT bool is_block(const Layer& layer);  // add, concat: timed throu
 // The end of a timed call begun at t0: recorded here when enabled, and as a span of the trace
 // (dtnn/layer_trace.hpp) when the trace records.
 DTNN_CORE_EXPORT void finish(const Layer& layer, const Shape& input, bool forward,
-                             std::chrono::steady_clock::time_point t0);
+                             std::chrono::steady_clock::time_point t0, double joules0);
 
 // Runs f, the forward (or backward) of layer on an input of that shape, timing it when enabled
 // or when the trace records.
@@ -42,8 +42,9 @@ template <class F>
 void timed(const Layer& layer, const Shape& input, bool forward, F&& f) {
   if (!enabled() && !trace::recording()) return f();
   const auto t0 = now();
+  const double joules0 = trace::recording() ? trace::joules_now() : 0;
   f();
-  finish(layer, input, forward, t0);
+  finish(layer, input, forward, t0, joules0);
 }
 
 }  // namespace dtnn::layer_profile

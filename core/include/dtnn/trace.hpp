@@ -53,17 +53,19 @@ struct Label {
 };
 
 // One span: [begin_ns, end_ns) of thread `thread` (0: the first thread that recorded, the
-// training thread), label an index into labels().
+// training thread), label an index into labels(); joules: the energy meter's advance over the span
+// (dtnn/energy_meter.hpp; 0 without a meter).
 struct Event {
   std::int64_t begin_ns = 0, end_ns = 0;
   std::uint32_t label = 0;
   std::uint16_t thread = 0;
   Phase phase = Phase::step;
+  float joules = 0;
 };
 
 struct Options {
   bool timeline = false;             // keep events (dtnn run --trace)
-  std::size_t max_events = 4000000;  // over every thread; about 24 bytes each
+  std::size_t max_events = 4000000;  // over every thread; about 32 bytes each
 };
 
 // Starts recording (and forgets what was recorded): totals always, events when options.timeline.
@@ -85,7 +87,9 @@ inline std::int64_t now_ns() {
 DTNN_CORE_EXPORT std::uint32_t intern(const Label& label);
 // A span that has ended (the calling thread's), when recording.
 DTNN_CORE_EXPORT void record(Phase phase, std::uint32_t label, std::int64_t begin_ns,
-                             std::int64_t end_ns);
+                             std::int64_t end_ns, double joules = 0);
+// The installed energy meter's reading (joules), 0 without one: spans read it at both ends.
+DTNN_CORE_EXPORT double joules_now();
 // Names the calling thread on the timeline ("training", "batch loader").
 DTNN_CORE_EXPORT void name_thread(const std::string& name);
 
@@ -93,9 +97,12 @@ DTNN_CORE_EXPORT void name_thread(const std::string& name);
 class Span {
  public:
   explicit Span(Phase phase, std::uint32_t label = 0)
-      : phase_(phase), label_(label), begin_(recording() ? now_ns() : -1) {}
+      : phase_(phase),
+        label_(label),
+        begin_(recording() ? now_ns() : -1),
+        begin_joules_(begin_ >= 0 ? joules_now() : 0) {}
   ~Span() {
-    if (begin_ >= 0) record(phase_, label_, begin_, now_ns());
+    if (begin_ >= 0) record(phase_, label_, begin_, now_ns(), joules_now() - begin_joules_);
   }
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
@@ -104,6 +111,7 @@ class Span {
   Phase phase_;
   std::uint32_t label_;
   std::int64_t begin_;
+  double begin_joules_;
 };
 
 // What was recorded since start(), for the writers and the profile.
@@ -115,6 +123,7 @@ struct Recorded {
   std::size_t max_events = 0;
   std::int64_t start_ns = 0;                                             // when start() was called
   std::array<double, static_cast<std::size_t>(Phase::count)> seconds{};  // totals per phase
+  std::array<double, static_cast<std::size_t>(Phase::count)> joules{};
   std::array<std::int64_t, static_cast<std::size_t>(Phase::count)> calls{};
 };
 // Call it once the threads that record have finished (or stopped recording).

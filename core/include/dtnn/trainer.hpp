@@ -26,6 +26,7 @@
 #include "dtnn/model_sync.hpp"
 #include "dtnn/nonfinite.hpp"
 #include "dtnn/progress.hpp"
+#include "dtnn/step_energy.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -74,6 +75,9 @@ struct TrainerOptions {
   // A non-finite loss or gradient: stop with a message naming where it started, skip the step,
   // or go on. Under MPI the decision is collective: every rank stops or skips the same step.
   NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
+  // Joules of the training steps per epoch (output.energy not "none"), read from the installed
+  // meter (dtnn/energy_meter.hpp) over every node of the run (dtnn/step_energy.hpp).
+  bool measure_energy = false;
   std::vector<SchedulerState> resumed_schedulers;  // their state in the resumed checkpoint
   // The resumed checkpoint's exchange residuals, one per rank (CheckpointInfo).
   std::vector<std::vector<float>> resumed_residuals;
@@ -96,6 +100,7 @@ struct EpochRecord {
   std::int64_t samples = 0;
   double seconds = 0;  // training time of the epoch (validation excluded)
   double samples_per_second = 0;
+  std::optional<EpochEnergy> energy;  // with options.measure_energy, when a node measured
 };
 
 struct DTNN_CORE_EXPORT History {
@@ -110,6 +115,9 @@ struct DTNN_CORE_EXPORT History {
   double comm_wait_ms_per_step = 0;
   std::size_t buckets = 0;
   double sent_bytes_per_step = 0;  // what rank 0 put on the wire (parallel.codec), per step
+  // The training steps' joules over the epochs (when measured), and what measured them.
+  std::optional<EpochEnergy> train_energy;
+  std::string energy_source;
   // The column names of PyDTNN's history: the loss, then the metrics in configured order.
   std::string loss_name;
   std::vector<std::string> metric_names;

@@ -15,6 +15,8 @@
 //     every candidate is refused, the run stops with their errors.
 //   - A candidate is a conv plugin's name or {"name": ..., parameters}: winograd at each tile size,
 //     say, as two candidates.
+//   - objective: "time" (the default), "energy" (the joules the run's energy meter counts over a
+//     step's calls, dtnn/energy_meter.hpp) or "edp" (energy times delay, step by step).
 // Only training steps count: a forward that no backward follows (evaluation) is not timed.
 #include <algorithm>
 #include <chrono>
@@ -30,6 +32,7 @@
 #include "accuracy.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/digest.hpp"
+#include "dtnn/energy_meter.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -105,11 +108,13 @@ struct Candidate {
   std::string name;   // as reports and the cache name it: the plugin, with its parameters if any
   std::string build;  // a digest of the plugin's shared object: a rebuilt algorithm is tuned again
   std::shared_ptr<ConvAlgorithm> algorithm;
-  std::vector<double> steps;  // seconds per training step
+  std::vector<double> steps;   // seconds per training step
+  std::vector<double> joules;  // per training step, when the objective reads energy
   bool pruned = false;
   bool refused = false;                      // above max_rel_error
   std::optional<best_of::PassErrors> error;  // as measured (averaged over the ranks)
   double median_ms = 0;                      // as decided (averaged over the ranks)
+  double median_mj = 0;                      // likewise, when energy was read
 };
 
 class BestOf final : public ConvAlgorithm {
@@ -119,13 +124,17 @@ class BestOf final : public ConvAlgorithm {
         prune_after_(p.get_int("prune_after")),
         prune_factor_(p.get_double("prune_factor")),
         max_rel_error_(p.get_double("max_rel_error")),
+        objective_(p.get_string("objective")),
         bound_key_(p.key_path("max_rel_error")),
+        objective_key_(p.key_path("objective")),
         cache_(p.get_string("cache_file")) {
     if (rounds_ < 1) p.fail("rounds", "a positive number of rounds");
     if (prune_after_ < 1) p.fail("prune_after", "a positive number of rounds");
     if (prune_factor_ <= 1) p.fail("prune_factor", "a factor greater than 1");
     if (!(max_rel_error_ >= 0) || !std::isfinite(max_rel_error_))
       p.fail("max_rel_error", "a relative error bound >= 0 (0: no accuracy guard)");
+    if (objective_ != "time" && objective_ != "energy" && objective_ != "edp")
+      p.fail("objective", "\"time\", \"energy\" or \"edp\" (energy times delay)");
     if (!ctx.registry) throw Error("conv 'best_of' needs the plugin registry");
     std::vector<std::pair<std::string, Params>> wanted = wanted_candidates(p);
     if (wanted.empty())
@@ -222,6 +231,10 @@ class BestOf final : public ConvAlgorithm {
       char cell[96];
       std::snprintf(cell, sizeof cell, " %s %.3f ms", c.name.c_str(), c.median_ms);
       out += cell;
+      if (objective_ != "time") {
+        std::snprintf(cell, sizeof cell, " %.3f mJ", c.median_mj);
+        out += cell;
+      }
       if (c.error) {
         std::snprintf(cell, sizeof cell, " error %.2g", c.error->worst());
         out += cell;
@@ -241,10 +254,12 @@ class BestOf final : public ConvAlgorithm {
   template <class F>
   void timed(F&& f, bool backward) {
     if (chosen_) return f();
+    const double start_joules = meter_ ? meter_->joules() : 0;
     const auto start = Clock::now();
     const std::int64_t start_ns = trace::recording() ? trace::now_ns() : -1;
     f();
     step_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+    if (meter_) step_joules_ += meter_->joules() - start_joules;
     if (start_ns >= 0)  // a tuning round's call, named by the candidate timed
       trace::record(trace::Phase::tuning,
                     trace::intern({"best_of: " + candidates_[turn_].name,
@@ -255,16 +270,24 @@ class BestOf final : public ConvAlgorithm {
 
   // Called by forward while tuning: closes the step in progress and picks the next candidate.
   void next_step() {
+    if (!step_started_ && objective_ != "time") {  // the run's meter, installed by now
+      meter_ = energy::current();
+      if (!meter_)
+        throw Error("conv 'best_of' " + g_.str() + ": " + objective_key_ + " \"" + objective_ +
+                    "\" needs an energy meter, and none measures here (output.energy; "
+                    "`dtnn run --profile` says why)");
+    }
     if (accuracy_ && accuracy_->complete()) judge_accuracy();
     if (step_started_ && step_had_backward_) {
       candidates_[turn_].steps.push_back(step_seconds_);
+      candidates_[turn_].joules.push_back(step_joules_);
       const std::size_t previous = turn_;
       turn_ = next_active(turn_ + 1);
       if (turn_ <= previous) end_of_round();
     }
     if (chosen_) return;
     step_started_ = true;
-    step_seconds_ = 0;
+    step_seconds_ = step_joules_ = 0;
     step_had_backward_ = false;
   }
 
@@ -281,9 +304,9 @@ class BestOf final : public ConvAlgorithm {
     if (tuned_rounds_ == prune_after_) {
       double best = INFINITY;
       for (const Candidate& c : candidates_)
-        if (!c.refused) best = std::min(best, median(c.steps));
+        if (!c.refused) best = std::min(best, score(c));
       for (Candidate& c : candidates_)
-        if (median(c.steps) > prune_factor_ * best) c.pruned = true;
+        if (score(c) > prune_factor_ * best) c.pruned = true;
       turn_ = next_active(0);
     }
     if (tuned_rounds_ >= rounds_) decide();
@@ -325,22 +348,36 @@ class BestOf final : public ConvAlgorithm {
     return bound_key_ + " " + text;
   }
 
-  // The lowest median (averaged over the ranks): the same choice everywhere.
+  // What the objective minimises for c: the median step's seconds or joules, or the median of
+  // the steps' joules x seconds.
+  double score(const Candidate& c) const {
+    if (objective_ == "time") return median(c.steps);
+    if (objective_ == "energy") return median(c.joules);
+    std::vector<double> edp;
+    for (std::size_t i = 0; i < c.steps.size() && i < c.joules.size(); ++i)
+      edp.push_back(c.steps[i] * c.joules[i]);
+    return median(edp);
+  }
+
+  // The lowest score (averaged over the ranks): the same choice everywhere.
   void decide() {
-    std::vector<double> medians;
+    std::vector<double> figures;  // per candidate: score, median seconds, median joules
     for (const Candidate& c : candidates_)
-      medians.push_back(c.pruned || c.refused ? 1e30 : median(c.steps));
+      figures.insert(figures.end(), {c.pruned || c.refused ? 1e30 : score(c), median(c.steps),
+                                     c.joules.empty() ? 0.0 : median(c.joules)});
     if (comm_) {
-      comm_->allreduce_sum(medians.data(), medians.size(), DType::float64,
+      comm_->allreduce_sum(figures.data(), figures.size(), DType::float64,
                            "best_of choice for " + g_.str());
-      for (double& m : medians) m /= comm_->size();
+      for (double& m : figures) m /= comm_->size();
     }
-    const auto best = static_cast<std::size_t>(std::min_element(medians.begin(), medians.end()) -
-                                               medians.begin());
-    for (std::size_t i = 0; i < candidates_.size(); ++i)
-      candidates_[i].median_ms =
-          medians[i] >= 1e30 ? median(candidates_[i].steps) * 1e3 : medians[i] * 1e3;
-    choose(best, "after " + std::to_string(tuned_rounds_) + " rounds");
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      if (figures[3 * i] < figures[3 * best]) best = i;
+      candidates_[i].median_ms = figures[3 * i + 1] * 1e3;
+      candidates_[i].median_mj = figures[3 * i + 2] * 1e3;
+    }
+    choose(best, "after " + std::to_string(tuned_rounds_) + " rounds" +
+                     (objective_ == "time" ? "" : " (objective " + objective_ + ")"));
     save_choice();
   }
 
@@ -364,7 +401,8 @@ class BestOf final : public ConvAlgorithm {
     if (max_rel_error_ > 0)
       std::snprintf(guard, sizeof guard, " | max_rel_error %.3g", max_rel_error_);
     return rt.cpu + " | BLIS " + rt.blis_kernels + " | " + std::to_string(rt.threads) +
-           " threads | " + names + " | " + g_.str() + guard;
+           " threads | " + names + " | " + g_.str() + guard +
+           (objective_ == "time" ? "" : " | objective " + objective_);
   }
 
   // The cached choice's index when every rank has the same one, else -1.
@@ -405,7 +443,10 @@ class BestOf final : public ConvAlgorithm {
   std::int64_t rounds_, prune_after_;
   double prune_factor_;
   double max_rel_error_;   // 0: no accuracy guard
+  std::string objective_;  // time, energy, edp
   std::string bound_key_;  // where max_rel_error was set, for messages
+  std::string objective_key_;
+  EnergyMeter* meter_ = nullptr;  // the run's, with an objective that reads energy
   std::string cache_;
   std::shared_ptr<ConvAlgorithm> reference_;           // with the accuracy guard
   std::unique_ptr<best_of::AccuracySample> accuracy_;  // while the samples are kept and unjudged
@@ -419,7 +460,7 @@ class BestOf final : public ConvAlgorithm {
   std::string how_;  // how the choice was made
   std::int64_t tuned_rounds_ = 0;
   bool step_started_ = false, step_had_backward_ = false;
-  double step_seconds_ = 0;
+  double step_seconds_ = 0, step_joules_ = 0;
 };
 
 Plugin* create(const Params& p, const PluginContext& ctx) { return new BestOf(p, ctx); }
@@ -429,5 +470,5 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new BestOf(p,
 DTNN_PLUGIN("conv", "best_of",
             "times candidate algorithms per layer shape while training and keeps the fastest",
             R"({"candidates": [], "rounds": 10, "prune_after": 4, "prune_factor": 10.0,
-                "max_rel_error": 0.001, "cache_file": "default"})",
+                "max_rel_error": 0.001, "objective": "time", "cache_file": "default"})",
             create)
