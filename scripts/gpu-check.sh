@@ -5,7 +5,8 @@
 #   1. dtnn info (the GPU, driver and library versions)
 #   2. dtnn_gpu_tests (layers against their CPU twins, losses, optimizers, NCCL on one rank,
 #      CPU-vs-GPU Fashion-MNIST accuracy, device memory across steps)
-#   3. one epoch of the default experiment on the GPU (history JSON)
+#   3. one epoch of the default experiment on the GPU (history JSON, profile), and 200 steps with
+#      the GPU's energy read through NVML (output.energy ["nvml"])
 #   4. two MPI ranks on the GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh,
 #      with the Open MPI that gpu-bundle packed)
 #   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32")
@@ -42,7 +43,12 @@ if [ "$what" != bench ]; then
   step gpu_tests $env .gpu/bin/dtnn_gpu_tests
   step train $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --set output.progress=\"lines\" \
-    --history "$out/train_history.json"
+    --history "$out/train_history.json" --profile
+  # The GPU's energy through NVML (output.energy ["nvml"] must work here): joules per epoch.
+  step energy $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
+    --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --steps-per-epoch 200 \
+    --set output.progress=\"lines\" --set 'output.energy=["nvml"]' \
+    --history "$out/energy_history.json"
   # shellcheck disable=SC2016
   step two_ranks $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
     .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"
