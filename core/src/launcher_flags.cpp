@@ -268,7 +268,9 @@ const Flag kFlags[] = {
      "dtnn, ckks: the run's CKKS key, the same file on every rank (scripts/make-ckks-key.py); "
      "without it rank 0 makes one and sends it to each rank sealed"},
     {"tracer-pmlib-server", "", 'r',
-     "PMlib power tracing is not in dtnn: energy comes from RAPL, perf or NVML counters (output.energy, on by default where one works; joules in the history, --profile and the trace)"},
+     "PMlib power tracing is not in dtnn: energy comes from RAPL, perf or NVML counters "
+     "(output.energy, on by default where one works; joules in the history, --profile and the "
+     "trace)"},
     {"tracer-pmlib-port", "", 'r', "see --tracer-pmlib-server"},
     {"tracer-pmlib-device", "", 'r', "see --tracer-pmlib-server"},
     {"profile", "output.profile", 'b',
