@@ -6,7 +6,9 @@
 //   y: targets "classes" (the default): (N,) class indices (classes: the given count, or the
 //      largest index + 1) or (N, classes) one-hot rows; targets "values" (regression, PyDTNN
 //      3.x's tsunami-style data, or multi-label 0/1 columns): (N,) or (N, K) values taken as they
-//      are, K outputs (loss mse, or binary_cross_entropy over sigmoids).
+//      are, K outputs (loss mse, or binary_cross_entropy over sigmoids); or (N, H, W) and
+//      (N, H, W, C) masks (segmentation: loss dice), taken flat in the file's order, which a
+//      model's (H, W, C) output matches (both layouts when C is 1).
 // Checked whole at start-up: errors name the file, the array and what was expected.
 #include "dtnn/npz.hpp"
 
@@ -60,7 +62,8 @@ class NpzDataset final : public ArrayDataset {
       throw Error(path + ": x_train has shape " + xtr.shape_str() +
                   ": expected (N, H, W, C), (N, C, H, W), (N, H, W) or (N, F)");
     if (values_) {
-      const std::int64_t columns = ytr.shape.size() == 2 ? ytr.shape[1] : 1;
+      std::int64_t columns = 1;
+      for (std::size_t i = 1; i < ytr.shape.size(); ++i) columns *= ytr.shape[i];
       if (classes != 0 && classes != columns)
         p.fail("classes", "0 or y_train's " + std::to_string(columns) + " target columns");
       classes = columns;
@@ -92,11 +95,14 @@ class NpzDataset final : public ArrayDataset {
     if (y.shape.empty() || y.shape[0] != n)
       throw Error(path + ": " + ys + " has shape " + y.shape_str() + ": expected " +
                   std::to_string(n) + " labels, one per sample of " + xs);
-    if (y.shape.size() == 2 && y.shape[1] != classes_)
+    if (!values_ && y.shape.size() == 2 && y.shape[1] != classes_)
       throw Error(path + ": " + ys + " has " + std::to_string(y.shape[1]) + " columns, expected " +
-                  std::to_string(classes_) + (values_ ? " (y_train's)" : " (one per class)"));
-    if (y.shape.size() > 2)
-      throw Error(path + ": " + ys + ": expected (N,) or (N, " + (values_ ? "K)" : "classes)"));
+                  std::to_string(classes_) + " (one per class)");
+    if (!values_ && y.shape.size() > 2)
+      throw Error(path + ": " + ys + ": expected (N,) or (N, classes)");
+    if (values_ && y.numel() != n * classes_)
+      throw Error(path + ": " + ys + " has shape " + y.shape_str() + ": expected " +
+                  std::to_string(classes_) + " values per sample, as y_train has");
     out.count = n;
     out.x.resize(static_cast<std::size_t>(n * size));
     const std::int64_t hw = sample_shape_.rank() == 3 ? sample_shape_[0] * sample_shape_[1] : size,

@@ -1,0 +1,210 @@
+// conv2d_transpose: the transposed (fractionally strided) convolution of a decoder or a U-Net's
+// up path (PyTorch's ConvTranspose2d, Keras's Conv2DTranspose): each input pixel scatters the
+// filter, scaled by its value, into the output at stride apart.
+//   H_out = (H_in - 1) stride - 2 padding + dilation (kernel - 1) + 1 + output_padding
+// It is the gradient of a convolution G whose input has this layer's output shape and whose
+// output has this layer's input shape, so any ConvAlgorithm computes it, passes exchanged:
+//   y  = G.backward_data(x, w)        forward
+//   dx = G.forward(dy, w)             backward, input gradient
+//   dw += G.backward_filter(dy, x)    backward, filter gradient
+// Filter: G's, with G's input channels = this layer's filters (out) and G's filters = this
+// layer's input channels (in): NHWC [KH, KW, out, in]; NCHW [in, out, KH, KW] (ConvTranspose2d's).
+#include <string>
+#include <vector>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/initializer.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/log.hpp"
+#include "dtnn/parallel.hpp"
+#include "dtnn/plugin_api.hpp"
+#include "dtnn/registry.hpp"
+#include "layer_parameters.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+class Conv2dTranspose final : public Layer {
+ public:
+  explicit Conv2dTranspose(const Params& p)
+      : params_(p), filters_(p.get_int("filters")), use_bias_(p.get_bool("use_bias")) {
+    const layer_parameters::Initializers init(p);
+    if (filters_ <= 0) p.fail("filters", "a positive number of filters");
+    g_.read_window(p);
+    const auto [oph, opw] = p.get_pair("output_padding", 0);
+    if (oph >= std::max(g_.stride_h, g_.dilation_h) || opw >= std::max(g_.stride_w, g_.dilation_w))
+      p.fail("output_padding",
+             "less than the stride or the dilation (it picks one of the sizes "
+             "a strided output may have had)");
+    output_padding_h_ = oph, output_padding_w_ = opw;
+  }
+
+  std::string type() const override { return "conv2d_transpose"; }
+  Shape output_shape() const override { return g_.x_shape(1).without_batch(); }
+  std::string weights_shape() const override { return w_.shape().str(); }
+  std::string attributes() const override {
+    return g_.window_str() + " " + (algorithm_ ? algorithm_->name() : std::string());
+  }
+  double forward_flops(std::int64_t batch) const override {  // G's, the same products
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo()) *
+           static_cast<double>(g_.k * g_.c * g_.kh * g_.kw);
+  }
+  std::size_t workspace_bytes() const override {
+    return algorithm_ ? algorithm_->workspace_bytes() : 0;
+  }
+  std::string report() const override { return algorithm_ ? algorithm_->report() : ""; }
+
+  void build(const LayerBuildContext& ctx) override {
+    const Shape& in = ctx.input_shape;
+    if (in.rank() != 3)
+      throw Error("conv2d_transpose expects image input (H, W, C), got " + in.str());
+    const bool nhwc = ctx.layout == Layout::nhwc;
+    const std::int64_t h_in = nhwc ? in[0] : in[1], w_in = nhwc ? in[1] : in[2];
+    g_.layout = ctx.layout;
+    g_.dtype = ctx.dtype;
+    g_.n = ctx.max_batch;
+    g_.k = nhwc ? in[2] : in[0];  // G's output channels: this layer's input channels
+    g_.c = filters_;
+    g_.h = (h_in - 1) * g_.stride_h - 2 * g_.pad_h + g_.dilation_h * (g_.kh - 1) + 1 +
+           output_padding_h_;
+    g_.w = (w_in - 1) * g_.stride_w - 2 * g_.pad_w + g_.dilation_w * (g_.kw - 1) + 1 +
+           output_padding_w_;
+    if (g_.h < 1 || g_.w < 1 || g_.ho() != h_in || g_.wo() != w_in)
+      throw Error("conv2d_transpose: " + in.str() + " with " + g_.window_str() +
+                  " gives no output (the padding takes more than the kernel spreads)");
+    w_ = Tensor::empty(g_.w_shape(), ctx.dtype, ctx.layout);
+    dw_ = Tensor::zeros(w_.shape(), ctx.dtype, ctx.layout);
+    const std::int64_t window = g_.kh * g_.kw;
+    initialize(w_, params_.get_string("weights_initializer"), g_.k * window, g_.c * window,
+               ctx.seed);
+    if (use_bias_) {
+      b_ = Tensor::empty(Shape{filters_}, ctx.dtype);
+      db_ = Tensor::zeros(b_.shape(), ctx.dtype);
+      initialize(b_, params_.get_string("biases_initializer"), g_.k * window, g_.c * window,
+                 ctx.seed + 1);
+    }
+    needs_dx_ = ctx.needs_input_gradient;
+    choose_algorithm(ctx);
+  }
+
+  std::vector<Parameter> parameters() override {
+    std::vector<Parameter> p{{"weights", w_, dw_}};
+    if (use_bias_) p.push_back({"biases", b_, db_});
+    return p;
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode) override {
+    algorithm_->backward_data(x, w_, y);
+    if (use_bias_) dispatch_dtype(y.dtype(), [&](auto z) { add_bias<decltype(z)>(y); });
+  }
+
+  void backward(const Tensor& x, const Tensor& /*y*/, const Tensor& dy, Tensor* dx) override {
+    if (use_bias_) dispatch_dtype(dy.dtype(), [&](auto z) { bias_gradient<decltype(z)>(dy); });
+    if (dx) algorithm_->forward(dy, w_, *dx);  // first: backward-filter may reuse its work
+    algorithm_->backward_filter(dy, x, dw_);
+  }
+
+ private:
+  // The configured algorithm, else the first of i2c and reference that computes G's passes this
+  // layer runs: backward-data and backward-filter, and forward when an input gradient is needed.
+  void choose_algorithm(const LayerBuildContext& ctx) {
+    const std::string own = params_.get_string("algorithm");
+    const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
+    std::vector<std::string> order{wanted};
+    for (const char* fallback : {"i2c", "reference"})
+      if (wanted != fallback) order.emplace_back(fallback);
+    std::string refusals;
+    for (const std::string& name : order) {
+      if (name.empty()) continue;
+      auto candidate = ctx.registry->create_as<ConvAlgorithm>(
+          "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(),
+          {"algorithm", "workspace"});
+      std::string why;
+      const char* failed = nullptr;
+      if (!candidate->supports(g_, ConvPass::backward_data, why))
+        failed = "backward-data";
+      else if (!candidate->supports(g_, ConvPass::backward_filter, why))
+        failed = "backward-filter";
+      else if (needs_dx_ && !candidate->supports(g_, ConvPass::forward, why))
+        failed = "forward";
+      if (!failed) {
+        algorithm_ = candidate;
+        break;
+      }
+      refusals += "'" + name + "' does not support " + failed + " (" + why + "); ";
+    }
+    if (!algorithm_) throw Error("no convolution algorithm supports " + g_.str());
+    if (!refusals.empty())
+      log_info_once("conv2d_transpose " + g_.str() + ": " + refusals + "using '" +
+                    algorithm_->name() + "'");
+    algorithm_->set_communicator(ctx.communicator);
+    algorithm_->set_workspace(ctx.workspace);
+    algorithm_->prepare(g_);
+  }
+
+  template <class T>
+  void add_bias(Tensor& y) const {
+    const T* b = b_.data<T>();
+    T* yp = y.data<T>();
+    const std::int64_t n = y.dim(0), pixels = g_.h * g_.w, k = filters_;
+    if (g_.layout == Layout::nhwc) {
+      parallel_for(n * pixels, 256, [&](std::int64_t r) {
+        for (std::int64_t j = 0; j < k; ++j) yp[r * k + j] += b[j];
+      });
+    } else {
+      parallel_for(n * k, 16, [&](std::int64_t plane) {
+        const T v = b[plane % k];
+        for (std::int64_t i = 0; i < pixels; ++i) yp[plane * pixels + i] += v;
+      });
+    }
+  }
+
+  template <class T>
+  void bias_gradient(const Tensor& dy) {  // one channel per task: sums in a fixed order
+    T* db = db_.data<T>();
+    const T* d = dy.data<T>();
+    const std::int64_t n = dy.dim(0), pixels = g_.h * g_.w, k = filters_;
+    const bool nhwc = g_.layout == Layout::nhwc;
+    parallel_for(k, 1, [&](std::int64_t ch) {
+      double total = 0;
+      for (std::int64_t s = 0; s < n; ++s)
+        for (std::int64_t i = 0; i < pixels; ++i)
+          total += double(d[nhwc ? (s * pixels + i) * k + ch : (s * k + ch) * pixels + i]);
+      db[ch] += static_cast<T>(total);
+    });
+  }
+
+  Params params_;
+  std::int64_t filters_;
+  bool use_bias_;
+  bool needs_dx_ = true;
+  std::int64_t output_padding_h_ = 0, output_padding_w_ = 0;
+  ConvGeometry g_;  // the convolution this layer transposes
+  Tensor w_, dw_, b_, db_;
+  std::shared_ptr<ConvAlgorithm> algorithm_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new Conv2dTranspose(p); }
+
+}  // namespace
+
+DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "conv2d_transpose",
+                   .description =
+                       "transposed 2-D convolution (a U-Net's up path): the gradient "
+                       "of a convolution, computed by a ConvAlgorithm plugin",
+                   .parameters = R"({"filters": 0, "kernel": [2, 2], "stride": [2, 2],
+                                     "padding": [0, 0], "dilation": [1, 1],
+                                     "output_padding": [0, 0], "use_bias": true,
+                                     "algorithm": "", "weights_initializer": "glorot_uniform",
+                                     "biases_initializer": "zeros"})",
+                   .traits = R"({"aliases": ["conv_transpose2d", "deconv2d"],
+                                 "conformance": [
+    {"params": {"filters": 3, "kernel": 2, "stride": 2}, "input": [3, 4, 2]},
+    {"params": {"filters": 2, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1},
+     "input": [3, 3, 3]},
+    {"params": {"filters": 4, "kernel": [3, 2], "padding": 1, "algorithm": "reference"},
+     "input": [4, 3, 2]},
+    {"params": {"filters": 3, "kernel": 3, "stride": 2, "algorithm": "implicit_gemm"},
+     "input": [3, 3, 2], "batch": 3}]})",
+                   .factory = create)
