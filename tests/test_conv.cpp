@@ -29,6 +29,64 @@ TEST_CASE("conv algorithms match reference over the conformance sweep") {
   CHECK(compared > 300);
 }
 
+// The yardstick itself, grouped: G groups are G convolutions side by side, each on its channels.
+TEST_CASE("reference: a grouped convolution is its groups' convolutions side by side") {
+  for (Layout layout : {Layout::nhwc, Layout::nchw}) {
+    CAPTURE(layout == Layout::nhwc);
+    ConvGeometry g;
+    g.n = 2, g.h = 5, g.w = 4, g.c = 6, g.k = 4, g.groups = 2, g.kh = g.kw = 3,
+    g.pad_h = g.pad_w = 1;
+    g.dtype = DType::float64, g.layout = layout;
+    ConvGeometry one = g;  // a group alone
+    one.c = g.c / g.groups, one.k = g.k / g.groups, one.groups = 1;
+    auto grouped = test::plugins().create_as<ConvAlgorithm>("conv", "reference", Params());
+    auto single = test::plugins().create_as<ConvAlgorithm>("conv", "reference", Params());
+    grouped->prepare(g);
+    single->prepare(one);
+    Tensor x = Tensor::zeros(g.x_shape(g.n), g.dtype, layout);
+    Tensor w = Tensor::zeros(g.w_shape(), g.dtype, layout);
+    testing::fill_uniform(x, 1), testing::fill_uniform(w, 2);
+    Tensor y = Tensor::zeros(g.y_shape(g.n), g.dtype, layout);
+    grouped->forward(x, w, y);
+    const bool nhwc = layout == Layout::nhwc;
+    const std::int64_t hw = g.h * g.w, out_hw = g.ho() * g.wo(), window = g.kh * g.kw;
+    for (std::int64_t group = 0; group < g.groups; ++group) {
+      // The group's channels of x and its filters, copied out; its channels of y compared.
+      Tensor xg = Tensor::zeros(one.x_shape(g.n), g.dtype, layout);
+      Tensor wg = Tensor::zeros(one.w_shape(), g.dtype, layout);
+      Tensor yg = Tensor::zeros(one.y_shape(g.n), g.dtype, layout);
+      for (std::int64_t s = 0; s < g.n; ++s)
+        for (std::int64_t p = 0; p < hw; ++p)
+          for (std::int64_t c = 0; c < one.c; ++c) {
+            const std::int64_t full = group * one.c + c;
+            xg.data<double>()[nhwc ? (s * hw + p) * one.c + c : (s * one.c + c) * hw + p] =
+                x.data<double>()[nhwc ? (s * hw + p) * g.c + full : (s * g.c + full) * hw + p];
+          }
+      for (std::int64_t t = 0; t < window; ++t)  // NHWC [KH, KW, C/G, K]; NCHW [K, C/G, KH, KW]
+        for (std::int64_t c = 0; c < one.c; ++c)
+          for (std::int64_t k = 0; k < one.k; ++k) {
+            const std::int64_t full = group * one.k + k;
+            wg.data<double>()[nhwc ? (t * one.c + c) * one.k + k : (k * one.c + c) * window + t] =
+                w.data<double>()[nhwc ? (t * one.c + c) * g.k + full
+                                      : (full * one.c + c) * window + t];
+          }
+      single->forward(xg, wg, yg);
+      double worst = 0;
+      for (std::int64_t s = 0; s < g.n; ++s)
+        for (std::int64_t p = 0; p < out_hw; ++p)
+          for (std::int64_t k = 0; k < one.k; ++k) {
+            const std::int64_t full = group * one.k + k;
+            const double a = y.data<double>()[nhwc ? (s * out_hw + p) * g.k + full
+                                                   : (s * g.k + full) * out_hw + p];
+            const double b = yg.data<double>()[nhwc ? (s * out_hw + p) * one.k + k
+                                                    : (s * one.k + k) * out_hw + p];
+            worst = std::max(worst, std::abs(a - b));
+          }
+      CHECK(worst < 1e-12);
+    }
+  }
+}
+
 TEST_CASE("i2c in slabs of one and two samples matches reference") {
   for (std::int64_t slab_bytes : {1, 2 * 7 * 9 * 27 * 4})
     for (const ConvGeometry& g : testing::conformance_geometries(DType::float32, Layout::nhwc)) {

@@ -16,14 +16,16 @@ void ConvGeometry::read_window(const Params& p) {
 std::string ConvGeometry::window_str() const {
   auto s = [](std::int64_t v) { return std::to_string(v); };
   return "padding=(" + s(pad_h) + "," + s(pad_w) + ") stride=(" + s(stride_h) + "," + s(stride_w) +
-         ") dilation=(" + s(dilation_h) + "," + s(dilation_w) + ")";
+         ") dilation=(" + s(dilation_h) + "," + s(dilation_w) + ")" +
+         (groups > 1 ? " groups=" + s(groups) : "");
 }
 
 Shape ConvGeometry::x_shape(std::int64_t batch) const {
   return layout == Layout::nhwc ? Shape{batch, h, w, c} : Shape{batch, c, h, w};
 }
 Shape ConvGeometry::w_shape() const {
-  return layout == Layout::nhwc ? Shape{kh, kw, c, k} : Shape{k, c, kh, kw};
+  const std::int64_t per_group = c / groups;  // input channels each filter reads
+  return layout == Layout::nhwc ? Shape{kh, kw, per_group, k} : Shape{k, per_group, kh, kw};
 }
 Shape ConvGeometry::y_shape(std::int64_t batch) const {
   return layout == Layout::nhwc ? Shape{batch, ho(), wo(), k} : Shape{batch, k, ho(), wo()};
@@ -33,7 +35,8 @@ std::string ConvGeometry::str() const {
   auto s = [](std::int64_t v) { return std::to_string(v); };
   return "x=" + x_shape(n).str() + " w=" + w_shape().str() + " stride=(" + s(stride_h) + "," +
          s(stride_w) + ") pad=(" + s(pad_h) + "," + s(pad_w) + ") dil=(" + s(dilation_h) + "," +
-         s(dilation_w) + ") " + to_string(dtype) + " " + to_string(layout);
+         s(dilation_w) + ")" + (groups > 1 ? " groups=" + s(groups) : "") + " " + to_string(dtype) +
+         " " + to_string(layout);
 }
 
 }  // namespace dtnn

@@ -5,6 +5,10 @@
 //   NHWC: x [N, H, W, C], w [KH, KW, C, K], y [N, Ho, Wo, K]
 //   NCHW: x [N, C, H, W], w [K, C, KH, KW], y [N, K, Ho, Wo]
 //   Ho = (H + 2*pad_h - dil_h*(KH-1) - 1) / stride_h + 1   (likewise Wo)
+// Grouped (groups G > 1, ResNeXt's): C and K divide by G; output channels [g K/G, (g+1) K/G) read
+// input channels [g C/G, (g+1) C/G) only, and w's C axis holds C/G channels (the filter of
+// output k reads group k / (K/G)'s channels: NHWC [KH, KW, C/G, K], NCHW [K, C/G, KH, KW]). An
+// algorithm that does not compute groups says so in supports(); conv2d then takes one that does.
 // Contract: forward overwrites y; backward_data overwrites dx; backward_filter ACCUMULATES into dw.
 // backward_filter may reuse what the most recent forward computed for the same, unchanged x.
 // Scratch memory comes from workspace() (see workspace.hpp): reserved in prepare, claimed in
@@ -33,6 +37,7 @@ struct DTNN_CORE_EXPORT ConvGeometry {
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t pad_h = 0, pad_w = 0;
   std::int64_t dilation_h = 1, dilation_w = 1;
+  std::int64_t groups = 1;
   DType dtype = DType::float32;
   Layout layout = Layout::nhwc;
 

@@ -57,6 +57,19 @@ std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout) {
     g.pad_h = g.pad_w = e.pad, g.dtype = dtype, g.layout = layout;
     out.push_back(g);
   }
+  // Grouped (algorithms that compute no groups say so and are skipped): two groups, ResNeXt-like
+  // groups of 2 channels with stride, a 1x1 grouped layer, one group per input channel.
+  struct Grouped {
+    std::int64_t n, c, k, groups, kernel, pad, stride;
+  };
+  for (const Grouped& e : {Grouped{2, 6, 4, 2, 3, 1, 1}, Grouped{3, 8, 8, 4, 3, 1, 2},
+                           Grouped{2, 6, 9, 3, 1, 0, 1}, Grouped{1, 4, 8, 4, 3, 0, 1}}) {
+    ConvGeometry g;
+    g.n = e.n, g.h = 7, g.w = 6, g.c = e.c, g.k = e.k, g.kh = g.kw = e.kernel;
+    g.groups = e.groups, g.stride_h = g.stride_w = e.stride, g.pad_h = g.pad_w = e.pad;
+    g.dtype = dtype, g.layout = layout;
+    out.push_back(g);
+  }
   return out;
 }
 
@@ -69,6 +82,16 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
                                             const ConvGeometry& g, const Params& params) {
   auto algo = registry.create_as<ConvAlgorithm>("conv", algorithm, params);
   auto ref = registry.create_as<ConvAlgorithm>("conv", "reference", Params());
+  std::string unused;
+  bool any = false;  // an algorithm is prepared only for a geometry it computes some pass of
+  for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
+    any = any || algo->supports(g, pass, unused);
+  if (!any) {
+    std::vector<ConvCheck> none;
+    for (const char* pass : {"forward", "backward-data", "backward-filter"})
+      none.push_back(ConvCheck{pass, false, 0.0, ""});
+    return none;
+  }
   algo->prepare(g);
   ref->prepare(g);
   const DType dt = g.dtype;

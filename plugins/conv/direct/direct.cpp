@@ -34,6 +34,10 @@ class Direct final : public ConvAlgorithm {
   std::string name() const override { return "direct"; }
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
+    if (g.groups != 1) {
+      why_not = "no grouped convolutions";
+      return false;
+    }
     if (engine_ == "blocked" && g.layout != Layout::nhwc) {
       why_not = "engine \"blocked\" is for NHWC only";
       return false;

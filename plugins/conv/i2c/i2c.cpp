@@ -7,6 +7,8 @@
 //   t[K, M] = w cols, then y[n, k, p] = t[k, n*HoWo + p]
 //   dw[K, CKK] += t cols^T with t = dy as [K, M]          dcols = w^T t, col2im-added into dx
 // A 1x1, stride 1, unpadded NHWC convolution is a plain GEMM on x itself: no cols at all.
+// Grouped (NHWC): per group g, its channels' cols[M, KH*KW*C/G] and one GEMM per pass against the
+// group's K/G filters (columns of w, y and dy at leading dimension K); dx gathers every group's.
 //
 // By default the whole minibatch is one GEMM (PyDTNN's way), and backward_filter reuses the cols of
 // the most recent forward on the same x when the workspace still holds them (with conv.workspace
@@ -63,12 +65,18 @@ class Im2col final : public ConvAlgorithm {
     if (slab_bytes_ < 0) p.fail("slab_bytes", "an integer >= 0 (0: the whole minibatch)");
   }
   std::string name() const override { return "i2c"; }
-  bool supports(const ConvGeometry&, ConvPass, std::string&) const override { return true; }
+  bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
+    if (g.groups != 1 && g.layout != Layout::nhwc) {
+      why_not = "grouped convolutions in NHWC only";
+      return false;
+    }
+    return true;
+  }
 
   void prepare(const ConvGeometry& g) override {
     g_ = g;
     pixels_ = g.ho() * g.wo();
-    ckk_ = g.c * g.kh * g.kw;
+    ckk_ = g.c / g.groups * g.kh * g.kw;  // a group's
     direct_gemm_ = g.layout == Layout::nhwc && g.kh == 1 && g.kw == 1 && g.stride_h == 1 &&
                    g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0;
     const std::int64_t sample_bytes =
@@ -120,6 +128,7 @@ class Im2col final : public ConvAlgorithm {
 
   template <class T>
   void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
+    if (g_.groups > 1) return grouped_forward<T>(x, w, y);
     if (nhwc()) {
       for_each_slab(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
         const Tensor xs = x.slice_batch(s0, s1);
@@ -143,6 +152,7 @@ class Im2col final : public ConvAlgorithm {
 
   template <class T>
   void backward_filter_t(const Tensor& x, const Tensor& dy, Tensor& dw) {
+    if (g_.groups > 1) return grouped_backward_filter<T>(x, dy, dw);
     if (nhwc()) {  // last slab first: forward left its cols in the buffer
       for_each_slab_reversed(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
         const T* cols = columns<T>(x.slice_batch(s0, s1), true);
@@ -159,6 +169,7 @@ class Im2col final : public ConvAlgorithm {
 
   template <class T>
   void backward_data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
+    if (g_.groups > 1) return grouped_backward_data<T>(dy, w, dx);
     const std::int64_t n = dy.dim(0);
     if (direct_gemm_) {
       gemm(false, true, n * pixels_, ckk_, g_.k, T(1), dy.data<T>(), g_.k, w.data<T>(), g_.k, T(0),
@@ -180,6 +191,128 @@ class Im2col final : public ConvAlgorithm {
     const T* t = dy_as_km<T>(dy);
     gemm(true, false, ckk_, m, g_.k, T(1), w.data<T>(), ckk_, t, m, T(0), dcols, m);
     col2im_nchw<T>(dcols, n, dx);
+  }
+
+  // Grouped, NHWC: group g's columns (or, 1x1 stride 1 unpadded, x's own channels of the group at
+  // leading dimension C), then one GEMM per group into its K/G columns of y.
+  template <class T>
+  const T* group_columns(const Tensor& xs, std::int64_t group, std::int64_t& ld) {
+    const std::int64_t per_group = g_.c / g_.groups;
+    if (direct_gemm_) {
+      ld = g_.c;
+      return xs.data<T>() + group * per_group;
+    }
+    ld = ckk_;
+    im2col_group<T>(xs, group);
+    return cols<T>();
+  }
+
+  template <class T>
+  void grouped_forward(const Tensor& x, const Tensor& w, Tensor& y) {
+    const std::int64_t kg = g_.k / g_.groups;
+    for_each_slab(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
+      const Tensor xs = x.slice_batch(s0, s1);
+      for (std::int64_t group = 0; group < g_.groups; ++group) {
+        std::int64_t ld = 0;
+        const T* cols = group_columns<T>(xs, group, ld);
+        gemm(false, false, (s1 - s0) * pixels_, kg, ckk_, T(1), cols, ld, w.data<T>() + group * kg,
+             g_.k, T(0), y.data<T>() + s0 * pixels_ * g_.k + group * kg, g_.k);
+      }
+    });
+    cols_x_ = nullptr;  // the buffer holds the last group's columns only
+  }
+
+  template <class T>
+  void grouped_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) {
+    const std::int64_t kg = g_.k / g_.groups;
+    for_each_slab(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
+      const Tensor xs = x.slice_batch(s0, s1);
+      for (std::int64_t group = 0; group < g_.groups; ++group) {
+        std::int64_t ld = 0;
+        const T* cols = group_columns<T>(xs, group, ld);
+        gemm(true, false, ckk_, kg, (s1 - s0) * pixels_, T(1), cols, ld,
+             dy.data<T>() + s0 * pixels_ * g_.k + group * kg, g_.k, T(1), dw.data<T>() + group * kg,
+             g_.k);
+      }
+    });
+    cols_x_ = nullptr;
+  }
+
+  template <class T>
+  void grouped_backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) {
+    const std::int64_t kg = g_.k / g_.groups, per_group = g_.c / g_.groups;
+    cols_x_ = nullptr;  // the buffer will hold dcols
+    for_each_slab(dy.dim(0), [&](std::int64_t s0, std::int64_t s1) {
+      const std::int64_t m = (s1 - s0) * pixels_;
+      const T* d = dy.data<T>() + s0 * pixels_ * g_.k;
+      Tensor dxs = dx.slice_batch(s0, s1);
+      if (!direct_gemm_) dxs.fill_zero();
+      for (std::int64_t group = 0; group < g_.groups; ++group) {
+        if (direct_gemm_) {  // dx's channels of the group are the product itself
+          gemm(false, true, m, per_group, kg, T(1), d + group * kg, g_.k, w.data<T>() + group * kg,
+               g_.k, T(0), dxs.data<T>() + group * per_group, g_.c);
+          continue;
+        }
+        T* dcols = cols<T>();
+        gemm(false, true, m, ckk_, kg, T(1), d + group * kg, g_.k, w.data<T>() + group * kg, g_.k,
+             T(0), dcols, ckk_);
+        col2im_group<T>(dcols, s1 - s0, dxs, group);
+      }
+    });
+  }
+
+  // Group g's columns of x (NHWC): a row per output pixel, (ky, kx, c) with c its C/G channels.
+  template <class T>
+  void im2col_group(const Tensor& x, std::int64_t group) {
+    const T* xp = x.data<T>();
+    T* cols = this->cols<T>();
+    const Dims d(g_);
+    const std::int64_t per_group = d.c / g_.groups, c0 = group * per_group, ckk = ckk_;
+    parallel_for(x.dim(0) * d.ho, 16, [=](std::int64_t line) {  // line = (n, oy)
+      const std::int64_t n = line / d.ho, oy = line % d.ho;
+      for (std::int64_t ox = 0; ox < d.wo; ++ox) {
+        T* row = cols + (line * d.wo + ox) * ckk;
+        for (std::int64_t ky = 0; ky < d.kh; ++ky) {
+          const std::int64_t iy = oy * d.sh - d.ph + ky * d.dh;
+          for (std::int64_t kx = 0; kx < d.kw; ++kx) {
+            const std::int64_t ix = ox * d.sw - d.pw + kx * d.dw;
+            T* out = row + (ky * d.kw + kx) * per_group;
+            if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) {
+              std::fill(out, out + per_group, T(0));
+            } else {
+              const T* src = xp + ((n * d.h + iy) * d.w + ix) * d.c + c0;
+              std::copy(src, src + per_group, out);
+            }
+          }
+        }
+      }
+    });
+  }
+
+  // The adjoint of im2col_group: group g's columns added into its channels of dx.
+  template <class T>
+  void col2im_group(const T* dcols, std::int64_t n, Tensor& dx, std::int64_t group) {
+    T* dxp = dx.data<T>();
+    const Dims d(g_);
+    const std::int64_t per_group = d.c / g_.groups, c0 = group * per_group, ckk = ckk_,
+                       pixels = pixels_;
+    parallel_for(n, 1, [=](std::int64_t s) {  // one sample per thread: no two threads add to one dx
+      for (std::int64_t oy = 0; oy < d.ho; ++oy)
+        for (std::int64_t ox = 0; ox < d.wo; ++ox) {
+          const T* row = dcols + (s * pixels + oy * d.wo + ox) * ckk;
+          for (std::int64_t ky = 0; ky < d.kh; ++ky) {
+            const std::int64_t iy = oy * d.sh - d.ph + ky * d.dh;
+            if (iy < 0 || iy >= d.h) continue;
+            for (std::int64_t kx = 0; kx < d.kw; ++kx) {
+              const std::int64_t ix = ox * d.sw - d.pw + kx * d.dw;
+              if (ix < 0 || ix >= d.w) continue;
+              T* dst = dxp + ((s * d.h + iy) * d.w + ix) * d.c + c0;
+              const T* src = row + (ky * d.kw + kx) * per_group;
+              for (std::int64_t i = 0; i < per_group; ++i) dst[i] += src[i];
+            }
+          }
+        }
+    });
   }
 
   // f(s0, s1) for consecutive slabs [s0, s1) of a batch of n samples.

@@ -81,6 +81,10 @@ class GemmConv final : public ConvAlgorithm {
   std::string name() const override { return "implicit_gemm"; }
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
+    if (g.groups != 1) {
+      why_not = "no grouped convolutions";
+      return false;
+    }
     if (path_ == "shallow" && g.layout != Layout::nhwc) {
       why_not = "path \"shallow\" is for NHWC only";
       return false;

@@ -1,5 +1,6 @@
 // reference: the plain-loop convolution every other algorithm is checked against. Obviously
-// correct over speed: one loop nest per pass, sums in double, any stride/padding/dilation/layout.
+// correct over speed: one loop nest per pass, sums in double, any stride/padding/dilation/layout,
+// grouped or not (output channel k reads the channels of its group, k / (K/G)).
 //   y[n, oy, ox, k]    = sum_{ky, kx, c} x[n, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw, c] * w[ky,
 //   kx, c, k] dx[n, iy, ix, c]   = sum over every (oy, ox, ky, kx, k) that read x[n, iy, ix, c] of
 //   dy * w dw[ky, kx, c, k]  += sum_{n, oy, ox} x[n, iy, ix, c] * dy[n, oy, ox, k]
@@ -29,11 +30,11 @@ class Reference final : public ConvAlgorithm {
           for (std::int64_t ox = 0; ox < g_.wo(); ++ox)
             for (std::int64_t k = 0; k < g_.k; ++k) {
               double sum = 0;
-              each_tap(oy, ox,
-                       [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
-                         for (std::int64_t c = 0; c < g_.c; ++c)
-                           sum += double(xp[xi(n, iy, ix, c)]) * double(wp[wi(ky, kx, c, k)]);
-                       });
+              each_tap(
+                  oy, ox, [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
+                    for (std::int64_t c = 0; c < per_group(); ++c)
+                      sum += double(xp[xi(n, iy, ix, first(k) + c)]) * double(wp[wi(ky, kx, c, k)]);
+                  });
               yp[yi(n, oy, ox, k)] = static_cast<T>(sum);
             }
     });
@@ -51,8 +52,8 @@ class Reference final : public ConvAlgorithm {
               const double d = dyp[yi(n, oy, ox, k)];
               each_tap(oy, ox,
                        [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
-                         for (std::int64_t c = 0; c < g_.c; ++c)
-                           acc[static_cast<std::size_t>(xi(n, iy, ix, c))] +=
+                         for (std::int64_t c = 0; c < per_group(); ++c)
+                           acc[static_cast<std::size_t>(xi(n, iy, ix, first(k) + c))] +=
                                d * double(wp[wi(ky, kx, c, k)]);
                        });
             }
@@ -74,9 +75,9 @@ class Reference final : public ConvAlgorithm {
               const double d = dyp[yi(n, oy, ox, k)];
               each_tap(oy, ox,
                        [&](std::int64_t ky, std::int64_t kx, std::int64_t iy, std::int64_t ix) {
-                         for (std::int64_t c = 0; c < g_.c; ++c)
+                         for (std::int64_t c = 0; c < per_group(); ++c)
                            acc[static_cast<std::size_t>(wi(ky, kx, c, k))] +=
-                               double(xp[xi(n, iy, ix, c)]) * d;
+                               double(xp[xi(n, iy, ix, first(k) + c)]) * d;
                        });
             }
       T* dwp = dw.data<T>();
@@ -99,6 +100,9 @@ class Reference final : public ConvAlgorithm {
     }
   }
   bool nhwc() const { return g_.layout == Layout::nhwc; }
+  std::int64_t per_group() const { return g_.c / g_.groups; }  // input channels a filter reads
+  // The first input channel output channel k reads.
+  std::int64_t first(std::int64_t k) const { return k / (g_.k / g_.groups) * per_group(); }
   std::int64_t xi(std::int64_t n, std::int64_t y, std::int64_t x, std::int64_t c) const {
     return nhwc() ? ((n * g_.h + y) * g_.w + x) * g_.c + c : ((n * g_.c + c) * g_.h + y) * g_.w + x;
   }
@@ -107,8 +111,8 @@ class Reference final : public ConvAlgorithm {
                   : ((n * g_.k + k) * g_.ho() + y) * g_.wo() + x;
   }
   std::int64_t wi(std::int64_t ky, std::int64_t kx, std::int64_t c, std::int64_t k) const {
-    return nhwc() ? ((ky * g_.kw + kx) * g_.c + c) * g_.k + k
-                  : ((k * g_.c + c) * g_.kh + ky) * g_.kw + kx;
+    return nhwc() ? ((ky * g_.kw + kx) * per_group() + c) * g_.k + k
+                  : ((k * per_group() + c) * g_.kh + ky) * g_.kw + kx;
   }
 
   ConvGeometry g_;

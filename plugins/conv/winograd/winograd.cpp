@@ -55,6 +55,10 @@ class Winograd final : public ConvAlgorithm {
   }
 
   bool supports(const ConvGeometry& g, ConvPass, std::string& why_not) const override {
+    if (g.groups != 1) {
+      why_not = "no grouped convolutions";
+      return false;
+    }
     if (g.kh != 3 || g.kw != 3) {
       why_not = "3x3 filters only";
       return false;

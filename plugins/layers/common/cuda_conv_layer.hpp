@@ -37,6 +37,7 @@ class ConvLayer final : public Layer {
     g_ = settings.geometry;
     use_bias_ = settings.use_bias;
     relu_ = settings.relu;
+    if (g_.groups != 1) p.fail("groups", "1 on cuda (grouped convolutions run on the cpu)");
     if (!p.is_null("batchnorm"))
       p.fail("batchnorm", "null: conv2d+batchnorm fusion is a CPU option (fusion.*)");
   }

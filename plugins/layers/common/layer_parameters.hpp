@@ -17,7 +17,7 @@ inline constexpr const char* kFcParameters =
         "biases_initializer": "zeros", "flatten": true})";
 inline constexpr const char* kConv2dParameters =
     R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
-        "use_bias": true, "algorithm": "", "weights_initializer": "glorot_uniform",
+        "groups": 1, "use_bias": true, "algorithm": "", "weights_initializer": "glorot_uniform",
         "biases_initializer": "zeros", "activation": "", "batchnorm": null})";
 inline constexpr const char* kDepthwiseConv2dParameters =
     R"({"kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
@@ -79,6 +79,9 @@ struct Conv2d {
     geometry.k = p.get_int("filters");
     if (geometry.k <= 0) p.fail("filters", "a positive number of filters");
     geometry.read_window(p);
+    geometry.groups = p.get_int("groups");
+    if (geometry.groups < 1 || geometry.k % geometry.groups != 0)
+      p.fail("groups", "a positive divisor of filters (" + std::to_string(geometry.k) + ")");
     const std::string activation = p.get_string("activation");
     relu = activation == "relu";
     if (!relu && !activation.empty()) p.fail("activation", "\"\" or \"relu\" (conv+relu fused)");

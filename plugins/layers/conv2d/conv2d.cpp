@@ -73,17 +73,20 @@ class Conv2d final : public Layer {
     g_.w = ctx.layout == Layout::nhwc ? in[1] : in[2];
     g_.c = ctx.layout == Layout::nhwc ? in[2] : in[0];
     if (g_.ho() < 1 || g_.wo() < 1) throw Error("kernel larger than the padded input: " + g_.str());
+    if (g_.c % g_.groups != 0)
+      throw Error("conv2d: " + std::to_string(g_.groups) + " groups do not divide the input's " +
+                  std::to_string(g_.c) + " channels");
 
     w_ = Tensor::empty(g_.w_shape(), ctx.dtype, ctx.layout);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype, ctx.layout);
     const std::int64_t window = g_.kh * g_.kw;
-    initialize(w_, params_.get_string("weights_initializer"), g_.c * window, g_.k * window,
-               ctx.seed);
+    initialize(w_, params_.get_string("weights_initializer"), g_.c / g_.groups * window,
+               g_.k / g_.groups * window, ctx.seed);
     if (use_bias_) {
       b_ = Tensor::empty(Shape{g_.k}, ctx.dtype);
       db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, params_.get_string("biases_initializer"), g_.c * window, g_.k * window,
-                 ctx.seed + 1);
+      initialize(b_, params_.get_string("biases_initializer"), g_.c / g_.groups * window,
+                 g_.k / g_.groups * window, ctx.seed + 1);
     }
     needs_dx_ = ctx.needs_input_gradient;
     if (use_bias_ && ctx.layout == Layout::nhwc) {
@@ -344,6 +347,8 @@ constexpr const char* kTraits = R"({
     {"params": {"filters": 9, "kernel": 3, "padding": 1, "algorithm": "i2c"}, "input": [4, 3, 2]},
     {"params": {"filters": 5, "kernel": 3, "padding": 1, "algorithm": "direct"},
      "input": [5, 6, 2]},
+    {"params": {"filters": 4, "kernel": 3, "padding": 1, "groups": 2, "algorithm": "i2c"},
+     "input": [5, 4, 6]},
     {"params": {"filters": 3, "kernel": 3, "stride": 2, "algorithm": "implicit_gemm"}, "input": [5, 6, 2]},
     {"params": {"filters": 3, "kernel": 3, "padding": 1, "activation": "relu",
                 "batchnorm": {"gamma": 1.5}}, "input": [4, 4, 2], "batch": 3}]})";
