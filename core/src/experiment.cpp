@@ -648,8 +648,11 @@ std::string Experiment::summary() const {
                std::to_string(exchange->num_buckets()) + " bucket(s)" +
                (codec_ ? ", codec " + config_.json["parallel"]["codec"].dump() : std::string()) +
                "\n";
+  std::size_t optimizer_state = 0;
+  for (const Tensor& t : optimizer_->state()) optimizer_state += t.bytes();
   return std::string(head) + devices + "Parameters (" + config_.where() + "):\n" + params +
-         model_->summary() + "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
+         model_->summary() + model_->memory_table(optimizer_state) +
+         "Dataset: " + std::to_string(trainer_->train_size()) + " training, " +
          std::to_string(trainer_->validation_size()) + " validation, " +
          std::to_string(trainer_->test_size()) + " test samples" +
          (comm_->size() > 1 && !config_.json["parallel"]["shared_data"].get<bool>()

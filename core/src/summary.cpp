@@ -56,6 +56,55 @@ std::string Model::summary() const {
   return out;
 }
 
+namespace {
+
+std::string mib(std::size_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return b;
+}
+
+}  // namespace
+
+std::string Model::memory_table(std::size_t optimizer_state_bytes) const {
+  const std::size_t value = dtype_size(options_.dtype);
+  const auto batch = static_cast<std::size_t>(options_.max_batch);
+  const auto parameters = static_cast<std::size_t>(parameter_count());
+  const double state_per_parameter =
+      parameters ? static_cast<double>(optimizer_state_bytes) / double(parameters) : 0.0;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"Layer", "Type", "Activations MiB", "Parameters MiB", "Gradients MiB",
+                  "Optimizer MiB", "Total MiB"});
+  std::size_t activations = 0;
+  rows.push_back({"0", "input", mib(static_cast<std::size_t>(input_shape_.numel()) * batch * value),
+                  "", "", "", ""});
+  for (std::size_t i = 0; i < num_layers(); ++i) {
+    Layer& l = const_cast<Layer&>(layer(i));
+    std::size_t count = 0;
+    for (const auto& p : l.parameters()) count += static_cast<std::size_t>(p.value.numel());
+    const std::size_t out = l.is_reshape() ? 0  // a view of its input
+                                           : static_cast<std::size_t>(l.output_shape().numel()) *
+                                                 batch * value,
+                      weights = count * value,
+                      state = static_cast<std::size_t>(state_per_parameter * double(count));
+    activations += out;
+    rows.push_back({std::to_string(i + 1), l.type(), mib(out), mib(weights), mib(weights),
+                    mib(state), mib(out + 2 * weights + state)});
+  }
+  const std::size_t weights = parameters * value,
+                    input = static_cast<std::size_t>(input_shape_.numel()) * batch * value;
+  std::size_t workspace = shared_workspace_bytes();
+  if (!workspace_)
+    for (std::size_t i = 0; i < num_layers(); ++i) workspace += layer(i).workspace_bytes();
+  const std::size_t total = input + activations + 2 * weights + optimizer_state_bytes + workspace;
+  return "Memory in training (batch " + std::to_string(options_.max_batch) +
+         "; a block's row holds its output only):\n" +
+         detail::format_table(rows, {0, 2, 3, 4, 5, 6}) + "Total memory: " + mib(total) +
+         " MiB (activations " + mib(input + activations) + ", parameters " + mib(weights) +
+         ", gradients " + mib(weights) + ", optimizer state " + mib(optimizer_state_bytes) +
+         ", workspace " + mib(workspace) + ")\n";
+}
+
 std::string Model::profile_table() const {
   std::vector<layer_profile::Tally> tallies;
   double total = 0;

@@ -139,6 +139,10 @@ class DTNN_CORE_EXPORT Model {
   const std::string& name() const { return name_; }
   // PyDTNN's model table: index, type, #params, output shape, weights shape, attributes, totals.
   std::string summary() const;
+  // What training holds in memory, per layer and in total, as PyDTNN 3.x prints it: the layer's
+  // output for a batch of max_batch (kept for backward), its parameters, their gradients and the
+  // optimizer's state (optimizer_state_bytes over the model, shared out by parameter size).
+  std::string memory_table(std::size_t optimizer_state_bytes) const;
   // Bytes of the workspace the layers share (0 when each layer has its own).
   std::size_t shared_workspace_bytes() const { return workspace_ ? workspace_->bytes() : 0; }
 
