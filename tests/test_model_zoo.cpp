@@ -69,6 +69,7 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
   auto cross_entropy =
       test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
   auto nll = test::plugins().create_as<Loss>("loss", "nll", Params());
+  auto dice = test::plugins().create_as<Loss>("loss", "dice", Params());
   int models = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kSource / "configs" / "models")) {
     if (entry.path().extension() != ".json") continue;
@@ -122,7 +123,13 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
     } else {
       y.data<float>()[1] = y.data<float>()[classes + 3] = 1;
     }
-    Loss& loss = sequence ? *nll : *cross_entropy;
+    // The loss a model's output calls for: log-probabilities (a log_softmax, also an image
+    // classifier's such as vgg16_pytorch) take nll, a sigmoid's mask (unet) the Dice loss, the
+    // rest (softmax classifiers) cross-entropy.
+    const std::string last = model.layer(model.num_layers() - 1).type();
+    Loss& loss = sequence || last == "log_softmax" ? *nll
+                 : last == "sigmoid"               ? *dice
+                                                   : *cross_entropy;
     // The layers' state (dropout's step, batchnorm's running statistics) as it was before the
     // first forward is put back before the second, so both see the same dropout masks.
     std::vector<std::vector<char>> saved;

@@ -201,6 +201,8 @@ DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "conv2d_transpose",
                    .traits = R"({"aliases": ["conv_transpose2d", "deconv2d"],
                                  "conformance": [
     {"params": {"filters": 3, "kernel": 2, "stride": 2}, "input": [3, 4, 2]},
+    {"params": {"filters": 4, "kernel": 2, "stride": 2, "algorithm": "i2c"}, "input": [2, 2, 8],
+     "batch": 3},
     {"params": {"filters": 2, "kernel": 3, "stride": 2, "padding": 1, "output_padding": 1},
      "input": [3, 3, 3]},
     {"params": {"filters": 4, "kernel": [3, 2], "padding": 1, "algorithm": "reference"},
