@@ -207,35 +207,39 @@ class Im2col final : public ConvAlgorithm {
     return cols<T>();
   }
 
-  template <class T>
-  void grouped_forward(const Tensor& x, const Tensor& w, Tensor& y) {
-    const std::int64_t kg = g_.k / g_.groups;
+  // f(m, g0, cols, ld) for every slab of x and group: the slab's m rows start at row g0 of y and
+  // dy, cols are the group's columns of the slab (leading dimension ld).
+  template <class T, class F>
+  void for_each_slab_and_group(const Tensor& x, F&& f) {
     for_each_slab(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
       const Tensor xs = x.slice_batch(s0, s1);
       for (std::int64_t group = 0; group < g_.groups; ++group) {
         std::int64_t ld = 0;
         const T* cols = group_columns<T>(xs, group, ld);
-        gemm(false, false, (s1 - s0) * pixels_, kg, ckk_, T(1), cols, ld, w.data<T>() + group * kg,
-             g_.k, T(0), y.data<T>() + s0 * pixels_ * g_.k + group * kg, g_.k);
+        f((s1 - s0) * pixels_, s0 * pixels_, group, cols, ld);
       }
     });
     cols_x_ = nullptr;  // the buffer holds the last group's columns only
   }
 
   template <class T>
+  void grouped_forward(const Tensor& x, const Tensor& w, Tensor& y) {
+    const std::int64_t kg = g_.k / g_.groups;
+    for_each_slab_and_group<T>(x, [&](std::int64_t m, std::int64_t row, std::int64_t group,
+                                      const T* cols, std::int64_t ld) {
+      gemm(false, false, m, kg, ckk_, T(1), cols, ld, w.data<T>() + group * kg, g_.k, T(0),
+           y.data<T>() + row * g_.k + group * kg, g_.k);
+    });
+  }
+
+  template <class T>
   void grouped_backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) {
     const std::int64_t kg = g_.k / g_.groups;
-    for_each_slab(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
-      const Tensor xs = x.slice_batch(s0, s1);
-      for (std::int64_t group = 0; group < g_.groups; ++group) {
-        std::int64_t ld = 0;
-        const T* cols = group_columns<T>(xs, group, ld);
-        gemm(true, false, ckk_, kg, (s1 - s0) * pixels_, T(1), cols, ld,
-             dy.data<T>() + s0 * pixels_ * g_.k + group * kg, g_.k, T(1), dw.data<T>() + group * kg,
-             g_.k);
-      }
+    for_each_slab_and_group<T>(x, [&](std::int64_t m, std::int64_t row, std::int64_t group,
+                                      const T* cols, std::int64_t ld) {
+      gemm(true, false, ckk_, kg, m, T(1), cols, ld, dy.data<T>() + row * g_.k + group * kg, g_.k,
+           T(1), dw.data<T>() + group * kg, g_.k);
     });
-    cols_x_ = nullptr;
   }
 
   template <class T>

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_algorithm_choice.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
@@ -101,36 +102,12 @@ class Conv2d final : public Layer {
           Tensor::empty(Shape{pattern_ * 64}, DType::float64);  // per-chunk-group partial sums
     }
 
-    // The configured algorithm, else the first of i2c and reference that computes every pass
-    // this layer needs; a fallback is said once in the log and shows in the model summary.
-    const std::string own = params_.get_string("algorithm");
-    const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
-    std::string refusals;
-    std::vector<std::string> order{wanted};
-    for (const char* fallback : {"i2c", "reference"})
-      if (wanted != fallback) order.emplace_back(fallback);
-    for (const std::string& name : order) {
-      auto candidate = ctx.registry->create_as<ConvAlgorithm>(
-          "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(),
-          {"algorithm", "workspace"});
-      std::string why;
-      const char* failed = nullptr;
-      if (!candidate->supports(g_, ConvPass::forward, why))
-        failed = "forward";
-      else if (!candidate->supports(g_, ConvPass::backward_filter, why))
-        failed = "backward-filter";
-      else if (needs_dx_ && !candidate->supports(g_, ConvPass::backward_data, why))
-        failed = "backward-data";
-      if (!failed) {
-        algorithm_ = candidate;
-        break;
-      }
-      refusals += "'" + name + "' does not support " + failed + " (" + why + "); ";
-    }
-    if (!algorithm_)
-      throw Error("no convolution algorithm supports " + g_.str());  // reference supports all
-    if (!refusals.empty())
-      log_info_once("conv2d " + g_.str() + ": " + refusals + "using '" + algorithm_->name() + "'");
+    algorithm_ = layer_parameters::choose_conv_algorithm(
+        ctx, params_, g_,
+        needs_dx_ ? std::vector<ConvPass>{ConvPass::forward, ConvPass::backward_filter,
+                                          ConvPass::backward_data}
+                  : std::vector<ConvPass>{ConvPass::forward, ConvPass::backward_filter},
+        "conv2d");
     algorithm_->set_communicator(ctx.communicator);
     algorithm_->set_workspace(ctx.workspace);
     algorithm_->prepare(g_);

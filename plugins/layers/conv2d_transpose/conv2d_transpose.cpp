@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_algorithm_choice.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
@@ -106,38 +107,15 @@ class Conv2dTranspose final : public Layer {
   }
 
  private:
-  // The configured algorithm, else the first of i2c and reference that computes G's passes this
-  // layer runs: backward-data and backward-filter, and forward when an input gradient is needed.
+  // G's passes this layer runs: backward-data and backward-filter, and forward when an input
+  // gradient is needed.
   void choose_algorithm(const LayerBuildContext& ctx) {
-    const std::string own = params_.get_string("algorithm");
-    const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
-    std::vector<std::string> order{wanted};
-    for (const char* fallback : {"i2c", "reference"})
-      if (wanted != fallback) order.emplace_back(fallback);
-    std::string refusals;
-    for (const std::string& name : order) {
-      if (name.empty()) continue;
-      auto candidate = ctx.registry->create_as<ConvAlgorithm>(
-          "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(),
-          {"algorithm", "workspace"});
-      std::string why;
-      const char* failed = nullptr;
-      if (!candidate->supports(g_, ConvPass::backward_data, why))
-        failed = "backward-data";
-      else if (!candidate->supports(g_, ConvPass::backward_filter, why))
-        failed = "backward-filter";
-      else if (needs_dx_ && !candidate->supports(g_, ConvPass::forward, why))
-        failed = "forward";
-      if (!failed) {
-        algorithm_ = candidate;
-        break;
-      }
-      refusals += "'" + name + "' does not support " + failed + " (" + why + "); ";
-    }
-    if (!algorithm_) throw Error("no convolution algorithm supports " + g_.str());
-    if (!refusals.empty())
-      log_info_once("conv2d_transpose " + g_.str() + ": " + refusals + "using '" +
-                    algorithm_->name() + "'");
+    algorithm_ = layer_parameters::choose_conv_algorithm(
+        ctx, params_, g_,
+        needs_dx_ ? std::vector<ConvPass>{ConvPass::backward_data, ConvPass::backward_filter,
+                                          ConvPass::forward}
+                  : std::vector<ConvPass>{ConvPass::backward_data, ConvPass::backward_filter},
+        "conv2d_transpose");
     algorithm_->set_communicator(ctx.communicator);
     algorithm_->set_workspace(ctx.workspace);
     algorithm_->prepare(g_);

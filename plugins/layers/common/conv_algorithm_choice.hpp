@@ -1,0 +1,60 @@
+// The ConvAlgorithm a convolution layer runs (conv2d, conv2d_transpose): the layer's own
+// "algorithm", else the experiment's conv.algorithm, else the first of i2c and reference that
+// computes every pass the layer needs. A fallback is said once in the log (and shows in the
+// summary); the caller prepares what it gets.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dtnn/conv_algorithm.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/log.hpp"
+#include "dtnn/params.hpp"
+#include "dtnn/registry.hpp"
+
+namespace dtnn::layer_parameters {
+
+inline const char* pass_name(ConvPass pass) {
+  return pass == ConvPass::forward         ? "forward"
+         : pass == ConvPass::backward_data ? "backward-data"
+                                           : "backward-filter";
+}
+
+// layer: the layer's type, for the log; needed: the passes of g it runs.
+inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(const LayerBuildContext& ctx,
+                                                            const Params& params,
+                                                            const ConvGeometry& g,
+                                                            const std::vector<ConvPass>& needed,
+                                                            const std::string& layer) {
+  const std::string own = params.get_string("algorithm");
+  const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
+  std::vector<std::string> order{wanted};
+  for (const char* fallback : {"i2c", "reference"})
+    if (wanted != fallback) order.emplace_back(fallback);
+  std::string refusals;
+  for (const std::string& name : order) {
+    if (name.empty()) continue;
+    auto candidate = ctx.registry->create_as<ConvAlgorithm>(
+        "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(),
+        {"algorithm", "workspace"});
+    std::string why;
+    const ConvPass* failed = nullptr;
+    for (const ConvPass& pass : needed)
+      if (!candidate->supports(g, pass, why)) {
+        failed = &pass;
+        break;
+      }
+    if (!failed) {
+      if (!refusals.empty())
+        log_info_once(layer + " " + g.str() + ": " + refusals + "using '" + candidate->name() +
+                      "'");
+      return candidate;
+    }
+    refusals += "'" + name + "' does not support " + pass_name(*failed) + " (" + why + "); ";
+  }
+  throw Error("no convolution algorithm supports " + g.str());  // reference supports all
+}
+
+}  // namespace dtnn::layer_parameters
