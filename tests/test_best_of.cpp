@@ -292,6 +292,22 @@ TEST_CASE("best_of stops with every candidate's error when none is within max_re
   CHECK(error.find("backward-filter") != std::string::npos);
 }
 
+TEST_CASE("a grouped layer reaches only the candidates whose traits take groups") {
+  ConvGeometry g = small_geometry();
+  g.c = 4, g.k = 6, g.groups = 2;
+  // test_fast wraps reference but declares no groups: it must never see this geometry.
+  auto algo = with_doubles().create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(nlohmann::json{{"candidates", {"test_fast", "i2c"}}, {"cache_file", ""}}, "test"));
+  std::string why;
+  REQUIRE(algo->supports(g, ConvPass::forward, why));
+  algo->prepare(g);
+  CHECK(algo->name() == "best_of(i2c)");  // the only candidate left
+  CHECK(algo->report().find("the only candidate") != std::string::npos);
+  CHECK_FALSE(takes_groups(with_doubles(), "test_fast"));
+  CHECK(takes_groups(with_doubles(), "i2c"));
+}
+
 TEST_CASE("best_of leaves a file that is not its cache alone") {
   const auto dir = test::temp_dir("best_of_foreign");
   const std::string cache = (dir / "notes.txt").string();

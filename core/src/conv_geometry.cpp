@@ -1,8 +1,10 @@
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/params.hpp"
+#include "dtnn/registry.hpp"
 
 namespace dtnn {
 
@@ -37,6 +39,13 @@ std::string ConvGeometry::str() const {
          s(stride_w) + ") pad=(" + s(pad_h) + "," + s(pad_w) + ") dil=(" + s(dilation_h) + "," +
          s(dilation_w) + ")" + (groups > 1 ? " groups=" + s(groups) : "") + " " + to_string(dtype) +
          " " + to_string(layout);
+}
+
+bool takes_groups(const Registry& registry, const std::string& name) {
+  const PluginRecord* record = registry.find("conv", name);
+  if (!record) return false;
+  const nlohmann::json traits = nlohmann::json::parse(record->traits, nullptr, false);
+  return traits.is_object() && traits.value("groups", false) == true;
 }
 
 }  // namespace dtnn

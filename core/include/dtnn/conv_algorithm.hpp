@@ -8,7 +8,9 @@
 // Grouped (groups G > 1, ResNeXt's): C and K divide by G; output channels [g K/G, (g+1) K/G) read
 // input channels [g C/G, (g+1) C/G) only, and w's C axis holds C/G channels (the filter of
 // output k reads group k / (K/G)'s channels: NHWC [KH, KW, C/G, K], NCHW [K, C/G, KH, KW]). An
-// algorithm that does not compute groups says so in supports(); conv2d then takes one that does.
+// algorithm declares that it knows of groups by its descriptor's traits, {"groups": true}; only
+// then does it see a grouped geometry (from conv2d, best_of or the conformance harness), and its
+// supports() may still refuse one. An algorithm written before groups existed never sees one.
 // Contract: forward overwrites y; backward_data overwrites dx; backward_filter ACCUMULATES into dw.
 // backward_filter may reuse what the most recent forward computed for the same, unchanged x.
 // Scratch memory comes from workspace() (see workspace.hpp): reserved in prepare, claimed in
@@ -145,6 +147,11 @@ template <class T>
 }
 
 enum class ConvPass : std::uint8_t { forward = 0, backward_data = 1, backward_filter = 2 };
+
+class Registry;
+
+// True when conv plugin `name` declares {"groups": true} in its traits (see above).
+DTNN_CORE_EXPORT bool takes_groups(const Registry& registry, const std::string& name);
 
 class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {
  public:

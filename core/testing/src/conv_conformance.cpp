@@ -86,6 +86,7 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
   bool any = false;  // an algorithm is prepared only for a geometry it computes some pass of
   for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
     any = any || algo->supports(g, pass, unused);
+  if (g.groups > 1 && !takes_groups(registry, algorithm)) any = false;  // it knows of no groups
   if (!any) {
     std::vector<ConvCheck> none;
     for (const char* pass : {"forward", "backward-data", "backward-filter"})

@@ -111,6 +111,7 @@ struct Candidate {
   std::vector<double> steps;   // seconds per training step
   std::vector<double> joules;  // per training step, when the objective reads energy
   bool pruned = false;
+  bool groups = false;                       // its traits say it knows of grouped geometries
   bool refused = false;                      // above max_rel_error
   std::optional<best_of::PassErrors> error;  // as measured (averaged over the ranks)
   double median_ms = 0;                      // as decided (averaged over the ranks)
@@ -147,6 +148,7 @@ class BestOf final : public ConvAlgorithm {
         if (other.name == c.name)
           p.fail("candidates", "each candidate once (" + c.name + " twice)");
       c.algorithm = ctx.registry->create_as<ConvAlgorithm>("conv", n, params);
+      c.groups = takes_groups(*ctx.registry, n);
       if (const PluginRecord* r = ctx.registry->find("conv", n);
           r && !r->file.empty() && std::filesystem::is_regular_file(r->file))
         c.build = file_digest(r->file);
@@ -165,8 +167,8 @@ class BestOf final : public ConvAlgorithm {
   bool supports(const ConvGeometry& g, ConvPass pass, std::string& why_not) const override {
     std::string reasons;
     for (const Candidate& c : candidates_) {
-      std::string why;
-      if (c.algorithm->supports(g, pass, why)) return true;
+      std::string why = "no grouped convolutions";
+      if ((g.groups == 1 || c.groups) && c.algorithm->supports(g, pass, why)) return true;
       reasons += (reasons.empty() ? "" : "; ") + c.name + ": " + why;
     }
     why_not = "no candidate does (" + reasons + ")";
@@ -179,6 +181,7 @@ class BestOf final : public ConvAlgorithm {
     g_ = g;
     // Candidates that compute every pass of g; the rest leave.
     std::erase_if(candidates_, [&](const Candidate& c) {
+      if (g.groups > 1 && !c.groups) return true;
       std::string why;
       for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
         if (!c.algorithm->supports(g, pass, why)) return true;
@@ -467,8 +470,11 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new BestOf(p,
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "best_of",
-            "times candidate algorithms per layer shape while training and keeps the fastest",
-            R"({"candidates": [], "rounds": 10, "prune_after": 4, "prune_factor": 10.0,
-                "max_rel_error": 0.001, "objective": "time", "cache_file": "default"})",
-            create)
+DTNN_EXPORT_PLUGIN(.kind = "conv", .name = "best_of",
+                   .description =
+                       "times candidate algorithms per layer shape while training and "
+                       "keeps the fastest",
+                   .parameters = R"({"candidates": [], "rounds": 10, "prune_after": 4,
+                                     "prune_factor": 10.0, "max_rel_error": 0.001,
+                                     "objective": "time", "cache_file": "default"})",
+                   .traits = R"({"groups": true})", .factory = create)

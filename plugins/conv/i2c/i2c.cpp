@@ -521,7 +521,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new Im2col(p); }
 }  // namespace
 
 // The default algorithm: it computes every geometry.
-DTNN_EXPORT_PLUGIN(
-        .kind = "conv", .name = "i2c",
-        .description = "im2col + GEMM over cache-sized slabs of the minibatch (any geometry)",
-        .parameters = R"({"slab_bytes": 0})", .traits = R"({"default": true})", .factory = create)
+DTNN_EXPORT_PLUGIN(.kind = "conv", .name = "i2c",
+                   .description =
+                       "im2col + GEMM over cache-sized slabs of the minibatch (any geometry)",
+                   .parameters = R"({"slab_bytes": 0})",
+                   .traits = R"({"default": true, "groups": true})", .factory = create)

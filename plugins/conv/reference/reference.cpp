@@ -122,5 +122,6 @@ Plugin* create(const Params&, const PluginContext&) { return new Reference(); }
 
 }  // namespace
 
-DTNN_PLUGIN("conv", "reference", "plain loops, sums in double: the yardstick for every algorithm",
-            "{}", create)
+DTNN_EXPORT_PLUGIN(.kind = "conv", .name = "reference",
+                   .description = "plain loops, sums in double: the yardstick for every algorithm",
+                   .parameters = "{}", .traits = R"({"groups": true})", .factory = create)

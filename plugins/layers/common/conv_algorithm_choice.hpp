@@ -41,6 +41,10 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(const LayerBuildCont
         {"algorithm", "workspace"});
     std::string why;
     const ConvPass* failed = nullptr;
+    if (g.groups > 1 && !takes_groups(*ctx.registry, name)) {
+      refusals += "'" + name + "' computes no grouped convolutions; ";
+      continue;
+    }
     for (const ConvPass& pass : needed)
       if (!candidate->supports(g, pass, why)) {
         failed = &pass;
