@@ -9,6 +9,7 @@
 
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/hosts.hpp"
 #include "dtnn/registry.hpp"
 
 namespace dtnn {
@@ -62,12 +63,14 @@ Device parse_device(std::string_view s) {
   throw Error("unknown device '" + std::string(s) + "' (expected \"cpu\" or \"cuda\")");
 }
 
-std::string ranks_sharing_a_device(Communicator& host, int ordinal) {
+double host_key() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
-  // The host as a number a double holds exactly (52 bits of its name's hash), and the ordinal.
-  const double mine[2] = {double(std::hash<std::string>{}(name) & ((std::uint64_t{1} << 52) - 1)),
-                          double(ordinal)};
+  return double(std::hash<std::string>{}(name) & ((std::uint64_t{1} << 52) - 1));
+}
+
+std::string ranks_sharing_a_device(Communicator& host, int ordinal) {
+  const double mine[2] = {host_key(), double(ordinal)};  // the host and the ordinal
   std::vector<double> all(2 * static_cast<std::size_t>(host.size()));
   host.allgather(mine, all.data(), 2, DType::float64, "device ordinals");
   for (int a = 0; a < host.size(); ++a)

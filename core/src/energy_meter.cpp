@@ -7,6 +7,7 @@
 
 #include "dtnn/error.hpp"
 #include "dtnn/params.hpp"
+#include "dtnn/plugin_entries.hpp"
 #include "dtnn/registry.hpp"
 
 namespace dtnn {
@@ -14,33 +15,6 @@ namespace dtnn {
 namespace {
 
 std::atomic<EnergyMeter*> installed{nullptr};
-
-struct Wanted {
-  std::string name;
-  Params params;
-};
-
-// "auto" / "none" / a list of names or {"name": ..., parameters}.
-std::vector<Wanted> wanted_sources(const nlohmann::json& choice, const std::string& key) {
-  const std::string expected =
-      "\"auto\", \"none\" or a list of energy sources (names or {\"name\": ..., parameters})";
-  if (!choice.is_array()) throw Error(key + ": expected " + expected + ", got " + choice.dump());
-  std::vector<Wanted> wanted;
-  for (std::size_t i = 0; i < choice.size(); ++i) {
-    const nlohmann::json& entry = choice[i];
-    const std::string where = key + "[" + std::to_string(i) + "]";
-    if (entry.is_string()) {
-      wanted.push_back({entry.get<std::string>(), Params(nlohmann::json::object(), where)});
-    } else if (entry.is_object() && entry.contains("name") && entry["name"].is_string()) {
-      nlohmann::json params = entry;
-      params.erase("name");
-      wanted.push_back({entry["name"].get<std::string>(), Params(params, where)});
-    } else {
-      throw Error(where + ": expected " + expected + ", got " + entry.dump());
-    }
-  }
-  return wanted;
-}
 
 }  // namespace
 
@@ -90,7 +64,10 @@ std::unique_ptr<EnergyMeter> EnergyMeter::open(const Registry& registry,
     }
     return std::make_unique<EnergyMeter>(std::move(sources));
   }
-  for (const Wanted& w : wanted_sources(choice, key)) {
+  const std::string expected =
+      "\"auto\", \"none\" or a list of energy sources (names or {\"name\": ..., parameters})";
+  if (!choice.is_array()) throw Error(key + ": expected " + expected + ", got " + choice.dump());
+  for (const PluginEntry& w : plugin_entries(choice, key, expected)) {
     registry.require("energy", w.name, key);
     try {
       sources.push_back(registry.create_as<EnergySource>("energy", w.name, w.params));

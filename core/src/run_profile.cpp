@@ -51,7 +51,6 @@ json to_json(const trace::Recorded& r, bool energy_measured) {
     l.flops += label.flops;
   }
   const double steps_seconds = seconds_of(r, trace::Phase::step);
-  const bool measured = energy_measured;
   const auto steps = r.calls[static_cast<std::size_t>(trace::Phase::step)];
   json rows = json::array();
   for (const auto& [number, l] : layers) {
@@ -65,7 +64,7 @@ json to_json(const trace::Recorded& r, bool energy_measured) {
         {"backward_ms", l.backward_calls ? 1e3 * l.backward / double(l.backward_calls) : 0.0},
         {"share_of_steps", steps_seconds > 0 ? total / steps_seconds : 0.0},
         {"gflops", total > 0 && l.flops > 0 ? l.flops / total * 1e-9 : 0.0}};
-    if (measured) {
+    if (energy_measured) {
       row["forward_mj"] = l.forward_calls ? 1e3 * l.forward_joules / double(l.forward_calls) : 0.0;
       row["backward_mj"] =
           l.backward_calls ? 1e3 * l.backward_joules / double(l.backward_calls) : 0.0;
@@ -85,7 +84,7 @@ json to_json(const trace::Recorded& r, bool energy_measured) {
                   {"bookkeeping_sync_ms", per_step(trace::Phase::sync)},
                   {"evaluation_s", seconds_of(r, trace::Phase::evaluation)},
                   {"checkpoint_s", seconds_of(r, trace::Phase::checkpoint)}};
-  if (measured)
+  if (energy_measured)
     profile["step_j"] = steps > 0 ? r.joules[static_cast<std::size_t>(trace::Phase::step)] /
                                         static_cast<double>(steps)
                                   : 0.0;

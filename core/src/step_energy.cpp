@@ -1,26 +1,12 @@
 #include "dtnn/step_energy.hpp"
 
-#include <unistd.h>
-
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/energy_meter.hpp"
+#include "dtnn/hosts.hpp"
 
 namespace dtnn {
-
-namespace {
-
-// The host's name as a number a double holds exactly (53 bits of its hash).
-double host_key() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return 0;
-  return static_cast<double>(std::hash<std::string>{}(name) & ((std::uint64_t{1} << 53) - 1));
-}
-
-}  // namespace
 
 StepEnergy::StepEnergy(Communicator& comm, bool wanted) : comm_(comm), wanted_(wanted) {
   if (!wanted_) return;

@@ -36,6 +36,7 @@
 #include "dtnn/error.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/plugin_entries.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
 #include "dtnn/trace.hpp"
@@ -72,26 +73,14 @@ best_of::TuningCache read_cache(const std::string& file) {
 }
 
 // The candidates parameter: each a conv plugin's name or {"name": ..., its parameters}.
-std::vector<std::pair<std::string, Params>> wanted_candidates(const Params& p) {
+std::vector<PluginEntry> wanted_candidates(const Params& p) {
+  const std::string expected = "a conv algorithm's name or {\"name\": ..., parameters}";
   const nlohmann::json& list = p.json().at("candidates");
   if (!list.is_array())
     p.fail("candidates", "a list of conv algorithms (names or {\"name\": ..., parameters})");
-  std::vector<std::pair<std::string, Params>> wanted;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const nlohmann::json& entry = list[i];
-    const std::string where = "candidates[" + std::to_string(i) + "]";
-    if (entry.is_string()) {
-      wanted.emplace_back(entry.get<std::string>(), Params());
-      continue;
-    }
-    if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string())
-      p.fail(where, "a conv algorithm's name or {\"name\": ..., parameters}");
-    nlohmann::json params = entry;
-    params.erase("name");
-    wanted.emplace_back(entry["name"].get<std::string>(), Params(params, p.key_path(where)));
-  }
-  for (const auto& [name, params] : wanted)
-    if (name == "best_of") p.fail("candidates", "conv algorithms other than best_of itself");
+  std::vector<PluginEntry> wanted = plugin_entries(list, p.key_path("candidates"), expected);
+  for (const PluginEntry& w : wanted)
+    if (w.name == "best_of") p.fail("candidates", "conv algorithms other than best_of itself");
   return wanted;
 }
 
@@ -137,11 +126,11 @@ class BestOf final : public ConvAlgorithm {
     if (objective_ != "time" && objective_ != "energy" && objective_ != "edp")
       p.fail("objective", "\"time\", \"energy\" or \"edp\" (energy times delay)");
     if (!ctx.registry) throw Error("conv 'best_of' needs the plugin registry");
-    std::vector<std::pair<std::string, Params>> wanted = wanted_candidates(p);
+    std::vector<PluginEntry> wanted = wanted_candidates(p);
     if (wanted.empty())
       for (const std::string& n : ctx.registry->available("conv"))
-        if (n != "best_of" && n != "reference") wanted.emplace_back(n, Params());
-    for (auto& [n, params] : wanted) {
+        if (n != "best_of" && n != "reference") wanted.push_back({n, Params()});
+    for (const auto& [n, params] : wanted) {
       Candidate c;
       c.name = label(n, params);
       for (const Candidate& other : candidates_)

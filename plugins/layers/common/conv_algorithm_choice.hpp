@@ -1,7 +1,7 @@
 // The ConvAlgorithm a convolution layer runs (conv2d, conv2d_transpose): the layer's own
 // "algorithm", else the experiment's conv.algorithm, else the first of i2c and reference that
 // computes every pass the layer needs. A fallback is said once in the log (and shows in the
-// summary); the caller prepares what it gets.
+// summary). The algorithm comes prepared for g, with the run's communicator and workspace.
 #pragma once
 #include <memory>
 #include <string>
@@ -22,12 +22,12 @@ inline const char* pass_name(ConvPass pass) {
                                            : "backward-filter";
 }
 
-// layer: the layer's type, for the log; needed: the passes of g it runs.
-inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(const LayerBuildContext& ctx,
-                                                            const Params& params,
-                                                            const ConvGeometry& g,
-                                                            const std::vector<ConvPass>& needed,
-                                                            const std::string& layer) {
+// layer: the layer's type, for the log; needed: the passes of g it always runs; input_gradient:
+// the one it runs when the layer before needs its input gradient.
+inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(
+    const LayerBuildContext& ctx, const Params& params, const ConvGeometry& g,
+    std::vector<ConvPass> needed, ConvPass input_gradient, const std::string& layer) {
+  if (ctx.needs_input_gradient) needed.push_back(input_gradient);
   const std::string own = params.get_string("algorithm");
   const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
   std::vector<std::string> order{wanted};
@@ -54,6 +54,9 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(const LayerBuildCont
       if (!refusals.empty())
         log_info_once(layer + " " + g.str() + ": " + refusals + "using '" + candidate->name() +
                       "'");
+      candidate->set_communicator(ctx.communicator);
+      candidate->set_workspace(ctx.workspace);
+      candidate->prepare(g);
       return candidate;
     }
     refusals += "'" + name + "' does not support " + pass_name(*failed) + " (" + why + "); ";

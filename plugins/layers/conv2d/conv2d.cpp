@@ -89,7 +89,6 @@ class Conv2d final : public Layer {
       initialize(b_, params_.get_string("biases_initializer"), g_.c / g_.groups * window,
                  g_.k / g_.groups * window, ctx.seed + 1);
     }
-    needs_dx_ = ctx.needs_input_gradient;
     if (use_bias_ && ctx.layout == Layout::nhwc) {
       // NHWC repeats the K biases along memory: P = lcm(K, 16) values of the pattern make every
       // chunk of P values of y start at channel 0, so bias add and gradient run as flat vector
@@ -103,14 +102,8 @@ class Conv2d final : public Layer {
     }
 
     algorithm_ = layer_parameters::choose_conv_algorithm(
-        ctx, params_, g_,
-        needs_dx_ ? std::vector<ConvPass>{ConvPass::forward, ConvPass::backward_filter,
-                                          ConvPass::backward_data}
-                  : std::vector<ConvPass>{ConvPass::forward, ConvPass::backward_filter},
+        ctx, params_, g_, {ConvPass::forward, ConvPass::backward_filter}, ConvPass::backward_data,
         "conv2d");
-    algorithm_->set_communicator(ctx.communicator);
-    algorithm_->set_workspace(ctx.workspace);
-    algorithm_->prepare(g_);
 
     const Shape out = output_shape().with_batch(ctx.max_batch);
     if (relu_ || bn_params_) grad_ = Tensor::empty(out, ctx.dtype, ctx.layout);
@@ -289,7 +282,7 @@ class Conv2d final : public Layer {
 
   Params params_;
   ConvGeometry g_;
-  bool use_bias_ = true, needs_dx_ = true;
+  bool use_bias_ = true;
   bool relu_ = false;                // fused relu
   std::optional<Params> bn_params_;  // fused batchnorm's parameters
   std::shared_ptr<Layer> bn_;        // the fused batchnorm

@@ -85,8 +85,10 @@ class Conv2dTranspose final : public Layer {
       initialize(b_, params_.get_string("biases_initializer"), g_.k * window, g_.c * window,
                  ctx.seed + 1);
     }
-    needs_dx_ = ctx.needs_input_gradient;
-    choose_algorithm(ctx);
+    // G's backward-data and backward-filter always, its forward for an input gradient.
+    algorithm_ = layer_parameters::choose_conv_algorithm(
+        ctx, params_, g_, {ConvPass::backward_data, ConvPass::backward_filter}, ConvPass::forward,
+        "conv2d_transpose");
   }
 
   std::vector<Parameter> parameters() override {
@@ -107,20 +109,6 @@ class Conv2dTranspose final : public Layer {
   }
 
  private:
-  // G's passes this layer runs: backward-data and backward-filter, and forward when an input
-  // gradient is needed.
-  void choose_algorithm(const LayerBuildContext& ctx) {
-    algorithm_ = layer_parameters::choose_conv_algorithm(
-        ctx, params_, g_,
-        needs_dx_ ? std::vector<ConvPass>{ConvPass::backward_data, ConvPass::backward_filter,
-                                          ConvPass::forward}
-                  : std::vector<ConvPass>{ConvPass::backward_data, ConvPass::backward_filter},
-        "conv2d_transpose");
-    algorithm_->set_communicator(ctx.communicator);
-    algorithm_->set_workspace(ctx.workspace);
-    algorithm_->prepare(g_);
-  }
-
   template <class T>
   void add_bias(Tensor& y) const {
     const T* b = b_.data<T>();
@@ -156,7 +144,6 @@ class Conv2dTranspose final : public Layer {
   Params params_;
   std::int64_t filters_;
   bool use_bias_;
-  bool needs_dx_ = true;
   std::int64_t output_padding_h_ = 0, output_padding_w_ = 0;
   ConvGeometry g_;  // the convolution this layer transposes
   Tensor w_, dw_, b_, db_;
