@@ -311,6 +311,13 @@ TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, ref
   CHECK(s.notes == std::vector<std::string>{"--use-cudnn has no effect: cuDNN is used whenever "
                                             "the run is on the GPU (--enable-gpu)"});
   CHECK(s.sets == std::vector<std::string>{"loss.name=\"negative_log_likelihood\""});
+
+  // --use-loss-weights alone: the weights of the training split's class frequencies (3.x's).
+  CHECK(settings({{"use-loss-weights", "true"}}).sets ==
+        std::vector<std::string>{"loss.weights=\"frequency\""});
+  CHECK(settings({{"use-loss-weights", "true"}, {"loss-weights", "1,2"}}).sets ==
+        std::vector<std::string>{"loss.weights=[1,2]"});
+  CHECK(settings({{"loss-eps", "1e-8"}}).sets == std::vector<std::string>{"loss.eps=1e-08"});
 }
 
 TEST_CASE("PyDTNN's other model names resolve to the zoo's files") {

@@ -60,6 +60,18 @@ TEST_CASE("regression metrics average over every output") {
   CHECK(metric("regression_mae", p, t) == doctest::Approx((0.5 + 0 + 1 + 2) / 4.0));
 }
 
+TEST_CASE("kl_divergence_metric: PyDTNN 3.x's formula by hand, 0 where p = t") {
+  const Tensor p = matrix(2, 2, {0.7, 0.3, 0.5, 0.5}), t = matrix(2, 2, {0.5, 0.5, 0.5, 0.5});
+  const double eps = 1e-8;
+  auto term = [&](double pj, double tj) {
+    return std::abs(pj * std::log(std::abs(pj / (tj + eps) + eps)));
+  };
+  const double row0 = term(0.7, 0.5) + term(0.3, 0.5), row1 = term(0.5, 0.5) * 2;
+  CHECK(row1 < 1e-7);
+  CHECK(metric("kl_divergence_metric", p, t) == doctest::Approx((row0 + row1) / 2));
+  CHECK(metric("kl_divergence_metric", p, t, {{"eps", 0.1}}) != doctest::Approx((row0 + row1) / 2));
+}
+
 TEST_CASE("precision, recall and f1 for a positive class, from summed counts") {
   // Rows predicted as argmax 1, 1, 0, 1, 0 against targets 1, 0, 1, 1, 0:
   // TP = 2 (rows 0, 3), FP = 1 (row 1), FN = 1 (row 2).

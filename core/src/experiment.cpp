@@ -15,6 +15,7 @@
 
 #include "dtnn/checked.hpp"
 #include "dtnn/checkpoint.hpp"
+#include "dtnn/class_frequencies.hpp"
 #include "dtnn/codec.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/dataset.hpp"
@@ -609,7 +610,15 @@ std::vector<std::pair<std::string, std::string>> Experiment::data_facts(
 void Experiment::open_loss_and_metrics(const Registry& registry, Device device) {
   const json& j = config_.json;
   const std::string where = config_.where();
-  const PluginChoice loss = plugin_choice(j["loss"]);
+  PluginChoice loss = plugin_choice(j["loss"]);
+  if (loss.parameters.value("weights", json()) == "frequency") {
+    const ModelOptions& mo = model_->options();
+    const std::vector<double> weights =
+        frequency_weights(training_class_counts(*dataset_, mo.dtype, mo.layout, mo.max_batch));
+    loss.parameters["weights"] = weights;
+    config_.json["loss"] = loss.parameters;  // the summary and the run's files show the weights
+    config_.json["loss"]["name"] = loss.name;
+  }
   loss_ = registry.create_as<Loss>("loss", loss.name, Params(loss.parameters, where + ": loss"), {},
                                    device);
   for (std::size_t i = 0; i < j["metrics"].size(); ++i) {  // a name, or {"name", parameters}

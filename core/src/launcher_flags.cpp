@@ -196,9 +196,12 @@ const Flag kFlags[] = {
     {"oktopk-min-k", "", 'r', "see --optimizer-density"},
     {"loss-func", "loss.name", 's',
      "loss plugin (categorical_cross_entropy, nll or negative_log_likelihood, ...)"},
-    {"loss-eps", "", 'r',
-     "dtnn's losses clamp probabilities at a fixed epsilon (1e-7 in float32, 1e-15 in float64)"},
-    {"use-loss-weights", "", '-', "turns on --loss-weights"},
+    {"loss-eps", "loss.eps", 'f',
+     "the smallest probability a loss takes the log of (categorical_cross_entropy, "
+     "binary_cross_entropy; dtnn's default 0: 1e-7 in float32, 1e-15 in float64)"},
+    {"use-loss-weights", "", '-',
+     "turns on --loss-weights; alone, the weights come from the training split's class "
+     "frequencies (loss.weights \"frequency\")"},
     {"loss-weights", "loss.weights", 'v',
      "class weights of the loss, comma-separated, one per class", nullptr, nullptr,
      "use-loss-weights"},
@@ -489,6 +492,11 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
       if (!f.gate || gate != f.gate) continue;
       gated += (gated.empty() ? "--" : ", --") + std::string(f.flag);
       for (const auto& g : given) given_one = given_one || find_flag(g.first) == &f;
+    }
+    // --use-loss-weights alone: PyDTNN 3.x takes the dataset's weights, from its class frequencies.
+    if (on && !given_one && gate == "use-loss-weights") {
+      out.sets.push_back("loss.weights=\"frequency\"");
+      continue;
     }
     if (on && !given_one) fail("--" + gate + ": give the value it turns on (" + gated + ")");
   }

@@ -49,6 +49,8 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   virtual void accumulate(Tensor& a, const Tensor& b) const;
 
   const std::vector<Shape>& path_shapes() const { return path_shapes_; }
+  // The paths' outputs of the last forward (valid until the next one: backward reads them).
+  const std::vector<const Tensor*>& path_outputs() const { return outputs_; }
   Layout layout() const { return layout_; }
 
  private:

@@ -1,7 +1,7 @@
 // categorical_cross_entropy over probabilities p and one-hot (or soft) targets t, rows of n,
 // classes weighted by w (class_weights.hpp; all 1 without "weights"):
 //   L = -(1/N) sum_i sum_j w_j t_ij log(max(p_ij, eps)),  N = n unweighted, sum_ij w_j t_ij else
-//   dL/dp_ij = -w_j t_ij / (N max(p_ij, eps))
+//   dL/dp_ij = -w_j t_ij / (N max(p_ij, eps))     (eps: probability_floor.hpp)
 // Combined with a softmax in front (the usual case): dL/dlogit_ij = (p_ij s_i - w_j t_ij) / N with
 // s_i = sum_k w_k t_ik ((p_ij - t_ij) / n unweighted), exact and stable however small p gets.
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "class_weights.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "probability_floor.hpp"
 
 namespace {
 
@@ -17,7 +18,8 @@ using namespace dtnn;
 
 class CategoricalCrossEntropy final : public Loss {
  public:
-  explicit CategoricalCrossEntropy(const Params& p) : weights_(p, "categorical_cross_entropy") {}
+  explicit CategoricalCrossEntropy(const Params& p)
+      : weights_(p, "categorical_cross_entropy"), floor_(p) {}
   std::string name() const override { return "categorical_cross_entropy"; }
   bool has_softmax_gradient() const override { return true; }
 
@@ -25,7 +27,7 @@ class CategoricalCrossEntropy final : public Loss {
     return dispatch_dtype(p.dtype(), [&](auto z) {
       using T = decltype(z);
       const T *pp = p.data<T>(), *tp = t.data<T>();
-      const T eps = std::is_same_v<T, float> ? T(1e-7) : T(1e-15);
+      const T eps = floor_.get<T>();
       const std::int64_t m = p.dim(1);
       weights_.check(m);
       double sum = 0;
@@ -42,7 +44,7 @@ class CategoricalCrossEntropy final : public Loss {
     dispatch_dtype(p.dtype(), [&](auto z) {
       using T = decltype(z);
       const T *pp = p.data<T>(), *tp = t.data<T>();
-      const T eps = std::is_same_v<T, float> ? T(1e-7) : T(1e-15);
+      const T eps = floor_.get<T>();
       const std::int64_t m = p.dim(1);
       weights_.check(m);
       const double n = normalizer(t, m);
@@ -93,6 +95,7 @@ class CategoricalCrossEntropy final : public Loss {
   }
 
   losses::ClassWeights weights_;
+  losses::ProbabilityFloor floor_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new CategoricalCrossEntropy(p); }
@@ -101,10 +104,11 @@ Plugin* create(const Params& p, const PluginContext&) { return new CategoricalCr
 
 // Conformance: unweighted, and with class weights.
 constexpr const char* kTraits = R"({"default": true, "conformance": [
-    {}, {"params": {"weights": [0.5, 2.0, 1.0, 1.5]}}]})";
+    {}, {"params": {"weights": [0.5, 2.0, 1.0, 1.5]}}, {"params": {"eps": 1e-8}}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "categorical_cross_entropy",
                    .description =
                        "cross-entropy of probabilities against one-hot targets, classes "
                        "optionally weighted; exact gradient through softmax",
-                   .parameters = R"({"weights": []})", .traits = kTraits, .factory = create)
+                   .parameters = R"({"weights": [], "eps": 0.0})", .traits = kTraits,
+                   .factory = create)
