@@ -315,3 +315,83 @@ TEST_CASE("cifar10 refuses truncated files, bad labels and corrupt archives, nam
   CHECK(test::error_of([&] { open_cifar(d / "nope", true); }).find("neither a folder nor") !=
         std::string::npos);
 }
+
+namespace {
+// PyDTNN 3.x's cyclone/tsunamis layout: records of one label byte, then `pixels` bytes; record r
+// of a file has label labels[r] and pixel p = (salt + r * 11 + p) % 256.
+std::vector<std::uint8_t> records(const std::vector<std::uint8_t>& labels, std::int64_t pixels,
+                                  int salt) {
+  std::vector<std::uint8_t> b;
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    b.push_back(labels[r]);
+    for (std::int64_t p = 0; p < pixels; ++p)
+      b.push_back(static_cast<std::uint8_t>((salt + std::int64_t(r) * 11 + p) % 256));
+  }
+  return b;
+}
+std::map<std::string, std::vector<std::uint8_t>> batches(std::int64_t pixels) {
+  std::map<std::string, std::vector<std::uint8_t>> files;
+  for (int i = 1; i <= 5; ++i)
+    files["data_batch_" + std::to_string(i) + ".bin"] = records({0, 1}, pixels, i);
+  files["test_batch.bin"] = records({1, 0, 1}, pixels, 9);
+  return files;
+}
+}  // namespace
+
+TEST_CASE("cyclone and tsunamis (PyDTNN 3.x) read their archive from the folder that holds it") {
+  struct Case {
+    const char *name, *folder, *archive;
+    std::int64_t c, h, w;
+  };
+  for (const Case& k :
+       {Case{"cyclone", "cyclone-batches-bin", "cyclone-binary.tar.gz", 5, 40, 40},
+        Case{"tsunamis", "tsunamis-batches-bin", "tsunamis-binary.tar.gz", 1, 80, 80}}) {
+    CAPTURE(k.name);
+    const std::int64_t pixels = k.c * k.h * k.w;
+    const fs::path d = test::temp_dir(std::string(k.name) + "-path");
+    write(d / k.archive, tar(batches(pixels), k.folder), true);  // as 3.x's --dataset-path has it
+    auto ds = test::plugins().create_as<Dataset>(
+        "dataset", k.name, Params(nlohmann::json{{"path", d.string()}}, "exp.json: dataset"));
+    CHECK(ds->size(Split::train) == 10);
+    CHECK(ds->size(Split::test) == 3);
+    CHECK(ds->sample_shape(Layout::nhwc) == Shape{k.h, k.w, k.c});
+    const bool binary = std::string(k.name) == "tsunamis";
+    CHECK(ds->num_classes() == (binary ? 1 : 2));
+    CHECK(ds->value_labels() == binary);
+    Tensor x =
+        Tensor::empty(ds->sample_shape(Layout::nchw).with_batch(2), DType::float32, Layout::nchw);
+    Tensor y = Tensor::empty(ds->label_shape().with_batch(2), DType::float32);
+    const std::vector<std::int64_t> ids{3, 0};  // record 1 of data_batch_2; record 0 of _1
+    ds->read(Split::train, ids, x, y);
+    // NCHW is the file's order: sample 0's pixel p is (2 + 11 + p) % 256, scaled by 1/255.
+    CHECK(x.data<float>()[0] == doctest::Approx(13 / 255.0));
+    CHECK(x.data<float>()[pixels - 1] == doctest::Approx(((13 + pixels - 1) % 256) / 255.0));
+    CHECK(x.data<float>()[pixels] == doctest::Approx(1 / 255.0));
+    if (binary) {
+      CHECK(y.data<float>()[0] == 1.0f);
+      CHECK(y.data<float>()[1] == 0.0f);
+    } else {
+      CHECK(y.data<float>()[1] == 1.0f);  // sample 0: class 1 of 2
+      CHECK(y.data<float>()[2] == 1.0f);  // sample 1: class 0
+    }
+  }
+  // A label outside {0, 1} and a short file are refused, naming the file and the byte.
+  const fs::path d = test::temp_dir("tsunamis-bad");
+  auto files = batches(6400);
+  files["test_batch.bin"] = records({1, 2}, 6400, 0);
+  for (const auto& [name, bytes] : files) write(d / name, bytes, false);
+  CHECK(test::error_of([&] {
+          test::plugins().create_as<Dataset>(
+              "dataset", "tsunamis",
+              Params(nlohmann::json{{"path", d.string()}}, "exp.json: dataset"));
+        }) == (d / "test_batch.bin").string() + ": label 2 at byte 6401: expected a class in 0..1");
+  files["test_batch.bin"] = records({1}, 6399, 0);
+  write(d / "test_batch.bin", files["test_batch.bin"], false);
+  CHECK(test::error_of([&] {
+          test::plugins().create_as<Dataset>(
+              "dataset", "tsunamis",
+              Params(nlohmann::json{{"path", d.string()}}, "exp.json: dataset"));
+        })
+            .find("test_batch.bin: truncated at byte 0: records are 6401 bytes (a label, then "
+                  "1x80x80 pixels)") != std::string::npos);
+}

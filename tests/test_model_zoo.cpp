@@ -33,7 +33,7 @@ std::map<std::string, Documented> documented() {
   std::ifstream in(kSource / "docs" / "models.md");
   REQUIRE(in.good());
   std::map<std::string, Documented> rows;
-  const std::regex row(R"(^\| `([a-z0-9_]+)` \| ([0-9,]+) \| ([^|]*) \| ([^|]*) \|)");
+  const std::regex row(R"(^\| `([A-Za-z0-9_]+)` \| ([0-9,]+) \| ([^|]*) \| ([^|]*) \|)");
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (!std::regex_search(line, m, row)) continue;
@@ -70,6 +70,7 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
       test::plugins().create_as<Loss>("loss", "categorical_cross_entropy", Params());
   auto nll = test::plugins().create_as<Loss>("loss", "nll", Params());
   auto dice = test::plugins().create_as<Loss>("loss", "dice", Params());
+  auto mse = test::plugins().create_as<Loss>("loss", "mse", Params());
   int models = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kSource / "configs" / "models")) {
     if (entry.path().extension() != ".json") continue;
@@ -124,12 +125,19 @@ TEST_CASE("model zoo: every model builds, has its documented parameter count, an
       y.data<float>()[1] = y.data<float>()[classes + 3] = 1;
     }
     // The loss a model's output calls for: log-probabilities (a log_softmax, also an image
-    // classifier's such as vgg16_pytorch) take nll, a sigmoid's mask (unet) the Dice loss, the
-    // rest (softmax classifiers) cross-entropy.
+    // classifier's such as vgg16_pytorch) take nll, a sigmoid's mask (unet) the Dice loss,
+    // softmax classifiers cross-entropy, the rest (bert's vectors, identity) the squared error.
     const std::string last = model.layer(model.num_layers() - 1).type();
     Loss& loss = sequence || last == "log_softmax" ? *nll
                  : last == "sigmoid"               ? *dice
-                                                   : *cross_entropy;
+                 : last == "softmax"               ? *cross_entropy
+                                                   : *mse;
+    // A model without weights (identity) has nothing to train: its loss is finite.
+    if (model.parameter_count() == 0) {
+      CHECK(std::isfinite(loss_of(model, loss, x, y)));
+      ++models;
+      continue;
+    }
     // The layers' state (dropout's step, batchnorm's running statistics) as it was before the
     // first forward is put back before the second, so both see the same dropout masks.
     std::vector<std::vector<char>> saved;

@@ -290,3 +290,32 @@ TEST_CASE("npz dataset: regression targets (targets \"values\") taken as they ar
   MESSAGE("test mse " << h.test_before->loss << " -> " << h.test->loss);
   CHECK(h.test->metrics.at("regression_mse") < 1e-3);
 }
+
+TEST_CASE("PyDTNN 3.x's archive dataset: npz with its defaults (NCHW x, y as it is)") {
+  // Two 2-channel 3x4 images per split, NCHW; y two values each.
+  const fs::path file = test::temp_dir("npz-archive") / "data.npz";
+  write_npz(file, {{"x_train", array_of(DType::float64, {2, 2, 3, 4}, 0)},
+                   {"y_train", array_of(DType::float64, {2, 2}, 0)},
+                   {"x_test", array_of(DType::float64, {2, 2, 3, 4}, 0)},
+                   {"y_test", array_of(DType::float64, {2, 2}, 0)}});
+  auto open = [&](const std::string& name) {
+    return test::plugins().create_as<Dataset>(
+        "dataset", name, Params(json{{"path", file.string()}}, "exp.json: dataset"));
+  };
+  auto archive = open("archive");
+  CHECK(archive->sample_shape(Layout::nhwc) == Shape{3, 4, 2});  // read as NCHW
+  CHECK(archive->value_labels());
+  Tensor x = Tensor::empty(Shape{1, 3, 4, 2}, DType::float32),
+         y = Tensor::empty(Shape{1, 2}, DType::float32);
+  const std::vector<std::int64_t> first{1};
+  archive->read(Split::train, first, x, y);
+  CHECK(y.data<float>()[1] == doctest::Approx(1.5));              // y_train[1, 1] as it is
+  CHECK(x.data<float>()[1] == doctest::Approx((24 + 12) * 0.5));  // pixel 0, channel 1
+  // The same file as npz takes its own defaults (NHWC: 2x3 images of 4 channels), and a value
+  // given in the config wins over the alias's.
+  CHECK(open("npz")->sample_shape(Layout::nhwc) == Shape{2, 3, 4});
+  auto given = test::plugins().create_as<Dataset>(
+      "dataset", "archive",
+      Params(json{{"path", file.string()}, {"layout", "NHWC"}}, "exp.json: dataset"));
+  CHECK(given->sample_shape(Layout::nhwc) == Shape{2, 3, 4});
+}

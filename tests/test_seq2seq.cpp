@@ -113,6 +113,36 @@ TEST_CASE("seq2seq pair files: a tab-separated file or two of parallel lines, ch
   CHECK(sample(*parallel, Split::train, 1) == sample(*d, Split::train, 1));
 }
 
+TEST_CASE("PyDTNN 3.x's iwslt: pairs split at <translation>, or a folder's train.<lang> files") {
+  auto iwslt = [](const json& params) {
+    return test::plugins().create_as<Dataset>("dataset", "iwslt", Params(params, "test"));
+  };
+  const json lengths = {{"source_length", 4}, {"target_length", 5}, {"test_every", 0}};
+  json p = lengths;
+  p["path"] =
+      write_file("iwslt.txt", "ab<translation>ba\nabc<translation>cba\nb<translation>b\n").string();
+  auto d = iwslt(p);
+  CHECK(d->size(Split::train) == 3);
+  const auto [x, y] = sample(*d, Split::train, 1);  // abc -> cba
+  CHECK(y == std::vector<int>{5, 4, 3, 2, -1});
+  // The folder layout: --dataset-path with --dataset-lang de --dataset-lang2 en.
+  const auto folder = write_file("train.de", "ab\nabc\nb\n").parent_path();
+  write_file("train.en", "ba\ncba\nb\n");
+  json q = lengths;
+  q.update({{"path", folder.string()}, {"lang", "de"}, {"lang2", "en"}});
+  CHECK(sample(*iwslt(q), Split::train, 1) == sample(*d, Split::train, 1));
+  q.erase("lang2");
+  CHECK(test::error_of([&] {
+          iwslt(q);
+        }).starts_with("test: lang2: expected the source and target languages of the folder"));
+  const auto bad = write_file("bad.txt", "ab<translation>ba<translation>x\n");
+  p["path"] = bad.string();
+  CHECK(test::error_of([&] { iwslt(p); }) ==
+        bad.string() +
+            ": line 1: more than one '<translation>'; expected source "
+            "'<translation>' target");
+}
+
 TEST_CASE("seq2seq pair files: malformed input is an error naming the file, the line, the fault") {
   const json base = {{"task", "pairs"}, {"source_length", 8}, {"target_length", 8}};
   auto with = [&](json extra) {

@@ -62,6 +62,19 @@ TEST_CASE("text: characters are the corpus's sorted alphabet, and windows predic
   CHECK(ty == std::vector<float>{1, 2, 0});
 }
 
+TEST_CASE("text: PyDTNN 3.x's name mask_lang is the masked objective") {
+  const auto file = write_text("text_mask_lang", "a.txt", "the cat sat on the mat. ");
+  const json params = {{"path", file.string()}, {"context", 8}, {"lang", "en"}};
+  auto masked = test::plugins().create_as<Dataset>("dataset", "mask_lang",
+                                                   Params(params, "exp.json: dataset"));
+  auto causal = text_dataset(params);
+  // Causal windows label every position; masked ones only those hidden (the others ignored).
+  const auto [cx, cy] = read_all(*causal, Split::train);
+  const auto [mx, my] = read_all(*masked, Split::train);
+  CHECK(std::count(cy.begin(), cy.end(), float(kIgnoredLabel)) == 0);
+  CHECK(std::count(my.begin(), my.end(), float(kIgnoredLabel)) > 0);
+}
+
 TEST_CASE("text: a context as long as the vocabulary still labels with class ids") {
   const auto file = write_text("text_square", "a.txt", "abcabcabcabcabc");  // 3 characters
   auto d = text_dataset({{"path", file.string()}, {"context", 3}});

@@ -326,14 +326,20 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
     Shape expected = *spec.input_shape;  // HWC as written
     if (options.layout == Layout::nchw && expected.rank() == 3)
       expected = Shape{expected[2], expected[0], expected[1]};
-    if (!(expected == input_shape))
+    // A sequence of vectors (T, D) from a dataset of one-channel images (T, D, 1), as an .npz
+    // array (N, T, D) reads: the same values in the same order in both layouts.
+    const bool one_channel =
+        input_shape.rank() == 3 && input_shape[options.layout == Layout::nhwc ? 2 : 0] == 1;
+    if (expected.rank() == 2 && one_channel && expected.numel() == input_shape.numel())
+      input_shape_ = expected;
+    else if (!(expected == input_shape))
       throw Error((spec.file.empty() ? std::string("model") : spec.file.string()) +
                   ": input_shape " + spec.input_shape->str() +
                   " does not match the dataset's samples " + input_shape.str());
   }
   if (options.shared_workspace) workspace_ = std::make_unique<Workspace>();
   LayerBuildContext ctx;
-  ctx.input_shape = input_shape;
+  ctx.input_shape = input_shape_;
   ctx.dtype = options.dtype;
   ctx.layout = options.layout;
   ctx.device = options.device;
@@ -365,6 +371,8 @@ std::int64_t Model::parameter_count() const {
 
 const Tensor& Model::forward(const Tensor& x, Mode mode) {
   DTNN_CHECK(x.dim(0) <= options_.max_batch, "batch above the model's max_batch");
+  if (x.shape().rank() != input_shape_.rank() + 1)  // (T, D, 1) samples for a (T, D) input
+    return chain_.forward(x.view(input_shape_.with_batch(x.dim(0))), mode);
   return chain_.forward(x, mode);
 }
 

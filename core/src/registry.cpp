@@ -187,6 +187,17 @@ std::string Registry::read_descriptor(const PluginDescriptor& d, PluginRecord& r
     if (!alias.is_string()) return "its traits.aliases are not a list of names";
     rec.aliases.push_back(alias.get<std::string>());
   }
+  // An alias may stand for the plugin with other defaults (PyDTNN's name of a variant).
+  const json alias_defaults = traits.value("alias_defaults", json::object());
+  for (const auto& [alias, values] : alias_defaults.items()) {
+    if (std::find(rec.aliases.begin(), rec.aliases.end(), alias) == rec.aliases.end())
+      return "its traits.alias_defaults name '" + alias + "', which is not one of its aliases";
+    if (!values.is_object()) return "its traits.alias_defaults." + alias + " is not an object";
+    for (const auto& [key, value] : values.items())
+      if (!defaults.contains(key))
+        return "its traits.alias_defaults." + alias + " sets '" + key +
+               "', which is not one of its parameters";
+  }
   if (const PluginRecord* other = find(rec.kind, rec.name, rec.device);
       other && other->status == PluginRecord::Status::ok)
     return "duplicate " + rec.kind + " plugin '" + rec.name + "' on " + device +
@@ -328,6 +339,11 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
                 rec->file.string() + ")");
 
   json merged = json::parse(rec->parameters);
+  if (name != rec->name) {  // an alias's own defaults (traits.alias_defaults), checked at load
+    const json alias = json::parse(rec->traits).value("alias_defaults", json::object());
+    if (const auto it = alias.find(std::string(name)); it != alias.end())
+      for (const auto& [key, value] : it->items()) merged[key] = value;
+  }
   std::vector<std::string> valid;
   for (auto it = merged.begin(); it != merged.end(); ++it) valid.push_back(it.key());
   for (auto it = params.json().begin(); it != params.json().end(); ++it) {

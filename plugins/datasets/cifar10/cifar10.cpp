@@ -18,6 +18,7 @@ Plugin* create(const Params& p, const PluginContext&) {
                           "data_batch_4.bin", "data_batch_5.bin"},
           .test_file = "test_batch.bin",
           .archive_folder = "cifar-10-batches-bin",
+          .archive_name = "cifar-10-binary.tar.gz",
           .label_bytes = 1,
           .label_at = 0,
           .classes = 10});

@@ -21,6 +21,7 @@ Plugin* create(const Params& p, const PluginContext&) {
                                        .train_files = {"train.bin"},
                                        .test_file = "test.bin",
                                        .archive_folder = "cifar-100-binary",
+                                       .archive_name = "cifar-100-binary.tar.gz",
                                        .label_bytes = 2,
                                        .label_at = fine ? 1 : 0,
                                        .classes = fine ? 100 : 20});

@@ -13,16 +13,18 @@ namespace dtnn::datasets {
 
 namespace fs = std::filesystem;
 
-namespace {
-constexpr std::int64_t kSide = 32, kPixels = kSide * kSide;
-}  // namespace
-
 CifarBinary::CifarBinary(const Params& p, CifarFormat format)
     : format_(std::move(format)), standardize_(p.get_bool("standardize")) {
-  const fs::path path = p.get_string("path");
+  fs::path path = p.get_string("path");
   std::error_code ec;
   if (path.empty())
     p.fail("path", "the folder of the " + format_.what + " binary files or its .tar.gz archive");
+  // A folder that holds the archive but not the batches (PyDTNN's --dataset-path): the archive.
+  if (!format_.archive_name.empty() && fs::is_directory(path, ec) &&
+      !fs::exists(path / format_.test_file, ec) &&
+      !fs::exists(path / format_.archive_folder / format_.test_file, ec) &&
+      fs::is_regular_file(path / format_.archive_name, ec))
+    path /= format_.archive_name;
   if (fs::is_regular_file(path, ec) && is_tar_archive(path)) {
     auto files = untar(path);
     auto take = [&](const std::string& name) {
@@ -46,7 +48,8 @@ CifarBinary::CifarBinary(const Params& p, CifarFormat format)
 }
 
 Shape CifarBinary::sample_shape(Layout layout) const {
-  return layout == Layout::nhwc ? Shape{kSide, kSide, 3} : Shape{3, kSide, kSide};
+  const std::int64_t c = format_.channels, h = format_.height, w = format_.width;
+  return layout == Layout::nhwc ? Shape{h, w, c} : Shape{c, h, w};
 }
 
 void CifarBinary::read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const {
@@ -54,17 +57,23 @@ void CifarBinary::read(Split s, std::span<const std::int64_t> indices, Tensor& x
     using T = decltype(z);
     const Part& part = split_[static_cast<int>(s)];
     const bool nhwc = x.layout() == Layout::nhwc;
+    const std::int64_t channels = format_.channels, pixels = format_.height * format_.width;
     T* xp = x.data<T>();
     parallel_for(static_cast<std::int64_t>(indices.size()), 16, [&](std::int64_t i) {
       const std::int64_t id = indices[static_cast<std::size_t>(i)];
-      const std::uint8_t* planes = part.pixels.data() + id * 3 * kPixels;
-      T* dst = xp + i * 3 * kPixels;
-      for (int c = 0; c < 3; ++c) {
+      const std::uint8_t* planes = part.pixels.data() + id * channels * pixels;
+      T* dst = xp + i * channels * pixels;
+      for (std::int64_t c = 0; c < channels; ++c) {
         const T scale = static_cast<T>(scale_[c]), offset = static_cast<T>(offset_[c]);
-        for (std::int64_t p = 0; p < kPixels; ++p)
-          dst[nhwc ? p * 3 + c : c * kPixels + p] = T(planes[c * kPixels + p]) * scale + offset;
+        for (std::int64_t p = 0; p < pixels; ++p)
+          dst[nhwc ? p * channels + c : c * pixels + p] =
+              T(planes[c * pixels + p]) * scale + offset;
       }
-      write_one_hot<T>(y, i, part.labels[static_cast<std::size_t>(id)]);
+      const std::uint8_t label = part.labels[static_cast<std::size_t>(id)];
+      if (format_.binary_target)
+        y.data<T>()[i] = T(label);
+      else
+        write_one_hot<T>(y, i, label);
     });
   });
 }
@@ -82,14 +91,17 @@ CifarBinary::File CifarBinary::load(const fs::path& file) const {
 
 void CifarBinary::add(Part& part, const File& file) const {
   const auto& [name, bytes] = file;
-  const std::int64_t record = format_.label_bytes + 3 * kPixels;
+  const std::int64_t pixels = format_.channels * format_.height * format_.width;
+  const std::int64_t record = format_.label_bytes + pixels;
   const auto size = static_cast<std::int64_t>(bytes.size());
   if (size == 0 || size % record != 0)
     throw Error(name + ": truncated at byte " + std::to_string(size / record * record) +
                 ": records are " + std::to_string(record) + " bytes (" +
                 (format_.label_bytes == 1 ? std::string("a label")
                                           : std::to_string(format_.label_bytes) + " labels") +
-                ", then 3x32x32 pixels); the file holds " + std::to_string(size) + " bytes");
+                ", then " + std::to_string(format_.channels) + "x" +
+                std::to_string(format_.height) + "x" + std::to_string(format_.width) +
+                " pixels); the file holds " + std::to_string(size) + " bytes");
   for (std::int64_t r = 0; r < size / record; ++r) {
     const std::int64_t at = r * record + format_.label_at;
     const std::uint8_t label = bytes[static_cast<std::size_t>(at)];
@@ -106,21 +118,21 @@ void CifarBinary::add(Part& part, const File& file) const {
 // x = pixel * scale + offset per channel: pixel / 255, then standardised with the training
 // split's mean and standard deviation of each channel.
 void CifarBinary::compute_normalisation() {
-  for (int c = 0; c < 3; ++c) {
-    scale_[c] = 1.0 / 255.0;
-    offset_[c] = 0.0;
-  }
+  const std::int64_t channels = format_.channels, pixels = format_.height * format_.width;
+  scale_.assign(static_cast<std::size_t>(channels), 1.0 / 255.0);
+  offset_.assign(static_cast<std::size_t>(channels), 0.0);
   if (!standardize_) return;
   const Part& train = split_[0];
-  for (int c = 0; c < 3; ++c) {
+  for (std::int64_t c = 0; c < channels; ++c) {
     double sum = 0, sum2 = 0;
     for (std::int64_t i = 0; i < train.count; ++i)
-      for (std::int64_t p = 0; p < kPixels; ++p) {
-        const double v = train.pixels[static_cast<std::size_t>((i * 3 + c) * kPixels + p)] / 255.0;
+      for (std::int64_t p = 0; p < pixels; ++p) {
+        const double v =
+            train.pixels[static_cast<std::size_t>((i * channels + c) * pixels + p)] / 255.0;
         sum += v;
         sum2 += v * v;
       }
-    const double n = double(train.count * kPixels), mean = sum / n;
+    const double n = double(train.count * pixels), mean = sum / n;
     const double std = std::sqrt(std::max(sum2 / n - mean * mean, 1e-12));
     scale_[c] = 1.0 / (255.0 * std);
     offset_[c] = -mean / std;

@@ -1,7 +1,8 @@
 // The binary versions of CIFAR-10 and CIFAR-100 (https://www.cs.toronto.edu/~kriz/cifar.html),
-// from a folder or straight from the archive (read in place, never unpacked to disk). A record is
-// `label_bytes` label bytes, of which byte `label_at` is the class, then 3072 pixel bytes: the
-// 32x32 red plane, then green, then blue, each row-major. Pixels are scaled to [0, 1], then
+// and the sets laid out alike (PyDTNN 3.x's cyclone and tsunamis), from a folder or straight from
+// the archive (read in place, never unpacked to disk). A record is `label_bytes` label bytes, of
+// which byte `label_at` is the class, then channels x height x width pixel bytes: one row-major
+// plane per channel (CIFAR: 32x32 red, then green, then blue). Pixels are scaled to [0, 1], then
 // (standardize: true) standardised per channel with the mean and standard deviation of the
 // training split. Every file is checked whole at start-up: a bad one is refused with its name,
 // the byte offset and what was expected.
@@ -21,9 +22,14 @@ struct CifarFormat {
   std::vector<std::string> train_files;  // in order
   std::string test_file;
   std::string archive_folder;  // where the archive unpacks them: "cifar-10-batches-bin"
+  std::string archive_name;    // the archive, read from a folder that holds it and no batches
   int label_bytes = 1;         // CIFAR-100: 2, the coarse class then the fine one
   int label_at = 0;            // which of them is the class
   int classes = 10;
+  std::int64_t channels = 3, height = 32, width = 32;
+  // true: y is the label itself, one value in {0, 1} (a binary target for a sigmoid), not a
+  // one-hot row; classes must then be 2.
+  bool binary_target = false;
 };
 
 class CifarBinary final : public Dataset {
@@ -31,13 +37,14 @@ class CifarBinary final : public Dataset {
   CifarBinary(const Params& p, CifarFormat format);
 
   Shape sample_shape(Layout layout) const override;
-  std::int64_t num_classes() const override { return format_.classes; }
+  std::int64_t num_classes() const override { return format_.binary_target ? 1 : format_.classes; }
+  bool value_labels() const override { return format_.binary_target; }
   std::int64_t size(Split s) const override { return split_[static_cast<int>(s)].count; }
   void read(Split s, std::span<const std::int64_t> indices, Tensor& x, Tensor& y) const override;
 
  private:
   struct Part {
-    std::vector<std::uint8_t> pixels, labels;  // [count][3][32*32], [count]
+    std::vector<std::uint8_t> pixels, labels;  // [count][channels][height * width], [count]
     std::int64_t count = 0;
   };
   using File = std::pair<std::string, std::vector<std::uint8_t>>;  // {name, bytes}
@@ -49,7 +56,7 @@ class CifarBinary final : public Dataset {
   CifarFormat format_;
   bool standardize_;
   Part split_[2];
-  double scale_[3] = {}, offset_[3] = {};
+  std::vector<double> scale_, offset_;  // per channel
 };
 
 }  // namespace dtnn::datasets

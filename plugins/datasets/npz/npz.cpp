@@ -156,10 +156,14 @@ Plugin* create(const Params& p, const PluginContext&) { return new NpzDataset(p)
 }  // namespace
 
 // It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+// PyDTNN 3.x's "archive" is this with its layout (NCHW) and its targets (y passed as it is).
+constexpr const char* kTraits = R"({"conformance": [], "aliases": ["archive"],
+    "alias_defaults": {"archive": {"layout": "NCHW", "targets": "values"}}})";
+
 DTNN_EXPORT_PLUGIN(
         .kind = "dataset", .name = "npz",
         .description =
             "one .npz archive with x_train, y_train, x_test, y_test (images or feature vectors)",
         .parameters =
             R"({"path": "", "layout": "NHWC", "classes": 0, "scale": 0.0, "targets": "classes"})",
-        .traits = R"({"conformance": []})", .factory = create)
+        .traits = kTraits, .factory = create)

@@ -13,13 +13,17 @@
 //       drawn uniformly from "symbols", the target the source itself, reversed or sorted.
 //       Sample i of a split is a pure function of (seed, split, i). S = max_length, T = S + 1.
 //       Its tokenizer writes symbols as numbers ("3 1 4").
-//   "pairs":  sentence pairs from text: "path", one pair a line, source TAB target; or "source"
-//       and "target", two files of as many lines (the IWSLT and fairseq layout: train.de,
-//       train.en). Tokens: "char" (the characters of both sides, UTF-8), "byte", or "vocab"
-//       (word pieces of the "vocabulary" file, shared by both sides). S = "source_length", T =
-//       "target_length"; a pair longer than those is left out (an error when none is left);
-//       every test_every-th pair kept is the test split. Errors name the file
-//       and the line: a line with no tab or two, files of different lengths, malformed UTF-8.
+//   "pairs":  sentence pairs from text: "path", one pair a line, source "separator" target (a tab
+//       by default; PyDTNN 3.x's iwslt: "<translation>"); or "source" and "target", two files of
+//       as many lines (the IWSLT and fairseq layout: train.de, train.en), which a folder "path"
+//       with "lang" and "lang2" names: <path>/train.<lang> and <path>/train.<lang2>. (3.x picks
+//       a spaCy model by language; here the tokens do not depend on it.) Tokens: "char" (the
+//       characters of both sides, UTF-8), "byte", or "vocab" (word pieces of the "vocabulary" file,
+//       shared by both sides). S = "source_length", T = "target_length"; a pair longer than those
+//       is left out (an error when none is left); every test_every-th pair kept is the test split.
+//       Errors name the file and the line: a line with no separator or two, files of different
+//       lengths, malformed UTF-8.
+// Also by PyDTNN 3.x's name "iwslt" (task "pairs", separator "<translation>").
 #include <algorithm>
 #include <memory>
 #include <sstream>
@@ -41,7 +45,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kParameters = R"({"task": "reverse", "symbols": 10, "min_length": 1,
     "max_length": 10, "train_samples": 10000, "test_samples": 1000,
-    "path": "", "source": "", "target": "", "tokens": "char", "vocabulary": "",
+    "path": "", "source": "", "target": "", "separator": "\t", "lang": "", "lang2": "",
+    "tokens": "char", "vocabulary": "",
     "source_length": 64, "target_length": 64, "test_every": 10, "seed": 0})";
 
 constexpr std::int32_t kPad = 0, kStart = 1, kEnd = 2, kFirstToken = 3;
@@ -217,23 +222,41 @@ class Seq2seq final : public Dataset {
     return ids;
   }
 
-  // The (source, target) texts: a tab-separated file, or two files of parallel lines.
+  // The (source, target) texts: a file of separated pairs, or two files of parallel lines.
   static std::vector<std::pair<std::string, std::string>> read_text(const Params& p, bool utf8) {
     std::vector<std::pair<std::string, std::string>> out;
-    const std::string path = p.get_string("path"), source = p.get_string("source"),
-                      target = p.get_string("target");
+    std::string path = p.get_string("path"), source = p.get_string("source"),
+                target = p.get_string("target");
+    const std::string lang = p.get_string("lang"), lang2 = p.get_string("lang2");
+    if (!path.empty() && (!source.empty() || !target.empty()))
+      p.fail("path",
+             "either \"path\" (a file of pairs, or a folder with \"lang\" and "
+             "\"lang2\") or \"source\" and \"target\"");
+    std::error_code ec;
+    if (!path.empty() && fs::is_directory(path, ec)) {
+      if (lang.empty() || lang2.empty())
+        p.fail(lang.empty() ? "lang" : "lang2",
+               "the source and target languages of the folder \"path\" (train.<lang> and "
+               "train.<lang2> there; PyDTNN's --dataset-lang and --dataset-lang2)");
+      source = (fs::path(path) / ("train." + lang)).string();
+      target = (fs::path(path) / ("train." + lang2)).string();
+      path.clear();
+    }
     if (!path.empty()) {
-      if (!source.empty() || !target.empty())
-        p.fail("path", "either \"path\" (a tab-separated file) or \"source\" and \"target\"");
+      const std::string separator = p.get_string("separator");
+      if (separator.empty()) p.fail("separator", "the text between a pair's source and target");
+      const bool tab = separator == "\t";
+      const std::string named = tab ? "tab" : "'" + separator + "'",
+                        pattern = "source " + (tab ? "TAB" : named) + " target";
       const std::vector<std::string> lines = datasets::read_lines(path, utf8);
       for (std::size_t i = 0; i < lines.size(); ++i) {
         if (lines[i].empty()) continue;
-        const std::size_t tab = lines[i].find('\t');
+        const std::size_t at = lines[i].find(separator);
         const std::string where = path + ": line " + std::to_string(i + 1);
-        if (tab == std::string::npos) throw Error(where + ": no tab; expected source TAB target");
-        if (lines[i].find('\t', tab + 1) != std::string::npos)
-          throw Error(where + ": more than one tab; expected source TAB target");
-        out.emplace_back(lines[i].substr(0, tab), lines[i].substr(tab + 1));
+        if (at == std::string::npos) throw Error(where + ": no " + named + "; expected " + pattern);
+        if (lines[i].find(separator, at + separator.size()) != std::string::npos)
+          throw Error(where + ": more than one " + named + "; expected " + pattern);
+        out.emplace_back(lines[i].substr(0, at), lines[i].substr(at + separator.size()));
       }
       return out;
     }
@@ -273,5 +296,7 @@ DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "seq2seq",
                        "and sort, or sentence-pair files",
                    .parameters = kParameters,
                    .traits = R"({"conformance": [{"params": {"task": "reverse", "max_length": 5,
-                       "train_samples": 20, "test_samples": 4}}]})",
+                       "train_samples": 20, "test_samples": 4}}], "aliases": ["iwslt"],
+                       "alias_defaults": {"iwslt": {"task": "pairs",
+                                                    "separator": "<translation>"}}})",
                    .factory = create)

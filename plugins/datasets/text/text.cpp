@@ -17,6 +17,9 @@
 //              chosen positions have a target (y = the original token, elsewhere kIgnoredLabel).
 //              The choice is a pure function of (seed, split, window). The mask token is the
 //              vocabulary's last id.
+// Also by PyDTNN 3.x's name "mask_lang" (objective "masked"; 3.x masks one word of each line,
+// as spaCy's model for "lang" splits it: here any text, its tokens whatever the language, "lang"
+// only recorded).
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -39,7 +42,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kParameters = R"({"path": "", "include": "*", "exclude": "",
     "tokens": "char", "vocabulary": "", "context": 128, "objective": "causal", "mask_fraction": 0.15,
-    "test_every": 10, "seed": 0})";
+    "test_every": 10, "seed": 0, "lang": ""})";
 
 class Text final : public Dataset {
  public:
@@ -188,4 +191,7 @@ DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "text",
                    .description =
                        "plain-text files as token windows (characters or bytes) for "
                        "causal or masked language models",
-                   .parameters = kParameters, .traits = R"({"conformance": []})", .factory = create)
+                   .parameters = kParameters,
+                   .traits = R"({"conformance": [], "aliases": ["mask_lang"],
+                       "alias_defaults": {"mask_lang": {"objective": "masked"}}})",
+                   .factory = create)

@@ -1,11 +1,13 @@
 // multi_head_attention (Vaswani et al. 2017) over a sequence x: [N, T, D] with H heads of width
-// d = D / H. Self-attention takes queries, keys and values from x:
-//   [Q K V] = x Wqkv + bqkv                        Wqkv: [D, 3D], one GEMM over all N*T rows
+// d ("head_width"; 0: D / H, the usual), E = H d wide together. Self-attention takes queries, keys
+// and values from x:
+//   [Q K V] = x Wqkv + bqkv                        Wqkv: [D, 3E], one GEMM over all N*T rows
 // cross-attention ("cross": true, in an encoder_decoder's decoder) its keys and values from the
 // decoder memory m: [N, S, Dm] (the encoder's output, dtnn/sequence_context.hpp):
-//   Q = x Wq + bq,  [K V] = m Wkv + bkv            Wq: [D, D], Wkv: [Dm, 2D]
+//   Q = x Wq + bq,  [K V] = m Wkv + bkv            Wq: [D, E], Wkv: [Dm, 2E]
 // then, per sample and head:  S = Q_h K_h^T / sqrt(d),  P = softmax over each row of S,
-//                             C_h = P V_h;   y = C Wo + bo    Wo: [D, D]
+//                             C_h = P V_h;   y = C Wo + bo    Wo: [E, D]
+// (PyDTNN 3.x's d_k is the head width: its transformer_test has D = 300, 4 heads of 8.)
 // A row sees the keys before its sequence's padding (the lengths an embedding with a padding id
 // wrote; the memory's for cross-attention) and, when causal, only keys 0..i.
 // Backward, per sample and head, with G = dC_h:
@@ -39,7 +41,8 @@ namespace {
 
 using namespace dtnn;
 
-constexpr const char* kParameters = R"({"heads": 1, "causal": false, "cross": false,
+constexpr const char* kParameters =
+    R"({"heads": 1, "head_width": 0, "causal": false, "cross": false,
     "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
 
 constexpr std::int64_t kQueryBlock = 64;  // query rows per block of causal attention
@@ -48,12 +51,14 @@ class MultiHeadAttention final : public Layer {
  public:
   explicit MultiHeadAttention(const Params& p)
       : heads_(p.get_int("heads")),
+        head_width_(p.get_int("head_width")),
         causal_(p.get_bool("causal")),
         cross_(p.get_bool("cross")),
         use_bias_(p.get_bool("use_bias")),
         weights_init_(p.get_string("weights_initializer")),
         biases_init_(p.get_string("biases_initializer")) {
     if (heads_ <= 0) p.fail("heads", "a positive number of heads");
+    if (head_width_ < 0) p.fail("head_width", "a positive width, or 0 for the features / heads");
     if (causal_ && cross_)
       p.fail("causal", "false with \"cross\": true (a decoder sees all of the encoder's output)");
     check_initializer(weights_init_, p.key_path("weights_initializer"));
@@ -67,15 +72,16 @@ class MultiHeadAttention final : public Layer {
            wo_.shape().str();
   }
   std::string attributes() const override {
-    return "heads=" + std::to_string(heads_) + (causal_ ? " causal" : "") +
-           (cross_ ? " cross" : "");
+    return "heads=" + std::to_string(heads_) +
+           (head_width_ ? " head_width=" + std::to_string(head_width_) : "") +
+           (causal_ ? " causal" : "") + (cross_ ? " cross" : "");
   }
   double forward_flops(std::int64_t batch) const override {
-    const double rows = double(batch * t_), d = double(d_model_);
+    const double rows = double(batch * t_), d = double(d_model_), e = double(inner_);
     const double key_rows = double(batch * s_), dm = double(d_memory_);
     const double projections =
-        cross_ ? 2 * rows * d * 2 * d + 2 * key_rows * dm * 2 * d : 2 * rows * d * 4 * d;
-    const double attention = 4 * double(batch) * double(t_) * double(s_) * d;
+        cross_ ? 2 * rows * d * 2 * e + 2 * key_rows * dm * 2 * e : 2 * rows * d * 4 * e;
+    const double attention = 4 * double(batch) * double(t_) * double(s_) * e;
     return projections + (causal_ ? attention * causal_fraction() : attention);
   }
 
@@ -85,10 +91,12 @@ class MultiHeadAttention final : public Layer {
                   ctx.input_shape.str());
     t_ = ctx.input_shape[0];
     d_model_ = ctx.input_shape[1];
-    if (d_model_ % heads_ != 0)
+    if (head_width_ == 0 && d_model_ % heads_ != 0)
       throw Error("multi_head_attention: " + std::to_string(d_model_) +
-                  " features do not split into " + std::to_string(heads_) + " heads");
-    head_ = d_model_ / heads_;
+                  " features do not split into " + std::to_string(heads_) +
+                  " heads (give \"head_width\")");
+    head_ = head_width_ ? head_width_ : d_model_ / heads_;
+    inner_ = heads_ * head_;
     if (cross_) {
       memory_ = ctx.sequence.memory;
       if (!memory_ || memory_->shape.rank() != 2)
@@ -104,15 +112,15 @@ class MultiHeadAttention final : public Layer {
       lengths_ = ctx.sequence.lengths;
     }
     const DType dt = ctx.dtype;
-    const std::int64_t d = d_model_, n = ctx.max_batch;
-    // Self: one [D, 3D] projection for Q, K and V. Cross: [D, D] for Q, [Dm, 2D] for K and V.
-    wq_ = Tensor::empty(Shape{d, cross_ ? d : 3 * d}, dt);
-    initialize(wq_, weights_init_, d, d, ctx.seed);
-    wo_ = Tensor::empty(Shape{d, d}, dt);
-    initialize(wo_, weights_init_, d, d, ctx.seed + 1);
+    const std::int64_t d = d_model_, e = inner_, n = ctx.max_batch;
+    // Self: one [D, 3E] projection for Q, K and V. Cross: [D, E] for Q, [Dm, 2E] for K and V.
+    wq_ = Tensor::empty(Shape{d, cross_ ? e : 3 * e}, dt);
+    initialize(wq_, weights_init_, d, e, ctx.seed);
+    wo_ = Tensor::empty(Shape{e, d}, dt);
+    initialize(wo_, weights_init_, e, d, ctx.seed + 1);
     if (cross_) {
-      wkv_ = Tensor::empty(Shape{d_memory_, 2 * d}, dt);
-      initialize(wkv_, weights_init_, d_memory_, d, ctx.seed + 4);
+      wkv_ = Tensor::empty(Shape{d_memory_, 2 * e}, dt);
+      initialize(wkv_, weights_init_, d_memory_, e, ctx.seed + 4);
     }
     if (use_bias_) {
       bq_ = Tensor::empty(Shape{wq_.dim(1)}, dt);
@@ -120,7 +128,7 @@ class MultiHeadAttention final : public Layer {
       bo_ = Tensor::empty(Shape{d}, dt);
       initialize(bo_, biases_init_, d, d, ctx.seed + 3);
       if (cross_) {
-        bkv_ = Tensor::empty(Shape{2 * d}, dt);
+        bkv_ = Tensor::empty(Shape{2 * e}, dt);
         initialize(bkv_, biases_init_, d, d, ctx.seed + 5);
       }
     }
@@ -135,11 +143,11 @@ class MultiHeadAttention final : public Layer {
     q_ = Tensor::empty(Shape{n, t_, wq_.dim(1)}, dt);
     dq_ = Tensor::empty(q_.shape(), dt);
     if (cross_) {
-      kv_ = Tensor::empty(Shape{n, s_, 2 * d}, dt);
+      kv_ = Tensor::empty(Shape{n, s_, 2 * e}, dt);
       dkv_ = Tensor::empty(kv_.shape(), dt);
       dmemory_ = Tensor::empty(Shape{n, s_, d_memory_}, dt);
     }
-    context_ = Tensor::empty(Shape{n, t_, d}, dt);
+    context_ = Tensor::empty(Shape{n, t_, e}, dt);
     dcontext_ = Tensor::empty(context_.shape(), dt);
     probs_ = Tensor::empty(Shape{n, heads_, t_, s_}, dt);
     scratch_ = Tensor::empty(Shape{std::max(1, omp_get_max_threads()), t_, s_}, dt);
@@ -181,9 +189,9 @@ class MultiHeadAttention final : public Layer {
   // The row strides of the query and key-value buffers ([N, T, ldq] and [N, S, ldkv]): Q, K and V
   // side by side in one buffer for self-attention, Q alone and K, V side by side for cross.
   std::int64_t ldq() const { return q_.dim(2); }
-  std::int64_t ldkv() const { return cross_ ? 2 * d_model_ : 3 * d_model_; }
+  std::int64_t ldkv() const { return cross_ ? 2 * inner_ : 3 * inner_; }
   // Where pair nh (sample nh / heads, head nh % heads) starts in those buffers (K and V follow at
-  // +0 and +D in the key-value one), and in a [N, T, D] one.
+  // +0 and +E in the key-value one), and in the context's [N, T, E].
   std::int64_t q_offset(std::int64_t nh) const {
     return (nh / heads_) * t_ * ldq() + (nh % heads_) * head_;
   }
@@ -191,12 +199,12 @@ class MultiHeadAttention final : public Layer {
     return (nh / heads_) * s_ * ldkv() + (nh % heads_) * head_;
   }
   std::int64_t context_offset(std::int64_t nh) const {
-    return (nh / heads_) * t_ * d_model_ + (nh % heads_) * head_;
+    return (nh / heads_) * t_ * inner_ + (nh % heads_) * head_;
   }
   // The first key of the key-value buffer: K after Q in self-attention's combined one.
   template <class T>
   T* keys_base(Tensor& q, Tensor& kv) const {
-    return cross_ ? kv.data<T>() : q.data<T>() + d_model_;
+    return cross_ ? kv.data<T>() : q.data<T>() + inner_;
   }
   // Sample n's unpadded keys.
   std::int64_t keys_of(std::int64_t n) const { return lengths_ ? lengths_->keys(n, s_) : s_; }
@@ -218,7 +226,7 @@ class MultiHeadAttention final : public Layer {
 
   template <class T>
   void forward_t(const Tensor& x, Tensor& y) {
-    const std::int64_t n = x.dim(0), d = d_model_;
+    const std::int64_t n = x.dim(0), d = d_model_, e = inner_;
     project(x.data<T>(), n * t_, d, wq_, bq_, q_.data<T>());
     if (cross_) {
       if (memory_->value.dim(0) < n)
@@ -237,7 +245,7 @@ class MultiHeadAttention final : public Layer {
     for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
       const T* q = qs + q_offset(nh);
       const T* k = ks + kv_offset(nh);
-      const T* v = k + d;
+      const T* v = k + e;
       T* p = probs + nh * t_ * s_;
       T* c = context + context_offset(nh);
       const std::int64_t valid = keys_of(nh / heads_);
@@ -247,10 +255,10 @@ class MultiHeadAttention final : public Layer {
         T* pb = p + row * s_;
         gemm(false, true, rows, keys, head_, scale, q + row * lq, lq, k, lkv, T(0), pb, s_);
         for (std::int64_t i = 0; i < rows; ++i) softmax_row(pb + i * s_, seen_by(row + i, valid));
-        gemm(false, false, rows, head_, keys, T(1), pb, s_, v, lkv, T(0), c + row * d, d);
+        gemm(false, false, rows, head_, keys, T(1), pb, s_, v, lkv, T(0), c + row * e, e);
       }
     }
-    project(context, n * t_, d, wo_, bo_, y.data<T>());
+    project(context, n * t_, e, wo_, bo_, y.data<T>());
   }
 
   // Softmax of the first `seen` values of a row of S; the rest (masked) become 0.
@@ -265,9 +273,9 @@ class MultiHeadAttention final : public Layer {
 
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
-    const std::int64_t n = x.dim(0), d = d_model_;
+    const std::int64_t n = x.dim(0), d = d_model_, e = inner_;
     T* dcontext = dcontext_.data<T>();
-    project_backward(context_.data<T>(), dy.data<T>(), n * t_, d, wo_, dwo_, dbo_, dcontext);
+    project_backward(context_.data<T>(), dy.data<T>(), n * t_, e, wo_, dwo_, dbo_, dcontext);
     const T* qs = q_.data<T>();
     const T* ks = keys_base<T>(q_, kv_);
     T* dqs = dq_.data<T>();
@@ -279,10 +287,10 @@ class MultiHeadAttention final : public Layer {
     for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
       const T* q = qs + q_offset(nh);
       const T* k = ks + kv_offset(nh);
-      const T* v = k + d;
+      const T* v = k + e;
       T* dq = dqs + q_offset(nh);
       T* dk = dks + kv_offset(nh);
-      T* dv = dk + d;
+      T* dv = dk + e;
       const T* p = probs + nh * t_ * s_;
       const T* g = dcontext + context_offset(nh);
       T* ds = scratch_.data<T>() + omp_get_thread_num() * t_ * s_;
@@ -296,8 +304,8 @@ class MultiHeadAttention final : public Layer {
         const std::int64_t rows = std::min(block_rows(), t_ - row);
         const std::int64_t keys = seen_by(row + rows - 1, valid);
         const T* pb = p + row * s_;
-        gemm(true, false, keys, head_, rows, T(1), pb, s_, g + row * d, d, T(1), dv, lkv);
-        gemm(false, true, rows, keys, head_, T(1), g + row * d, d, v, lkv, T(0), ds, s_);
+        gemm(true, false, keys, head_, rows, T(1), pb, s_, g + row * e, e, T(1), dv, lkv);
+        gemm(false, true, rows, keys, head_, T(1), g + row * e, e, v, lkv, T(0), ds, s_);
         for (std::int64_t i = 0; i < rows; ++i) {
           const T* __restrict pr = pb + i * s_;
           T* __restrict dr = ds + i * s_;
@@ -323,10 +331,10 @@ class MultiHeadAttention final : public Layer {
     parallel_for(n * s_ * d_memory_, kParallelGrain, [&](std::int64_t i) { out[i] += dm[i]; });
   }
 
-  std::int64_t heads_;
+  std::int64_t heads_, head_width_;
   bool causal_, cross_, use_bias_;
   std::string weights_init_, biases_init_;
-  std::int64_t t_ = 0, s_ = 0, d_model_ = 0, d_memory_ = 0, head_ = 0;
+  std::int64_t t_ = 0, s_ = 0, d_model_ = 0, d_memory_ = 0, head_ = 0, inner_ = 0;
   std::shared_ptr<const SequenceLengths> lengths_;
   std::shared_ptr<DecoderMemory> memory_;
   Tensor wq_, bq_, wkv_, bkv_, wo_, bo_, dwq_, dbq_, dwkv_, dbkv_, dwo_, dbo_;
@@ -337,11 +345,14 @@ Plugin* create(const Params& p, const PluginContext&) { return new MultiHeadAtte
 
 }  // namespace
 
-// Conformance: non-causal and causal, one and several heads; the causal case at 70 positions
+// Conformance: non-causal and causal, one and several heads, heads narrower and wider than
+// D / H (self and cross); the causal case at 70 positions
 // spans two query blocks; padded sequences (lengths, for batch + 2 samples), with a causal mask
 // too; cross-attention to a memory of another length and width, padded.
 constexpr const char* kTraits = R"({"conformance": [
     {"params": {"heads": 2}, "input": [5, 4]},
+    {"params": {"heads": 3, "head_width": 2}, "input": [5, 4]},
+    {"params": {"heads": 2, "head_width": 3, "cross": true}, "input": [4, 4], "memory": [3, 5]},
     {"params": {"heads": 1, "causal": true, "use_bias": false}, "input": [6, 3], "batch": 3},
     {"params": {"heads": 2, "causal": true}, "input": [70, 2], "batch": 1},
     {"params": {"heads": 2}, "input": [5, 4], "lengths": [3, 5, 1, 4]},

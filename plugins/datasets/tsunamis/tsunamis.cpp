@@ -1,0 +1,39 @@
+// tsunamis: PyDTNN 3.x's tsunamis set, laid out as CIFAR-10's binary version: 1-channel 80x80
+// fields with a binary target (tsunami or not: one output, for a sigmoid and
+// binary_cross_entropy), from
+//   <path>/data_batch_1.bin .. data_batch_5.bin, <path>/test_batch.bin
+//       (or the same under <path>/tsunamis-batches-bin/, as the archive unpacks)
+//   <path> = tsunamis-binary.tar.gz, or a folder holding it: read in place, never unpacked
+// A record is 1 label byte (0 or 1) then 80x80 pixel bytes. Pixels / 255 as 3.x scales them
+// ("standardize": true standardises them instead).
+#include "cifar_binary.hpp"
+#include "dtnn/plugin_api.hpp"
+
+namespace {
+
+using namespace dtnn;
+
+Plugin* create(const Params& p, const PluginContext&) {
+  return new datasets::CifarBinary(
+      p, {.what = "tsunamis",
+          .train_files = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+                          "data_batch_4.bin", "data_batch_5.bin"},
+          .test_file = "test_batch.bin",
+          .archive_folder = "tsunamis-batches-bin",
+          .archive_name = "tsunamis-binary.tar.gz",
+          .classes = 2,
+          .channels = 1,
+          .height = 80,
+          .width = 80,
+          .binary_target = true});
+}
+
+}  // namespace
+
+// It reads files: tests/test_datasets.cpp writes them.
+DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "tsunamis",
+                   .description =
+                       "PyDTNN 3.x's tsunamis set (CIFAR-10's binary layout): 80x80x1 fields, "
+                       "one binary target",
+                   .parameters = R"({"path": "", "standardize": false})",
+                   .traits = R"({"conformance": []})", .factory = create)
