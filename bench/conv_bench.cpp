@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
   desc.add_options()("help,h", "help")(
       "algorithms", po::value(&algorithms),
       "comma-separated (default: every one but reference and best_of)")(
-      "nets", po::value(&nets), "comma-separated: scnn, vgg, resnet20, resnet50 (default: all)")(
+      "nets", po::value(&nets),
+      "comma-separated: scnn, vgg, resnet20, resnet50 (default: these), googlenet5x5, conv2x2")(
       "only", po::value(&only), "substring filter on the layer label")(
       "batch", po::value(&batch), "batch size (default: 64, 32 for resnet50)")(
       "dtype", po::value(&dtype), "float32 or float64")(

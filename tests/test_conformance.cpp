@@ -53,6 +53,20 @@ std::string file_cases(const std::string& name) {
   } else if (name == "cifar100") {
     for (const auto& [file, bytes] : test::cifar100_files()) write_bytes(dir / file, bytes);
     params = {{"path", dir.string()}};
+  } else if (name == "cyclone" || name == "tsunamis") {  // CIFAR's layout: 2 records a file
+    const std::size_t pixels = name == "cyclone" ? 5 * 40 * 40 : 80 * 80;
+    auto records = [&](int seed) {
+      std::vector<std::uint8_t> b;
+      for (int r = 0; r < 2; ++r) {
+        b.push_back(static_cast<std::uint8_t>((r + seed) % 2));
+        for (std::size_t p = 0; p < pixels; ++p) b.push_back(static_cast<std::uint8_t>(p * seed));
+      }
+      return b;
+    };
+    for (int i = 1; i <= 5; ++i)
+      write_bytes(dir / ("data_batch_" + std::to_string(i) + ".bin"), records(i));
+    write_bytes(dir / "test_batch.bin", records(7));
+    params = {{"path", dir.string()}};
   } else if (name == "npz") {
     write_npz(dir / "d.npz", {{"x_train", floats({5, 4, 3, 2}, 0.1)},
                               {"y_train", labels(5)},

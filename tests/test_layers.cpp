@@ -285,11 +285,12 @@ TEST_CASE("dropout: drops about 'rate', scales the rest, and backward uses the s
 }
 
 TEST_CASE("conv2d falls back when its algorithm does not support the layer") {
-  // winograd computes 3x3 filters only: with 5x5 the layer must run i2c, and still be right.
+  // winograd computes 2x2, 3x3 and 5x5 filters only: with 7x7 the layer must run i2c, and still
+  // be right.
   auto layer =
-      make("conv2d", {{"filters", 2}, {"kernel", 5}}, Shape{2, 6, 6}, Layout::nchw, 1, "winograd");
+      make("conv2d", {{"filters", 2}, {"kernel", 7}}, Shape{2, 8, 8}, Layout::nchw, 1, "winograd");
   CHECK(layer->attributes().find(" i2c") != std::string::npos);
-  auto r = testing::check_gradients(*layer, Shape{2, 6, 6}, 1, Layout::nchw);
+  auto r = testing::check_gradients(*layer, Shape{2, 8, 8}, 1, Layout::nchw);
   CHECK(r.input_error < 1e-7);
   CHECK(r.parameter_error < 1e-7);
 }

@@ -43,14 +43,16 @@ std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout) {
   // Edge cases of blocked and tiled algorithms: channel counts that are no multiple of a vector
   // (or of a Winograd chunk), sizes that leave partial 2x2 and 4x4 tiles, padding wider than the
   // filter's reach (backward-data then crops), 1x1 filters over wide channels, more input
-  // channels than one cache slice (direct's 128), strided layers with wide channels.
+  // channels than one cache slice (direct's 128), strided layers with wide channels, even (2x2)
+  // filters, and 2x2 and 5x5 ones over more channels than a Winograd chunk.
   struct Edge {
     std::int64_t n, h, w, c, k, kernel, pad, stride = 1;
   };
   for (const Edge& e :
        {Edge{2, 11, 13, 37, 35, 3, 1}, Edge{1, 6, 5, 16, 33, 3, 0}, Edge{2, 5, 6, 3, 4, 3, 3},
         Edge{3, 4, 4, 40, 9, 3, 2}, Edge{2, 5, 7, 17, 70, 1, 0}, Edge{2, 6, 5, 150, 40, 3, 1},
-        Edge{2, 9, 10, 20, 36, 3, 1, 2}}) {
+        Edge{2, 9, 10, 20, 36, 3, 1, 2}, Edge{2, 7, 8, 5, 6, 2, 0}, Edge{1, 6, 7, 33, 17, 2, 1},
+        Edge{2, 8, 9, 34, 20, 5, 2}}) {
     ConvGeometry g;
     g.n = e.n, g.h = e.h, g.w = e.w, g.c = e.c, g.k = e.k, g.kh = g.kw = e.kernel;
     g.stride_h = g.stride_w = e.stride;

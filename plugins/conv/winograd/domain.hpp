@@ -147,60 +147,60 @@ void for_tile_chunks(const TileGrid& grid, const Block& b, std::int64_t channels
 
 // The block's tiles of grid, their inputs read from `in` at the tile origin minus the padding,
 // to the Winograd domain in v.
-template <class T, int M>
+template <class T, int M, int R>
 void inputs_to_domain(const Image<T>& in, const TileGrid& grid, const Block& b, std::int64_t pad_h,
                       std::int64_t pad_w, T* v, bool alone) {
-  constexpr int a = M + 2;
+  constexpr int a = M + R - 1;
   for_tile_chunks(
       grid, b, in.c, alone,
       [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t c0, std::int64_t cn) {
         const Window<T, W> from{in, tile.n, tile.y - pad_h, tile.x - pad_w, c0, cn};
         const Points<T, W, a> to{v + row * in.c + c0, b.stride(in.c), cn};
         transform_tile<T, W, a, a, a, a>(from, to,
-                                         [](auto i, auto o) { input_tile<T, M, W>(i, o); });
+                                         [](auto i, auto o) { input_tile<T, M, R, W>(i, o); });
       });
 }
 
 // The block's products in m back to their output tiles in `out`.
-template <class T, int M>
+template <class T, int M, int R>
 void outputs_from_domain(T* m, const TileGrid& grid, const Block& b, const Image<T>& out,
                          bool alone) {
-  constexpr int a = M + 2;
+  constexpr int a = M + R - 1;
   for_tile_chunks(
       grid, b, out.c, alone,
       [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t k0, std::int64_t kn) {
         const Points<T, W, a> from{m + row * out.c + k0, b.stride(out.c), kn};
         const Window<T, W> to{out, tile.n, tile.y, tile.x, k0, kn};
         transform_tile<T, W, a, a, M, M>(from, to,
-                                         [](auto i, auto o) { output_tile<T, M, W>(i, o); });
+                                         [](auto i, auto o) { output_tile<T, M, R, W>(i, o); });
       });
 }
 
 // The output gradients dy of the block's tiles to the Winograd domain in z.
-template <class T, int M>
+template <class T, int M, int R>
 void gradients_to_domain(const Image<T>& dy, const TileGrid& grid, const Block& b, T* z,
                          bool alone) {
-  constexpr int a = M + 2;
+  constexpr int a = M + R - 1;
   for_tile_chunks(
       grid, b, dy.c, alone,
       [&]<int W>(const TileGrid::Tile& tile, std::int64_t row, std::int64_t k0, std::int64_t kn) {
         const Window<T, W> from{dy, tile.n, tile.y, tile.x, k0, kn};
         const Points<T, W, a> to{z + row * dy.c + k0, b.stride(dy.c), kn};
         transform_tile<T, W, M, M, a, a>(
-            from, to, [](auto i, auto o) { output_gradient_tile<T, M, W>(i, o); });
+            from, to, [](auto i, auto o) { output_gradient_tile<T, M, R, W>(i, o); });
       });
 }
 
-// The filter slice u[t] = (G g Gt)[t] for the 3x3 filter g at w with strides s (ci input and co
+// The filter slice u[t] = (G g Gt)[t] for the R x R filter g at w with strides s (ci input and co
 // output channels), stored [t][ci][co], or [t][co][ci] (transposed; the caller's choice where ci
 // is the contiguous index in memory, as in the turned NHWC filter of backward-data). The
 // transform runs on vectors along the slice's last index, reading the filter and writing the
 // slice in place where that index is contiguous in the filter; only a last chunk narrower than
 // kChunk, and NCHW filters (whose contiguous index is the tap), go through a buffer.
-template <class T, int M>
+template <class T, int M, int R>
 void filter_transform(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co, T* u_all,
                       bool transposed) {
-  constexpr int a = M + 2;
+  constexpr int a = M + R - 1;
   // Row i of the slice, vector index j: the filter's element (i, j) at w[i * si + j * sj].
   const std::int64_t ni = transposed ? co : ci, nj = transposed ? ci : co;
   const std::int64_t si = transposed ? s.k : s.c, sj = transposed ? s.c : s.k;
@@ -212,26 +212,26 @@ void filter_transform(const T* w, FilterStrides s, std::int64_t ci, std::int64_t
     const T* g = w + i * si + j0 * sj;
     const Strided<T> to{u_all + i * nj + j0, a * ni * nj, ni * nj};
     if (sj == 1 && jn == kChunk) {
-      filter_tile<T, M, kChunk>(Strided<const T>{g, s.y, s.x}, to);
+      filter_tile<T, M, R, kChunk>(Strided<const T>{g, s.y, s.x}, to);
       continue;
     }
-    alignas(64) T gathered[9 * kChunk];
+    alignas(64) T gathered[R * R * kChunk];
     alignas(64) T u[a * a * kChunk];
-    for (int tap = 0; tap < 9; ++tap) {
+    for (int tap = 0; tap < R * R; ++tap) {
       T* e = gathered + tap * kChunk;
-      for (std::int64_t j = 0; j < jn; ++j) e[j] = g[tap / 3 * s.y + tap % 3 * s.x + j * sj];
+      for (std::int64_t j = 0; j < jn; ++j) e[j] = g[tap / R * s.y + tap % R * s.x + j * sj];
       fill(e + jn, kChunk - jn, T(0));
     }
-    filter_tile<T, M, kChunk>(dense<kChunk, 3>(+gathered), dense<kChunk, a>(+u));
+    filter_tile<T, M, R, kChunk>(dense<kChunk, R>(+gathered), dense<kChunk, a>(+u));
     for (int t = 0; t < a * a; ++t) copy_short(u + t * kChunk, to(t / a, t % a), jn);
   }
 }
 
 // dw (strides fs) += Gt acc G, acc the gradient in the Winograd domain ([t][c][k]). Shares its
 // loop among the threads of the enclosing parallel region.
-template <class T, int M>
+template <class T, int M, int R>
 void add_filter_gradient(const T* acc, std::int64_t c, std::int64_t k, FilterStrides fs, T* dw) {
-  constexpr int a = M + 2;
+  constexpr int a = M + R - 1;
   const std::int64_t chunks = (k + kChunk - 1) / kChunk;
 #pragma omp for schedule(static)
   for (std::int64_t job = 0; job < c * chunks; ++job) {
@@ -239,18 +239,18 @@ void add_filter_gradient(const T* acc, std::int64_t c, std::int64_t k, FilterStr
     const std::int64_t kn = std::min<std::int64_t>(kChunk, k - k0);
     const Strided<const T> from{acc + ch * k + k0, a * c * k, c * k};
     alignas(64) T du[a * a * kChunk];
-    alignas(64) T dg[9 * kChunk];
+    alignas(64) T dg[R * R * kChunk];
     if (kn == kChunk) {
-      filter_gradient_tile<T, M, kChunk>(from, dense<kChunk, 3>(+dg));
+      filter_gradient_tile<T, M, R, kChunk>(from, dense<kChunk, R>(+dg));
     } else {
       for (int t = 0; t < a * a; ++t) {
         copy_short(from(t / a, t % a), du + t * kChunk, kn);
         fill(du + t * kChunk + kn, kChunk - kn, T(0));
       }
-      filter_gradient_tile<T, M, kChunk>(dense<kChunk, a>(+du), dense<kChunk, 3>(+dg));
+      filter_gradient_tile<T, M, R, kChunk>(dense<kChunk, a>(+du), dense<kChunk, R>(+dg));
     }
-    for (int tap = 0; tap < 9; ++tap) {
-      T* dst = dw + tap / 3 * fs.y + tap % 3 * fs.x + ch * fs.c + k0 * fs.k;
+    for (int tap = 0; tap < R * R; ++tap) {
+      T* dst = dw + tap / R * fs.y + tap % R * fs.x + ch * fs.c + k0 * fs.k;
       const T* src = dg + tap * kChunk;
       if (fs.k == 1)
         for (std::int64_t j = 0; j < kn; ++j) dst[j] += src[j];

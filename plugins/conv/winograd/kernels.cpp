@@ -5,16 +5,19 @@
 namespace dtnn::winograd {
 
 namespace {
-template <class T, int M>
-constexpr Kernels<T, M> kernels() {
-  return {&inputs_to_domain<T, M>, &outputs_from_domain<T, M>, &gradients_to_domain<T, M>,
-          &filter_transform<T, M>, &add_filter_gradient<T, M>};
+template <class T, int M, int R>
+constexpr Kernels<T, M, R> kernels() {
+  return {&inputs_to_domain<T, M, R>, &outputs_from_domain<T, M, R>, &gradients_to_domain<T, M, R>,
+          &filter_transform<T, M, R>, &add_filter_gradient<T, M, R>};
+}
+template <class T>
+constexpr Variants<T> variants() {
+  return {kernels<T, 2, 3>(), kernels<T, 4, 3>(), kernels<T, 3, 2>(), kernels<T, 2, 5>()};
 }
 }  // namespace
 
 const KernelSet& kernel_set() {
-  static constexpr KernelSet set{kernels<float, 2>(), kernels<float, 4>(), kernels<double, 2>(),
-                                 kernels<double, 4>()};
+  static constexpr KernelSet set{variants<float>(), variants<double>()};
   return set;
 }
 

@@ -4,6 +4,7 @@
 // loads the best one this CPU runs.
 #pragma once
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 
 #include "dtnn/conv_algorithm.hpp"
@@ -42,10 +43,10 @@ struct Block {
   std::int64_t stride(std::int64_t channels) const { return capacity * channels + 16; }
 };
 
-// The kernels of F(M x M, 3 x 3) for T. `alone`: the call runs on this thread alone; otherwise it
+// The kernels of F(M x M, R x R) for T. `alone`: the call runs on this thread alone; otherwise it
 // shares its work among the threads of the enclosing parallel region (without a barrier at the
 // end). filter_transform opens its own parallel region.
-template <class T, int M>
+template <class T, int M, int R>
 struct Kernels {
   // The block's tiles of grid, their inputs read from `in` at the tile origin minus the padding,
   // to the Winograd domain in v.
@@ -57,9 +58,9 @@ struct Kernels {
   // The output gradients dy of the block's tiles to the Winograd domain in z.
   void (*gradients_to_domain)(const Image<T>& dy, const TileGrid& grid, const Block& b, T* z,
                               bool alone);
-  // u = the filter slice (G g Gt)[t] of the 3x3 filter at w with strides s (ci input and co output
-  // channels), [t][ci][co], or [t][co][ci] when `transposed` (taken where ci is the contiguous
-  // index).
+  // u = the filter slice (G g Gt)[t] of the R x R filter at w with strides s (ci input and co
+  // output channels), [t][ci][co], or [t][co][ci] when `transposed` (taken where ci is the
+  // contiguous index).
   void (*filter_transform)(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co, T* u,
                            bool transposed);
   // dw (strides fs) += Gt acc G, acc the gradient in the Winograd domain ([t][c][k]).
@@ -67,22 +68,20 @@ struct Kernels {
                               T* dw);
 };
 
-struct KernelSet {
-  Kernels<float, 2> f2;
-  Kernels<float, 4> f4;
-  Kernels<double, 2> d2;
-  Kernels<double, 4> d4;
+// Every variant for both dtypes: F(2x2,3x3), F(4x4,3x3), F(3x3,2x2), F(2x2,5x5).
+template <class T>
+using Variants = std::tuple<Kernels<T, 2, 3>, Kernels<T, 4, 3>, Kernels<T, 3, 2>, Kernels<T, 2, 5>>;
 
-  template <class T, int M>
-  const Kernels<T, M>& get() const {
-    if constexpr (std::is_same_v<T, float> && M == 2)
-      return f2;
-    else if constexpr (std::is_same_v<T, float>)
-      return f4;
-    else if constexpr (M == 2)
-      return d2;
+struct KernelSet {
+  Variants<float> f;
+  Variants<double> d;
+
+  template <class T, int M, int R>
+  const Kernels<T, M, R>& get() const {
+    if constexpr (std::is_same_v<T, float>)
+      return std::get<Kernels<T, M, R>>(f);
     else
-      return d4;
+      return std::get<Kernels<T, M, R>>(d);
   }
 };
 

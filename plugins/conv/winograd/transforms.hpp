@@ -1,6 +1,10 @@
-// Winograd minimal filtering F(m x m, 3 x 3) (Lavin and Gray, "Fast Algorithms for Convolutional
-// Neural Networks", 2016): an m x m output tile from an a x a input tile, a = m + 2, with a*a
-// multiplications per channel pair instead of 9*m*m.
+// Winograd minimal filtering F(m x m, r x r) (Lavin and Gray, "Fast Algorithms for Convolutional
+// Neural Networks", 2016): an m x m output tile from an a x a input tile, a = m + r - 1, with a*a
+// multiplications per channel pair instead of r*r*m*m. The matrices come from the Cook-Toom
+// construction on the points named with each: At[i][j] = p_j^i, G[j][k] = p_j^k / prod_{l != j}
+// (p_j - p_l), the point at infinity as last column of At and last row of G, and Bt solved so that
+// At [(G g) .* (Bt d)] is the correlation of d with g (checked exactly, in rationals, when
+// written).
 //   forward:          Y = At [ (G g Gt) .* (Bt d B) ] A
 //   filter gradient:  dg = Gt [ sum over tiles (Bt d B) .* (A dY At) ] G
 // Every transform here works on a chunk of W channels at once (8, 16 or 32): each entry of a tile
@@ -26,12 +30,12 @@ inline constexpr int kTransformBytes = 32;
 inline constexpr int kTransformBytes = 16;
 #endif
 
-template <int M>
+template <int M, int R>
 struct Matrices;
 
 // F(2x2, 3x3): points 0, 1, -1, infinity.
 template <>
-struct Matrices<2> {
+struct Matrices<2, 3> {
   static constexpr int kAlpha = 4;
   static constexpr double bt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
   static constexpr double g[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
@@ -40,7 +44,7 @@ struct Matrices<2> {
 
 // F(4x4, 3x3): points 0, 1, -1, 2, -2, infinity.
 template <>
-struct Matrices<4> {
+struct Matrices<4, 3> {
   static constexpr int kAlpha = 6;
   static constexpr double bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
                                       {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
@@ -53,6 +57,31 @@ struct Matrices<4> {
                                      {0, 0, 1}};
   static constexpr double at[4][6] = {
       {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+};
+
+// F(3x3, 2x2): points 0, 1, -1, infinity.
+template <>
+struct Matrices<3, 2> {
+  static constexpr int kAlpha = 4;
+  static constexpr double bt[4][4] = {{-1, 0, 1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, -1, 0, 1}};
+  static constexpr double g[4][2] = {{-1, 0}, {0.5, 0.5}, {0.5, -0.5}, {0, 1}};
+  static constexpr double at[3][4] = {{1, 1, 1, 0}, {0, 1, -1, 0}, {0, 1, 1, 1}};
+};
+
+// F(2x2, 5x5): points 0, 1, -1, 2, -2, infinity (F(4x4,3x3)'s input transform).
+template <>
+struct Matrices<2, 5> {
+  static constexpr int kAlpha = 6;
+  static constexpr double bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
+                                      {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
+                                      {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  static constexpr double g[6][5] = {{1.0 / 4, 0, 0, 0, 0},
+                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6, 1.0 / 3, 2.0 / 3},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6, -1.0 / 3, 2.0 / 3},
+                                     {0, 0, 0, 0, 1}};
+  static constexpr double at[2][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 1}};
 };
 
 // The transforms read and write a tile through accessors: at(r, s) points to the W contiguous
@@ -124,10 +153,10 @@ inline void sandwich(In in, Out out, Left left, Right right) {
       }
 }
 
-// The matrices of F(M x M, 3 x 3) as coefficient accessors for sandwich: left(i, r), right(j, s).
-template <int M>
+// The matrices of F(M x M, R x R) as coefficient accessors for sandwich: left(i, r), right(j, s).
+template <int M, int R>
 struct Sides {
-  using Mat = Matrices<M>;
+  using Mat = Matrices<M, R>;
   static constexpr int a = Mat::kAlpha;
   static constexpr auto bt = [](int i, int r) { return Mat::bt[i][r]; };
   static constexpr auto g = [](int i, int r) { return Mat::g[i][r]; };
@@ -137,38 +166,38 @@ struct Sides {
 };
 
 // V = Bt d B: an a x a input tile to the Winograd domain.
-template <class T, int M, int W, class In, class Out>
+template <class T, int M, int R, int W, class In, class Out>
 inline void input_tile(In d, Out v) {
-  using S = Sides<M>;
+  using S = Sides<M, R>;
   sandwich<T, W, S::a, S::a, S::a, S::a>(d, v, S::bt, S::bt);
 }
 
-// U = G g Gt: a 3 x 3 filter to the Winograd domain.
-template <class T, int M, int W, class In, class Out>
+// U = G g Gt: an R x R filter to the Winograd domain.
+template <class T, int M, int R, int W, class In, class Out>
 inline void filter_tile(In g, Out u) {
-  using S = Sides<M>;
-  sandwich<T, W, S::a, 3, S::a, 3>(g, u, S::g, S::g);
+  using S = Sides<M, R>;
+  sandwich<T, W, S::a, R, S::a, R>(g, u, S::g, S::g);
 }
 
 // Y = At m A: a Winograd-domain product back to an m x m output tile.
-template <class T, int M, int W, class In, class Out>
+template <class T, int M, int R, int W, class In, class Out>
 inline void output_tile(In m, Out y) {
-  using S = Sides<M>;
+  using S = Sides<M, R>;
   sandwich<T, W, M, S::a, M, S::a>(m, y, S::at, S::at);
 }
 
 // Z = A dY At: an m x m output-gradient tile to the Winograd domain (the adjoint of output_tile).
-template <class T, int M, int W, class In, class Out>
+template <class T, int M, int R, int W, class In, class Out>
 inline void output_gradient_tile(In dy, Out z) {
-  using S = Sides<M>;
+  using S = Sides<M, R>;
   sandwich<T, W, S::a, M, S::a, M>(dy, z, S::a_, S::a_);
 }
 
-// dg = Gt dU G: a Winograd-domain filter gradient back to 3 x 3 (the adjoint of filter_tile).
-template <class T, int M, int W, class In, class Out>
+// dg = Gt dU G: a Winograd-domain filter gradient back to R x R (the adjoint of filter_tile).
+template <class T, int M, int R, int W, class In, class Out>
 inline void filter_gradient_tile(In du, Out dg) {
-  using S = Sides<M>;
-  sandwich<T, W, 3, S::a, 3, S::a>(du, dg, S::gt, S::gt);
+  using S = Sides<M, R>;
+  sandwich<T, W, R, S::a, R, S::a>(du, dg, S::gt, S::gt);
 }
 
 }  // namespace dtnn::winograd

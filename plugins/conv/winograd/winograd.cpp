@@ -1,7 +1,8 @@
-// winograd: 3x3, stride-1 convolutions through Winograd minimal filtering F(4x4,3x3) or F(2x2,3x3)
-// (transforms.hpp), any padding, NHWC and NCHW, float32 and float64. All three passes:
+// winograd: stride-1 convolutions through Winograd minimal filtering (transforms.hpp): 3x3 filters
+// by F(4x4,3x3) or F(2x2,3x3), 2x2 by F(3x3,2x2), 5x5 by F(2x2,5x5); any padding, NHWC and NCHW,
+// float32 and float64. All three passes, r the filter's size:
 //   forward          y  = correlate(x, w)                     tiles over y
-//   backward-data    dx = correlate(dy, rot180(w)^T) with padding 2 - pad (negative: a crop)
+//   backward-data    dx = correlate(dy, rot180(w)^T) with padding r - 1 - pad (negative: a crop)
 //   backward-filter  dw += Gt [ sum over tiles (Bt x B) .* (A dy At) ] G
 // The minibatch's tiles are processed in blocks small enough to stay in the last-level cache. For
 // a block: (1) every tile of the input goes to the Winograd domain, V[t][p][c] (t: one of a*a
@@ -42,7 +43,8 @@ class Winograd final : public ConvAlgorithm {
         kernels_(&winograd::kernel_set()) {
     if (wanted_tile_ != 0 && wanted_tile_ != 2 && wanted_tile_ != 4)
       throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
-                  "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work)");
+                  "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work) for "
+                  "3x3 layers");
     if (block_bytes_ < 1) throw Error("conv 'winograd': parameter 'block_bytes' must be positive");
     if (wanted_thread_block_ < -1)
       throw Error("conv 'winograd': parameter 'thread_block' is " +
@@ -59,8 +61,8 @@ class Winograd final : public ConvAlgorithm {
       why_not = "no grouped convolutions";
       return false;
     }
-    if (g.kh != 3 || g.kw != 3) {
-      why_not = "3x3 filters only";
+    if (g.kh != g.kw || (g.kh != 2 && g.kh != 3 && g.kh != 5)) {
+      why_not = "2x2, 3x3 or 5x5 filters only";
       return false;
     }
     if (g.stride_h != 1 || g.stride_w != 1) {
@@ -90,13 +92,18 @@ class Winograd final : public ConvAlgorithm {
       filter_by_->set_workspace(&workspace());
       filter_by_->prepare(g);
     }
-    // Auto: the tile size with fewer Winograd-domain products, points x tiles (F(2x2) on 2x2
-    // outputs: 16 x 1 against 36 x 1; F(4x4) from 4x4 up: 36 x 1 against 16 x 4).
+    // 3x3, auto: the tile size with fewer Winograd-domain products, points x tiles (F(2x2) on 2x2
+    // outputs: 16 x 1 against 36 x 1; F(4x4) from 4x4 up: 36 x 1 against 16 x 4). 2x2 and 5x5
+    // filters have one tile each, F(3x3,2x2) and F(2x2,5x5) (larger ones lose accuracy fast).
+    r_ = g.kh;
     auto work = [&](std::int64_t m) {
       return (m + 2) * (m + 2) * ((g.ho() + m - 1) / m) * ((g.wo() + m - 1) / m);
     };
-    tile_ = wanted_tile_ != 0 ? wanted_tile_ : work(2) < work(4) ? 2 : 4;
-    const std::int64_t a = tile_ + 2, widest = std::max(g.c, g.k);
+    if (r_ == 3)
+      tile_ = wanted_tile_ != 0 ? wanted_tile_ : work(2) < work(4) ? 2 : 4;
+    else
+      tile_ = r_ == 2 ? 3 : 2;
+    const std::int64_t a = tile_ + r_ - 1, widest = std::max(g.c, g.k);
     // The most tiles any pass has: forward tiles y, backward-data tiles dx (as large as x).
     const std::int64_t tiles =
         g.n * std::max(tiles_of(g.ho()) * tiles_of(g.wo()), tiles_of(g.h) * tiles_of(g.w));
@@ -143,43 +150,48 @@ class Winograd final : public ConvAlgorithm {
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
     memory_ = claim_workspace();
-    dispatch([&]<class T, int M>() {
-      transform_filter<T, M>(w.data<T>(), filter_strides(g_), g_.c, g_.k);
-      correlate<T, M>(image<T>(x), image<T>(y), g_.pad_h, g_.pad_w);
+    dispatch([&]<class T, int M, int R>() {
+      transform_filter<T, M, R>(w.data<T>(), filter_strides(g_), g_.c, g_.k);
+      correlate<T, M, R>(image<T>(x), image<T>(y), g_.pad_h, g_.pad_w);
     });
   }
 
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    // dx[i] = sum_j dy[i + j - (2 - pad)] w[2 - j]: a forward pass over dy with the filter turned
-    // by 180 degrees and its channels swapped.
+    // dx[i] = sum_j dy[i + j - (r - 1 - pad)] w[r - 1 - j]: a forward pass over dy with the
+    // filter turned by 180 degrees and its channels swapped.
     memory_ = claim_workspace();
-    dispatch([&]<class T, int M>() {
+    dispatch([&]<class T, int M, int R>() {
       const FilterStrides s = filter_strides(g_);
-      const T* turned = w.data<T>() + 2 * s.y + 2 * s.x;
-      transform_filter<T, M>(turned, FilterStrides{-s.y, -s.x, s.k, s.c}, g_.k, g_.c);
-      correlate<T, M>(image<T>(dy), image<T>(dx), 2 - g_.pad_h, 2 - g_.pad_w);
+      const T* turned = w.data<T>() + (R - 1) * s.y + (R - 1) * s.x;
+      transform_filter<T, M, R>(turned, FilterStrides{-s.y, -s.x, s.k, s.c}, g_.k, g_.c);
+      correlate<T, M, R>(image<T>(dy), image<T>(dx), R - 1 - g_.pad_h, R - 1 - g_.pad_w);
     });
   }
 
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
     if (filter_by_) return filter_by_->backward_filter(x, dy, dw);
     memory_ = claim_workspace();
-    dispatch(
-        [&]<class T, int M>() { filter_gradient<T, M>(image<T>(x), image<T>(dy), dw.data<T>()); });
+    dispatch([&]<class T, int M, int R>() {
+      filter_gradient<T, M, R>(image<T>(x), image<T>(dy), dw.data<T>());
+    });
   }
 
  private:
   std::int64_t tiles_of(std::int64_t extent) const { return (extent + tile_ - 1) / tile_; }
 
-  // Runs f.template operator()<T, M>() for the dtype and tile size.
+  // Runs f.template operator()<T, M, R>() for the dtype, tile size and filter size.
   template <class F>
   void dispatch(F&& f) {
     dispatch_dtype(g_.dtype, [&](auto z) {
       using T = decltype(z);
-      if (tile_ == 4)
-        f.template operator()<T, 4>();
+      if (r_ == 2)
+        f.template operator()<T, 3, 2>();
+      else if (r_ == 5)
+        f.template operator()<T, 2, 5>();
+      else if (tile_ == 4)
+        f.template operator()<T, 4, 3>();
       else
-        f.template operator()<T, 2>();
+        f.template operator()<T, 2, 3>();
     });
   }
 
@@ -193,10 +205,10 @@ class Winograd final : public ConvAlgorithm {
 
   // The filter slice for the filter at w (strides s): [t][ci][co], or [t][co][ci] where ci is the
   // contiguous index (backward-data's turned NHWC filter), which the GEMMs take transposed.
-  template <class T, int M>
+  template <class T, int M, int R>
   void transform_filter(const T* w, FilterStrides s, std::int64_t ci, std::int64_t co) {
     u_transposed_ = s.k != 1 && s.c == 1;
-    kernels_->get<T, M>().filter_transform(w, s, ci, co, part<T>(filter_at_), u_transposed_);
+    kernels_->get<T, M, R>().filter_transform(w, s, ci, co, part<T>(filter_at_), u_transposed_);
   }
 
   // M[t] = V[t] U[t] for the rows of V at v (row stride ldv), U[t] the filter slice.
@@ -213,10 +225,10 @@ class Winograd final : public ConvAlgorithm {
   // (M[t] = V[t] U[t]) and back. With thread_block_ set (layers with few channels), each thread
   // takes its own blocks through all three steps alone, V and M small enough to stay in its cache;
   // otherwise the threads share each step of one larger block.
-  template <class T, int M>
+  template <class T, int M, int R>
   void correlate(const Image<T>& in, const Image<T>& out, std::int64_t pad_h, std::int64_t pad_w) {
-    constexpr int a = M + 2;
-    const winograd::Kernels<T, M>& ops = kernels_->get<T, M>();
+    constexpr int a = M + R - 1;
+    const winograd::Kernels<T, M, R>& ops = kernels_->get<T, M, R>();
     const std::int64_t ci = in.c, co = out.c;
     const TileGrid grid(M, in.n, out.h, out.w);
     const bool alone = thread_block_ > 0;
@@ -259,10 +271,10 @@ class Winograd final : public ConvAlgorithm {
   // dw += the filter gradient, accumulated in the Winograd domain in the filter slice ([t][c][k]).
   // As in correlate, with thread_block_ set each thread takes its own blocks alone (in a fixed
   // round-robin), into an accumulator of its own; the accumulators are summed at the end.
-  template <class T, int M>
+  template <class T, int M, int R>
   void filter_gradient(const Image<T>& x, const Image<T>& dy, T* dw) {
-    constexpr int a = M + 2;
-    const winograd::Kernels<T, M>& ops = kernels_->get<T, M>();
+    constexpr int a = M + R - 1;
+    const winograd::Kernels<T, M, R>& ops = kernels_->get<T, M, R>();
     const std::int64_t c = x.c, k = dy.c, points = a * a * c * k;
     const TileGrid grid(M, x.n, dy.h, dy.w);
     const bool alone = thread_block_ > 0;
@@ -325,7 +337,8 @@ class Winograd final : public ConvAlgorithm {
   static constexpr std::int64_t kThreadBlockBytes = 2 << 20;  // one thread's block, V and M
   static constexpr std::int64_t kMinThreadBlock = 64;         // tiles: fewer make GEMMs too short
   std::int64_t wanted_tile_, block_bytes_, wanted_thread_block_;
-  std::int64_t tile_ = 4;
+  std::int64_t tile_ = 4;  // M, the output tile's side
+  std::int64_t r_ = 3;     // R, the filter's side
   ConvGeometry g_;
   std::int64_t block_ = 0;         // tiles per block shared by the threads
   std::int64_t thread_block_ = 0;  // tiles per block of one thread alone; 0: blocks are shared
@@ -354,8 +367,8 @@ Plugin* create(const Params& p, const PluginContext& ctx) { return new Winograd(
 DTNN_EXPORT_PLUGIN(
         .kind = "conv", .name = "winograd",
         .description =
-            "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto) for 3x3 stride-1 "
-            "layers, all passes",
+            "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto), F(3x3,2x2) and "
+            "F(2x2,5x5) for 3x3, 2x2 and 5x5 stride-1 layers, all passes",
         .parameters =
             R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto"})",
         .traits = R"({"conformance": [

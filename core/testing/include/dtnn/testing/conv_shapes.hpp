@@ -1,7 +1,8 @@
 // The convolution layer shapes the perf mode of the harness (conv_perf.hpp, conv_bench, dtnn
 // check-plugin --perf) times: simplecnn's, VGG16-CIFAR10's (the labels of
 // ../shared/peers/conv_bench.py), ResNet-20-CIFAR's and ResNet-50-ImageNet's (torchvision's v1.5
-// bottleneck, stride in the 3x3), each distinct shape once.
+// bottleneck, stride in the 3x3), each distinct shape once; and, outside the default set, filters
+// of other sizes: GoogLeNet-CIFAR's 5x5 branches (inception 3a, 4a, 5a) and 2x2 layers.
 #pragma once
 #include <cstdint>
 
@@ -10,7 +11,7 @@
 namespace dtnn::testing {
 
 struct ConvShape {
-  const char* net;    // "scnn", "vgg", "resnet20", "resnet50"
+  const char* net;    // "scnn", "vgg", "resnet20", "resnet50", "googlenet5x5", "conv2x2"
   const char* label;  // "vgg 64->64@32": input channels -> output channels @ input size
   std::int64_t c, k, size, kernel, stride, pad;
   bool needs_dx;       // false for a network's first layer (its input needs no gradient)
@@ -60,6 +61,11 @@ inline constexpr ConvShape kConvShapes[] = {
     {"resnet50", "resnet50 1024->2048@14 1x1 s2", 1024, 2048, 14, 1, 2, 0, true, 32},
     {"resnet50", "resnet50 2048->512@7 1x1", 2048, 512, 7, 1, 1, 0, true, 32},
     {"resnet50", "resnet50 512->512@7", 512, 512, 7, 3, 1, 1, true, 32},
+    {"googlenet5x5", "googlenet 16->32@32 5x5", 16, 32, 32, 5, 1, 2, true, 64},
+    {"googlenet5x5", "googlenet 16->48@16 5x5", 16, 48, 16, 5, 1, 2, true, 64},
+    {"googlenet5x5", "googlenet 48->128@8 5x5", 48, 128, 8, 5, 1, 2, true, 64},
+    {"conv2x2", "2x2 64->64@32", 64, 64, 32, 2, 1, 0, true, 64},
+    {"conv2x2", "2x2 128->128@16", 128, 128, 16, 2, 1, 0, true, 64},
 };
 
 inline ConvGeometry geometry_of(const ConvShape& s, std::int64_t batch, DType dtype,
