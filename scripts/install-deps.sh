@@ -4,7 +4,9 @@
 # (the ckks codec's homomorphic encryption).
 # Idempotent: packages already present are skipped, and apt is not touched when nothing is missing.
 #   scripts/install-deps.sh           build + test + Fashion-MNIST
-#   scripts/install-deps.sh --bench   also PyTorch (python3-torch), the peer the benchmarks compare with
+#   scripts/install-deps.sh --bench   also PyTorch (python3-torch, python3-torchvision): the peer the
+#                                     benchmarks compare with, and the source dtnn.pytorch's tests
+#                                     load weights from
 #   scripts/install-deps.sh --fuzz    also clang and libFuzzer (scripts/check-fuzzers.sh)
 set -euo pipefail
 
@@ -21,9 +23,9 @@ packages=(
 )
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-torch) ;;
+    --bench) packages+=(python3-torch python3-torchvision) ;;
     --fuzz) packages+=(clang libfuzzer-14-dev libclang-rt-14-dev libomp-14-dev) ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg' (expected --bench, --fuzz or --help)" >&2; exit 2 ;;
   esac
 done
