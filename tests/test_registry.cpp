@@ -182,3 +182,23 @@ TEST_CASE("a plugin's alias (traits.aliases) finds it: implicit_gemm by its form
   const auto names = test::plugins().available("conv");
   CHECK(std::count(names.begin(), names.end(), "gemm") == 0);
 }
+
+TEST_CASE("every GPU twin declares its CPU plugin's parameters, with the same defaults") {
+  // A twin that drifts (a parameter the CPU plugin gained and the twin ignores) fails here, on
+  // any machine that builds the CUDA plugins, with or without a GPU.
+  const Registry& r = test::plugins();
+  int twins = 0;
+  for (const PluginRecord& twin : r.records()) {
+    if (twin.device != Device::cuda || twin.kind == "device" || twin.kind == "device_communicator")
+      continue;
+    CAPTURE(twin.kind);
+    CAPTURE(twin.name);
+    const PluginRecord* cpu = nullptr;
+    for (const PluginRecord& c : r.records())
+      if (c.device == Device::cpu && c.kind == twin.kind && c.name == twin.name) cpu = &c;
+    REQUIRE_MESSAGE(cpu != nullptr, "a twin without a CPU plugin");
+    CHECK(nlohmann::json::parse(twin.parameters) == nlohmann::json::parse(cpu->parameters));
+    ++twins;
+  }
+  if (twins == 0) MESSAGE("no CUDA plugins in this build: nothing to compare");
+}

@@ -165,42 +165,45 @@ TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
   CHECK(zeros < 3300);
 }
 
-TEST_CASE("GPU losses match the CPU losses: value and gradients") {
+TEST_CASE("GPU losses match the CPU losses: value and gradients, weighted and floored too") {
+  const json settings[] = {
+      json::object(), {{"weights", {0.5, 2.0, 1.0, 1.5, 3.0}}}, {{"eps", 1e-4}}};
   for (const std::string name : {"categorical_cross_entropy", "binary_cross_entropy"})
-    for (const DType dtype : {DType::float64, DType::float32}) {
-      CAPTURE(name);
-      CAPTURE(to_string(dtype));
-      const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
-      auto cpu = plugins().create_as<Loss>("loss", name, Params(json::object(), name));
-      auto gpu =
-          plugins().create_as<Loss>("loss", name, Params(json::object(), name), {}, Device::cuda);
-      // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
-      const Shape shape{8, 5};
-      Tensor p = testing::random_tensor(shape, dtype, 6),
-             t = Tensor::zeros(shape, dtype, Layout::nchw);
-      dispatch_dtype(dtype, [&](auto z) {
-        using T = decltype(z);
-        T *pp = p.data<T>(), *tp = t.data<T>();
-        for (std::int64_t i = 0; i < p.numel(); ++i) pp[i] = T(0.5) + T(0.49) * pp[i];
-        pp[0] = T(0);
-        pp[1] = T(1);
-        for (std::int64_t r = 0; r < 8; ++r) tp[r * 5 + (r * 3) % 5] = T(1);
-      });
-      const Tensor pg = p.to(Device::cuda), tg = t.to(Device::cuda);
-      const double lc = cpu->forward(p, t), lg = gpu->forward(pg, tg);
-      CHECK(std::abs(lc - lg) <= tolerance * (1 + std::abs(lc)));
-      Tensor dc = Tensor::empty(shape, dtype, Layout::nchw);
-      Tensor dg = Tensor::empty(shape, dtype, Layout::nchw, Device::cuda);
-      cpu->backward(p, t, dc);
-      gpu->backward(pg, tg, dg);
-      CHECK(max_difference(dc, dg) <= tolerance);
-      if (cpu->has_softmax_gradient()) {
-        REQUIRE(gpu->has_softmax_gradient());
-        cpu->backward_through_softmax(p, t, dc);
-        gpu->backward_through_softmax(pg, tg, dg);
+    for (const json& params : settings)
+      for (const DType dtype : {DType::float64, DType::float32}) {
+        CAPTURE(name);
+        CAPTURE(params.dump());
+        CAPTURE(to_string(dtype));
+        const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
+        auto cpu = plugins().create_as<Loss>("loss", name, Params(params, name));
+        auto gpu = plugins().create_as<Loss>("loss", name, Params(params, name), {}, Device::cuda);
+        // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
+        const Shape shape{8, 5};
+        Tensor p = testing::random_tensor(shape, dtype, 6),
+               t = Tensor::zeros(shape, dtype, Layout::nchw);
+        dispatch_dtype(dtype, [&](auto z) {
+          using T = decltype(z);
+          T *pp = p.data<T>(), *tp = t.data<T>();
+          for (std::int64_t i = 0; i < p.numel(); ++i) pp[i] = T(0.5) + T(0.49) * pp[i];
+          pp[0] = T(0);
+          pp[1] = T(1);
+          for (std::int64_t r = 0; r < 8; ++r) tp[r * 5 + (r * 3) % 5] = T(1);
+        });
+        const Tensor pg = p.to(Device::cuda), tg = t.to(Device::cuda);
+        const double lc = cpu->forward(p, t), lg = gpu->forward(pg, tg);
+        CHECK(std::abs(lc - lg) <= tolerance * (1 + std::abs(lc)));
+        Tensor dc = Tensor::empty(shape, dtype, Layout::nchw);
+        Tensor dg = Tensor::empty(shape, dtype, Layout::nchw, Device::cuda);
+        cpu->backward(p, t, dc);
+        gpu->backward(pg, tg, dg);
         CHECK(max_difference(dc, dg) <= tolerance);
+        if (cpu->has_softmax_gradient()) {
+          REQUIRE(gpu->has_softmax_gradient());
+          cpu->backward_through_softmax(p, t, dc);
+          gpu->backward_through_softmax(pg, tg, dg);
+          CHECK(max_difference(dc, dg) <= tolerance);
+        }
       }
-    }
 }
 
 TEST_CASE("every GPU metric adds up the totals its CPU twin adds up") {

@@ -31,6 +31,8 @@ class ClassWeights {
       throw Error(who_ + ": " + std::to_string(weights_.size()) + " class weights for " +
                   std::to_string(classes) + " classes: expected one weight per class");
   }
+  // The weights as given (empty: none), for a device twin to upload.
+  const std::vector<double>& values() const { return weights_; }
   // Class c's weight (1 without weights); check() first.
   double at(std::int64_t c) const {
     return weights_.empty() ? 1.0 : weights_[static_cast<std::size_t>(c)];

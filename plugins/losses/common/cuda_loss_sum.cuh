@@ -1,13 +1,17 @@
 // What the CUDA loss twins share: a loss is the sum over every element of a per-element term,
 // reduced on the device in double into one value, read back by the host (an 8-byte copy, the one
-// wait of a training step). A twin gives its term:
+// wait of a training step). A twin gives its term, told the element's index i (its class is
+// i % classes, the last axis):
 //
-//   struct Term { template <class T> __device__ double operator()(T p, T t) const; };
-//   double loss = sum_.sum(Term{}, p, t) / rows;
+//   struct Term { template <class T> __device__ double operator()(T p, T t, std::size_t i) const;
+//   }; double loss = sum_.sum(Term{}, p, t) / rows;
+//
+// and its class weights (class_weights.hpp) as DeviceWeights, read in a kernel as weight(w, i, m).
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <vector>
 
 #include "check.hpp"
 #include "context.hpp"
@@ -20,7 +24,7 @@ template <class Term, class T>
 __global__ void loss_sum_kernel(Term term, double* out, const T* p, const T* t, std::size_t n) {
   __shared__ double partial[kThreads];
   double sum = 0;
-  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) sum += term(p[i], t[i]);
+  for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) sum += term(p[i], t[i], i);
   partial[threadIdx.x] = sum;
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
@@ -55,5 +59,27 @@ class LossSum {
  private:
   std::shared_ptr<std::byte> block_;
 };
+
+// A loss's class weights on the device, uploaded once; data() is null without weights.
+class DeviceWeights {
+ public:
+  explicit DeviceWeights(const std::vector<double>& host) {
+    if (host.empty()) return;
+    Context& cx = Context::get();
+    block_ = cx.allocate(host.size() * sizeof(double));
+    DTNN_CUDA(cudaMemcpyAsync(block_.get(), host.data(), host.size() * sizeof(double),
+                              cudaMemcpyHostToDevice, cx.stream()));
+    cx.synchronize();
+  }
+  const double* data() const { return reinterpret_cast<const double*>(block_.get()); }
+
+ private:
+  std::shared_ptr<std::byte> block_;
+};
+
+// Element i's class weight: w[i % classes], or 1 without weights.
+__device__ inline double weight(const double* w, std::size_t i, std::size_t classes) {
+  return w ? w[i % classes] : 1.0;
+}
 
 }  // namespace dtnn::cuda
