@@ -1,12 +1,11 @@
-// Small dataset files the tests write: CIFAR-10 binaries (and their tar archive), and class
-// folders of JPEG and PNG images (written with libjpeg and libpng). Used by the datasets' own tests
-// and by the conformance of the dataset plugins that read files.
+// Small dataset files the datasets' own tests write: CIFAR-10 binaries (and their tar archive), and
+// class folders of JPEG and PNG images (written with libjpeg and dtnn::testing::write_png). The
+// conformance of the dataset plugins writes its files itself (dtnn/testing/dataset_fixtures.hpp).
 #pragma once
 // clang-format off
 #include <cstdio>
 #include <jpeglib.h>
 // clang-format on
-#include <png.h>
 
 #include <array>
 #include <cstdint>
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "dtnn/testing/dataset_fixtures.hpp"
 #include "test_support.hpp"
 
 namespace dtnn::test {
@@ -61,12 +61,7 @@ inline void write_jpeg(const fs::path& file, int h, int w, const std::vector<std
 }
 
 inline void write_png(const fs::path& file, int h, int w, const std::vector<std::uint8_t>& px) {
-  png_image png{};
-  png.version = PNG_IMAGE_VERSION;
-  png.width = static_cast<png_uint_32>(w);
-  png.height = static_cast<png_uint_32>(h);
-  png.format = PNG_FORMAT_RGB;
-  REQUIRE(png_image_write_to_file(&png, file.c_str(), 0, px.data(), 0, nullptr));
+  testing::write_png(file, h, w, px);
 }
 
 // train/{blue,red}/ and val/{blue,red}/: red images are red on the left, blue ones blue on the

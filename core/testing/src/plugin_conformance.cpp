@@ -1,10 +1,14 @@
 // Dispatches a plugin to its kind's conformance driver over its cases (plugin_conformance.hpp).
 #include "dtnn/testing/plugin_conformance.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "dtnn/error.hpp"
+#include "dtnn/testing/dataset_fixtures.hpp"
 
 namespace dtnn::testing {
 
@@ -22,16 +26,43 @@ json default_cases(const std::string& kind) {
   return json::array();
 }
 
+// The folder the fixtures of this process are written under, removed when it ends.
+const std::filesystem::path& fixture_root() {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("dtnn-fixtures-" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
 }  // namespace
 
 std::string conformance_cases(const PluginRecord& record) {
   const json traits = json::parse(record.traits);
   const auto declared = traits.find("conformance");
-  if (declared == traits.end()) return default_cases(record.kind).dump();
-  if (!declared->is_array() ||
-      !std::all_of(declared->begin(), declared->end(), [](const json& c) { return c.is_object(); }))
+  json cases = declared == traits.end() ? default_cases(record.kind) : *declared;
+  if (!cases.is_array() ||
+      !std::all_of(cases.begin(), cases.end(), [](const json& c) { return c.is_object(); }))
     throw Error(record.file.string() + ": traits.conformance: expected a list of case objects");
-  return declared->dump();
+  // A dataset that reads files: the files its traits describe, written here (dataset_fixtures.hpp).
+  const json fixtures = traits.value("fixtures", json::array());
+  if (!fixtures.is_array())
+    throw Error(record.file.string() + ": traits.fixtures: expected a list of fixtures");
+  for (std::size_t i = 0; i < fixtures.size(); ++i) try {
+      for (const json& c : write_fixture(
+               fixtures[i],
+               fixture_root() / (record.kind + "_" + record.name + "_" + std::to_string(i))))
+        cases.push_back(c);
+    } catch (const Error& e) {
+      throw Error(record.file.string() + ": traits.fixtures[" + std::to_string(i) +
+                  "]: " + e.what());
+    }
+  return cases.dump();
 }
 
 std::vector<Check> check_plugin(const Registry& registry, const PluginRecord& record) {

@@ -29,11 +29,14 @@ Plugin* create(const Params& p, const PluginContext&) {
 
 }  // namespace
 
-// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+// It reads files: the conformance checks it on files of its layout that the harness writes.
 DTNN_EXPORT_PLUGIN(
         .kind = "dataset", .name = "cifar100",
         .description =
             "CIFAR-100 binary version (train.bin, test.bin, or the .tar.gz read in place), "
             "32x32x3, 100 fine classes or 20 coarse ones, standardised per channel",
         .parameters = R"({"path": "", "labels": "fine", "standardize": true})",
-        .traits = R"({"conformance": []})", .factory = create)
+        .traits = R"({"conformance": [], "fixtures": [{"kind": "cifar_binary",
+            "train": ["train.bin"], "test": "test.bin", "records": 6, "label_bytes": 2,
+            "classes": 20, "pixels": 3072, "params": {"path": "$dir"}}]})",
+        .factory = create)

@@ -81,9 +81,15 @@ Plugin* create(const Params& p, const PluginContext&) { return new Csv(p); }
 
 }  // namespace
 
-// It reads files: its conformance cases come from tests/test_conformance.cpp, which writes them.
+// It reads files: the conformance checks it on files that the harness writes (its fixtures).
+// A header, three features and two targets; a test file.
+constexpr const char* kTraits = R"({"conformance": [], "fixtures": [{"kind": "files",
+    "files": {"train.csv": "a,b,c,t1,t2\n1,2,3,0.5,1\n4,5,6,-1,0\n7,8,9,2.5,1\n",
+              "test.csv": "1,1,1,0,0\n2,2,2,1,1\n"},
+    "params": {"path": "$dir/train.csv", "test_path": "$dir/test.csv", "targets": 2}}]})";
+
 DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "csv",
                    .description =
                        "a CSV table of numbers: features, then regression or "
                        "multi-label targets",
-                   .parameters = kParameters, .traits = R"({"conformance": []})", .factory = create)
+                   .parameters = kParameters, .traits = kTraits, .factory = create)

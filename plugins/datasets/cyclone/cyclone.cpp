@@ -28,10 +28,15 @@ Plugin* create(const Params& p, const PluginContext&) {
 
 }  // namespace
 
-// It reads files: tests/test_datasets.cpp writes them.
+// It reads files: the conformance checks it on files of its layout that the harness writes.
+constexpr const char* kTraits = R"({"conformance": [], "fixtures": [{"kind": "cifar_binary",
+    "train": ["data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin",
+              "data_batch_5.bin"], "test": "test_batch.bin", "classes": 2, "pixels": 8000,
+    "params": {"path": "$dir"}}]})";
+
 DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "cyclone",
                    .description =
                        "PyDTNN 3.x's cyclone set (CIFAR-10's binary layout): 40x40x5 fields, 2 "
                        "classes",
-                   .parameters = R"({"path": "", "standardize": false})",
-                   .traits = R"({"conformance": []})", .factory = create)
+                   .parameters = R"({"path": "", "standardize": false})", .traits = kTraits,
+                   .factory = create)

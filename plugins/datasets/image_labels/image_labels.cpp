@@ -193,11 +193,13 @@ Plugin* create(const Params& p, const PluginContext&) { return new ImageLabels(p
 
 }  // namespace
 
-// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+// It reads files: the conformance checks it on files that the harness writes (its fixtures).
 DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "image_labels",
                    .description =
                        "images with several labels each from a CSV file (NIH ChestX-ray14's "
                        "layout), a 0/1 target per class, decoded in background threads",
                    .parameters = kParameters,
-                   .traits = R"({"conformance": [], "aliases": ["chestxray", "chest_xray14"]})",
+                   .traits = R"({"conformance": [], "aliases": ["chestxray", "chest_xray14"],
+                       "fixtures": [{"kind": "labelled_images", "count": 8,
+                       "params": {"path": "$dir", "size": 8, "resize": 8}}]})",
                    .factory = create)

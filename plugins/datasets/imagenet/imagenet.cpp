@@ -88,11 +88,13 @@ Plugin* create(const Params& p, const PluginContext&) { return new ImageFolder(p
 #define DTNN_IMAGE_FOLDER_PLUGIN "imagenet"
 #endif
 
-// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+// It reads files: the conformance checks it on files that the harness writes (its fixtures).
 DTNN_EXPORT_PLUGIN(
         .kind = "dataset", .name = DTNN_IMAGE_FOLDER_PLUGIN,
         .description =
             "images in class folders (<path>/train/<class>/*.jpg|png, <path>/val/...), decoded "
             "in background threads, resized and centre-cropped",
         .parameters = R"({"path": "", "size": 224, "resize": 0, "threads": 2, "normalize": true})",
-        .traits = R"({"conformance": []})", .factory = create)
+        .traits = R"({"conformance": [], "fixtures": [{"kind": "image_classes", "per_class": 3,
+            "params": {"path": "$dir", "size": 8, "resize": 8}}]})",
+        .factory = create)

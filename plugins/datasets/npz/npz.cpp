@@ -155,9 +155,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new NpzDataset(p)
 
 }  // namespace
 
-// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
-// PyDTNN 3.x's "archive" is this with its layout (NCHW) and its targets (y passed as it is).
+// It reads files: the conformance checks it on an archive the harness writes. PyDTNN 3.x's
+// "archive" is this with its layout (NCHW) and its targets (y passed as it is).
 constexpr const char* kTraits = R"({"conformance": [], "aliases": ["archive"],
+    "fixtures": [{"kind": "npz", "sample": [4, 3, 2], "params": {"path": "$dir/d.npz"}}],
     "alias_defaults": {"archive": {"layout": "NCHW", "targets": "values"}}})";
 
 DTNN_EXPORT_PLUGIN(

@@ -289,7 +289,7 @@ Plugin* create(const Params& p, const PluginContext&) { return new Seq2seq(p); }
 
 }  // namespace
 
-// Conformance: the synthetic tasks (pair files come from tests/test_seq2seq.cpp).
+// Conformance: a synthetic task, and sentence pairs from a file the harness writes.
 DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "seq2seq",
                    .description =
                        "sequence pairs for encoder-decoders: synthetic copy, reverse "
@@ -297,6 +297,10 @@ DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "seq2seq",
                    .parameters = kParameters,
                    .traits = R"({"conformance": [{"params": {"task": "reverse", "max_length": 5,
                        "train_samples": 20, "test_samples": 4}}], "aliases": ["iwslt"],
+                       "fixtures": [{"kind": "files", "files": {
+                         "pairs.tsv": "one two\tuno dos\nthree\ttres\nfour five\tcuatro\n"},
+                       "params": {"task": "pairs", "path": "$dir/pairs.tsv", "source_length": 9,
+                                  "target_length": 8, "test_every": 2}}],
                        "alias_defaults": {"iwslt": {"task": "pairs",
                                                     "separator": "<translation>"}}})",
                    .factory = create)

@@ -186,12 +186,22 @@ Plugin* create(const Params& p, const PluginContext&) { return new Text(p); }
 
 }  // namespace
 
-// It reads files: its conformance cases come from whoever has them (tests/test_conformance.cpp).
+// It reads files: the conformance checks it on files that the harness writes (its fixtures): both
+// tokenizers, both objectives, and a file outside the pattern that is not UTF-8.
 DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "text",
                    .description =
                        "plain-text files as token windows (characters or bytes) for "
                        "causal or masked language models",
                    .parameters = kParameters,
                    .traits = R"({"conformance": [], "aliases": ["mask_lang"],
-                       "alias_defaults": {"mask_lang": {"objective": "masked"}}})",
+                       "alias_defaults": {"mask_lang": {"objective": "masked"}},
+                       "fixtures": [{"kind": "files", "files": {
+                         "a.txt": "The quick brown fox.\n%\nJumps over the lazy dog: \u00e9t\u00e9.\n",
+                         "b.txt": "A second file, read after the first.\n",
+                         "skip.dat": {"bytes": [255, 254, 32, 98, 105, 110, 97, 114, 121]}},
+                       "params": [{"path": "$dir", "exclude": "*.dat", "context": 8},
+                                  {"path": "$dir", "exclude": "*.dat", "context": 5,
+                                   "objective": "masked", "test_every": 3},
+                                  {"path": "$dir/skip.dat", "tokens": "byte", "context": 3,
+                                   "test_every": 0}]}]})",
                    .factory = create)

@@ -159,9 +159,17 @@ Plugin* create(const Params& p, const PluginContext&) { return new TextClasses(p
 
 }  // namespace
 
-// It reads files: its conformance cases come from tests/test_conformance.cpp, which writes them.
+// It reads files: the conformance checks it on files that the harness writes (its fixtures).
+// A file per class (fortunes' records), and label TAB text lines.
+constexpr const char* kTraits = R"({"conformance": [], "fixtures": [{"kind": "files",
+    "files": {"animals": "The cat sat.\n%\nA dog barked\nat night.\n%\nOwls.\n",
+              "weather": "Rain again.\n%\nSun, \u00e9t\u00e9.\n%\n%\nFog.\n",
+              "labelled.tsv": "pos\tgood day\nneg\tbad day\npos\tfine\n"},
+    "params": [{"path": "$dir", "exclude": "*.tsv", "context": 6, "test_every": 3},
+               {"path": "$dir/labelled.tsv", "tokens": "byte", "context": 4, "test_every": 0}]}]})";
+
 DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "text_classes",
                    .description =
                        "labelled texts (a file per class, or label TAB text lines) "
                        "for sequence classifiers",
-                   .parameters = kParameters, .traits = R"({"conformance": []})", .factory = create)
+                   .parameters = kParameters, .traits = kTraits, .factory = create)

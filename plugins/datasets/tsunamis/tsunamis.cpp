@@ -30,10 +30,15 @@ Plugin* create(const Params& p, const PluginContext&) {
 
 }  // namespace
 
-// It reads files: tests/test_datasets.cpp writes them.
+// It reads files: the conformance checks it on files of its layout that the harness writes.
+constexpr const char* kTraits = R"({"conformance": [], "fixtures": [{"kind": "cifar_binary",
+    "train": ["data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin",
+              "data_batch_5.bin"], "test": "test_batch.bin", "classes": 2, "pixels": 6400,
+    "params": {"path": "$dir"}}]})";
+
 DTNN_EXPORT_PLUGIN(.kind = "dataset", .name = "tsunamis",
                    .description =
                        "PyDTNN 3.x's tsunamis set (CIFAR-10's binary layout): 80x80x1 fields, "
                        "one binary target",
-                   .parameters = R"({"path": "", "standardize": false})",
-                   .traits = R"({"conformance": []})", .factory = create)
+                   .parameters = R"({"path": "", "standardize": false})", .traits = kTraits,
+                   .factory = create)

@@ -62,8 +62,9 @@ struct Check {
   std::string detail;  // the measured error against its tolerance, or the error message
 };
 
-// The conformance cases record declares (traits.conformance), else its kind's default: JSON text
-// of a list of case objects.
+// The conformance cases record declares (traits.conformance), else its kind's default, and one
+// for each of its traits.fixtures (a dataset's files, written here: dataset_fixtures.hpp): JSON
+// text of a list of case objects.
 std::string conformance_cases(const PluginRecord& record);
 
 // Every check of record's plugin over its cases (an Error in a case is a failed check naming it).
