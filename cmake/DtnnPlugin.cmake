@@ -47,6 +47,7 @@ function(dtnn_add_cuda_plugin)
   if(DTNN_HAVE_CUDA)
     _dtnn_plugin_library(dtnn_${P_KIND}_${P_NAME} "${P_KIND}_${P_NAME}" "${DTNN_PLUGIN_OUTPUT_DIR}"
                          "${P_SOURCES}" "dtnn::cuda;${P_LIBRARIES}")
+    set_property(GLOBAL APPEND PROPERTY DTNN_CUDA_PLUGIN_TARGETS dtnn_${P_KIND}_${P_NAME})
   endif()
 endfunction()
 

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Configures and builds dtnn into build/ (Release, Ninja, ccache when present).
-#   scripts/build.sh [extra cmake arguments, e.g. -DDTNN_ENABLE_CUDA=OFF]
+#   scripts/build.sh [--run] [extra cmake arguments, e.g. -DDTNN_ENABLE_CUDA=OFF]
+#   --run: only what `dtnn run` needs on the CPU (the command and its CPU plugins: the target
+#          dtnn_run), the README's first command; without it, everything (tests, benchmarks,
+#          fuzz targets' sources, CUDA twins, the Python module).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+target=()
+if [ "${1:-}" = "--run" ]; then
+  target=(--target dtnn_run)
+  shift
+fi
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 fi
 cmake -S . -B build -G Ninja "${launcher[@]}" "$@"
-cmake --build build --parallel "$(nproc)"
+cmake --build build --parallel "$(nproc)" "${target[@]}"
 
 # `import dtnn` from any folder: a .pth file naming build/python in the site-packages of python3
 # and of the interpreter the module was built for, where they are that Python version and the
