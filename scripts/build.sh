@@ -23,7 +23,7 @@ cmake --build build --parallel "$(nproc)" "${target[@]}"
 # and of the interpreter the module was built for, where they are that Python version and the
 # folder is writable (as pip install -e would); elsewhere, PYTHONPATH=build/python.
 if [ -d build/python/dtnn ]; then
-  module=$(ls build/python/dtnn/_dtnn.*.so 2>/dev/null | head -1)
+  module=$(ls build/python/dtnn/_dtnn.*.so 2>/dev/null | head -1 || true)  # none after --run
   built_for=$(sed -n 's/^DTNN_PYTHON_EXECUTABLE:FILEPATH=//p' build/CMakeCache.txt)
   for python in "$built_for" python3; do
     command -v "$python" >/dev/null 2>&1 || continue

@@ -29,7 +29,6 @@ namespace {
 using namespace dtnn;
 using winograd::Block;
 using winograd::Image;
-using winograd::kChunk;
 using winograd::TileGrid;
 
 class Winograd final : public ConvAlgorithm {
