@@ -6,7 +6,10 @@ thread count, `--repeats` times each, and prints both steady-state throughputs (
 5 batches of a run excluded, evaluation excluded), their medians and the ratio of the medians, and
 the median of the paired ratios (each dtnn run over the PyTorch run right after it: the pair shares
 the machine's state of the moment, which on a shared host drifts by tens of percent over minutes).
-Needs Debian's PyTorch: scripts/install-deps.sh --bench.
+Each PyTorch is a Python that imports it (`--peer-python`, repeatable): by default Debian's
+(/usr/bin/python3, PyTorch 1.13) and the current one from PyPI in /opt/dtnn-torch, where
+`scripts/install-deps.sh --bench` puts them; each gets its own ratio. `--pin CPUS` runs every side
+on the same cores (taskset), so that the shared machine's other load moves the ratio less.
 
   bench/compare_torch.py --model simplecnn --threads 2 --epochs 1 --repeats 3
   bench/compare_torch.py --model vgg_small --repeats 3     (dtnn with conv.algorithm best_of)
@@ -32,6 +35,19 @@ def find_peer(explicit):
     sys.exit("compare_torch.py: cannot find torch_peer.py; pass --peer PATH")
 
 
+def pinned(a, cmd):
+    pin = getattr(a, "pin", None)  # (compare_builds.py passes its own arguments)
+    return ["taskset", "-c", pin, *cmd] if pin else cmd
+
+
+def torch_version(python):
+    done = subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"compare: {python} cannot import torch:\n{done.stderr}")
+    return done.stdout.strip()
+
+
 def run_dtnn(a, env, dtnn=None):
     """Steady-state samples/s of one `dtnn run` of a.model (dtnn: the binary, build/bin/dtnn by default)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as h:
@@ -40,18 +56,19 @@ def run_dtnn(a, env, dtnn=None):
                "--set", "output.progress=\"none\"", "--history", h.name]
         if a.steps:
             cmd += ["--steps-per-epoch", str(a.steps)]
-        done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(pinned(a, cmd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
         if done.returncode != 0:  # best_of's choices and other notes go to stderr: shown only on failure
             sys.exit(f"compare: {' '.join(cmd)} failed ({done.returncode}):\n{done.stderr}")
         return json.load(open(h.name))["train_samples_per_second"]
 
 
-def run_torch(a, peer, env):
-    cmd = ["/usr/bin/python3", str(peer), "--model", PEER_MODELS.get(a.model, a.model), "--dataset", *DATASETS[a.model], "--threads", str(a.threads),
+def run_torch(a, peer, env, python="/usr/bin/python3"):
+    cmd = [python, str(peer), "--model", PEER_MODELS.get(a.model, a.model), "--dataset", *DATASETS[a.model], "--threads", str(a.threads),
            "--epochs", str(a.epochs), "--batch-size", str(a.batch_size), "--optimizer", "adam", "--lr", "1e-3"]
     if a.steps:
         cmd += ["--steps", str(a.steps * a.epochs)]
-    out = subprocess.run(cmd, check=True, env=env, capture_output=True, text=True).stdout
+    out = subprocess.run(pinned(a, cmd), check=True, env=env, capture_output=True, text=True).stdout
     line = [l for l in out.splitlines() if l.startswith("JSON ")][-1]
     return json.loads(line[5:])["samples_per_s"]
 
@@ -65,6 +82,10 @@ def main():
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--peer", default=None, help="path of torch_peer.py")
+    p.add_argument("--peer-python", action="append", default=None,
+                   help="a Python that imports the PyTorch to compare with (repeatable; default: "
+                        "/usr/bin/python3 and /opt/dtnn-torch/bin/python3 where present)")
+    p.add_argument("--pin", default=None, help="cores for every run, as taskset -c takes them (e.g. 1)")
     p.add_argument("--dtnn", default=str(ROOT / "build/bin/dtnn"), help="the dtnn binary (default: build/bin/dtnn)")
     p.add_argument("--isa", default=None,
                    help="cap both at an instruction set, to compare on a lesser CPU's code paths: dtnn's "
@@ -89,21 +110,32 @@ def main():
         tune = argparse.Namespace(**vars(a))
         tune.steps, tune.epochs = 60, 1
         print(f"tuning run: {run_dtnn(tune, env):,.0f} samples/s (best_of choosing; not counted)", flush=True)
-    dtnn_runs, torch_runs = [], []
+    pythons = a.peer_python or [p for p in ("/usr/bin/python3", "/opt/dtnn-torch/bin/python3")
+                                if pathlib.Path(p).exists()]
+    versions = [torch_version(python) for python in pythons]
+    dtnn_runs, torch_runs = [], [[] for _ in pythons]
     for r in range(a.repeats):
         dtnn_runs.append(run_dtnn(a, env))
-        torch_runs.append(run_torch(a, peer, torch_env))
-        print(f"repeat {r + 1}: dtnn {dtnn_runs[-1]:,.0f} samples/s   pytorch {torch_runs[-1]:,.0f} samples/s", flush=True)
-    d, t = statistics.median(dtnn_runs), statistics.median(torch_runs)
-    print(f"{a.model}, batch {a.batch_size}, {a.threads} threads, median of {a.repeats}: "
-          f"dtnn {d:,.0f} samples/s, pytorch {t:,.0f} samples/s, ratio {d / t:.2f}x")
-    paired = statistics.median(x / y for x, y in zip(dtnn_runs, torch_runs))
-    print(f"median of the {a.repeats} paired ratios (dtnn run / the PyTorch run after it): {paired:.2f}x")
+        line = f"repeat {r + 1}: dtnn {dtnn_runs[-1]:,.0f} samples/s"
+        for runs, python, version in zip(torch_runs, pythons, versions):
+            runs.append(run_torch(a, peer, torch_env, python))
+            line += f"   pytorch {version} {runs[-1]:,.0f} samples/s"
+        print(line, flush=True)
+    d = statistics.median(dtnn_runs)
+    peers = []
+    for runs, python, version in zip(torch_runs, pythons, versions):
+        t = statistics.median(runs)
+        paired = statistics.median(x / y for x, y in zip(dtnn_runs, runs))
+        print(f"{a.model}, batch {a.batch_size}, {a.threads} threads{', cores ' + a.pin if a.pin else ''}, "
+              f"median of {a.repeats}: dtnn {d:,.0f} samples/s, pytorch {version} {t:,.0f} samples/s, "
+              f"ratio {d / t:.2f}x (median of the paired ratios, each dtnn run over the PyTorch run "
+              f"after it: {paired:.2f}x)")
+        peers.append(dict(python=python, torch=version, pytorch=runs, pytorch_median=t,
+                          ratio=round(d / t, 3), paired_ratio=round(paired, 3)))
     print("JSON " + json.dumps(dict(model=a.model, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs, isa=a.isa,
-                                    peer_blis_arch_type=a.peer_blis_arch_type,
-                                    steps=a.steps, repeats=a.repeats, dtnn=dtnn_runs, pytorch=torch_runs,
-                                    dtnn_median=d, pytorch_median=t, ratio=round(d / t, 3),
-                                    paired_ratio=round(paired, 3))))
+                                    peer_blis_arch_type=a.peer_blis_arch_type, pin=a.pin,
+                                    steps=a.steps, repeats=a.repeats, dtnn=dtnn_runs, dtnn_median=d,
+                                    peers=peers)))
 
 
 if __name__ == "__main__":

@@ -12,13 +12,19 @@
       test loss in bits per character and the training time of each.
 
 Medians over --repeats alternations and the median of the paired ratios (each dtnn run over the
-PyTorch run right after it). Needs Debian's PyTorch (scripts/install-deps.sh --bench).
+PyTorch run right after it). Each PyTorch is a Python that imports it (`--peer-python`, repeatable;
+default: Debian's /usr/bin/python3 and PyPI's /opt/dtnn-torch, which scripts/install-deps.sh
+--bench sets up); `--pin CPUS` runs every side on the same cores.
 """
 import argparse, json, math, os, pathlib, statistics, subprocess, sys, tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PEER = ROOT / "bench" / "torch_transformer.py"
 CONFIG = ROOT / "configs" / "fortunes_char_lm.json"
+
+
+def pinned(a, cmd):
+    return ["taskset", "-c", a.pin, *cmd] if a.pin else cmd
 
 
 def last_json(out):
@@ -32,7 +38,7 @@ def dtnn_lm(a, env, evaluate=False):
                "--set", "training.evaluate=%s" % ("true" if evaluate else "false")]
         if not evaluate:
             cmd += ["--validation-split", "0"]
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        done = subprocess.run(pinned(a, cmd), env=env, capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"compare: {' '.join(cmd)} failed:\n{done.stderr}")
         hist = json.load(open(h.name))
@@ -43,32 +49,48 @@ def dtnn_lm(a, env, evaluate=False):
     return out
 
 
-def torch_lm(a, env, evaluate=False):
-    cmd = ["/usr/bin/python3", str(PEER), "lm", "--steps", str(a.steps), "--threads", str(a.threads)]
+def torch_lm(a, env, python, evaluate=False):
+    cmd = [python, str(PEER), "lm", "--steps", str(a.steps), "--threads", str(a.threads)]
     if evaluate:
         cmd.append("--evaluate")
-    return last_json(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+    return last_json(subprocess.run(pinned(a, cmd), env=env, check=True, capture_output=True,
+                                    text=True).stdout)
 
 
 def attention(a, env, which, seq, causal):
+    """which: "dtnn", or the Python of a PyTorch."""
     args = ["--seq", str(seq), "--batch", str(4096 // seq)] + (["--causal"] if causal else [])
     cmd = ([str(a.build / "bin" / "attention_bench")] if which == "dtnn" else
-           ["/usr/bin/python3", str(PEER), "attention", "--threads", str(a.threads)]) + args
-    return last_json(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+           [which, str(PEER), "attention", "--threads", str(a.threads)]) + args
+    return last_json(subprocess.run(pinned(a, cmd), env=env, check=True, capture_output=True,
+                                    text=True).stdout)
+
+
+def torch_version(python):
+    return subprocess.run([python, "-c", "import torch; print(torch.__version__)"], check=True,
+                          capture_output=True, text=True).stdout.strip()
 
 
 def compare(name, a, dtnn_run, torch_run):
-    d, t = [], []
+    """torch_run(python): one run of the peer under that Python's PyTorch."""
+    d, t = [], [[] for _ in a.pythons]
     for r in range(a.repeats):
         d.append(dtnn_run()["tokens_per_s"])
-        t.append(torch_run()["tokens_per_s"])
-        print(f"  repeat {r + 1}: dtnn {d[-1]:,.0f} tokens/s   pytorch {t[-1]:,.0f} tokens/s", flush=True)
-    dm, tm = statistics.median(d), statistics.median(t)
-    paired = statistics.median(x / y for x, y in zip(d, t))
-    print(f"{name}: dtnn {dm:,.0f} tokens/s, pytorch {tm:,.0f} tokens/s, ratio of medians {dm / tm:.2f}x, "
-          f"median paired ratio {paired:.2f}x", flush=True)
-    print("JSON " + json.dumps(dict(case=name, dtnn=d, pytorch=t, ratio=round(dm / tm, 3),
-                                    paired_ratio=round(paired, 3))), flush=True)
+        line = f"  repeat {r + 1}: dtnn {d[-1]:,.0f} tokens/s"
+        for runs, python, version in zip(t, a.pythons, a.versions):
+            runs.append(torch_run(python)["tokens_per_s"])
+            line += f"   pytorch {version} {runs[-1]:,.0f} tokens/s"
+        print(line, flush=True)
+    dm = statistics.median(d)
+    peers = []
+    for runs, version in zip(t, a.versions):
+        tm = statistics.median(runs)
+        paired = statistics.median(x / y for x, y in zip(d, runs))
+        print(f"{name}: dtnn {dm:,.0f} tokens/s, pytorch {version} {tm:,.0f} tokens/s, ratio of "
+              f"medians {dm / tm:.2f}x, median paired ratio {paired:.2f}x", flush=True)
+        peers.append(dict(torch=version, pytorch=runs, ratio=round(dm / tm, 3),
+                          paired_ratio=round(paired, 3)))
+    print("JSON " + json.dumps(dict(case=name, dtnn=d, pin=a.pin, peers=peers)), flush=True)
 
 
 def main():
@@ -79,20 +101,26 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seqs", default="128,512")
     p.add_argument("--build", type=pathlib.Path, default=ROOT / "build")
+    p.add_argument("--peer-python", action="append", default=None,
+                   help="a Python that imports the PyTorch to compare with (repeatable)")
+    p.add_argument("--pin", default=None, help="cores for every run, as taskset -c takes them")
     a = p.parse_args()
+    a.pythons = a.peer_python or [p for p in ("/usr/bin/python3", "/opt/dtnn-torch/bin/python3")
+                                  if pathlib.Path(p).exists()]
+    a.versions = [torch_version(python) for python in a.pythons]
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     if a.mode == "lm":
         compare(f"transformer_lm training, batch 32 x 128 tokens, {a.steps} steps", a,
-                lambda: dtnn_lm(a, env), lambda: torch_lm(a, env))
+                lambda: dtnn_lm(a, env), lambda python: torch_lm(a, env, python))
     elif a.mode == "attention":
         for seq in (int(s) for s in a.seqs.split(",")):
             for causal in (True, False):
                 compare(f"attention forward+backward, T={seq}, batch {4096 // seq}, width 128, 4 heads"
                         f"{', causal' if causal else ''}", a,
                         lambda: attention(a, env, "dtnn", seq, causal),
-                        lambda: attention(a, env, "torch", seq, causal))
+                        lambda python: attention(a, env, python, seq, causal))
     else:
-        d, t = dtnn_lm(a, env, evaluate=True), torch_lm(a, env, evaluate=True)
+        d, t = dtnn_lm(a, env, evaluate=True), torch_lm(a, env, a.pythons[-1], evaluate=True)
         for name, r in (("dtnn", d), ("pytorch", t)):
             print(f"{name}: {a.steps} steps in {r['train_seconds']:.1f} s, {r['tokens_per_s']:,.0f} tokens/s; "
                   f"validation {r['validation_bits_per_char']:.3f} bits/char, test {r['test_bits_per_char']:.3f}")

@@ -4,9 +4,11 @@
 # (the ckks codec's homomorphic encryption).
 # Idempotent: packages already present are skipped, and apt is not touched when nothing is missing.
 #   scripts/install-deps.sh           build + test + Fashion-MNIST
-#   scripts/install-deps.sh --bench   also PyTorch (python3-torch, python3-torchvision): the peer the
-#                                     benchmarks compare with, and the source dtnn.pytorch's tests
-#                                     load weights from
+#   scripts/install-deps.sh --torch   also Debian's PyTorch (python3-torch 1.13, python3-torchvision):
+#                                     the source dtnn.pytorch's tests load weights from
+#   scripts/install-deps.sh --bench   --torch, and the current PyTorch from PyPI in a virtual
+#                                     environment, /opt/dtnn-torch: the peers the benchmarks
+#                                     compare with
 #   scripts/install-deps.sh --fuzz    also clang and libFuzzer (scripts/check-fuzzers.sh)
 set -euo pipefail
 
@@ -21,12 +23,14 @@ packages=(
   libssl-dev openssl libmosquitto-dev mosquitto
   dataset-fashion-mnist fortunes
 )
+bench=0
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-torch python3-torchvision) ;;
+    --torch) packages+=(python3-torch python3-torchvision) ;;
+    --bench) packages+=(python3-torch python3-torchvision python3-venv); bench=1 ;;
     --fuzz) packages+=(clang libfuzzer-14-dev libclang-rt-14-dev libomp-14-dev) ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
-    *) echo "install-deps.sh: unknown option '$arg' (expected --bench, --fuzz or --help)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (expected --torch, --bench, --fuzz or --help)" >&2; exit 2 ;;
   esac
 done
 
@@ -56,4 +60,14 @@ if ! /usr/bin/python3 -c "import tenseal" 2>/dev/null; then
   echo "install-deps: installing $tenseal from PyPI (pip, into /usr/local)"
   $sudo /usr/bin/python3 -m pip install -q --break-system-packages --no-deps --root-user-action=ignore \
     "$tenseal" || { echo "install-deps: pip could not install $tenseal" >&2; exit 1; }
+fi
+
+# The current PyTorch from PyPI, beside Debian's 1.13, for the benchmarks (bench/compare_torch.py and
+# bench/compare_transformer.py run both): a virtual environment of its own (pip pulls the CUDA
+# libraries too, some GB), so that neither Python's packages touch the other's.
+if [ "$bench" = 1 ] && ! /opt/dtnn-torch/bin/python3 -c "import torch, numpy" 2>/dev/null; then
+  echo "install-deps: installing the current PyTorch from PyPI into /opt/dtnn-torch"
+  $sudo /usr/bin/python3 -m venv /opt/dtnn-torch
+  $sudo /opt/dtnn-torch/bin/pip install -q --no-cache-dir torch numpy ||
+    { echo "install-deps: pip could not install torch into /opt/dtnn-torch" >&2; exit 1; }
 fi

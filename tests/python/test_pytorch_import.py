@@ -2,7 +2,7 @@
 loaded into the zoo's models of the same architecture give the same outputs on the same images,
 in both layouts; a network of another shape is refused, naming the layers, and loads nothing.
 Skipped without torch and torchvision (Debian: python3-torch python3-torchvision;
-scripts/install-deps.sh --bench).
+scripts/install-deps.sh --torch).
 """
 import numpy as np
 import pytest
