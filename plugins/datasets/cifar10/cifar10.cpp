@@ -13,15 +13,8 @@ using namespace dtnn;
 
 Plugin* create(const Params& p, const PluginContext&) {
   return new datasets::CifarBinary(
-      p, {.what = "CIFAR-10",
-          .train_files = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
-                          "data_batch_4.bin", "data_batch_5.bin"},
-          .test_file = "test_batch.bin",
-          .archive_folder = "cifar-10-batches-bin",
-          .archive_name = "cifar-10-binary.tar.gz",
-          .label_bytes = 1,
-          .label_at = 0,
-          .classes = 10});
+      p, datasets::cifar10_layout("CIFAR-10", "cifar-10-batches-bin", "cifar-10-binary.tar.gz", 10,
+                                  3, 32, 32));
 }
 
 }  // namespace

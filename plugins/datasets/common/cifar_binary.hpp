@@ -32,6 +32,24 @@ struct CifarFormat {
   bool binary_target = false;
 };
 
+// CIFAR-10's files (data_batch_1..5.bin, test_batch.bin under `archive_folder`, one label byte a
+// record) for a set laid out alike: CIFAR-10 itself, PyDTNN 3.x's cyclone and tsunamis.
+inline CifarFormat cifar10_layout(std::string what, std::string archive_folder,
+                                  std::string archive_name, int classes, std::int64_t channels,
+                                  std::int64_t height, std::int64_t width) {
+  CifarFormat f;
+  f.what = std::move(what);
+  for (int i = 1; i <= 5; ++i) f.train_files.push_back("data_batch_" + std::to_string(i) + ".bin");
+  f.test_file = "test_batch.bin";
+  f.archive_folder = std::move(archive_folder);
+  f.archive_name = std::move(archive_name);
+  f.classes = classes;
+  f.channels = channels;
+  f.height = height;
+  f.width = width;
+  return f;
+}
+
 class CifarBinary final : public Dataset {
  public:
   CifarBinary(const Params& p, CifarFormat format);

@@ -14,16 +14,8 @@ using namespace dtnn;
 
 Plugin* create(const Params& p, const PluginContext&) {
   return new datasets::CifarBinary(
-      p, {.what = "cyclone",
-          .train_files = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
-                          "data_batch_4.bin", "data_batch_5.bin"},
-          .test_file = "test_batch.bin",
-          .archive_folder = "cyclone-batches-bin",
-          .archive_name = "cyclone-binary.tar.gz",
-          .classes = 2,
-          .channels = 5,
-          .height = 40,
-          .width = 40});
+      p, datasets::cifar10_layout("cyclone", "cyclone-batches-bin", "cyclone-binary.tar.gz", 2, 5,
+                                  40, 40));
 }
 
 }  // namespace

@@ -14,18 +14,10 @@ namespace {
 using namespace dtnn;
 
 Plugin* create(const Params& p, const PluginContext&) {
-  return new datasets::CifarBinary(
-      p, {.what = "tsunamis",
-          .train_files = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
-                          "data_batch_4.bin", "data_batch_5.bin"},
-          .test_file = "test_batch.bin",
-          .archive_folder = "tsunamis-batches-bin",
-          .archive_name = "tsunamis-binary.tar.gz",
-          .classes = 2,
-          .channels = 1,
-          .height = 80,
-          .width = 80,
-          .binary_target = true});
+  datasets::CifarFormat format = datasets::cifar10_layout("tsunamis", "tsunamis-batches-bin",
+                                                          "tsunamis-binary.tar.gz", 2, 1, 80, 80);
+  format.binary_target = true;  // y: the label itself, one value
+  return new datasets::CifarBinary(p, std::move(format));
 }
 
 }  // namespace
