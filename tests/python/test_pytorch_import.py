@@ -1,6 +1,6 @@
-"""Weights from PyTorch (dtnn.pytorch): torchvision's networks, randomly initialised (no download),
-loaded into the zoo's models of the same architecture give the same outputs on the same images,
-in both layouts; a network of another shape is refused, naming the layers, and loads nothing.
+"""Weights from PyTorch (dtnn.pytorch): torchvision's networks (ResNet-18 and -50, DenseNet-169,
+MobileNetV2, VGG-16), randomly initialised (no download), loaded into the zoo's models of the same
+architecture give the same outputs on the same images, in both layouts; a network of another shape is refused, naming the layers, and loads nothing.
 Skipped without torch and torchvision (Debian: python3-torch python3-torchvision;
 scripts/install-deps.sh --torch).
 """
@@ -47,11 +47,12 @@ def randomised(net, seed):
     ("densenet169_from_pytorch", "densenet169", 64, "NCHW"),
     ("mobilenetv2", "mobilenet_v2", 64, "NHWC"),
     ("resnet18_imagenet", "resnet18", 224, "NCHW"),
+    ("vgg16_imagenet", "vgg16", 224, "NHWC"),
 ])
 def test_torchvision_weights_give_torchvision_outputs(dtnn_model, torchvision_model, size,
                                                       layout):
     torch.manual_seed(1)
-    classes = 1000 if dtnn_model == "resnet18_imagenet" else 10
+    classes = 1000 if dtnn_model.endswith("_imagenet") else 10
     net = randomised(getattr(torchvision.models, torchvision_model)(num_classes=classes), 2)
     exp = experiment(dtnn_model, size, classes, layout)
     dtnn.pytorch.load_into(exp, net)
