@@ -6,11 +6,16 @@
 //        one-hot (targets "classes") or values taken as they are (targets "values": regression,
 //        multi-label 0/1 columns).
 // Every value must be finite; errors name the array, the sample and what was expected.
+// Or any object with __len__ and __getitem__ (a PyTorch-style dataset) whose item i is a pair
+// (x, y): its items are read once, here, and stacked into those arrays (`data=obj`, or
+// {"train": obj, "test": obj}); so dtnn's threads never call back into Python.
 #include "array_dataset.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "dtnn/array_dataset.hpp"
@@ -116,8 +121,59 @@ class NumpyDataset final : public ArrayDataset {
 
 }  // namespace
 
+namespace {
+
+// An object with __len__ and __getitem__ that is not one of the containers of arrays.
+bool is_item_dataset(const py::handle& data) {
+  return !py::isinstance<py::dict>(data) && !py::isinstance<py::tuple>(data) &&
+         !py::isinstance<py::list>(data) && py::hasattr(data, "__len__") &&
+         py::hasattr(data, "__getitem__");
+}
+
+// (x, y) of every item of dataset, stacked by numpy: (N, ...) each.
+std::pair<py::object, py::object> stack_items(const py::handle& dataset, const std::string& name) {
+  const py::module_ np = py::module_::import("numpy");
+  const auto n = static_cast<std::int64_t>(py::len(dataset));
+  if (n < 1) throw Error("data: " + name + " has no items");
+  py::list xs, ys;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const py::object item = dataset.attr("__getitem__")(i);
+    if (!py::isinstance<py::sequence>(item) || py::len(item) != 2)
+      throw Error("data: " + name + "[" + std::to_string(i) + "]: expected a pair (x, y), got " +
+                  std::string(py::str(py::type::of(item))));
+    const py::sequence pair = py::reinterpret_borrow<py::sequence>(item);
+    xs.append(np.attr("asarray")(pair[0], "float64"));
+    ys.append(np.attr("asarray")(pair[1], "float64"));
+  }
+  try {
+    return {np.attr("stack")(xs), np.attr("stack")(ys)};
+  } catch (const py::error_already_set& e) {
+    throw Error("data: " + name + "'s items differ in shape: " + std::string(e.what()));
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<Dataset> array_dataset(const py::handle& data, const std::string& targets,
                                        std::int64_t classes) {
+  // Item datasets: data=obj, or {"train": obj, "test": obj}.
+  const bool split_items =
+      py::isinstance<py::dict>(data) && py::reinterpret_borrow<py::dict>(data).contains("train");
+  if (is_item_dataset(data) || split_items) {
+    const py::object train = split_items ? py::reinterpret_borrow<py::dict>(data)["train"]
+                                         : py::reinterpret_borrow<py::object>(data);
+    if (!is_item_dataset(train))
+      throw Error("data: train: expected an object with __len__ and __getitem__");
+    const auto [x_train, y_train] = stack_items(train, "train");
+    py::object x_test = py::none(), y_test = py::none();
+    if (split_items && py::reinterpret_borrow<py::dict>(data).contains("test")) {
+      const py::object test = py::reinterpret_borrow<py::dict>(data)["test"];
+      if (!is_item_dataset(test))
+        throw Error("data: test: expected an object with __len__ and __getitem__");
+      std::tie(x_test, y_test) = stack_items(test, "test");
+    }
+    return std::make_shared<NumpyDataset>(x_train, y_train, x_test, y_test, targets, classes);
+  }
   auto item = [&](const char* key, std::size_t index) -> py::object {
     if (py::isinstance<py::dict>(data)) {
       const py::dict d = py::reinterpret_borrow<py::dict>(data);

@@ -391,7 +391,9 @@ void bind_experiment(py::module_& m) {
            "(\"training.epochs\": 1) or [\"key=value\", ...], as dtnn run's --set. data: numpy "
            "arrays as the dataset, (x_train, y_train[, x_test, y_test]) or a dict of those names: "
            "x (N, H, W, C) or (N, F); y (N,) class ids or (N, K) one-hot rows, or with targets "
-           "\"values\" the target values; classes: the class count (0: the largest id + 1)")
+           "\"values\" the target values; or an object with __len__ and __getitem__ giving "
+           "(x, y) pairs, read once ({\"train\": obj, \"test\": obj} for both splits); "
+           "classes: the class count (0: the largest id + 1)")
       .def_static(
           "from_flags",
           [](const std::vector<std::string>& flags) {

@@ -288,6 +288,39 @@ def test_target_values_train_a_regression():
     assert history["test"]["loss"] < 1e-3
 
 
+class Items:
+    """A PyTorch-style dataset: __len__ and __getitem__ giving (x, y) pairs."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        if i >= len(self.x):
+            raise IndexError(i)
+        return self.x[i], int(self.y[i])
+
+
+def test_an_object_with_len_and_getitem_is_a_dataset():
+    x, y = blobs(600)
+    arrays = arrays_experiment((x[:500], y[:500], x[500:], y[500:]))
+    arrays.fit()
+    items = arrays_experiment({"train": Items(x[:500], y[:500]), "test": Items(x[500:], y[500:])})
+    history = items.fit()
+    assert history["test"]["samples"] == 100
+    for name, w in arrays.parameters().items():  # the same samples: the same training
+        assert np.array_equal(w, items.parameters()[name])
+    assert arrays_experiment(Items(x, y)).fit()["epochs"][-1]["loss"] < 1.0  # train only
+    with pytest.raises(dtnn.Error, match=r"train\[3\]: expected a pair \(x, y\)"):
+        arrays_experiment(type("Bad", (), {
+            "__len__": lambda s: 5,
+            "__getitem__": lambda s, i: 1.0 if i == 3 else (np.zeros(8), 0)})())
+    with pytest.raises(dtnn.Error, match="train's items differ in shape"):
+        arrays_experiment(Items([x[0], x[0][:4]], [0, 1]))
+
+
 def test_bad_arrays_are_named():
     x, y = blobs(50)
     cases = [((x, y[:40]), r"y_train: expected \(50,\)"),
