@@ -199,9 +199,10 @@ const Flag kFlags[] = {
     {"loss-eps", "loss.eps", 'f',
      "the smallest probability a loss takes the log of (categorical_cross_entropy, "
      "binary_cross_entropy; dtnn's default 0: 1e-7 in float32, 1e-15 in float64)"},
-    {"use-loss-weights", "", '-',
+    {"use-loss-weights", "loss.weights", '-',
      "turns on --loss-weights; alone, the weights come from the training split's class "
-     "frequencies (loss.weights \"frequency\")"},
+     "frequencies (PyDTNN 3.x's dataset weights)",
+     "frequency"},
     {"loss-weights", "loss.weights", 'v',
      "class weights of the loss, comma-separated, one per class", nullptr, nullptr,
      "use-loss-weights"},
@@ -494,9 +495,11 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
       gated += (gated.empty() ? "--" : ", --") + std::string(f.flag);
       for (const auto& g : given) given_one = given_one || find_flag(g.first) == &f;
     }
-    // --use-loss-weights alone: PyDTNN 3.x takes the dataset's weights, from its class frequencies.
-    if (on && !given_one && gate == "use-loss-weights") {
-      out.sets.push_back("loss.weights=\"frequency\"");
+    // A gate given on alone sets its own key to its `on` value where it has one (PyDTNN's
+    // --use-loss-weights: the dataset's weights); else the value it turns on is missing.
+    const Flag* g = find_flag(gate);
+    if (on && !given_one && g->on) {
+      out.sets.push_back(std::string(g->key) + "=" + json(g->on).dump());
       continue;
     }
     if (on && !given_one) fail("--" + gate + ": give the value it turns on (" + gated + ")");
@@ -602,7 +605,7 @@ nlohmann::json flag_run_base(const std::string& model) {
 std::string flags_markdown() {
   std::string out = "| flag | key | meaning |\n| --- | --- | --- |\n";
   for (const Flag& f : kFlags) {
-    const bool keyless = f.kind == '-' || f.kind == '~';
+    const bool keyless = (f.kind == '-' && !f.on) || f.kind == '~';
     std::string key = f.kind == 'r' ? "refused" : keyless ? "none" : std::string("`") + f.key + "`";
     std::string meaning = f.help;
     if (f.kind == 'g')
@@ -610,6 +613,7 @@ std::string flags_markdown() {
                  (f.on && f.off ? ", " : "") +
                  (f.off ? "false: `" + json(f.off).dump() + "`" : "") + ")";
     if (f.kind == 'n') meaning += " (sets the key to the opposite)";
+    if (f.kind == '-' && f.on) meaning += " (alone: `" + json(f.on).dump() + "`)";
     if (f.gate) meaning += std::string("; needs --") + f.gate;
     out += std::string("| `--") + f.flag + "` | " + key + " | " + meaning + " |\n";
   }
