@@ -17,6 +17,7 @@ std::vector<std::int64_t> training_class_counts(const Dataset& dataset, DType dt
   Tensor y = Tensor::empty(dataset.label_shape().with_batch(batch), dtype, layout);
   std::vector<std::int64_t> counts(static_cast<std::size_t>(classes), 0);
   std::vector<std::int64_t> indices;
+  const bool ids = dataset.class_id_labels();
   for (std::int64_t first = 0; first < total; first += batch) {
     const std::int64_t n = std::min(batch, total - first);
     indices.resize(static_cast<std::size_t>(n));
@@ -27,7 +28,7 @@ std::vector<std::int64_t> training_class_counts(const Dataset& dataset, DType dt
       const T* t = y.data<T>();
       const std::int64_t per_sample = y.numel() / batch, values = n * per_sample;
       for (std::int64_t i = 0; i < values; ++i) {
-        if (dataset.class_id_labels()) {
+        if (ids) {
           const double id = double(t[i]);
           if (id >= 0 && id < double(classes)) ++counts[static_cast<std::size_t>(id)];
         } else if (t[i] > T(0.5)) {
