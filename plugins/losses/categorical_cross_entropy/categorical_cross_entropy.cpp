@@ -8,8 +8,10 @@
 #include <cmath>
 
 #include "class_weights.hpp"
+#include "dtnn/class_targets.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "log_likelihood.hpp"
 #include "probability_floor.hpp"
 
 namespace {
@@ -35,7 +37,7 @@ class CategoricalCrossEntropy final : public Loss {
         for (std::int64_t j = 0, i = r * m; j < m; ++j, ++i)
           if (tp[i] != T(0))
             sum -= weights_.at(j) * double(tp[i]) * std::log(double(std::max(pp[i], eps)));
-      const double n = normalizer(t, m);
+      const double n = normalizer(p, t);
       return n > 0 ? sum / n : 0.0;
     });
   }
@@ -47,7 +49,7 @@ class CategoricalCrossEntropy final : public Loss {
       const T eps = floor_.get<T>();
       const std::int64_t m = p.dim(1);
       weights_.check(m);
-      const double n = normalizer(t, m);
+      const double n = normalizer(p, t);
       const T inv_n = n > 0 ? T(1.0 / n) : T(0);
       T* d = dy.data<T>();
       for (std::int64_t r = 0; r < p.dim(0); ++r)
@@ -62,7 +64,7 @@ class CategoricalCrossEntropy final : public Loss {
       const T *pp = p.data<T>(), *tp = t.data<T>();
       const std::int64_t m = p.dim(1);
       weights_.check(m);
-      const double n = normalizer(t, m);
+      const double n = normalizer(p, t);
       const T inv_n = n > 0 ? T(1.0 / n) : T(0);
       T* d = dlogits.data<T>();
       if (weights_.empty()) {
@@ -81,16 +83,12 @@ class CategoricalCrossEntropy final : public Loss {
   }
 
  private:
-  // N: the rows unweighted; the targets' total weight weighted.
-  double normalizer(const Tensor& t, std::int64_t m) const {
-    if (weights_.empty()) return double(t.dim(0));
+  // N: the rows unweighted; the targets' total weight weighted (log_likelihood.hpp's).
+  double normalizer(const Tensor& p, const Tensor& t) const {
     return dispatch_dtype(t.dtype(), [&](auto z) {
       using V = decltype(z);
-      const V* tp = t.data<V>();
-      double total = 0;
-      for (std::int64_t r = 0; r < t.dim(0); ++r)
-        for (std::int64_t j = 0; j < m; ++j) total += weights_.at(j) * double(tp[r * m + j]);
-      return total;
+      return losses::log_likelihood_normalizer(
+          t.data<V>(), ClassTargets(p, t, "categorical_cross_entropy"), weights_);
     });
   }
 
