@@ -38,33 +38,20 @@ def _numpy(value):
 
 
 def _torch_layers(source):
-    """[(name, kind, {attribute: array})] in the network's order, from a module, a state_dict
-    or a file that torch.save wrote (either)."""
+    """[(name, kind, {attribute: array})] in the network's order, from a module (its state_dict,
+    which lists its modules' arrays in the order it registers them, once every module with weights
+    is one dtnn takes), a state_dict or a file that torch.save wrote (either)."""
     if isinstance(source, (str, os.PathLike)):
         import torch
         source = torch.load(os.fspath(source), map_location="cpu")
     if hasattr(source, "named_modules"):
-        layers = []
         for name, m in source.named_modules():
             kind = type(m).__name__
-            if kind == "Conv2d":
-                arrays = {"weights": m.weight}
-                if m.bias is not None:
-                    arrays["biases"] = m.bias
-                layers.append((name, "conv", arrays))
-            elif kind == "BatchNorm2d":
-                layers.append((name, "batchnorm", {"gamma": m.weight, "beta": m.bias,
-                                                   "running_mean": m.running_mean,
-                                                   "running_var": m.running_var}))
-            elif kind == "Linear":
-                arrays = {"weights": m.weight}
-                if m.bias is not None:
-                    arrays["biases"] = m.bias
-                layers.append((name, "linear", arrays))
-            elif any(True for _ in m.parameters(recurse=False)):
+            if kind not in ("Conv2d", "BatchNorm2d", "Linear") and any(
+                    True for _ in m.parameters(recurse=False)):
                 raise ValueError(f"PyTorch module '{name}' ({kind}) has weights that dtnn cannot "
                                  "take: expected Conv2d, BatchNorm2d and Linear only")
-        return [(n, k, {a: _numpy(v) for a, v in arrays.items()}) for n, k, arrays in layers]
+        source = source.state_dict()
     return _state_dict_layers(source)
 
 
