@@ -199,12 +199,11 @@ const Flag kFlags[] = {
     {"loss-eps", "loss.eps", 'f',
      "the smallest probability a loss takes the log of (categorical_cross_entropy, "
      "binary_cross_entropy; dtnn's default 0: 1e-7 in float32, 1e-15 in float64)"},
-    {"use-loss-weights", "loss.weights", '-',
+    {"use-loss-weights", "", '-',
      "turns on --loss-weights; alone, the weights come from the training split's class "
-     "frequencies (PyDTNN 3.x's dataset weights)",
-     "frequency"},
+     "frequencies (PyDTNN 3.x's dataset weights)"},
     {"loss-weights", "loss.weights", 'v',
-     "class weights of the loss, comma-separated, one per class", nullptr, nullptr,
+     "class weights of the loss, comma-separated, one per class", "frequency", nullptr,
      "use-loss-weights"},
     {"metrics", "metrics", 'l', "metric plugins, comma-separated"},
     {"schedulers", "schedulers", 'l',
@@ -495,11 +494,13 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
       gated += (gated.empty() ? "--" : ", --") + std::string(f.flag);
       for (const auto& g : given) given_one = given_one || find_flag(g.first) == &f;
     }
-    // A gate given on alone sets its own key to its `on` value where it has one (PyDTNN's
+    // A gate given on alone: a flag it turns on that has an `on` value takes it (PyDTNN's
     // --use-loss-weights: the dataset's weights); else the value it turns on is missing.
-    const Flag* g = find_flag(gate);
-    if (on && !given_one && g->on) {
-      out.sets.push_back(std::string(g->key) + "=" + json(g->on).dump());
+    const Flag* alone = nullptr;
+    for (const Flag& f : kFlags)
+      if (f.gate && gate == f.gate && f.on) alone = &f;
+    if (on && !given_one && alone) {
+      out.sets.push_back(std::string(alone->key) + "=" + json(alone->on).dump());
       continue;
     }
     if (on && !given_one) fail("--" + gate + ": give the value it turns on (" + gated + ")");
@@ -605,7 +606,7 @@ nlohmann::json flag_run_base(const std::string& model) {
 std::string flags_markdown() {
   std::string out = "| flag | key | meaning |\n| --- | --- | --- |\n";
   for (const Flag& f : kFlags) {
-    const bool keyless = (f.kind == '-' && !f.on) || f.kind == '~';
+    const bool keyless = f.kind == '-' || f.kind == '~';
     std::string key = f.kind == 'r' ? "refused" : keyless ? "none" : std::string("`") + f.key + "`";
     std::string meaning = f.help;
     if (f.kind == 'g')
@@ -613,8 +614,9 @@ std::string flags_markdown() {
                  (f.on && f.off ? ", " : "") +
                  (f.off ? "false: `" + json(f.off).dump() + "`" : "") + ")";
     if (f.kind == 'n') meaning += " (sets the key to the opposite)";
-    if (f.kind == '-' && f.on) meaning += " (alone: `" + json(f.on).dump() + "`)";
     if (f.gate) meaning += std::string("; needs --") + f.gate;
+    if (f.gate && f.on)
+      meaning += " (--" + std::string(f.gate) + " alone: `" + json(f.on).dump() + "`)";
     out += std::string("| `--") + f.flag + "` | " + key + " | " + meaning + " |\n";
   }
   return out;

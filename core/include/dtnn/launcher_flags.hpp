@@ -29,8 +29,8 @@ struct Flag {
   // that sets the key to its opposite, 'g' true or false that sets the key to `on` or `off`
   // (nullptr: leaves it), 'l' comma-separated names (a list), 'v' comma-separated numbers (a
   // list), 'c' comma-separated C,H,W that sets [H, W, C]; 'r' refused; '-' true or false, no
-  // effect (a gate, or a choice dtnn does not have; a gate with `on` given alone, without any
-  // flag it turns on, sets its key to `on`); '~' any value, no effect.
+  // effect (a gate, or a choice dtnn does not have); '~' any value, no effect. A gated flag with
+  // `on` takes that value when its gate is given alone.
   char kind;
   const char* help;  // what it does; for 'r' and '-', why
   const char* on = nullptr;
