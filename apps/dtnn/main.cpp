@@ -305,7 +305,7 @@ int cmd_check_plugin(const std::vector<std::string>& args) {
 
 // The GPU this process would use, with driver and library versions, or why there is none.
 void print_gpus(const dtnn::Registry& registry) {
-  const dtnn::PluginRecord* gpu = registry.find("device", "cuda");
+  const dtnn::PluginRecord* gpu = registry.find("device", "cuda", dtnn::Device::cuda);
   if (!gpu) {
     std::printf("GPU: no device plugin 'cuda' (built without CUDA)\n");
     return;
@@ -314,7 +314,8 @@ void print_gpus(const dtnn::Registry& registry) {
     std::printf("GPU: %s: %s\n", dtnn::to_string(gpu->status), gpu->reason.c_str());
     return;
   }
-  auto runtime = registry.create_as<dtnn::DeviceRuntime>("device", "cuda", dtnn::Params());
+  auto runtime = registry.create_as<dtnn::DeviceRuntime>("device", "cuda", dtnn::Params(), {},
+                                                         dtnn::Device::cuda);
   runtime->open(0, dtnn::Params());
   std::printf("%s\n", runtime->describe().c_str());
 }

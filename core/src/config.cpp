@@ -10,6 +10,7 @@
 
 #include "dtnn/config_schema.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/executable_dir.hpp"
 #include "dtnn/file_io.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/tensor.hpp"
@@ -341,6 +342,8 @@ fs::path resolve_model_path(const std::string& name, const fs::path& config_file
       const std::string file = model + ".json";
       zoo.push_back(config_dir / "models" / file);
       zoo.push_back(fs::path(DTNN_SOURCE_DIR) / "configs" / "models" / file);
+      if (const fs::path exe = executable_dir(); !exe.empty())  // a moved install or bundle
+        zoo.push_back(exe.parent_path() / "share" / "dtnn" / "configs" / "models" / file);
       zoo.push_back(fs::path(DTNN_INSTALL_PREFIX) / "share" / "dtnn" / "configs" / "models" / file);
     }
   }

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "dtnn/config.hpp"
+#include "dtnn/executable_dir.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/version.hpp"
 
@@ -40,12 +41,6 @@ namespace {
 const std::set<std::string> kKinds = {
     "layer", "conv",   "optimizer", "scheduler",           "dataset", "communicator",
     "loss",  "metric", "device",    "device_communicator", "codec",   "energy"};
-
-fs::path executable_dir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
-}
 
 // "conv_direct.avx2.so" is level avx2 of the plugin file "conv_direct"; "conv_direct.so" the floor.
 std::pair<std::string, isa::Level> plugin_file_level(const fs::path& file) {
@@ -98,6 +93,12 @@ void check_type(const json& def, const json& got, const std::string& where) {
 }
 
 }  // namespace
+
+fs::path executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
 
 std::vector<fs::path> Registry::default_folders(const std::vector<std::string>& extra_folders) {
   std::vector<fs::path> out;

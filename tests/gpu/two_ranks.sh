@@ -22,7 +22,7 @@ run() {  # route, expected Gradients: line, --set options...
   shift 2
   echo "== $route"
   "$mpiexec" -np 2 "$dtnn" run "$config" --set device=cuda --set training.epochs=1 \
-    --set dataset.train_limit=10000 --set output.progress=lines $data "$@" \
+    --set output.progress=lines $data "$@" \
     --history "$out/two_ranks_$route.json" >"$out/two_ranks_$route.log" 2>&1 ||
     { cat "$out/two_ranks_$route.log"; exit 1; }
   grep -E "^(Device|Gradients):" "$out/two_ranks_$route.log"
