@@ -1,8 +1,9 @@
 // cuda_dropout: inverted dropout on the GPU. Training: y = x keep / (1 - rate), keep ~
 // Bernoulli(1 - rate) per element from a counter-based hash of (seed, step, element); evaluation:
 // y = x. As the CPU layer, a new mask is drawn by the first training forward after a backward, so
-// forwards within a step see the same mask. The masks differ from the CPU layer's (another
-// generator); their statistics do not.
+// forwards within a step see the same mask, and the mask's step is the layer's state (host float64
+// [step, stepped], the CPU layer's, carried by checkpoints across devices). The masks differ from
+// the CPU layer's (another generator); their statistics do not.
 #include <cuda_runtime_api.h>
 
 #include "check.hpp"
@@ -54,7 +55,9 @@ class CudaDropout final : public Layer {
     dtype_ = ctx.dtype;
     seed_ = ctx.seed;
     keep_ = Context::get().allocate(static_cast<std::size_t>(shape_.numel() * ctx.max_batch));
+    state_ = Tensor::zeros(Shape{2}, DType::float64);
   }
+  std::vector<Tensor> state() override { return {state_}; }
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     Context& cx = Context::get();
     if (mode == Mode::eval || rate_ == 0.0) {
@@ -63,9 +66,10 @@ class CudaDropout final : public Layer {
             cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, cx.stream()));
       return;
     }
-    if (fresh_mask_) {  // a new step
-      ++step_;
-      fresh_mask_ = false;
+    double* st = state_.data<double>();  // [step, stepped]
+    if (st[1] != 0) {  // the previous mask has been used by a backward: a new step, a new mask
+      st[0] += 1;
+      st[1] = 0;
     }
     const auto n = std::size_t(x.numel());
     if (n == 0) return;
@@ -73,15 +77,21 @@ class CudaDropout final : public Layer {
       using T = decltype(z);
       forward_kernel<<<blocks(n), kThreads, 0, cx.stream()>>>(
           static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), mask(), n, rate_,
-          Rng::derive(seed_, step_), T(1.0 / (1.0 - rate_)));
+          Rng::derive(seed_, static_cast<std::uint64_t>(st[0])), T(1.0 / (1.0 - rate_)));
     });
     check_launch();
   }
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    fresh_mask_ = true;
+    state_.data<double>()[1] = 1;
     if (!dx) return;
     const auto n = std::size_t(dy.numel());
     if (n == 0) return;
+    if (rate_ == 0.0) {  // forward drew no mask
+      if (dx->raw() != dy.raw())
+        DTNN_CUDA(cudaMemcpyAsync(dx->raw(), dy.raw(), dy.bytes(), cudaMemcpyDeviceToDevice,
+                                  Context::get().stream()));
+      return;
+    }
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       backward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
@@ -96,8 +106,8 @@ class CudaDropout final : public Layer {
   double rate_;
   Shape shape_;
   DType dtype_ = DType::float32;
-  std::uint64_t seed_ = 0, step_ = 0;
-  bool fresh_mask_ = true;
+  std::uint64_t seed_ = 0;
+  Tensor state_;                     // host float64 [step, stepped]
   std::shared_ptr<std::byte> keep_;  // one byte per element of the largest batch
 };
 
