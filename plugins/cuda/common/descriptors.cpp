@@ -48,6 +48,10 @@ ConvDesc::ConvDesc(std::int64_t pad_h, std::int64_t pad_w, std::int64_t stride_h
 
 ConvDesc::~ConvDesc() { cudnnDestroyConvolutionDescriptor(d_); }
 
+void ConvDesc::set_math(cudnnMathType_t math) const {
+  DTNN_CUDNN(cudnnSetConvolutionMathType(d_, math));
+}
+
 ActivationDesc::ActivationDesc(cudnnActivationMode_t mode) {
   DTNN_CUDNN(cudnnCreateActivationDescriptor(&d_));
   DTNN_CUDNN(cudnnSetActivationDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));

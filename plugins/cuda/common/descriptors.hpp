@@ -45,6 +45,9 @@ class ConvDesc {
   ConvDesc(const ConvDesc&) = delete;
   ConvDesc& operator=(const ConvDesc&) = delete;
   operator cudnnConvolutionDescriptor_t() const { return d_; }
+  // The math the next call runs with: cuDNN's search times each algorithm under several math
+  // types, and a pass must run with the one its chosen result was timed with.
+  void set_math(cudnnMathType_t math) const;
 
  private:
   cudnnConvolutionDescriptor_t d_ = nullptr;

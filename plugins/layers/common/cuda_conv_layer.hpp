@@ -4,9 +4,12 @@
 //   y = conv(x, w) + b (then relu when "activation" is "relu");  db += sum dy;
 //   dw += conv_filter_grad(x, dy);  dx = conv_data_grad(dy, w)
 // Algorithms: with gpu.cudnn_auto_conv_alg (PyDTNN's --enable_cudnn_auto_conv_alg) cuDNN's
-// search times the candidates once at build and the fastest within the workspace limit is kept;
-// otherwise fixed defaults (implicit precomputed GEMM forward, algorithm 1 for both gradients).
-// The workspace is the context's shared one, reserved at build. TF32 only with gpu.tf32.
+// search times the candidates once at build and the fastest within the workspace limit is kept,
+// each pass then running with the math type its result was timed with; otherwise fixed defaults
+// (implicit precomputed GEMM forward, algorithm 1 for both gradients). The workspace is the
+// context's shared one, reserved at build. TF32 only with gpu.tf32: without it a float32 pass
+// takes only results of FMA math (cuDNN's default math lets TF32 tensor cores in on Ampere and
+// later, and a search that timed such a result picks an algorithm FMA math then runs slowly).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -55,9 +58,10 @@ class ConvLayer final : public Layer {
   }
   std::string report() const override {
     return "cuda_" + type() + " " + g_.str() + ": forward algorithm " +
-           std::to_string(forward_algo_) + ", backward-data " + std::to_string(data_algo_) +
-           ", backward-filter " + std::to_string(filter_algo_) + ", workspace " +
-           std::to_string(workspace_ >> 10) + " KiB";
+           choice(forward_algo_, forward_math_) + ", backward-data " +
+           choice(data_algo_, data_math_) + ", backward-filter " +
+           choice(filter_algo_, filter_math_) + ", workspace " + std::to_string(workspace_ >> 10) +
+           " KiB";
   }
   std::size_t workspace_bytes() const override { return workspace_; }
 
@@ -95,6 +99,9 @@ class ConvLayer final : public Layer {
     filter_ = std::make_unique<FilterDesc>(g_.k, g_.c / groups, g_.kh, g_.kw, g_.dtype);
     conv_ = std::make_unique<ConvDesc>(g_.pad_h, g_.pad_w, g_.stride_h, g_.stride_w, g_.dilation_h,
                                        g_.dilation_w, g_.dtype, cx.options().tf32, groups);
+    forward_math_ = data_math_ = filter_math_ = cx.options().tf32 && g_.dtype == DType::float32
+                                                    ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                                                    : CUDNN_FMA_MATH;
     set_batch(ctx.max_batch);
     choose_algorithms(cx);
     cx.reserve_workspace(workspace_);
@@ -117,6 +124,7 @@ class ConvLayer final : public Layer {
     Context& cx = Context::get();
     set_batch(x.dim(0));
     const Scalars s(g_.dtype);
+    conv_->set_math(forward_math_);
     DTNN_CUDNN(cudnnConvolutionForward(cx.cudnn(), s.one(), x_desc_, x.raw(), *filter_, w_.raw(),
                                        *conv_, forward_algo_, cx.workspace(), cx.workspace_bytes(),
                                        s.zero(), y_desc_, y.raw()));
@@ -141,13 +149,16 @@ class ConvLayer final : public Layer {
     if (use_bias_)
       DTNN_CUDNN(cudnnConvolutionBackwardBias(cx.cudnn(), s.one(), y_desc_, g, s.one(), bias_desc_,
                                               db_.raw()));
+    conv_->set_math(filter_math_);
     DTNN_CUDNN(cudnnConvolutionBackwardFilter(cx.cudnn(), s.one(), x_desc_, x.raw(), y_desc_, g,
                                               *conv_, filter_algo_, cx.workspace(),
                                               cx.workspace_bytes(), s.one(), *filter_, dw_.raw()));
-    if (dx)
+    if (dx) {
+      conv_->set_math(data_math_);
       DTNN_CUDNN(cudnnConvolutionBackwardData(cx.cudnn(), s.one(), *filter_, w_.raw(), y_desc_, g,
                                               *conv_, data_algo_, cx.workspace(),
                                               cx.workspace_bytes(), s.zero(), x_desc_, dx->raw()));
+    }
   }
 
  private:
@@ -158,12 +169,23 @@ class ConvLayer final : public Layer {
     y_desc_.set(n, g_.k, g_.ho(), g_.wo(), g_.dtype);
   }
 
-  // Whether a search result may be used: it ran, fits the workspace limit, and uses tensor cores
-  // only when TF32 is allowed.
+  // "1 (fma)": an algorithm and the math it runs with.
+  static std::string choice(int algo, cudnnMathType_t math) {
+    const char* name = math == CUDNN_FMA_MATH                          ? "fma"
+                       : math == CUDNN_DEFAULT_MATH                    ? "default math"
+                       : math == CUDNN_TENSOR_OP_MATH                  ? "tensor ops"
+                       : math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? "tensor ops, tf32"
+                                                                       : "?";
+    return std::to_string(algo) + " (" + name + ")";
+  }
+
+  // Whether a search result may be used: it ran, fits the workspace limit, and, for float32
+  // without TF32, was timed with FMA math (the others may have used TF32 tensor cores).
   template <class Perf>
-  static bool usable(const Perf& p, const Options& o) {
+  bool usable(const Perf& p, const Options& o) const {
+    const bool strict_float32 = g_.dtype == DType::float32 && !o.tf32;
     return p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspace_limit &&
-           (o.tf32 || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
+           (!strict_float32 || p.mathType == CUDNN_FMA_MATH);
   }
 
   void choose_algorithms(Context& cx) {
@@ -177,14 +199,14 @@ class ConvLayer final : public Layer {
       int got = 0;
       DTNN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, x_desc_, *filter_, *conv_, y_desc_,
                                                       int(f.size()), &got, f.data()));
-      pick(f.data(), got, o, forward_algo_, fwd_ws, "forward");
+      pick(f.data(), got, o, forward_algo_, forward_math_, fwd_ws, "forward");
       DTNN_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, x_desc_, y_desc_, *conv_, *filter_,
                                                              int(w.size()), &got, w.data()));
-      pick(w.data(), got, o, filter_algo_, filter_ws, "backward-filter");
+      pick(w.data(), got, o, filter_algo_, filter_math_, filter_ws, "backward-filter");
       if (needs_dx_) {
         DTNN_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, *filter_, y_desc_, *conv_, x_desc_,
                                                              int(d.size()), &got, d.data()));
-        pick(d.data(), got, o, data_algo_, data_ws, "backward-data");
+        pick(d.data(), got, o, data_algo_, data_math_, data_ws, "backward-data");
       }
     } else {
       DTNN_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, x_desc_, *filter_, *conv_, y_desc_,
@@ -199,11 +221,12 @@ class ConvLayer final : public Layer {
   }
 
   template <class Perf, class Algo>
-  void pick(const Perf* results, int count, const Options& o, Algo& algo, std::size_t& memory,
-            const char* pass) {
+  void pick(const Perf* results, int count, const Options& o, Algo& algo, cudnnMathType_t& math,
+            std::size_t& memory, const char* pass) {
     for (int i = 0; i < count; ++i)  // sorted fastest first
       if (usable(results[i], o)) {
         algo = results[i].algo;
+        math = results[i].mathType;
         memory = results[i].memory;
         return;
       }
@@ -223,6 +246,10 @@ class ConvLayer final : public Layer {
   cudnnConvolutionFwdAlgo_t forward_algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
   cudnnConvolutionBwdDataAlgo_t data_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
   cudnnConvolutionBwdFilterAlgo_t filter_algo_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+  // Each pass's math: the descriptor's own (FMA, or TF32 conversions with gpu.tf32) until the
+  // search picks.
+  cudnnMathType_t forward_math_ = CUDNN_FMA_MATH, data_math_ = CUDNN_FMA_MATH,
+                  filter_math_ = CUDNN_FMA_MATH;
   std::size_t workspace_ = 0;
 };
 
