@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dtnn needs to build, test and run its default experiments
-# (Fashion-MNIST, and the English text of `fortunes` for the language model), and TenSEAL from PyPI
-# (the ckks codec's homomorphic encryption).
+# (Fashion-MNIST, and the English text of `fortunes` for the language model), TenSEAL from PyPI
+# (the ckks codec's homomorphic encryption), TensorBoard and ONNX Runtime from PyPI (in
+# /opt/dtnn-pytools).
 # Idempotent: packages already present are skipped, and apt is not touched when nothing is missing.
 #   scripts/install-deps.sh           build + test + Fashion-MNIST
 #   scripts/install-deps.sh --torch   also Debian's PyTorch (python3-torch 1.13, python3-torchvision):
@@ -19,7 +20,7 @@ packages=(
   libblis-openmp-dev
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
   python3-numpy python3-matplotlib python3-yaml libjpeg62-turbo-dev libpng-dev
-  python3-dev pybind11-dev python3-pytest python3-pip
+  python3-dev pybind11-dev python3-pytest python3-pip python3-venv python3-onnx
   libssl-dev openssl libmosquitto-dev mosquitto
   dataset-fashion-mnist fortunes
 )
@@ -60,6 +61,18 @@ if ! /usr/bin/python3 -c "import tenseal" 2>/dev/null; then
   echo "install-deps: installing $tenseal from PyPI (pip, into /usr/local)"
   $sudo /usr/bin/python3 -m pip install -q --break-system-packages --no-deps --root-user-action=ignore \
     "$tenseal" || { echo "install-deps: pip could not install $tenseal" >&2; exit 1; }
+fi
+
+# TensorBoard and ONNX Runtime from PyPI (in no Debian package): the readers the tests check
+# `dtnn run --tensorboard` (tests/tensorboard.py) and dtnn.onnx's exports (tests/python/test_onnx.py)
+# with, and what a user looks at runs with (/opt/dtnn-pytools/bin/tensorboard --logdir DIR): a
+# virtual environment of their own, as their protobuf and numpy are newer than Debian's.
+if ! /opt/dtnn-pytools/bin/python3 -c "import tensorboard, onnxruntime" 2>/dev/null; then
+  echo "install-deps: installing TensorBoard and ONNX Runtime from PyPI into /opt/dtnn-pytools"
+  $sudo /usr/bin/python3 -m venv /opt/dtnn-pytools
+  $sudo /opt/dtnn-pytools/bin/pip install -q --no-cache-dir tensorboard onnxruntime ||
+    { echo "install-deps: pip could not install tensorboard, onnxruntime into /opt/dtnn-pytools" >&2
+      exit 1; }
 fi
 
 # The current PyTorch from PyPI, beside Debian's 1.13, for the benchmarks (bench/compare_torch.py and

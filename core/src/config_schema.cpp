@@ -395,6 +395,15 @@ const Key kKeys[] = {
      {},
      "write a checkpoint here after every epoch (rank 0; atomically: temporary file, fsync, "
      "rename); also `--checkpoint-dir`"},
+    {"output.tensorboard",
+     R"("")",
+     {},
+     "TensorBoard event files in this folder as the run goes (rank 0; `tensorboard --logdir` its "
+     "parent): per step `train/batch_loss` and `train/learning_rate`; per epoch `epoch/loss`, "
+     "each metric, `epoch/val_*`, `epoch/samples_per_second`, `epoch/learning_rate`, "
+     "`epoch/joules` (with energy), histograms `weights/<parameter>` (`weights/1.conv2d.weights`) "
+     "and `gradients/<parameter>` (rank 0's, of the epoch's last step); the model graph; "
+     "`test/*` after training; also `--tensorboard`"},
     {"output.checkpoint_keep",
      R"(3)",
      {at_least_one, "an integer >= 1"},

@@ -66,6 +66,7 @@ const Flag kFlags[] = {
     {"store-weights-and-bias-filename", "output.weights_npz", 's',
      "after training, write the weights here as PyDTNN's .npz"},
     {"checkpoint-dir", "output.checkpoint_dir", 's', "write a checkpoint here after every epoch"},
+    {"tensorboard", "output.tensorboard", 's', "write TensorBoard event files in this folder"},
     {"learning-rate-scaling", "optimizer.learning_rate_scaling", 'b',
      "multiply the learning rate by the number of ranks (PyDTNN; without the flag, a run made "
      "of flags does so when --global-batch-size is not given, as 3.x)"},

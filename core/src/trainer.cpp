@@ -38,6 +38,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Copies each layer's gradients to the host as backward finishes them, then hands them on to the
+// sink, whose optimizer update zeroes them.
+class GradientCopier final : public GradientListener {
+ public:
+  GradientCopier(std::span<const Parameter> parameters, std::vector<Tensor>& copies,
+                 GradientListener& next)
+      : parameters_(parameters), copies_(copies), next_(next) {}
+  void gradients_ready(std::size_t first, std::size_t count) override {
+    for (std::size_t i = first; i < first + count; ++i) copies_[i].copy_from(parameters_[i].grad);
+    next_.gradients_ready(first, count);
+  }
+
+ private:
+  std::span<const Parameter> parameters_;
+  std::vector<Tensor>& copies_;
+  GradientListener& next_;
+};
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -241,8 +259,12 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
   sink.begin(weight, loss_finite);
   if (n == 0)
     sink.contribute_nothing();
-  else if (loss_finite || sync_gradients)  // several ranks: the sums say it to every rank
+  else if ((loss_finite || sync_gradients) && keep_gradients_) {  // for TensorBoard
+    GradientCopier copier(model_.parameters(), kept_gradients_, sink);
+    model_.backward(loss_, y, &copier);
+  } else if (loss_finite || sync_gradients) {  // several ranks: the sums say it to every rank
     model_.backward(loss_, y, &sink);
+  }
   step_nonfinite_ = !sink.finish() || !loss_finite;
   if (step_nonfinite_ && options_.on_nonfinite == NonFinitePolicy::stop && n > 0)
     nonfinite_where_ = locate_nonfinite(model_, loss_, x, y);
@@ -450,6 +472,13 @@ void Trainer::start_run(Run& run) {
     comm_.broadcast(&writes, 1, DType::float64, 0, "checkpoint folder");
     run.rank0_checkpoints = writes != 0;
   }
+  if (!options_.tensorboard_dir.empty() && comm_.rank() == 0) {
+    tensorboard_ = std::make_unique<TensorBoardWriter>(options_.tensorboard_dir);
+    tensorboard_->graph(model_);
+    kept_gradients_.clear();
+    for (const Parameter& p : model_.parameters())
+      kept_gradients_.push_back(Tensor::zeros(p.grad.shape(), p.grad.dtype(), p.grad.layout()));
+  }
   install_stop_handlers();
   restore_scheduler_states();
   notify(&Scheduler::on_train_begin, run.state);
@@ -530,6 +559,7 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   const std::int64_t steps = steps_per_epoch(*run.order);
   RankCounts& counts = *run.counts;
   run.state.batch = s;
+  keep_gradients_ = tensorboard_ && s + 1 == steps;  // the epoch's histograms
   notify(&Scheduler::on_batch_begin, run.state);
   for (int r = 0; r < ranks; ++r)
     counts.step[static_cast<std::size_t>(r)] =
@@ -587,6 +617,10 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
     run.samples += n;
   }
   run.position = {epoch, s + 1, run.global_step};
+  if (tensorboard_) {
+    tensorboard_->scalar("train/batch_loss", loss, run.global_step);
+    tensorboard_->scalar("train/learning_rate", optimizer_.learning_rate(), run.global_step);
+  }
   run.state.logs["batch_loss"] = loss;  // this rank's, for callbacks (dtnn.Experiment.fit)
   notify(&Scheduler::on_batch_end, run.state);
   if (status[0] > 0) {  // stopped by a signal: at this batch boundary, on every rank
@@ -645,6 +679,7 @@ void Trainer::end_epoch(Run& run, std::int64_t epoch, Progress& progress, Histor
   progress.epoch_line(epoch, options_.epochs, rec.samples, rec.seconds, metrics);
   run.position = {epoch + 1, 0, run.global_step};
   notify(&Scheduler::on_epoch_end, state);
+  if (tensorboard_) tensorboard_epoch(rec);
   history.epochs.push_back(std::move(rec));
   if (run.rank0_checkpoints) gather_residuals(run);
   if (run.checkpoints) run.checkpoints->save(model_, optimizer_, checkpoint_info(run));
@@ -703,7 +738,36 @@ void Trainer::finish_run(Run& run, Progress& progress, History& history) {
     history.test = evaluate(Split::test, 0, test_end_);
     progress.print("Test after training: " +
                    format_metrics("", history.test->loss, history.test->metrics) + "\n");
+    if (tensorboard_) {
+      const std::int64_t epochs = static_cast<std::int64_t>(history.epochs.size());
+      tensorboard_->scalar("test/loss", history.test->loss, epochs);
+      for (const auto& [name, value] : history.test->metrics)
+        tensorboard_->scalar("test/" + name, value, epochs);
+    }
   }
+  if (tensorboard_) tensorboard_->flush();
+}
+
+// The epoch's scalars (step: the epoch, from 1) and its histograms, then what is buffered to
+// the file, so that TensorBoard shows the run as it goes.
+void Trainer::tensorboard_epoch(const EpochRecord& rec) {
+  TensorBoardWriter& tb = *tensorboard_;
+  tb.scalar("epoch/loss", rec.loss, rec.epoch);
+  for (const auto& [name, value] : rec.metrics) tb.scalar("epoch/" + name, value, rec.epoch);
+  if (rec.validation) {
+    tb.scalar("epoch/val_loss", rec.validation->loss, rec.epoch);
+    for (const auto& [name, value] : rec.validation->metrics)
+      tb.scalar("epoch/val_" + name, value, rec.epoch);
+  }
+  tb.scalar("epoch/samples_per_second", rec.samples_per_second, rec.epoch);
+  tb.scalar("epoch/learning_rate", optimizer_.learning_rate(), rec.epoch);
+  if (rec.energy) tb.scalar("epoch/joules", rec.energy->joules, rec.epoch);
+  const std::span<const Parameter> parameters = model_.parameters();
+  for (std::size_t p = 0; p < parameters.size(); ++p) {
+    tb.histogram("weights/" + parameters[p].name, parameters[p].value, rec.epoch);
+    tb.histogram("gradients/" + parameters[p].name, kept_gradients_[p], rec.epoch);
+  }
+  tb.flush();
 }
 
 }  // namespace dtnn

@@ -28,6 +28,7 @@
 #include "dtnn/progress.hpp"
 #include "dtnn/step_energy.hpp"
 #include "dtnn/tensor.hpp"
+#include "dtnn/tensorboard.hpp"
 
 namespace dtnn {
 
@@ -78,6 +79,11 @@ struct TrainerOptions {
   // Joules of the training steps per epoch (output.energy not "none"), read from the installed
   // meter (dtnn/energy_meter.hpp) over every node of the run (dtnn/step_energy.hpp).
   bool measure_energy = false;
+  // TensorBoard event files in this folder (rank 0; dtnn/tensorboard.hpp): per step the batch
+  // loss and learning rate, per epoch the loss, metrics, validation, throughput, energy and the
+  // histograms of weights and of gradients (rank 0's, of the epoch's last step) under the
+  // parameters' names, the graph at the start and the test after training. "" for none.
+  std::string tensorboard_dir;
   std::vector<SchedulerState> resumed_schedulers;  // their state in the resumed checkpoint
   // The resumed checkpoint's exchange residuals, one per rank (CheckpointInfo).
   std::vector<std::vector<float>> resumed_residuals;
@@ -249,6 +255,12 @@ class DTNN_CORE_EXPORT Trainer {
   std::string nonfinite_where_;
   std::vector<double> metric_totals_;  // concatenated totals of every metric
   std::vector<std::size_t> metric_offsets_;
+  // TensorBoard (options_.tensorboard_dir, rank 0): the writer, and the host copies of the
+  // gradients of a step train_step was asked to keep them of.
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
+  std::vector<Tensor> kept_gradients_;
+  bool keep_gradients_ = false;
+  void tensorboard_epoch(const EpochRecord& record);
 };
 
 }  // namespace dtnn
