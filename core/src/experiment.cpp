@@ -36,6 +36,7 @@
 #include "dtnn/runtime.hpp"
 #include "dtnn/scheduler.hpp"
 #include "dtnn/simulated_network.hpp"
+#include "dtnn/tensorboard.hpp"
 #include "dtnn/trace_files.hpp"
 
 namespace dtnn {
@@ -290,6 +291,7 @@ TrainerOptions trainer_options(const json& j) {
   to.sync.exchange.error_feedback = par["codec_error_feedback"].get<bool>();
   to.sync.exchange.pipeline = par["pipeline"].get<bool>();
   to.checkpoint_dir = out["checkpoint_dir"].get<std::string>();
+  to.tensorboard_dir = out["tensorboard"].get<std::string>();
   to.checkpoint_keep = static_cast<int>(out["checkpoint_keep"].get<std::int64_t>());
   to.checkpoint_overwrite = out["checkpoint_overwrite"].get<bool>();
   to.optimizer_name = j["optimizer"]["name"].get<std::string>();
@@ -513,6 +515,7 @@ void Experiment::build_model(const Registry& registry, ModelOptions mo) {
                                  {"$vocab", dataset_->vocabulary_size()},
                                  {"$source_length", dataset_->source_length()}});
   model_ = std::make_unique<Model>(spec, mo, dataset_->sample_shape(mo.layout), registry);
+  model_spec_ = spec;
   const std::string dataset = "dataset '" + j["dataset"]["name"].get<std::string>() + "'";
   if (dataset_->class_id_labels()) {  // one class id per position: {positions..., classes} out
     Shape expected = dataset_->label_shape();
@@ -700,6 +703,8 @@ void Experiment::check_outputs() const {
     check_output_file(weights, "output.weights_npz");
   if (const std::string trace = trace_file_of(out); !trace.empty())
     for (const std::string& f : trace::trace_files(trace)) check_output_file(f, "output.trace");
+  if (const std::string board = out["tensorboard"].get<std::string>(); !board.empty())
+    TensorBoardWriter::make_folder(board);
 }
 
 History Experiment::run() {

@@ -352,6 +352,22 @@ class PyExperiment {
 
   py::object history() const { return history_.is_none() ? py::object(py::none()) : history_; }
   py::object config() const { return to_python(experiment_->config().json); }
+
+  // {"name", "layout", "input_shape" (per sample, in the layout), "layers": [{"type", ...}]}.
+  py::object model_spec() const {
+    const Model& model = experiment_->model();
+    nlohmann::json layers = nlohmann::json::array();
+    for (const LayerSpec& l : experiment_->model_spec().layers) {
+      nlohmann::json entry = l.params.json();
+      entry["type"] = l.type;
+      layers.push_back(std::move(entry));
+    }
+    const Shape& input = model.input_shape();
+    return to_python({{"name", experiment_->model_spec().name},
+                      {"layout", to_string(model.options().layout)},
+                      {"input_shape", std::vector<std::int64_t>(input.begin(), input.end())},
+                      {"layers", std::move(layers)}});
+  }
   std::int64_t parameter_count() const { return experiment_->model().parameter_count(); }
   double learning_rate() const { return experiment_->optimizer().learning_rate(); }
 
@@ -438,6 +454,10 @@ void bind_experiment(py::module_& m) {
       .def_property_readonly("parameter_count", &PyExperiment::parameter_count)
       .def_property_readonly("learning_rate", &PyExperiment::learning_rate)
       .def_property_readonly("history", &PyExperiment::history, "the last fit's history (dict)")
+      .def_property_readonly("model_spec", &PyExperiment::model_spec,
+                             "the model's architecture as its file gives it (sizes substituted): "
+                             "name, layout, input_shape per sample, layers (each a dict: type "
+                             "and the parameters the file sets)")
       .def_property_readonly("config", &PyExperiment::config,
                              "the experiment as it runs: every key, with its default")
       .def("save_weights", &PyExperiment::save_weights, py::arg("file"),

@@ -37,6 +37,9 @@ class DTNN_CORE_EXPORT Experiment {
   ~Experiment();
 
   Model& model() { return *model_; }
+  // The model file's layers as the model was built from them ("$classes" and the other sizes
+  // substituted; before fusions): what an exporter reads the architecture from.
+  const ModelSpec& model_spec() const { return model_spec_; }
   Trainer& trainer() { return *trainer_; }
   // The experiment as it runs: every key, and the plugins it left unnamed filled in.
   const ExperimentConfig& config() const { return config_; }
@@ -71,6 +74,7 @@ class DTNN_CORE_EXPORT Experiment {
   ExperimentConfig config_;
   std::shared_ptr<Dataset> dataset_;
   std::unique_ptr<Model> model_;
+  ModelSpec model_spec_;
   std::shared_ptr<Optimizer> optimizer_;
   std::shared_ptr<Loss> loss_;
   std::vector<std::shared_ptr<Metric>> metrics_;

@@ -1,0 +1,330 @@
+"""A dtnn model to ONNX (PyDTNN 3.x has no exporter; its users asked for models out of it).
+
+    import dtnn, dtnn.onnx
+    exp = dtnn.Experiment("configs/fashion_mnist_simplecnn.json")
+    exp.fit()
+    dtnn.onnx.export(exp, "simplecnn.onnx")      # then onnxruntime, or any ONNX consumer
+
+    python3 -m dtnn.onnx EXP.json OUT.onnx [--weights W.npz|CHECKPOINT]
+
+The graph is the model in evaluation: batchnorm with its running statistics, dropout gone. Its
+input "input" is (batch, C, H, W) for an image model (NCHW, whatever layout dtnn trains in: the
+weights are PyDTNN's, which are NCHW's, and an fc after a flatten reads (c, h, w) order) or
+(batch, features); its output "output" is the model's. float32 throughout, ONNX opset 13.
+The zoo's CNNs export: conv2d (groups, dilation, fused relu), pointwise and depthwise
+convolutions, fc, batchnorm, the activations (relu, relu6, leaky_relu, sigmoid, log_sigmoid,
+tanh, gelu),
+max and average pooling (PyTorch's count_include_pad, as dtnn), adaptive average pooling to a size
+that divides the input, flatten, dropout, identity, softmax, log_softmax, and the add and concat
+blocks (ResNet, DenseNet, GoogLeNet, Inception). A layer of another kind (the transformers'
+sequence layers) is an error naming it and its place. Needs the onnx package (Debian's
+python3-onnx); the arrays come from dtnn (exp.save_weights).
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+__all__ = ["export"]
+
+OPSET = 13
+
+
+def _pair(value):
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def _expand(entries):
+    """A layer list with its repeats ({"repeat": n, "layers": [...]}) written out."""
+    out = []
+    for e in entries:
+        if "repeat" in e and "layers" in e:
+            for _ in range(e["repeat"]):
+                out.extend(_expand(e["layers"]))
+        else:
+            out.append(e)
+    return out
+
+
+class _Weights:
+    """The model's arrays in PyDTNN's order and layouts: groups by layer id ("3_Conv2D_weights"),
+    taken in turn by the layers that have parameters, as the model numbers them."""
+
+    def __init__(self, exp):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "w.npz")
+            exp.save_weights(path)
+            with np.load(path) as z:
+                arrays = {k: np.asarray(z[k]) for k in z.files}
+        groups = {}
+        for key, value in arrays.items():
+            ident, cls, attribute = key.split("_", 2)
+            groups.setdefault(int(ident), (cls, {}))[1][attribute] = value
+        self._groups = [groups[k] for k in sorted(groups)]
+        self._next = 0
+
+    def take(self, classes, where):
+        if self._next >= len(self._groups):
+            raise ValueError(f"{where}: the model has no more arrays (expected {classes[0]})")
+        cls, arrays = self._groups[self._next]
+        if cls not in classes:
+            raise ValueError(f"{where}: the next arrays are a {cls}'s, expected a {classes[0]}'s")
+        self._next += 1
+        return {k: v.astype(np.float32) for k, v in arrays.items()}
+
+    def done(self):
+        if self._next != len(self._groups):
+            raise ValueError(f"{len(self._groups) - self._next} groups of arrays were not used")
+
+
+class _Builder:
+    def __init__(self, helper, numpy_helper, weights, defaults):
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.weights, self.defaults = weights, defaults
+        self.nodes, self.initializers, self._count = [], [], 0
+
+    def _name(self, prefix):
+        self._count += 1
+        return f"{prefix}_{self._count}"
+
+    def const(self, prefix, array):
+        name = self._name(prefix)
+        self.initializers.append(self.numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def node(self, op, inputs, prefix, **attributes):
+        out = self._name(prefix)
+        self.nodes.append(self.helper.make_node(op, inputs, [out], name=out, **attributes))
+        return out
+
+    def chain(self, entries, x, shape, where):
+        """Nodes for a layer list; returns the output's name and per-sample shape (NCHW)."""
+        for i, entry in enumerate(_expand(entries)):
+            x, shape = self.layer(entry, x, shape, f"{where}[{i}]")
+        return x, shape
+
+    def layer(self, entry, x, shape, where):
+        kind = entry["type"]
+        p = dict(self.defaults.get(kind, {}))
+        p.update({k: v for k, v in entry.items() if k != "type"})
+        where = f"{where} ({kind})"
+        handler = getattr(self, "_" + kind, None)
+        if handler is None:
+            raise ValueError(f"{where}: no ONNX export for layer type '{kind}'")
+        return handler(p, x, shape, where)
+
+    # Convolutions and fc.
+    def _conv(self, x, shape, weights, bias, kernel, stride, padding, dilation, groups, prefix):
+        c, h, w = shape
+        inputs = [x, self.const(prefix + "_w", weights)]
+        if bias is not None:
+            inputs.append(self.const(prefix + "_b", bias))
+        y = self.node("Conv", inputs, prefix, kernel_shape=list(kernel), strides=list(stride),
+                      pads=[padding[0], padding[1], padding[0], padding[1]],
+                      dilations=list(dilation), group=groups)
+        ho = (h + 2 * padding[0] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+        wo = (w + 2 * padding[1] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+        return y, (weights.shape[0], ho, wo)
+
+    def _conv2d(self, p, x, shape, where):
+        if p.get("batchnorm"):
+            raise ValueError(f"{where}: a conv2d with a batchnorm folded in is not exported")
+        a = self.weights.take(("Conv2D",), where)
+        y, shape = self._conv(x, shape, a["weights"], a.get("biases") if p["use_bias"] else None,
+                              _pair(p["kernel"]), _pair(p["stride"]), _pair(p["padding"]),
+                              _pair(p["dilation"]), p["groups"], "conv")
+        if p.get("activation") == "relu":
+            y = self.node("Relu", [y], "relu")
+        return y, shape
+
+    def _pointwise_conv2d(self, p, x, shape, where):
+        a = self.weights.take(("Conv2D",), where)
+        return self._conv(x, shape, a["weights"], a.get("biases") if p.get("use_bias", True) else None,
+                          (1, 1), (1, 1), (0, 0), (1, 1), 1, "conv")
+
+    def _depthwise_conv2d(self, p, x, shape, where):
+        a = self.weights.take(("DepthwiseConv2D",), where)
+        w = a["weights"]
+        w = w.reshape(w.shape[0], 1, w.shape[-2], w.shape[-1])
+        return self._conv(x, shape, w, a.get("biases") if p["use_bias"] else None,
+                          _pair(p["kernel"]), _pair(p["stride"]), _pair(p["padding"]),
+                          _pair(p["dilation"]), shape[0], "dwconv")
+
+    def _fc(self, p, x, shape, where):
+        if not p.get("flatten", True) and len(shape) > 1:
+            raise ValueError(f"{where}: an fc over the last axis only (flatten false) is not "
+                             "exported")
+        a = self.weights.take(("FC",), where)
+        if len(shape) > 1:
+            x = self.node("Flatten", [x], "flatten", axis=1)
+        inputs = [x, self.const("fc_w", a["weights"])]
+        if p["use_bias"]:
+            inputs.append(self.const("fc_b", a["biases"]))
+            y = self.node("Gemm", inputs, "fc")
+        else:
+            y = self.node("MatMul", inputs, "fc")
+        return y, (a["weights"].shape[1],)
+
+    def _batchnorm(self, p, x, shape, where):
+        a = self.weights.take(("BatchNormalization",), where)
+        inputs = [x] + [self.const("bn_" + k, a[k])
+                        for k in ("gamma", "beta", "running_mean", "running_var")]
+        y = self.node("BatchNormalization", inputs, "bn", epsilon=float(p["epsilon"]))
+        if p.get("activation") == "relu":
+            y = self.node("Relu", [y], "relu")
+        return y, shape
+
+    # Element-wise and shape layers.
+    def _relu(self, p, x, shape, where):
+        return self.node("Relu", [x], "relu"), shape
+
+    def _relu6(self, p, x, shape, where):
+        lo, hi = self.const("zero", np.float32(0)), self.const("six", np.float32(6))
+        return self.node("Clip", [x, lo, hi], "relu6"), shape
+
+    def _leaky_relu(self, p, x, shape, where):
+        return self.node("LeakyRelu", [x], "leaky_relu", alpha=float(p["negative_slope"])), shape
+
+    def _sigmoid(self, p, x, shape, where):
+        return self.node("Sigmoid", [x], "sigmoid"), shape
+
+    def _log_sigmoid(self, p, x, shape, where):  # -softplus(-x): no log(0) for large -x
+        softplus = self.node("Softplus", [self.node("Neg", [x], "neg")], "softplus")
+        return self.node("Neg", [softplus], "log_sigmoid"), shape
+
+    def _tanh(self, p, x, shape, where):
+        return self.node("Tanh", [x], "tanh"), shape
+
+    def _gelu(self, p, x, shape, where):
+        half, one = self.const("half", np.float32(0.5)), self.const("one", np.float32(1))
+        if p.get("approximate", "none") == "tanh":  # x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2
+            cube = self.node("Mul", [x, self.node("Mul", [x, x], "sq")], "cube")
+            inner = self.node("Add", [x, self.node("Mul", [cube, self.const("c", np.float32(0.044715))],
+                                                   "cx")], "inner")
+            u = self.node("Mul", [inner, self.const("k", np.float32(np.sqrt(2 / np.pi)))], "u")
+            phi2 = self.node("Add", [self.node("Tanh", [u], "tanh"), one], "phi2")
+        else:  # x (1 + erf(x / sqrt 2)) / 2
+            scaled = self.node("Mul", [x, self.const("r", np.float32(1 / np.sqrt(2)))], "xs")
+            phi2 = self.node("Add", [self.node("Erf", [scaled], "erf"), one], "phi2")
+        return self.node("Mul", [self.node("Mul", [x, phi2], "xphi"), half], "gelu"), shape
+
+    def _dropout(self, p, x, shape, where):
+        return x, shape
+
+    _identity = _dropout
+
+    def _flatten(self, p, x, shape, where):
+        return self.node("Flatten", [x], "flatten", axis=1), (int(np.prod(shape)),)
+
+    def _softmax(self, p, x, shape, where):
+        if len(shape) != 1:
+            raise ValueError(f"{where}: a softmax over more than one axis is not exported")
+        return self.node("Softmax", [x], "softmax", axis=1), shape
+
+    def _log_softmax(self, p, x, shape, where):
+        if len(shape) != 1:
+            raise ValueError(f"{where}: a log_softmax over more than one axis is not exported")
+        return self.node("LogSoftmax", [x], "log_softmax", axis=1), shape
+
+    # Pooling.
+    def _pool(self, op, p, x, shape, **extra):
+        c, h, w = shape
+        pool, stride, padding = _pair(p["pool"]), _pair(p["stride"]), _pair(p["padding"])
+        pool = tuple(k if k > 0 else n for k, n in zip(pool, (h, w)))  # 0: the whole dimension
+        stride = tuple(s if s > 0 else k for s, k in zip(stride, pool))  # 0: the window
+        y = self.node(op, [x], op.lower(), kernel_shape=list(pool), strides=list(stride),
+                      pads=[padding[0], padding[1], padding[0], padding[1]], **extra)
+        return y, (c, (h + 2 * padding[0] - pool[0]) // stride[0] + 1,
+                   (w + 2 * padding[1] - pool[1]) // stride[1] + 1)
+
+    def _maxpool2d(self, p, x, shape, where):
+        return self._pool("MaxPool", p, x, shape)
+
+    def _avgpool2d(self, p, x, shape, where):
+        return self._pool("AveragePool", p, x, shape, count_include_pad=1)
+
+    def _adaptive_avgpool2d(self, p, x, shape, where):
+        c, h, w = shape
+        oh, ow = p["output_height"], p["output_width"]
+        if (oh, ow) == (1, 1):
+            return self.node("GlobalAveragePool", [x], "gap"), (c, 1, 1)
+        if h % oh or w % ow:
+            raise ValueError(f"{where}: adaptive pooling of {h}x{w} to {oh}x{ow} is exported only "
+                             "where the size divides")
+        return self.node("AveragePool", [x], "avgpool", kernel_shape=[h // oh, w // ow],
+                         strides=[h // oh, w // ow]), (c, oh, ow)
+
+    # Blocks: each path from the block's input (an empty path is the input itself).
+    def _paths(self, p, x, shape, where):
+        outs = [self.chain(path, x, shape, f"{where}.paths[{i}]") if path else (x, shape)
+                for i, path in enumerate(p["paths"])]
+        return [o for o, _ in outs], [s for _, s in outs]
+
+    def _add(self, p, x, shape, where):
+        outs, shapes = self._paths(p, x, shape, where)
+        y = outs[0]
+        for o in outs[1:]:
+            y = self.node("Add", [y, o], "add")
+        return y, shapes[0]
+
+    def _concat(self, p, x, shape, where):
+        outs, shapes = self._paths(p, x, shape, where)
+        channels = sum(s[0] for s in shapes)
+        return self.node("Concat", outs, "concat", axis=1), (channels,) + tuple(shapes[0][1:])
+
+
+def export(exp, path):
+    """Writes exp's model, with its current weights, to path as an ONNX model (checked by
+    onnx.checker). Returns path."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from . import plugins
+
+    spec = exp.model_spec
+    defaults = {p["name"]: p["parameters"] for p in plugins()
+                if p["kind"] == "layer" and p["device"] == "cpu"}
+    shape = tuple(spec["input_shape"])
+    if len(shape) == 3:  # per sample in the model's layout; the graph takes NCHW
+        shape = shape if spec["layout"] == "NCHW" else (shape[2], shape[0], shape[1])
+    elif len(shape) != 1:
+        raise ValueError(f"model '{spec['name']}': inputs of shape {shape} are not exported "
+                         "(images and feature vectors are)")
+    weights = _Weights(exp)
+    b = _Builder(helper, numpy_helper, weights, defaults)
+    y, out_shape = b.chain(spec["layers"], "input", shape, f"model '{spec['name']}': layers")
+    weights.done()
+    b.nodes.append(helper.make_node("Identity", [y], ["output"], name="output"))
+    graph = helper.make_graph(
+        b.nodes, spec["name"],
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", *shape])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", *out_shape])],
+        b.initializers)
+    model = helper.make_model(graph, producer_name="dtnn",
+                              opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = min(model.ir_version, 8)  # readable by onnxruntime releases of the last years
+    onnx.checker.check_model(model)
+    onnx.save(model, os.fspath(path))
+    return path
+
+
+def _main(argv):
+    import argparse
+
+    from . import Experiment
+    a = argparse.ArgumentParser(prog="python3 -m dtnn.onnx", description=__doc__.split("\n")[0])
+    a.add_argument("experiment", help="an experiment file (its model and dataset's shape)")
+    a.add_argument("out", help="the .onnx file to write")
+    a.add_argument("--weights", help="PyDTNN .npz or dtnn checkpoint to load first")
+    args = a.parse_args(argv)
+    exp = Experiment(args.experiment)
+    if args.weights:
+        exp.load_weights(args.weights)
+    export(exp, args.out)
+    print(f"{args.out}: {exp.model_spec['name']}, {exp.parameter_count} parameters")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
