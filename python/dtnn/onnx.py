@@ -1,9 +1,10 @@
-"""A dtnn model to ONNX (PyDTNN 3.x has no exporter; its users asked for models out of it).
+"""dtnn models to ONNX, and ONNX models' weights into dtnn (PyDTNN 3.x's onnx2pydtnn).
 
     import dtnn, dtnn.onnx
     exp = dtnn.Experiment("configs/fashion_mnist_simplecnn.json")
     exp.fit()
     dtnn.onnx.export(exp, "simplecnn.onnx")      # then onnxruntime, or any ONNX consumer
+    dtnn.onnx.load_into(other_exp, "net.onnx")   # torch.onnx's torchvision networks, or ours
 
     python3 -m dtnn.onnx EXP.json OUT.onnx [--weights W.npz|CHECKPOINT]
 
@@ -26,7 +27,7 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["export"]
+__all__ = ["export", "load_into"]
 
 OPSET = 13
 
@@ -307,6 +308,98 @@ def export(exp, path):
     onnx.checker.check_model(model)
     onnx.save(model, os.fspath(path))
     return path
+
+
+def _batchnorm_epsilons(entries, defaults):
+    """Each batchnorm's epsilon, in the order the model numbers its layers (a block's paths in
+    order)."""
+    out = []
+    for e in _expand(entries):
+        if e["type"] == "batchnorm":
+            out.append(float(e.get("epsilon", defaults.get("batchnorm", {}).get("epsilon", 1e-5))))
+        for path in e.get("paths", []):
+            out.extend(_batchnorm_epsilons(path, defaults))
+    return out
+
+
+def _onnx_layers(model):
+    """[(node name, kind, {attribute: array})] of an ONNX graph's layers with weights in graph
+    order, in PyTorch's kinds and layouts (dtnn.pytorch pairs them with the model's): Conv (its
+    weights, and bias), BatchNormalization, and Gemm or MatMul on a weight matrix (as (units,
+    inputs))."""
+    from onnx import numpy_helper
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    out = []
+    for n in model.graph.node:
+        attrs = {a.name: a for a in n.attribute}
+        name = n.name or n.output[0]
+        if n.op_type == "Conv":
+            arrays = {"weights": init[n.input[1]]}
+            if len(n.input) > 2 and n.input[2]:
+                arrays["biases"] = init[n.input[2]]
+            out.append((name, "conv", arrays))
+        elif n.op_type == "BatchNormalization":
+            gamma, beta, mean, var = (init[i] for i in n.input[1:5])
+            out.append((name, "batchnorm", {"gamma": gamma, "beta": beta, "running_mean": mean,
+                                            "running_var": var}))
+        elif n.op_type in ("Gemm", "MatMul") and n.input[1] in init:
+            w = init[n.input[1]]
+            trans_b = n.op_type == "Gemm" and attrs.get("transB") is not None and attrs["transB"].i
+            arrays = {"weights": w if trans_b else w.T}
+            if n.op_type == "Gemm" and len(n.input) > 2 and n.input[2]:
+                arrays["biases"] = init[n.input[2]]
+            out.append((name, "linear", arrays))
+    return out
+
+
+def _unfold_batchnorms(theirs, ours, epsilons):
+    """An exporter folds a batchnorm into the convolution before it (PyTorch's, in evaluation):
+    where dtnn's model has a convolution without bias and then a batchnorm, and the file a
+    convolution with a bias and no batchnorm after it, the bias becomes a batchnorm that passes
+    values through and adds it (gamma sqrt(1 + eps), mean 0, variance 1, beta the bias)."""
+    out, j, k, bn = [], 0, 0, 0  # bn: how many of dtnn's batchnorms are behind
+    while j < len(theirs) and k < len(ours):
+        _, cls, shapes = ours[k]
+        name, kind, arrays = theirs[j]
+        folded = (cls in ("Conv2D", "DepthwiseConv2D") and kind == "conv"
+                  and "biases" not in shapes and "biases" in arrays
+                  and k + 1 < len(ours) and ours[k + 1][1] == "BatchNormalization"
+                  and not (j + 1 < len(theirs) and theirs[j + 1][1] == "batchnorm"))
+        if folded:
+            bias, eps = arrays["biases"], epsilons[bn] if bn < len(epsilons) else 1e-5
+            out.append((name, "conv", {"weights": arrays["weights"]}))
+            out.append((name + " (its folded batchnorm)", "batchnorm",
+                        {"gamma": np.full_like(bias, np.sqrt(1 + eps)), "beta": bias,
+                         "running_mean": np.zeros_like(bias), "running_var": np.ones_like(bias)}))
+            j, k, bn = j + 1, k + 2, bn + 1
+            continue
+        bn += cls == "BatchNormalization"
+        out.append(theirs[j])
+        j, k = j + 1, k + 1
+    return out + theirs[j:]
+
+
+def load_into(exp, source):
+    """Loads the weights of an ONNX model (a file, or an onnx.ModelProto) of the same architecture
+    as exp's model (torchvision's ResNet, VGG, MobileNetV2, DenseNet exported by torch.onnx, the
+    zoo's torchvision-shaped models, or dtnn.onnx's own exports): all of them or, on a mismatch,
+    none (a ValueError naming the node and the layer). A batchnorm the exporter folded into its
+    convolution is taken back apart."""
+    import onnx
+
+    from . import plugins
+    from .pytorch import _load_matched, _matched_arrays, _dtnn_layers
+    model = source if isinstance(source, onnx.ModelProto) else onnx.load(os.fspath(source))
+    defaults = {p["name"]: p["parameters"] for p in plugins()
+                if p["kind"] == "layer" and p["device"] == "cpu"}
+    epsilons = _batchnorm_epsilons(exp.model_spec["layers"], defaults)
+
+    def arrays_for(template):
+        ours = _dtnn_layers(template)
+        theirs = _unfold_batchnorms(_onnx_layers(model), ours, epsilons)
+        return _matched_arrays(theirs, ours, source="ONNX")
+
+    _load_matched(exp, arrays_for)
 
 
 def _main(argv):

@@ -98,16 +98,16 @@ def _dtnn_layers(template):
     return [(i, cls, shapes) for i, (cls, shapes) in sorted(layers.items())]
 
 
-def pydtnn_arrays(source, template):
-    """{PyDTNN key: array} for the model whose PyDTNN weight file `template` is (its keys and
-    shapes), from the PyTorch `source` (a module, a state_dict or a torch.save file)."""
-    theirs, ours = _torch_layers(source), _dtnn_layers(template)
+def _matched_arrays(theirs, ours, source="PyTorch"):
+    """{PyDTNN key: array}: the source's layers with weights [(name, kind, {attribute: array})],
+    PyTorch's kinds and layouts, paired in order with the model's PyDTNN layers (_dtnn_layers).
+    A ValueError names the first pair that differs."""
     if len(theirs) != len(ours):
-        raise ValueError(f"PyTorch's network has {len(theirs)} layers with weights, dtnn's model "
+        raise ValueError(f"{source}'s network has {len(theirs)} layers with weights, dtnn's model "
                          f"{len(ours)}: not the same architecture")
     arrays = {}
     for (name, kind, values), (i, cls, shapes) in zip(theirs, ours):
-        where = f"PyTorch's '{name}' ({kind}) and dtnn's layer {i} ({cls})"
+        where = f"{source}'s '{name}' ({kind}) and dtnn's layer {i} ({cls})"
         if cls not in _MATCHES[kind]:
             raise ValueError(f"{where}: not the same kind of layer")
         values = dict(values)
@@ -127,19 +127,31 @@ def pydtnn_arrays(source, template):
     return arrays
 
 
-def load_into(experiment, source):
-    """Loads the PyTorch `source`'s weights (a module, a state_dict, or a file torch.save wrote)
-    into the dtnn `experiment`'s model: all of them or, on any mismatch, none (a ValueError
-    naming the layers)."""
-    with tempfile.TemporaryDirectory(prefix="dtnn-from-pytorch-") as folder:
+def pydtnn_arrays(source, template):
+    """{PyDTNN key: array} for the model whose PyDTNN weight file `template` is (its keys and
+    shapes), from the PyTorch `source` (a module, a state_dict or a torch.save file)."""
+    return _matched_arrays(_torch_layers(source), _dtnn_layers(template))
+
+
+def _load_matched(experiment, arrays_for):
+    """Loads arrays_for(template)'s {PyDTNN key: array} into the experiment, `template` being its
+    model's PyDTNN weight file: all of them, or on an error none."""
+    with tempfile.TemporaryDirectory(prefix="dtnn-weights-") as folder:
         template = os.path.join(folder, "template.npz")
         experiment.save_weights(template)
-        arrays = pydtnn_arrays(source, template)
+        arrays = arrays_for(template)
         with np.load(template) as t:
             arrays = {k: v.astype(t[k].dtype) for k, v in arrays.items()}
         weights = os.path.join(folder, "weights.npz")
         np.savez(weights, **arrays)
         experiment.load_weights(weights)
+
+
+def load_into(experiment, source):
+    """Loads the PyTorch `source`'s weights (a module, a state_dict, or a file torch.save wrote)
+    into the dtnn `experiment`'s model: all of them or, on any mismatch, none (a ValueError
+    naming the layers)."""
+    _load_matched(experiment, lambda template: pydtnn_arrays(source, template))
 
 
 def _main(argv=None):

@@ -88,3 +88,74 @@ def test_a_layer_without_an_export_is_named(tmp_path):
                                          r"export for layer type 'layer_norm'"):
         dtnn.onnx.export(exp, tmp_path / "t.onnx")
     assert not (tmp_path / "t.onnx").exists()
+
+
+def test_an_export_loads_back_into_a_fresh_model(tmp_path):
+    trained = experiment("resnet20_cifar10", (32, 32, 3), 10, "NHWC")
+    trained.fit()
+    path = dtnn.onnx.export(trained, tmp_path / "resnet20.onnx")
+    fresh = experiment("resnet20_cifar10", (32, 32, 3), 10, "NCHW")  # another layout, same file
+    dtnn.onnx.load_into(fresh, path)
+    images = np.random.default_rng(7).standard_normal((4, 32, 32, 3)).astype(np.float32)
+    assert np.abs(fresh.predict(images.transpose(0, 3, 1, 2).copy()) -
+                  trained.predict(images)).max() < 1e-6
+
+
+def torch_or_skip():
+    torch = pytest.importorskip("torch")
+    torchvision = pytest.importorskip("torchvision")
+    return torch, torchvision
+
+
+def torchvision_onnx(torch, net, size, path):
+    """torchvision's network in evaluation, exported by torch.onnx (which folds each batchnorm
+    into the convolution before it), with batchnorm statistics that are not 0 and 1."""
+    g = torch.Generator().manual_seed(3)
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=g) * 0.2 - 0.1)
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) * 0.5 + 0.75)
+            m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) * 0.5 + 0.75)
+            m.bias.data.copy_(torch.rand(m.bias.shape, generator=g) * 0.2 - 0.1)
+    net.eval()
+    torch.onnx.export(net, torch.zeros(1, 3, size, size), str(path), input_names=["x"],
+                      output_names=["y"], opset_version=13)
+    return net
+
+
+@pytest.mark.parametrize("dtnn_model, torchvision_model, size, layout", [
+    ("resnet18_imagenet", "resnet18", 224, "NCHW"),
+    ("mobilenetv2", "mobilenet_v2", 64, "NHWC"),
+])
+def test_torchvision_exported_by_torch_onnx_gives_torchvision_logits(tmp_path, dtnn_model,
+                                                                     torchvision_model, size,
+                                                                     layout):
+    torch, torchvision = torch_or_skip()
+    torch.manual_seed(1)
+    classes = 1000 if dtnn_model.endswith("_imagenet") else 10
+    net = torchvision_onnx(torch, getattr(torchvision.models, torchvision_model)(
+        num_classes=classes), size, tmp_path / "net.onnx")
+    exp = dtnn.Experiment({"model": dtnn_model,
+                           "dataset": {"name": "synthetic", "input_shape": [size, size, 3],
+                                       "classes": classes, "train_samples": 2, "test_samples": 2},
+                           "training": {"batch_size": 2, "tensor_format": layout},
+                           "output": {"progress": "none"}})
+    dtnn.onnx.load_into(exp, tmp_path / "net.onnx")
+    images = np.random.default_rng(3).standard_normal((2, 3, size, size)).astype(np.float32)
+    with torch.no_grad():
+        expected = torch.log_softmax(net(torch.from_numpy(images)), dim=1).numpy()
+    got = exp.predict(images if layout == "NCHW" else images.transpose(0, 2, 3, 1).copy())
+    # The logits up to the softmax's shift: log-probabilities agree within 1e-4.
+    assert np.abs(np.log(got) - expected).max() < 1e-4
+
+
+def test_an_onnx_model_of_another_architecture_is_refused_and_nothing_loads(tmp_path):
+    torch, torchvision = torch_or_skip()
+    torchvision_onnx(torch, torchvision.models.resnet18(num_classes=10), 32, tmp_path / "r.onnx")
+    exp = experiment("mobilenetv2", (32, 32, 3), 10, "NHWC")
+    before = {k: v.copy() for k, v in exp.parameters().items()}
+    with pytest.raises(ValueError, match=r"ONNX's network has [0-9]+ layers with weights|"
+                                         r"ONNX's '.*' \(.*\) and dtnn's layer [0-9]+"):
+        dtnn.onnx.load_into(exp, tmp_path / "r.onnx")
+    for k, v in exp.parameters().items():
+        assert np.array_equal(v, before[k]), k
