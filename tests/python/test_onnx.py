@@ -110,14 +110,8 @@ def torch_or_skip():
 def torchvision_onnx(torch, net, size, path):
     """torchvision's network in evaluation, exported by torch.onnx (which folds each batchnorm
     into the convolution before it), with batchnorm statistics that are not 0 and 1."""
-    g = torch.Generator().manual_seed(3)
-    for m in net.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=g) * 0.2 - 0.1)
-            m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) * 0.5 + 0.75)
-            m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) * 0.5 + 0.75)
-            m.bias.data.copy_(torch.rand(m.bias.shape, generator=g) * 0.2 - 0.1)
-    net.eval()
+    from torch_nets import randomised
+    randomised(net, 3).eval()
     torch.onnx.export(net, torch.zeros(1, 3, size, size), str(path), input_names=["x"],
                       output_names=["y"], opset_version=13)
     return net

@@ -12,6 +12,7 @@ import dtnn
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 import dtnn.pytorch  # noqa: E402
+from torch_nets import randomised  # noqa: E402
 
 
 def experiment(model, size, classes, layout="NHWC"):
@@ -28,18 +29,6 @@ def torch_probabilities(net, images_nchw):
     net.eval()
     with torch.no_grad():
         return torch.softmax(net(torch.from_numpy(images_nchw)), dim=1).numpy()
-
-
-def randomised(net, seed):
-    """Batchnorm statistics that are not 0 and 1, so that loading them is tested too."""
-    g = torch.Generator().manual_seed(seed)
-    for m in net.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=g) * 0.2 - 0.1)
-            m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) * 0.5 + 0.75)
-            m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) * 0.5 + 0.75)
-            m.bias.data.copy_(torch.rand(m.bias.shape, generator=g) * 0.2 - 0.1)
-    return net
 
 
 @pytest.mark.parametrize("dtnn_model, torchvision_model, size, layout", [
