@@ -202,3 +202,23 @@ TEST_CASE("every GPU twin declares its CPU plugin's parameters, with the same de
   }
   if (twins == 0) MESSAGE("no CUDA plugins in this build: nothing to compare");
 }
+
+TEST_CASE("every GPU layer twin declares the cases the GPU tests check it on") {
+  // dtnn_gpu_tests takes each CUDA layer's "twin_checks" (DTNN_CUDA_LAYER): a twin with none
+  // would never be compared with its CPU layer.
+  for (const PluginRecord& twin : test::plugins().records()) {
+    if (twin.device != Device::cuda || twin.kind != "layer") continue;
+    CAPTURE(twin.name);
+    const nlohmann::json checks =
+        nlohmann::json::parse(twin.traits).value("twin_checks", nlohmann::json());
+    REQUIRE(checks.is_array());
+    CHECK(!checks.empty());
+    for (const nlohmann::json& c : checks) {
+      CHECK(c.contains("input_nchw"));
+      CHECK(c.value("params", nlohmann::json::object()).is_object());
+      // The CPU layer takes the case's parameters (a misspelt key would fail only on a GPU).
+      CHECK_NOTHROW(test::plugins().create(
+          "layer", twin.name, Params(c.value("params", nlohmann::json::object()), twin.name)));
+    }
+  }
+}

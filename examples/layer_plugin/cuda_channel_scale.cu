@@ -103,5 +103,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaChannelSc
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "channel_scale", "example out-of-tree layer on an NVIDIA GPU",
-                 example::kParameters, create)
+// The cases dtnn_gpu_tests compares this twin with the CPU layer on (NCHW per-sample inputs).
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"input_nchw": [3, 4, 5]},
+    {"params": {"gamma": 0.5, "beta": 0.25}, "input_nchw": [6]}]})";
+
+DTNN_CUDA_LAYER("channel_scale", "example out-of-tree layer on an NVIDIA GPU", example::kParameters,
+                kTwinChecks, create)

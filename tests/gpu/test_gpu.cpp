@@ -89,9 +89,38 @@ Twins build_twins(const std::string& type, const json& params, const Shape& inpu
   return t;
 }
 
+// One twin check a CUDA layer declares in its traits (DTNN_CUDA_LAYER's "twin_checks").
+struct Case {
+  std::string type;
+  json params;
+  Shape input;  // per sample, NCHW
+  double lo = -1, hi = 1;
+};
+
+// Every CUDA layer's twin checks, from the plugins' own traits: a new twin is checked here
+// without an edit to this file (tests/test_registry.cpp makes each twin declare some).
+std::vector<Case> layer_cases() {
+  std::vector<Case> cases;
+  for (const PluginRecord& r : plugins().records()) {
+    if (r.kind != "layer" || r.device != Device::cuda) continue;
+    for (const json& c : json::parse(r.traits).value("twin_checks", json::array())) {
+      const json dims = c.at("input_nchw");
+      Case k{r.name, c.value("params", json::object()), Shape::from(dims.begin(), dims.end())};
+      if (c.contains("input_range")) {
+        k.lo = c["input_range"].at(0).get<double>();
+        k.hi = c["input_range"].at(1).get<double>();
+      }
+      cases.push_back(std::move(k));
+    }
+  }
+  return cases;
+}
+
 // The conformance harness's twin check (dtnn/testing/device_twin.hpp): parameters at build
 // exactly equal, everything else within the dtype's tolerance.
-void compare_layer(const std::string& type, const json& params, const Shape& input, DType dtype) {
+void compare_layer(const Case& c, DType dtype) {
+  const std::string& type = c.type;
+  const json& params = c.params;
   CAPTURE(type);
   CAPTURE(params.dump());
   const std::string dtype_name = to_string(dtype);
@@ -99,73 +128,27 @@ void compare_layer(const std::string& type, const json& params, const Shape& inp
   // A layer that throws (a cuDNN status, say) fails its own case and the others still run: the
   // first GPU session learns about every layer from one run.
   try {
-    for (const testing::TwinCheck& c : testing::check_device_twin(
-             plugins(), Device::cuda, type, Params(params, type), input, dtype)) {
-      CAPTURE(c.what);
-      CHECK(c.error <=
-            (c.what.starts_with("parameters at build") ? 0.0 : testing::twin_tolerance(dtype)));
+    for (const testing::TwinCheck& t : testing::check_device_twin(
+             plugins(), Device::cuda, type, Params(params, type), c.input, dtype, 3, c.lo, c.hi)) {
+      CAPTURE(t.what);
+      CHECK(t.error <=
+            (t.what.starts_with("parameters at build") ? 0.0 : testing::twin_tolerance(dtype)));
     }
   } catch (const std::exception& e) {
     FAIL_CHECK("threw: " << std::string(e.what()));
   }
 }
 
-struct Case {
-  std::string type;
-  json params;
-  Shape input;
-};
-
-const std::vector<Case>& layer_cases() {
-  static const std::vector<Case> cases = {
-      {"conv2d", {{"filters", 4}, {"kernel", 3}}, Shape{3, 8, 8}},
-      {"conv2d", {{"filters", 5}, {"kernel", 3}, {"padding", 1}, {"stride", 2}}, Shape{2, 9, 7}},
-      {"conv2d", {{"filters", 6}, {"kernel", 1}, {"use_bias", false}}, Shape{4, 5, 5}},
-      {"conv2d", {{"filters", 3}, {"kernel", 3}, {"dilation", 2}, {"padding", 2}}, Shape{2, 7, 7}},
-      {"conv2d", {{"filters", 4}, {"kernel", 3}, {"activation", "relu"}}, Shape{3, 6, 6}},
-      {"depthwise_conv2d", {{"kernel", 3}, {"padding", 1}}, Shape{4, 6, 6}},
-      {"depthwise_conv2d", {{"kernel", 3}, {"stride", 2}, {"use_bias", false}}, Shape{3, 7, 7}},
-      {"fc", {{"units", 7}}, Shape{12}},
-      {"fc", {{"units", 5}, {"use_bias", false}}, Shape{2, 3, 3}},
-      {"relu", json::object(), Shape{3, 4, 4}},
-      {"sigmoid", json::object(), Shape{10}},
-      {"tanh", json::object(), Shape{2, 3, 3}},
-      {"leaky_relu", {{"negative_slope", 0.1}}, Shape{2, 5, 5}},
-      {"maxpool2d", {{"pool", 2}}, Shape{3, 6, 6}},
-      {"maxpool2d", {{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{2, 7, 7}},
-      {"avgpool2d", {{"pool", 2}}, Shape{3, 6, 6}},
-      {"avgpool2d", {{"pool", 3}, {"stride", 1}, {"padding", 1}}, Shape{2, 5, 5}},
-      {"softmax", json::object(), Shape{10}},
-      {"batchnorm", json::object(), Shape{4, 5, 5}},
-      {"batchnorm", {{"momentum", 0.5}}, Shape{6}},
-      {"dropout", {{"rate", 0.0}}, Shape{8}},
-      // A residual block (conv path beside the identity) and an inception-like concat.
-      {"add",
-       {{"paths",
-         json::array(
-             {json::array({{{"type", "conv2d"}, {"filters", 3}, {"kernel", 3}, {"padding", 1}},
-                           {{"type", "batchnorm"}}}),
-              json::array()})}},
-       Shape{3, 6, 6}},
-      {"concat",
-       {{"paths",
-         json::array(
-             {json::array({{{"type", "conv2d"}, {"filters", 4}, {"kernel", 1}}}), json::array(),
-              json::array(
-                  {{{"type", "maxpool2d"}, {"pool", 3}, {"stride", 1}, {"padding", 1}}})})}},
-       Shape{2, 5, 5}},
-  };
-  return cases;
-}
-
 }  // namespace
 
 TEST_CASE("every GPU layer matches its CPU twin, forward and gradients, in float64") {
-  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float64);
+  const std::vector<Case> cases = layer_cases();
+  REQUIRE(cases.size() >= 14);
+  for (const Case& c : cases) compare_layer(c, DType::float64);
 }
 
 TEST_CASE("every GPU layer matches its CPU twin in float32 (TF32 off)") {
-  for (const Case& c : layer_cases()) compare_layer(c.type, c.params, c.input, DType::float32);
+  for (const Case& c : layer_cases()) compare_layer(c, DType::float32);
 }
 
 TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
@@ -186,46 +169,64 @@ TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
   CHECK(zeros < 3300);
 }
 
-TEST_CASE("GPU losses match the CPU losses: value and gradients, weighted and floored too") {
+// Every loss with a CUDA twin, with each of these settings it declares the parameters of.
+std::vector<std::pair<std::string, json>> loss_cases() {
   const json settings[] = {
       json::object(), {{"weights", {0.5, 2.0, 1.0, 1.5, 3.0}}}, {{"eps", 1e-4}}};
-  for (const std::string name : {"categorical_cross_entropy", "binary_cross_entropy"})
-    for (const json& params : settings)
-      for (const DType dtype : {DType::float64, DType::float32}) {
-        CAPTURE(name);
-        CAPTURE(params.dump());
-        const std::string dtype_name = to_string(dtype);
-        CAPTURE(dtype_name);
-        const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
-        auto cpu = plugins().create_as<Loss>("loss", name, Params(params, name));
-        auto gpu = plugins().create_as<Loss>("loss", name, Params(params, name), {}, Device::cuda);
-        // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
-        const Shape shape{8, 5};
-        Tensor p = testing::random_tensor(shape, dtype, 6),
-               t = Tensor::zeros(shape, dtype, Layout::nchw);
-        dispatch_dtype(dtype, [&](auto z) {
-          using T = decltype(z);
-          T *pp = p.data<T>(), *tp = t.data<T>();
-          for (std::int64_t i = 0; i < p.numel(); ++i) pp[i] = T(0.5) + T(0.49) * pp[i];
-          pp[0] = T(0);
-          pp[1] = T(1);
-          for (std::int64_t r = 0; r < 8; ++r) tp[r * 5 + (r * 3) % 5] = T(1);
-        });
-        const Tensor pg = p.to(Device::cuda), tg = t.to(Device::cuda);
-        const double lc = cpu->forward(p, t), lg = gpu->forward(pg, tg);
-        CHECK(std::abs(lc - lg) <= tolerance * (1 + std::abs(lc)));
-        Tensor dc = Tensor::empty(shape, dtype, Layout::nchw);
-        Tensor dg = Tensor::empty(shape, dtype, Layout::nchw, Device::cuda);
-        cpu->backward(p, t, dc);
-        gpu->backward(pg, tg, dg);
+  std::vector<std::pair<std::string, json>> cases;
+  for (const PluginRecord& r : plugins().records()) {
+    if (r.kind != "loss" || r.device != Device::cuda) continue;
+    const json declared = json::parse(r.parameters);
+    for (const json& params : settings) {
+      bool takes = true;
+      for (const auto& [key, value] : params.items()) takes = takes && declared.contains(key);
+      if (takes) cases.emplace_back(r.name, params);
+    }
+  }
+  return cases;
+}
+
+TEST_CASE("GPU losses match the CPU losses: value and gradients, weighted and floored too") {
+  const std::vector<std::pair<std::string, json>> cases = loss_cases();
+  REQUIRE(cases.size() >= 7);  // cce and bce three ways each, mse
+  for (const auto& c : cases)
+    for (const DType dtype : {DType::float64, DType::float32}) {
+      const std::string& name = c.first;
+      const json& params = c.second;
+      CAPTURE(name);
+      CAPTURE(params.dump());
+      const std::string dtype_name = to_string(dtype);
+      CAPTURE(dtype_name);
+      const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
+      auto cpu = plugins().create_as<Loss>("loss", name, Params(params, name));
+      auto gpu = plugins().create_as<Loss>("loss", name, Params(params, name), {}, Device::cuda);
+      // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
+      const Shape shape{8, 5};
+      Tensor p = testing::random_tensor(shape, dtype, 6),
+             t = Tensor::zeros(shape, dtype, Layout::nchw);
+      dispatch_dtype(dtype, [&](auto z) {
+        using T = decltype(z);
+        T *pp = p.data<T>(), *tp = t.data<T>();
+        for (std::int64_t i = 0; i < p.numel(); ++i) pp[i] = T(0.5) + T(0.49) * pp[i];
+        pp[0] = T(0);
+        pp[1] = T(1);
+        for (std::int64_t r = 0; r < 8; ++r) tp[r * 5 + (r * 3) % 5] = T(1);
+      });
+      const Tensor pg = p.to(Device::cuda), tg = t.to(Device::cuda);
+      const double lc = cpu->forward(p, t), lg = gpu->forward(pg, tg);
+      CHECK(std::abs(lc - lg) <= tolerance * (1 + std::abs(lc)));
+      Tensor dc = Tensor::empty(shape, dtype, Layout::nchw);
+      Tensor dg = Tensor::empty(shape, dtype, Layout::nchw, Device::cuda);
+      cpu->backward(p, t, dc);
+      gpu->backward(pg, tg, dg);
+      CHECK(max_difference(dc, dg) <= tolerance);
+      if (cpu->has_softmax_gradient()) {
+        REQUIRE(gpu->has_softmax_gradient());
+        cpu->backward_through_softmax(p, t, dc);
+        gpu->backward_through_softmax(pg, tg, dg);
         CHECK(max_difference(dc, dg) <= tolerance);
-        if (cpu->has_softmax_gradient()) {
-          REQUIRE(gpu->has_softmax_gradient());
-          cpu->backward_through_softmax(p, t, dc);
-          gpu->backward_through_softmax(pg, tg, dg);
-          CHECK(max_difference(dc, dg) <= tolerance);
-        }
       }
+    }
 }
 
 TEST_CASE("every GPU metric adds up the totals its CPU twin adds up") {

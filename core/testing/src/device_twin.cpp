@@ -39,7 +39,8 @@ double max_relative_difference(const Tensor& a_any, const Tensor& b_any) {
 
 std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device,
                                          const std::string& type, const Params& params,
-                                         const Shape& input, DType dtype, std::int64_t batch) {
+                                         const Shape& input, DType dtype, std::int64_t batch,
+                                         double lo, double hi) {
   LayerBuildContext ctx;
   ctx.input_shape = input;
   ctx.dtype = dtype;
@@ -68,7 +69,12 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
   if (!(out_shape == dev->output_shape().with_batch(batch)))
     throw Error(name + " gives " + dev->output_shape().str() + ", " + type + " gives " +
                 cpu->output_shape().str());
-  const Tensor x = random_tensor(input.with_batch(batch), dtype, 1);
+  Tensor x = random_tensor(input.with_batch(batch), dtype, 1);
+  dispatch_dtype(dtype, [&](auto z) {  // [-1, 1) to [lo, hi)
+    using T = decltype(z);
+    T* p = x.data<T>();
+    for (std::int64_t i = 0; i < x.numel(); ++i) p[i] = T(lo + (hi - lo) * (double(p[i]) + 1) / 2);
+  });
   const Tensor xd = x.to(device);
   Tensor yc = Tensor::empty(out_shape, dtype, Layout::nchw);
   Tensor yd = Tensor::empty(out_shape, dtype, Layout::nchw, device);

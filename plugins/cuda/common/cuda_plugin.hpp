@@ -17,6 +17,16 @@
                      .parameters = ParametersJson, .probe = ::dtnn::cuda::probe,               \
                      .factory = Factory)
 
+// A CPU layer's twin on an NVIDIA GPU, with the cases the GPU tests check it on against the CPU
+// layer (dtnn_gpu_tests, tests/gpu/test_gpu.cpp, through dtnn/testing/device_twin.hpp):
+//   {"twin_checks": [{"params": {...}, "input_nchw": [C, H, W] or [features]}, ...], ...}
+// in float64 and float32; "input_range": [lo, hi] for the inputs' values (default [-1, 1]). Every
+// layer twin declares at least one (tests/test_registry.cpp checks it on any machine).
+#define DTNN_CUDA_LAYER(Name, Description, ParametersJson, TraitsJson, Factory)                   \
+  DTNN_EXPORT_PLUGIN(.kind = "layer", .name = Name, .device = "cuda", .description = Description, \
+                     .parameters = ParametersJson, .traits = TraitsJson,                          \
+                     .probe = ::dtnn::cuda::probe, .factory = Factory)
+
 namespace dtnn::cuda {
 
 // A per-sample shape as cuDNN's (C, H, W): an image in NCHW, or features as (C, 1, 1).

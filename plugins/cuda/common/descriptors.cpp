@@ -52,9 +52,9 @@ void ConvDesc::set_math(cudnnMathType_t math) const {
   DTNN_CUDNN(cudnnSetConvolutionMathType(d_, math));
 }
 
-ActivationDesc::ActivationDesc(cudnnActivationMode_t mode) {
+ActivationDesc::ActivationDesc(cudnnActivationMode_t mode, double coef) {
   DTNN_CUDNN(cudnnCreateActivationDescriptor(&d_));
-  DTNN_CUDNN(cudnnSetActivationDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  DTNN_CUDNN(cudnnSetActivationDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, coef));
 }
 
 ActivationDesc::~ActivationDesc() { cudnnDestroyActivationDescriptor(d_); }

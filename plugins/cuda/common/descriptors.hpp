@@ -55,7 +55,8 @@ class ConvDesc {
 
 class ActivationDesc {
  public:
-  explicit ActivationDesc(cudnnActivationMode_t mode);
+  // coef: the ceiling of CUDNN_ACTIVATION_CLIPPED_RELU (relu6's 6); unused by the others.
+  explicit ActivationDesc(cudnnActivationMode_t mode, double coef = 0.0);
   ~ActivationDesc();
   ActivationDesc(const ActivationDesc&) = delete;
   ActivationDesc& operator=(const ActivationDesc&) = delete;

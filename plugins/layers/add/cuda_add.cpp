@@ -25,5 +25,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaAdd(p); }
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "add", "add on the GPU: paths of CUDA layers, summed by cuDNN",
-                 dtnn::layer_parameters::kBlockParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"paths": [[{"type": "conv2d", "filters": 3, "kernel": 3, "padding": 1},
+                            {"type": "batchnorm"}], []]},
+     "input_nchw": [3, 6, 6]}]})";
+
+DTNN_CUDA_LAYER("add", "add on the GPU: paths of CUDA layers, summed by cuDNN",
+                dtnn::layer_parameters::kBlockParameters, kTwinChecks, create)

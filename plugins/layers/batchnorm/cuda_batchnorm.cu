@@ -140,6 +140,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaBatchnorm
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "batchnorm",
-                 "batch normalisation per channel on an NVIDIA GPU (cuDNN), running statistics",
-                 dtnn::layer_parameters::kBatchnormParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"input_nchw": [4, 5, 5]},
+    {"params": {"momentum": 0.5}, "input_nchw": [6]}]})";
+
+DTNN_CUDA_LAYER("batchnorm",
+                "batch normalisation per channel on an NVIDIA GPU (cuDNN), running statistics",
+                dtnn::layer_parameters::kBatchnormParameters, kTwinChecks, create)

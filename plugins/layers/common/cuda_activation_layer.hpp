@@ -1,5 +1,5 @@
-// A cuDNN activation as a layer (cuda_relu, cuda_sigmoid, cuda_tanh): y = f(x) elementwise,
-// dx = f'(x) dy from x and y.
+// A cuDNN activation as a layer (cuda_relu, cuda_relu6, cuda_sigmoid, cuda_tanh): y = f(x)
+// elementwise, dx = f'(x) dy from x and y.
 #pragma once
 #include <string>
 
@@ -11,8 +11,8 @@ namespace dtnn::cuda {
 
 class ActivationLayer final : public Layer {
  public:
-  ActivationLayer(std::string type, cudnnActivationMode_t mode)
-      : type_(std::move(type)), desc_(mode) {}
+  ActivationLayer(std::string type, cudnnActivationMode_t mode, double coef = 0.0)
+      : type_(std::move(type)), desc_(mode, coef) {}
   std::string type() const override { return type_; }
   Shape output_shape() const override { return shape_; }
   void build(const LayerBuildContext& ctx) override {

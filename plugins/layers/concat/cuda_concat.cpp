@@ -29,6 +29,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaConcat(p)
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "concat",
-                 "concat on the GPU (NCHW): paths of CUDA layers joined along channels",
-                 dtnn::layer_parameters::kBlockParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"paths": [[{"type": "conv2d", "filters": 4, "kernel": 1}], [],
+                            [{"type": "maxpool2d", "pool": 3, "stride": 1, "padding": 1}]]},
+     "input_nchw": [2, 5, 5]}]})";
+
+DTNN_CUDA_LAYER("concat", "concat on the GPU (NCHW): paths of CUDA layers joined along channels",
+                dtnn::layer_parameters::kBlockParameters, kTwinChecks, create)

@@ -10,6 +10,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new cuda::ConvLay
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "depthwise_conv2d",
-                 "depthwise 2-D convolution on an NVIDIA GPU (cuDNN, one group per channel)",
-                 dtnn::layer_parameters::kDepthwiseConv2dParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"kernel": 3, "padding": 1}, "input_nchw": [4, 6, 6]},
+    {"params": {"kernel": 3, "stride": 2, "use_bias": false}, "input_nchw": [3, 7, 7]}]})";
+
+DTNN_CUDA_LAYER("depthwise_conv2d",
+                "depthwise 2-D convolution on an NVIDIA GPU (cuDNN, one group per channel)",
+                dtnn::layer_parameters::kDepthwiseConv2dParameters, kTwinChecks, create)

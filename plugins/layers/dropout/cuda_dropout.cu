@@ -115,7 +115,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaDropout(p
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN(
-    "layer", "dropout",
-    "inverted dropout on an NVIDIA GPU: zeroes a fraction 'rate' of values in training",
-    dtnn::layer_parameters::kDropoutParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"rate": 0.0}, "input_nchw": [8]}]})";
+
+DTNN_CUDA_LAYER("dropout",
+                "inverted dropout on an NVIDIA GPU: zeroes a fraction 'rate' of values in training",
+                dtnn::layer_parameters::kDropoutParameters, kTwinChecks, create)

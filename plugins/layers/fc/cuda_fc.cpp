@@ -99,5 +99,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaFc(p); }
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "fc", "fully connected on an NVIDIA GPU (cuBLAS): y = x w + b",
-                 dtnn::layer_parameters::kFcParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"units": 7}, "input_nchw": [12]},
+    {"params": {"units": 5, "use_bias": false}, "input_nchw": [2, 3, 3]}]})";
+
+DTNN_CUDA_LAYER("fc", "fully connected on an NVIDIA GPU (cuBLAS): y = x w + b",
+                dtnn::layer_parameters::kFcParameters, kTwinChecks, create)

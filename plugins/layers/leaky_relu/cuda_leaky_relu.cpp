@@ -38,6 +38,9 @@ Plugin* create(const Params& p, const PluginContext&) { return new CudaLeakyRelu
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "leaky_relu",
-                 "leaky rectified linear unit on an NVIDIA GPU, y = x > 0 ? x : slope * x",
-                 dtnn::layer_parameters::kLeakyReluParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"negative_slope": 0.1}, "input_nchw": [2, 5, 5]}]})";
+
+DTNN_CUDA_LAYER("leaky_relu",
+                "leaky rectified linear unit on an NVIDIA GPU, y = x > 0 ? x : slope * x",
+                dtnn::layer_parameters::kLeakyReluParameters, kTwinChecks, create)

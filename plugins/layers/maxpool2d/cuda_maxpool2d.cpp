@@ -8,5 +8,9 @@ dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "maxpool2d", "2-D max pooling on an NVIDIA GPU (cuDNN)",
-                 dtnn::layer_parameters::kPool2dParameters, create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"pool": 2}, "input_nchw": [3, 6, 6]},
+    {"params": {"pool": 3, "stride": 2, "padding": 1}, "input_nchw": [2, 7, 7]}]})";
+
+DTNN_CUDA_LAYER("maxpool2d", "2-D max pooling on an NVIDIA GPU (cuDNN)",
+                dtnn::layer_parameters::kPool2dParameters, kTwinChecks, create)

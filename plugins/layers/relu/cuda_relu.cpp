@@ -7,5 +7,8 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "relu", "rectified linear unit, y = max(x, 0), on an NVIDIA GPU (cuDNN)",
-                 "{}", create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"input_nchw": [3, 4, 4]}]})";
+
+DTNN_CUDA_LAYER("relu", "rectified linear unit, y = max(x, 0), on an NVIDIA GPU (cuDNN)", "{}",
+                kTwinChecks, create)

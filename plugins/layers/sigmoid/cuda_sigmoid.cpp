@@ -7,5 +7,8 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "sigmoid",
-                 "logistic sigmoid, y = 1 / (1 + exp(-x)), on an NVIDIA GPU (cuDNN)", "{}", create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"input_nchw": [10]}]})";
+
+DTNN_CUDA_LAYER("sigmoid", "logistic sigmoid, y = 1 / (1 + exp(-x)), on an NVIDIA GPU (cuDNN)",
+                "{}", kTwinChecks, create)

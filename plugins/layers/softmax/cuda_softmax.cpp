@@ -52,5 +52,8 @@ Plugin* create(const Params&, const PluginContext&) { return new CudaSoftmax(); 
 
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "softmax", "softmax over each sample on an NVIDIA GPU (cuDNN)", "{}",
-                 create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"input_nchw": [10]}]})";
+
+DTNN_CUDA_LAYER("softmax", "softmax over each sample on an NVIDIA GPU (cuDNN)", "{}", kTwinChecks,
+                create)

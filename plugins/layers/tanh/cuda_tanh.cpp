@@ -7,5 +7,8 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-DTNN_CUDA_PLUGIN("layer", "tanh", "hyperbolic tangent, y = tanh(x), on an NVIDIA GPU (cuDNN)", "{}",
-                 create)
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"input_nchw": [2, 3, 3]}]})";
+
+DTNN_CUDA_LAYER("tanh", "hyperbolic tangent, y = tanh(x), on an NVIDIA GPU (cuDNN)", "{}",
+                kTwinChecks, create)
