@@ -12,12 +12,14 @@ namespace {
 using namespace dtnn;
 using namespace dtnn::cuda;
 
-__device__ std::int64_t window_begin(std::int64_t o, std::int64_t in, std::int64_t out) {
-  return (o * in) / out;
-}
-__device__ std::int64_t window_end(std::int64_t o, std::int64_t in, std::int64_t out) {
-  return ((o + 1) * in + out - 1) / out;
-}
+// Output cell o's window along an axis of `in` values pooled to `out`: [begin, end).
+struct Window {
+  std::int64_t begin, end;
+  __device__ Window(std::int64_t o, std::int64_t in, std::int64_t out)
+      : begin((o * in) / out), end(((o + 1) * in + out - 1) / out) {}
+  __device__ bool holds(std::int64_t i) const { return i >= begin && i < end; }
+  __device__ std::int64_t size() const { return end - begin; }
+};
 
 // One thread per output value of [planes, ho, wo] (a plane: one sample's channel).
 template <class T>
@@ -25,14 +27,12 @@ __global__ void forward_kernel(T* y, const T* x, std::size_t n, std::int64_t h, 
                                std::int64_t ho, std::int64_t wo) {
   DTNN_GRID_STRIDE(i, n) {
     const std::int64_t plane = std::int64_t(i) / (ho * wo), cell = std::int64_t(i) % (ho * wo);
-    const std::int64_t oy = cell / wo, ox = cell % wo;
-    const std::int64_t y0 = window_begin(oy, h, ho), y1 = window_end(oy, h, ho);
-    const std::int64_t x0 = window_begin(ox, w, wo), x1 = window_end(ox, w, wo);
+    const Window rows(cell / wo, h, ho), cols(cell % wo, w, wo);
     const T* p = x + plane * h * w;
     T sum = 0;
-    for (std::int64_t r = y0; r < y1; ++r)
-      for (std::int64_t c = x0; c < x1; ++c) sum += p[r * w + c];
-    y[i] = sum / T((y1 - y0) * (x1 - x0));
+    for (std::int64_t r = rows.begin; r < rows.end; ++r)
+      for (std::int64_t c = cols.begin; c < cols.end; ++c) sum += p[r * w + c];
+    y[i] = sum / T(rows.size() * cols.size());
   }
 }
 
@@ -46,11 +46,11 @@ __global__ void backward_kernel(T* dx, const T* dy, std::size_t n, std::int64_t 
     const T* g = dy + plane * ho * wo;
     T sum = 0;
     for (std::int64_t oy = 0; oy < ho; ++oy) {
-      const std::int64_t y0 = window_begin(oy, h, ho), y1 = window_end(oy, h, ho);
-      if (r < y0 || r >= y1) continue;
+      const Window rows(oy, h, ho);
+      if (!rows.holds(r)) continue;
       for (std::int64_t ox = 0; ox < wo; ++ox) {
-        const std::int64_t x0 = window_begin(ox, w, wo), x1 = window_end(ox, w, wo);
-        if (c >= x0 && c < x1) sum += g[oy * wo + ox] / T((y1 - y0) * (x1 - x0));
+        const Window cols(ox, w, wo);
+        if (cols.holds(c)) sum += g[oy * wo + ox] / T(rows.size() * cols.size());
       }
     }
     dx[i] = sum;
