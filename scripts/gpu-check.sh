@@ -6,8 +6,9 @@
 #   1. dtnn info (the GPU, driver and library versions)
 #   2. dtnn_gpu_tests (layers against their CPU twins, losses, optimizers, NCCL on one rank,
 #      CPU-vs-GPU Fashion-MNIST accuracy, device memory across steps)
-#   3. one epoch of the default experiment on the GPU (history JSON, profile), and 200 steps with
-#      the GPU's energy read through NVML (output.energy ["nvml"])
+#   3. one epoch of the default experiment on the GPU (history JSON, profile), 200 steps with
+#      the GPU's energy read through NVML (output.energy ["nvml"]), and 20 steps of each of the
+#      zoo's CNNs whose layers all have twins (MobileNetV2-tiny, ResNet-20, DenseNet)
 #   4. two MPI ranks on the GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh,
 #      with the Open MPI that gpu-bundle packed)
 #   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32", and
@@ -57,6 +58,15 @@ if [ "$what" != bench ]; then
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --steps-per-epoch 200 \
     --set output.progress=\"lines\" --set 'output.energy=["nvml"]' \
     --history "$out/energy_history.json"
+  # The zoo's CNNs whose layers all have twins, a few steps each on CIFAR-shaped synthetic data.
+  # shellcheck disable=SC2016
+  step models 180 $env sh -c 'for m in mobilenetv2_tiny resnet20_cifar10 densenet_cifar10; do
+      echo "== $m"
+      out=$(.gpu/bin/dtnn run --enable-gpu true --model $m --dataset synthetic \
+        --set "dataset.input_shape=[32,32,3]" --num-epochs 1 --steps-per-epoch 20 \
+        --set output.progress=\"lines\" --evaluate false 2>&1) || { echo "$out" | tail -5; exit 1; }
+      echo "$out" | grep -E "^(Epoch|Training)"
+    done'
   # shellcheck disable=SC2016
   step two_ranks 180 $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
     .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"
