@@ -336,3 +336,23 @@ def test_bad_arrays_are_named():
             arrays_experiment(data)
     with pytest.raises(dtnn.Error, match="targets 'labels'"):
         arrays_experiment((x, y), targets="labels")
+
+
+def test_the_type_stubs_name_every_public_name_of_the_module():
+    """python/dtnn/_dtnn.pyi, for editors: a binding added without its stub fails here."""
+    import ast
+    import dtnn._dtnn as module
+    stub = pathlib.Path(module.__file__).with_name("_dtnn.pyi")
+    assert stub.exists(), "the stubs are installed beside the module"
+    tree = ast.parse(stub.read_text())
+    top = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))} | {
+        t.target.id for t in tree.body if isinstance(t, ast.AnnAssign)}
+    public = {n for n in dir(module) if not n.startswith("_")} | {"__version__"}
+    assert public - top == set()
+    for cls in ("Experiment", "CallbackState"):
+        body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+        names = {n.name for n in body if isinstance(n, ast.FunctionDef)} | {
+            n.target.id for n in body if isinstance(n, ast.AnnAssign)}
+        members = {n for n in dir(getattr(module, cls)) if not n.startswith("_")}
+        assert members - names == set(), cls
+    assert (stub.parent / "py.typed").exists()
