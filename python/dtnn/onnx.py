@@ -10,16 +10,20 @@
 
 The graph is the model in evaluation: batchnorm with its running statistics, dropout gone. Its
 input "input" is (batch, C, H, W) for an image model (NCHW, whatever layout dtnn trains in: the
-weights are PyDTNN's, which are NCHW's, and an fc after a flatten reads (c, h, w) order) or
-(batch, features); its output "output" is the model's. float32 throughout, ONNX opset 13.
-The zoo's CNNs export: conv2d (groups, dilation, fused relu), pointwise and depthwise
-convolutions, fc, batchnorm, the activations (relu, relu6, leaky_relu, sigmoid, log_sigmoid,
-tanh, gelu),
-max and average pooling (PyTorch's count_include_pad, as dtnn), adaptive average pooling to a size
-that divides the input, flatten, dropout, identity, softmax, log_softmax, and the add and concat
-blocks (ResNet, DenseNet, GoogLeNet, Inception). A layer of another kind (the transformers'
-sequence layers) is an error naming it and its place. Needs the onnx package (Debian's
-python3-onnx); the arrays come from dtnn (exp.save_weights).
+weights are PyDTNN's, which are NCHW's, and an fc after a flatten reads (c, h, w) order),
+(batch, features), (batch, T) token ids (as values) or (batch, T, D) vectors; its output "output"
+is the model's. float32 throughout, ONNX opset 13.
+Exported: conv2d (groups, dilation, fused relu), pointwise and depthwise convolutions, fc (per
+sample or per position), batchnorm, the activations (relu, relu6, leaky_relu, sigmoid,
+log_sigmoid, tanh, gelu), max and average pooling (PyTorch's count_include_pad, as dtnn), adaptive
+average pooling to a size that divides the input, flatten, dropout, identity, softmax,
+log_softmax (over the last axis), the add and concat blocks (the zoo's CNNs: ResNet, DenseNet,
+GoogLeNet, Inception, MobileNet), and the transformer encoder's layers: embedding, sinusoidal or
+learned positions, layer_norm, multi_head_attention (self-attention, causal or not) and
+sequence_pool (transformer_lm, vit's encoder). Not exported, each an error naming the layer and
+its place: an embedding with a padding id (its masks), cross-attention, encoder_decoder,
+patch_embedding and the other layers. Needs the onnx package (Debian's python3-onnx); the arrays
+come from dtnn (exp.save_weights).
 """
 import os
 import sys
@@ -49,8 +53,9 @@ def _expand(entries):
 
 
 class _Weights:
-    """The model's arrays in PyDTNN's order and layouts: groups by layer id ("3_Conv2D_weights"),
-    taken in turn by the layers that have parameters, as the model numbers them."""
+    """The model's arrays in PyDTNN's order and layouts: groups by layer id ("3_Conv2D_weights",
+    "5_multi_head_attention_weights_qkv"), taken in turn by the layers that have parameters, as
+    the model numbers them."""
 
     def __init__(self, exp):
         with tempfile.TemporaryDirectory() as d:
@@ -60,19 +65,21 @@ class _Weights:
                 arrays = {k: np.asarray(z[k]) for k in z.files}
         groups = {}
         for key, value in arrays.items():
-            ident, cls, attribute = key.split("_", 2)
-            groups.setdefault(int(ident), (cls, {}))[1][attribute] = value
+            ident, suffix = key.split("_", 1)
+            groups.setdefault(int(ident), {})[suffix] = value
         self._groups = [groups[k] for k in sorted(groups)]
         self._next = 0
 
     def take(self, classes, where):
+        """The next group's arrays by attribute, when its class is one of classes."""
         if self._next >= len(self._groups):
             raise ValueError(f"{where}: the model has no more arrays (expected {classes[0]})")
-        cls, arrays = self._groups[self._next]
-        if cls not in classes:
-            raise ValueError(f"{where}: the next arrays are a {cls}'s, expected a {classes[0]}'s")
-        self._next += 1
-        return {k: v.astype(np.float32) for k, v in arrays.items()}
+        group = self._groups[self._next]
+        for cls in classes:
+            if all(k.startswith(cls + "_") for k in group):
+                self._next += 1
+                return {k[len(cls) + 1:]: v.astype(np.float32) for k, v in group.items()}
+        raise ValueError(f"{where}: the next arrays are {sorted(group)}, expected a {classes[0]}'s")
 
     def done(self):
         if self._next != len(self._groups):
@@ -80,8 +87,8 @@ class _Weights:
 
 
 class _Builder:
-    def __init__(self, helper, numpy_helper, weights, defaults):
-        self.helper, self.numpy_helper = helper, numpy_helper
+    def __init__(self, helper, numpy_helper, weights, defaults, int64):
+        self.helper, self.numpy_helper, self.int64 = helper, numpy_helper, int64
         self.weights, self.defaults = weights, defaults
         self.nodes, self.initializers, self._count = [], [], 0
 
@@ -153,10 +160,12 @@ class _Builder:
                           _pair(p["dilation"]), shape[0], "dwconv")
 
     def _fc(self, p, x, shape, where):
-        if not p.get("flatten", True) and len(shape) > 1:
-            raise ValueError(f"{where}: an fc over the last axis only (flatten false) is not "
-                             "exported")
         a = self.weights.take(("FC",), where)
+        if not p.get("flatten", True) and len(shape) > 1:  # each position a row: {..., units}
+            y = self.node("MatMul", [x, self.const("fc_w", a["weights"])], "fc")
+            if p["use_bias"]:
+                y = self.node("Add", [y, self.const("fc_b", a["biases"])], "fc_bias")
+            return y, tuple(shape[:-1]) + (a["weights"].shape[1],)
         if len(shape) > 1:
             x = self.node("Flatten", [x], "flatten", axis=1)
         inputs = [x, self.const("fc_w", a["weights"])]
@@ -223,10 +232,84 @@ class _Builder:
             raise ValueError(f"{where}: a softmax over more than one axis is not exported")
         return self.node("Softmax", [x], "softmax", axis=1), shape
 
-    def _log_softmax(self, p, x, shape, where):
-        if len(shape) != 1:
-            raise ValueError(f"{where}: a log_softmax over more than one axis is not exported")
-        return self.node("LogSoftmax", [x], "log_softmax", axis=1), shape
+    def _log_softmax(self, p, x, shape, where):  # over the last axis
+        return self.node("LogSoftmax", [x], "log_softmax", axis=-1), shape
+
+    # Sequences: [batch, T, D] (no padding: a padding id's masks are not exported).
+    def _embedding(self, p, x, shape, where):
+        if p.get("padding_id", -1) >= 0:
+            raise ValueError(f"{where}: an embedding with a padding id (its masks) is not exported")
+        a = self.weights.take(("embedding",), where)
+        ids = self.node("Cast", [x], "ids", to=self.int64)
+        return self.node("Gather", [self.const("embedding_w", a["weights"]), ids], "embedding",
+                         axis=0), tuple(shape) + (a["weights"].shape[1],)
+
+    def _positional_encoding(self, p, x, shape, where):
+        t, d = shape
+        if p["kind"] == "learned":
+            table = self.weights.take(("positional_encoding",), where)["weights"]
+        else:  # p[t, 2i] = sin(t / 10000^(2i/D)), p[t, 2i+1] = cos(the same)
+            pos = np.arange(t, dtype=np.float64)[:, None]
+            rate = np.power(10000.0, -(np.arange(d) // 2 * 2) / d)[None, :]
+            table = np.where(np.arange(d) % 2 == 0, np.sin(pos * rate), np.cos(pos * rate))
+        return self.node("Add", [x, self.const("positions", table.astype(np.float32))],
+                         "positional"), shape
+
+    def _layer_norm(self, p, x, shape, where):
+        a = self.weights.take(("layer_norm",), where)
+        mean = self.node("ReduceMean", [x], "ln_mean", axes=[-1])
+        centred = self.node("Sub", [x, mean], "ln_centred")
+        var = self.node("ReduceMean", [self.node("Mul", [centred, centred], "ln_sq")], "ln_var",
+                        axes=[-1])
+        eps = self.const("ln_eps", np.float32(p["epsilon"]))
+        std = self.node("Sqrt", [self.node("Add", [var, eps], "ln_var_eps")], "ln_std")
+        xhat = self.node("Div", [centred, std], "ln_xhat")
+        scaled = self.node("Mul", [xhat, self.const("ln_gamma", a["gamma"])], "ln_scaled")
+        return self.node("Add", [scaled, self.const("ln_beta", a["beta"])], "layer_norm"), shape
+
+    def _multi_head_attention(self, p, x, shape, where):
+        if p.get("cross"):
+            raise ValueError(f"{where}: cross-attention is not exported")
+        t, d_model = shape
+        a = self.weights.take(("multi_head_attention",), where)
+        heads = p["heads"]
+        e = a["weights_qkv"].shape[1] // 3
+        width = e // heads
+        qkv = self.node("MatMul", [x, self.const("w_qkv", a["weights_qkv"])], "qkv")
+        if "biases_qkv" in a:
+            qkv = self.node("Add", [qkv, self.const("b_qkv", a["biases_qkv"])], "qkv_bias")
+        split = self.const("qkv_split", np.array([e, e, e], np.int64))
+        q, k, v = (self._name(n) for n in ("q", "k", "v"))
+        self.nodes.append(self.helper.make_node("Split", [qkv, split], [q, k, v], axis=-1,
+                                                name=self._name("split")))
+        heads_shape = self.const("heads_shape", np.array([0, t, heads, width], np.int64))
+
+        def per_head(m, perm):  # [N, T, E] -> [N, H, T, d] (or K^T: [N, H, d, T])
+            return self.node("Transpose", [self.node("Reshape", [m, heads_shape], "split_heads")],
+                             "heads", perm=perm)
+        scores = self.node("MatMul", [per_head(q, [0, 2, 1, 3]), per_head(k, [0, 2, 3, 1])],
+                           "scores")
+        scores = self.node("Mul", [scores, self.const("scale", np.float32(1 / np.sqrt(width)))],
+                           "scaled")
+        if p.get("causal"):  # a row sees keys 0..i
+            mask = np.triu(np.full((t, t), -np.inf, np.float32), k=1)
+            scores = self.node("Add", [scores, self.const("causal", mask)], "masked")
+        attention = self.node("Softmax", [scores], "attention", axis=-1)
+        context = self.node("MatMul", [attention, per_head(v, [0, 2, 1, 3])], "context")
+        merged = self.node("Reshape", [self.node("Transpose", [context], "merge", perm=[0, 2, 1, 3]),
+                                       self.const("merged", np.array([0, t, e], np.int64))],
+                           "merged_heads")
+        y = self.node("MatMul", [merged, self.const("w_out", a["weights_out"])], "attention_out")
+        if "biases_out" in a:
+            y = self.node("Add", [y, self.const("b_out", a["biases_out"])], "attention_out_bias")
+        return y, (t, a["weights_out"].shape[1])
+
+    def _sequence_pool(self, p, x, shape, where):
+        if p["mode"] == "mean":
+            return self.node("ReduceMean", [x], "pool", axes=[1], keepdims=0), shape[1:]
+        first = self.node("Gather", [x, self.const("first", np.array(0, np.int64))], "pool",
+                          axis=1)
+        return first, shape[1:]
 
     # Pooling.
     def _pool(self, op, p, x, shape, **extra):
@@ -289,11 +372,11 @@ def export(exp, path):
     shape = tuple(spec["input_shape"])
     if len(shape) == 3:  # per sample in the model's layout; the graph takes NCHW
         shape = shape if spec["layout"] == "NCHW" else (shape[2], shape[0], shape[1])
-    elif len(shape) != 1:
+    elif len(shape) not in (1, 2):
         raise ValueError(f"model '{spec['name']}': inputs of shape {shape} are not exported "
-                         "(images and feature vectors are)")
+                         "(images, feature vectors, token ids and sequences of vectors are)")
     weights = _Weights(exp)
-    b = _Builder(helper, numpy_helper, weights, defaults)
+    b = _Builder(helper, numpy_helper, weights, defaults, TensorProto.INT64)
     y, out_shape = b.chain(spec["layers"], "input", shape, f"model '{spec['name']}': layers")
     weights.done()
     b.nodes.append(helper.make_node("Identity", [y], ["output"], name="output"))

@@ -77,15 +77,65 @@ def test_export_runs_in_onnxruntime(tmp_path, model, shape, classes, layout):
     assert np.abs(theirs - ours.reshape(theirs.shape)).max() < 1e-4
 
 
+def run_in_onnxruntime(tmp_path, path, x):
+    python = ort_python()
+    if python is None:
+        pytest.skip("no Python with onnxruntime (scripts/install-deps.sh)")
+    np.save(tmp_path / "x.npy", x)
+    r = subprocess.run([python, "-c", RUNNER, str(path), str(tmp_path / "x.npy"),
+                        str(tmp_path / "y.npy")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return np.load(tmp_path / "y.npy")
+
+
+def test_the_transformer_language_model_exports(tmp_path):
+    """transformer_lm on fortunes' characters: embedding, learned positions, causal attention,
+    layer norm, the feed-forward with GELU, log-probabilities over the last axis."""
+    exp = dtnn.Experiment(os.path.join(os.path.dirname(__file__), "..", "..", "configs",
+                                       "fortunes_char_lm.json"),
+                          {"dataset.context": 16, "training.batch_size": 8,
+                           "training.steps_per_epoch": 3, "training.evaluate": False,
+                           "output.progress": "none"})
+    exp.fit()
+    path = dtnn.onnx.export(exp, tmp_path / "lm.onnx")
+    ids = np.random.default_rng(2).integers(0, 40, size=(3, 16)).astype(np.float32)
+    theirs = run_in_onnxruntime(tmp_path, path, ids)
+    ours = exp.predict(ids)
+    assert theirs.shape == ours.shape
+    assert np.abs(theirs - ours).max() < 1e-4
+
+
+def test_an_encoder_over_vectors_with_pooling_exports(tmp_path):
+    """Sinusoidal positions, non-causal attention of two heads, mean and first pooling."""
+    for mode in ("mean", "first"):
+        exp = dtnn.Experiment({"model": {"name": "encoder", "layers": [
+                                   {"type": "fc", "units": 16, "flatten": False},
+                                   {"type": "positional_encoding"},
+                                   {"type": "add", "paths": [
+                                       [{"type": "layer_norm"},
+                                        {"type": "multi_head_attention", "heads": 2}], []]},
+                                   {"type": "gelu"},
+                                   {"type": "sequence_pool", "mode": mode},
+                                   {"type": "fc", "units": 3}, {"type": "softmax"}]},
+                               "dataset": {"name": "synthetic", "input_shape": [6, 5],
+                                           "classes": 3, "train_samples": 32, "test_samples": 8},
+                               "training": {"batch_size": 8, "evaluate": False},
+                               "output": {"progress": "none"}})
+        exp.fit()
+        path = dtnn.onnx.export(exp, tmp_path / f"encoder_{mode}.onnx")
+        x = np.random.default_rng(4).standard_normal((4, 6, 5)).astype(np.float32)
+        assert np.abs(run_in_onnxruntime(tmp_path, path, x) - exp.predict(x)).max() < 1e-4, mode
+
+
 def test_a_layer_without_an_export_is_named(tmp_path):
     exp = dtnn.Experiment({"model": {"name": "normed", "layers": [
-                               {"type": "fc", "units": 8}, {"type": "layer_norm"},
+                               {"type": "fc", "units": 8}, {"type": "arctanh"},
                                {"type": "fc", "units": 4}, {"type": "softmax"}]},
                            "dataset": {"name": "synthetic", "input_shape": [6],
                                        "classes": 4, "train_samples": 8, "test_samples": 8},
                            "output": {"progress": "none"}})
-    with pytest.raises(ValueError, match=r"model 'normed': layers\[1\] \(layer_norm\): no ONNX "
-                                         r"export for layer type 'layer_norm'"):
+    with pytest.raises(ValueError, match=r"model 'normed': layers\[1\] \(arctanh\): no ONNX "
+                                         r"export for layer type 'arctanh'"):
         dtnn.onnx.export(exp, tmp_path / "t.onnx")
     assert not (tmp_path / "t.onnx").exists()
 
