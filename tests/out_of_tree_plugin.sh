@@ -65,3 +65,26 @@ for kind_name in layer:channel_scale metric:top_k_accuracy optimizer:lion; do
   fi
   echo "out-of-tree $kind plugin '$name': conformant and found"
 done
+
+# The Python package, where the build has it: installed under the prefix, `import dtnn` from there
+# loads the installed module, which finds the installed plugins and trains.
+module=$(find "$work/prefix" -name "_dtnn.*.so" | head -1)
+if [ -n "$module" ]; then
+  python=$(sed -n 's/^DTNN_PYTHON_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")
+  PYTHONPATH=$(dirname "$(dirname "$module")") "${python:-python3}" - "$work/prefix" <<'PY'
+import sys
+import dtnn
+prefix = sys.argv[1]
+assert dtnn.__file__.startswith(prefix), dtnn.__file__
+folders = dtnn.info()["plugin_folders"]
+assert folders[0] == prefix + "/lib/dtnn/plugins", folders
+assert all(p["file"].startswith(prefix) for p in dtnn.plugins()), "a plugin from elsewhere"
+exp = dtnn.Experiment({"model": "simplecnn",
+                       "dataset": {"name": "synthetic", "input_shape": [28, 28, 1], "classes": 10,
+                                   "train_samples": 64, "test_samples": 16},
+                       "training": {"batch_size": 16, "evaluate": False},
+                       "output": {"progress": "none"}})
+exp.fit()
+print("installed Python package: imported from the prefix, its plugins found, trained")
+PY
+fi

@@ -3,6 +3,7 @@
 // message (the file, key or offset at fault).
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -30,9 +31,19 @@ std::filesystem::path module_dir() {
 
 const Registry& registry() {
   static const std::unique_ptr<Registry> opened = [] {
-    const std::filesystem::path beside = module_dir() / ".." / ".." / "lib" / "dtnn" / "plugins";
-    auto r =
-        std::make_unique<Registry>(Registry::default_folders({beside.lexically_normal().string()}));
+    // lib/dtnn/plugins from the package: <build>/python/dtnn/../../lib, or an install's
+    // (python/CMakeLists.txt: DTNN_PYTHON_TO_LIB), whichever is there.
+    std::vector<std::string> beside;
+    for (const std::filesystem::path lib :
+         {std::filesystem::path("../../lib"), std::filesystem::path(DTNN_PYTHON_TO_LIB)}) {
+      const std::filesystem::path folder =
+          (module_dir() / lib / "dtnn" / "plugins").lexically_normal();
+      std::error_code ec;
+      if (std::filesystem::is_directory(folder, ec) &&
+          std::find(beside.begin(), beside.end(), folder.string()) == beside.end())
+        beside.push_back(folder.string());
+    }
+    auto r = std::make_unique<Registry>(Registry::default_folders(beside));
     for (const std::string& w : r->warnings())
       PyErr_WarnEx(PyExc_RuntimeWarning, ("dtnn: " + w).c_str(), 1);
     return r;
