@@ -21,6 +21,7 @@ packages=(
   nlohmann-json3-dev doctest-dev libfmt-dev zlib1g-dev
   python3-numpy python3-matplotlib python3-yaml libjpeg62-turbo-dev libpng-dev
   python3-dev pybind11-dev python3-pytest python3-pip python3-venv python3-onnx
+  python3-nbclient python3-nbformat python3-ipykernel
   libssl-dev openssl libmosquitto-dev mosquitto
   dataset-fashion-mnist fortunes
 )
