@@ -49,14 +49,14 @@ inline int dial(int port) {
   return -1;
 }
 
-// The test certificates (scripts/make-test-ca.sh), made once: "run" signed by the run's authority,
-// "other" by another one.
+// The test certificates (scripts/make-test-ca.sh --ranks 4), made once: "run" signed by the run's
+// authority, "other" by another one; each with server, client and rank-1 .. rank-3 certificates.
 inline std::filesystem::path certificates(const std::string& which) {
   static const std::filesystem::path dir = [] {
     const auto d = temp_dir("wire-tls");
     for (const char* authority : {"run", "other"}) {
       const std::string command = std::string("sh ") + DTNN_TEST_SOURCE_DIR +
-                                  "/scripts/make-test-ca.sh " + (d / authority).string() +
+                                  "/scripts/make-test-ca.sh --ranks 4 " + (d / authority).string() +
                                   " > /dev/null";
       REQUIRE(std::system(command.c_str()) == 0);
     }

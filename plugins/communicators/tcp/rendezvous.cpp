@@ -34,8 +34,22 @@ struct Listener {
 
 }  // namespace
 
+int rank_of_common_name(const std::string& common_name) {
+  constexpr std::string_view prefix = "dtnn rank ";
+  if (!common_name.starts_with(prefix) || common_name.size() == prefix.size() ||
+      common_name.size() > prefix.size() + 9)
+    return -1;
+  int rank = 0;
+  for (const char c : std::string_view(common_name).substr(prefix.size())) {
+    if (c < '0' || c > '9') return -1;
+    rank = rank * 10 + (c - '0');
+  }
+  return rank;
+}
+
 std::vector<std::unique_ptr<Stream>> gather_ranks(const HostPort& server, int world_size,
-                                                  const TlsContext* tls, Deadline deadline) {
+                                                  const TlsContext* tls, Deadline deadline,
+                                                  bool bind_ranks) {
   std::vector<std::unique_ptr<Stream>> ranks(static_cast<std::size_t>(world_size));
   const Listener listener{listen_on(server)};
   int joined = 1;
@@ -73,6 +87,16 @@ std::vector<std::unique_ptr<Stream>> gather_ranks(const HostPort& server, int wo
       else if (ranks[hello.rank])
         refusal = "rank " + std::to_string(hello.rank) + " has joined already, from " +
                   ranks[hello.rank]->peer();
+      else if (tls) {  // a certificate that names a rank admits that rank only
+        const std::string name = link->peer_common_name();
+        const int bound = rank_of_common_name(name);
+        if (bound >= 0 && bound != static_cast<int>(hello.rank))
+          refusal = "its certificate (\"" + name + "\") is rank " + std::to_string(bound) +
+                    "'s, and it asked to join as rank " + std::to_string(hello.rank);
+        else if (bound < 0 && bind_ranks)
+          refusal = "its certificate (\"" + name + "\") names no rank, and the run binds ranks " +
+                    "to certificates (tls_bind_ranks; scripts/make-test-ca.sh --ranks)";
+      }
       if (!refusal.empty()) {
         link->send_frame({FrameType::refusal, 0, refusal.size()}, refusal.data(), handshake);
         throw Error("tcp: " + address + ": " + refusal);

@@ -83,6 +83,17 @@ void Stream::start_tls(const TlsContext& tls, const std::string& host, Deadline 
   }
 }
 
+std::string Stream::peer_common_name() const {
+  if (!ssl_) return "";
+  X509* cert = SSL_get1_peer_certificate(ssl_);
+  if (!cert) return "";
+  char name[256] = {};
+  const int n =
+      X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, name, sizeof name);
+  X509_free(cert);
+  return n > 0 ? std::string(name, static_cast<std::size_t>(n)) : std::string();
+}
+
 void Stream::write(const void* data, std::size_t bytes, Deadline deadline) {
   const auto* p = static_cast<const char*>(data);
   while (bytes > 0) {

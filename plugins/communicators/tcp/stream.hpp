@@ -32,6 +32,8 @@ class Stream {
   // The TLS handshake; a joining rank checks that the certificate names `host`.
   void start_tls(const TlsContext& tls, const std::string& host, Deadline deadline);
   bool secure() const { return ssl_ != nullptr; }
+  // After the handshake: the common name of the peer's certificate ("" without TLS or without one).
+  std::string peer_common_name() const;
 
   void write(const void* data, std::size_t bytes, Deadline deadline);
   void read(void* data, std::size_t bytes, Deadline deadline);

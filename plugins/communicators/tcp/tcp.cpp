@@ -1,7 +1,8 @@
 // tcp: the Communicator over TCP connections between processes started by hand, by a script or
 // on different machines, with no MPI job: rank 0 listens at `server`, the others connect to it
 // (star.hpp: rank 0 sums and forwards). TLS 1.3 with mutual certificate authentication when the
-// run gives tls_ca, tls_cert and tls_key; without them a warning says the exchange is in clear.
+// run gives tls_ca, tls_cert and tls_key; without them a warning says the exchange is in clear. A
+// certificate named for a rank admits that rank only; tls_bind_ranks requires one of every rank.
 // Collectives run in call order on a thread of their own (queued_communicator.hpp), so a
 // non-blocking allreduce proceeds while backward computes; an error (a peer gone, a malformed
 // frame, the timeout) names the peer and the collective, and fails that collective and every later
@@ -33,7 +34,8 @@ using namespace dtnn_net;
 using dtnn_net::Deadline;
 
 constexpr const char* kParameters = R"({"rank": null, "world_size": null, "server": null,
-    "tls_ca": "", "tls_cert": "", "tls_key": "", "connect_timeout_s": 60})";
+    "tls_ca": "", "tls_cert": "", "tls_key": "", "tls_bind_ranks": false,
+    "connect_timeout_s": 60})";
 
 class Tcp final : public QueuedCommunicator<Star> {
  public:
@@ -50,7 +52,13 @@ class Tcp final : public QueuedCommunicator<Star> {
     ::signal(SIGPIPE, SIG_IGN);  // a peer gone mid-send is an error to report, not a signal
     const Deadline deadline = Deadline::after(connect_s);
     std::vector<std::unique_ptr<Stream>> links;
-    if (size_ > 1 && rank_ == 0) links = gather_ranks(server_, size_, tls_.get(), deadline);
+    const bool bind_ranks = p.get_bool("tls_bind_ranks");
+    if (bind_ranks && !tls_)
+      p.fail("tls_bind_ranks",
+             "false without TLS (tls_ca, tls_cert, tls_key): it binds ranks to "
+             "their certificates");
+    if (size_ > 1 && rank_ == 0)
+      links = gather_ranks(server_, size_, tls_.get(), deadline, bind_ranks);
     if (size_ > 1 && rank_ != 0)
       links.push_back(join_rank0(server_, rank_, size_, tls_.get(), deadline));
     collectives_ = std::make_unique<Star>(rank_, size_, std::move(links));

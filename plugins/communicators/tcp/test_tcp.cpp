@@ -171,6 +171,65 @@ TEST_CASE("tcp: strangers are refused and named, and the real ranks meet anyway"
   });
 }
 
+TEST_CASE("tcp: a certificate named for a rank admits that rank only; tls_bind_ranks wants one") {
+  for (const bool bind : {false, true}) {
+    CAPTURE(bind);
+    const int port = free_loopback_port();
+    StderrCapture log;
+    auto rank_with = [&](const std::string& cert) {
+      json p = {{"rank", 1}, {"world_size", 2}, {"server", "127.0.0.1:" + std::to_string(port)}};
+      p.update(tls_params("run", false));
+      p["tls_cert"] = (certificates("run") / (cert + ".pem")).string();
+      p["tls_key"] = (certificates("run") / (cert + ".key")).string();
+      return test::plugins().create_as<Communicator>("communicator", "tcp",
+                                                     Params(p, "rank 1 with " + cert));
+    };
+    std::shared_ptr<Communicator> rank0, rank1;
+    std::thread hub([&] {
+      json p = {{"rank", 0},
+                {"world_size", 2},
+                {"server", "127.0.0.1:" + std::to_string(port)},
+                {"tls_bind_ranks", bind}};
+      p.update(tls_params("run", true));
+      rank0 = test::plugins().create_as<Communicator>("communicator", "tcp", Params(p, "rank 0"));
+    });
+    // Rank 2's certificate, offered as rank 1: refused, by name, whether or not the run binds.
+    const std::string impostor = test::error_of([&] { rank_with("rank-2"); });
+    CHECK_MESSAGE(impostor.find("refused this rank: its certificate (\"dtnn rank 2\") is rank 2's, "
+                                "and it asked to join as rank 1") != std::string::npos,
+                  impostor);
+    // The run's shared certificate: a rank in a run that does not bind, refused in one that does.
+    if (bind) {
+      const std::string shared = test::error_of([&] { rank_with("client"); });
+      CHECK_MESSAGE(shared.find("names no rank, and the run binds ranks to certificates") !=
+                        std::string::npos,
+                    shared);
+    }
+    rank1 = rank_with(bind ? "rank-1" : "client");
+    hub.join();
+    CHECK(log.text().find("is rank 2's, and it asked to join as rank 1: connection refused") !=
+          std::string::npos);
+    on_every_rank({rank0, rank1}, [](int, Communicator& c) {
+      float x = 1;
+      c.allreduce_sum(&x, 1, DType::float32, "x");
+      CHECK(x == 2);
+    });
+  }
+}
+
+TEST_CASE("tcp: tls_bind_ranks without TLS is refused by name") {
+  const std::string error = test::error_of([] {
+    test::plugins().create_as<Communicator>("communicator", "tcp",
+                                            Params(json{{"rank", 0},
+                                                        {"world_size", 1},
+                                                        {"server", "127.0.0.1:1"},
+                                                        {"tls_bind_ranks", true}},
+                                                   "exp.json: parallel.communicator"));
+  });
+  CHECK_MESSAGE(error.find("tls_bind_ranks") != std::string::npos, error);
+  CHECK_MESSAGE(error.find("without TLS") != std::string::npos, error);
+}
+
 TEST_CASE("tcp: a hello that names a wrong rank or world is refused, with the reason sent back") {
   const int port = free_loopback_port();
   StderrCapture log;
