@@ -171,7 +171,8 @@ TEST_CASE("tcp: strangers are refused and named, and the real ranks meet anyway"
   });
 }
 
-TEST_CASE("tcp: a certificate named for a rank admits that rank only; tls_bind_ranks wants one") {
+TEST_CASE(
+    "tcp: a certificate named for a rank admits that rank only, and tls_bind_ranks wants one") {
   for (const bool bind : {false, true}) {
     CAPTURE(bind);
     const int port = free_loopback_port();
