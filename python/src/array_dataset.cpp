@@ -8,7 +8,8 @@
 // Every value must be finite; errors name the array, the sample and what was expected.
 // Or any object with __len__ and __getitem__ (a PyTorch-style dataset) whose item i is a pair
 // (x, y): its items are read once, here, and stacked into those arrays (`data=obj`, or
-// {"train": obj, "test": obj}); so dtnn's threads never call back into Python.
+// {"train": obj, "test": obj}); so dtnn's threads never call back into Python. With lazy=True
+// they are read batch by batch instead (item_dataset.cpp).
 #include "array_dataset.hpp"
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 
 #include "dtnn/array_dataset.hpp"
 #include "dtnn/error.hpp"
+#include "item_dataset.hpp"
 
 namespace py = pybind11;
 
@@ -155,7 +157,7 @@ std::pair<py::object, py::object> stack_items(const py::handle& dataset, const s
 }  // namespace
 
 std::shared_ptr<Dataset> array_dataset(const py::handle& data, const std::string& targets,
-                                       std::int64_t classes) {
+                                       std::int64_t classes, bool lazy) {
   // Item datasets: data=obj, or {"train": obj, "test": obj}.
   const bool split_items =
       py::isinstance<py::dict>(data) && py::reinterpret_borrow<py::dict>(data).contains("train");
@@ -164,6 +166,15 @@ std::shared_ptr<Dataset> array_dataset(const py::handle& data, const std::string
                                          : py::reinterpret_borrow<py::object>(data);
     if (!is_item_dataset(train))
       throw Error("data: train: expected an object with __len__ and __getitem__");
+    if (lazy) {
+      py::object test = py::none();
+      if (split_items && py::reinterpret_borrow<py::dict>(data).contains("test")) {
+        test = py::reinterpret_borrow<py::dict>(data)["test"];
+        if (!is_item_dataset(test))
+          throw Error("data: test: expected an object with __len__ and __getitem__");
+      }
+      return lazy_item_dataset(train, test, targets, classes);
+    }
     const auto [x_train, y_train] = stack_items(train, "train");
     py::object x_test = py::none(), y_test = py::none();
     if (split_items && py::reinterpret_borrow<py::dict>(data).contains("test")) {
@@ -184,6 +195,10 @@ std::shared_ptr<Dataset> array_dataset(const py::handle& data, const std::string
   };
   if (!py::isinstance<py::dict>(data) && !py::isinstance<py::sequence>(data))
     throw Error("data: expected (x_train, y_train[, x_test, y_test]) or a dict of those names");
+  if (lazy)
+    throw Error(
+        "data: lazy=True reads an item dataset (an object with __len__ and __getitem__) "
+        "batch by batch; arrays are in memory already");
   const py::object x_train = item("x_train", 0), y_train = item("y_train", 1);
   if (x_train.is_none() || y_train.is_none()) throw Error("data: x_train and y_train are needed");
   return std::make_shared<NumpyDataset>(x_train, y_train, item("x_test", 2), item("y_test", 3),

@@ -11,9 +11,11 @@
 
 namespace dtnn::python {
 
-// data: (x_train, y_train[, x_test, y_test]) or a dict of those names. targets: "classes" (y as
-// class ids or one-hot rows) or "values"; classes: the class count (0: from y).
+// data: (x_train, y_train[, x_test, y_test]) or a dict of those names, or an item dataset (an
+// object with __len__ and __getitem__, or {"train": obj, "test": obj}). targets: "classes" (y as
+// class ids or one-hot rows) or "values"; classes: the class count (0: from y). lazy: an item
+// dataset read batch by batch as dtnn trains (item_dataset.hpp), not whole at the start.
 std::shared_ptr<Dataset> array_dataset(const pybind11::handle& data, const std::string& targets,
-                                       std::int64_t classes);
+                                       std::int64_t classes, bool lazy = false);
 
 }  // namespace dtnn::python

@@ -395,21 +395,24 @@ void bind_experiment(py::module_& m) {
   py::class_<PyExperiment>(m, "Experiment",
                            "An experiment: a model, a dataset, an optimizer and the rest, as "
                            "`dtnn run` makes them from an experiment file")
-      .def(py::init([](const py::object& config, const py::object& overrides,
-                       const py::object& data, const std::string& targets, std::int64_t classes) {
-             return std::make_unique<PyExperiment>(
-                 config_from(config, overrides),
-                 data.is_none() ? nullptr : array_dataset(data, targets, classes));
-           }),
-           py::arg("config"), py::arg("overrides") = py::none(), py::kw_only(),
-           py::arg("data") = py::none(), py::arg("targets") = "classes", py::arg("classes") = 0,
-           "config: a dict, or the path of an experiment file (JSON); overrides: {key: value} "
-           "(\"training.epochs\": 1) or [\"key=value\", ...], as dtnn run's --set. data: numpy "
-           "arrays as the dataset, (x_train, y_train[, x_test, y_test]) or a dict of those names: "
-           "x (N, H, W, C) or (N, F); y (N,) class ids or (N, K) one-hot rows, or with targets "
-           "\"values\" the target values; or an object with __len__ and __getitem__ giving "
-           "(x, y) pairs, read once ({\"train\": obj, \"test\": obj} for both splits); "
-           "classes: the class count (0: the largest id + 1)")
+      .def(
+          py::init([](const py::object& config, const py::object& overrides, const py::object& data,
+                      const std::string& targets, std::int64_t classes, bool lazy) {
+            return std::make_unique<PyExperiment>(
+                config_from(config, overrides),
+                data.is_none() ? nullptr : array_dataset(data, targets, classes, lazy));
+          }),
+          py::arg("config"), py::arg("overrides") = py::none(), py::kw_only(),
+          py::arg("data") = py::none(), py::arg("targets") = "classes", py::arg("classes") = 0,
+          py::arg("lazy") = false,
+          "config: a dict, or the path of an experiment file (JSON); overrides: {key: value} "
+          "(\"training.epochs\": 1) or [\"key=value\", ...], as dtnn run's --set. data: numpy "
+          "arrays as the dataset, (x_train, y_train[, x_test, y_test]) or a dict of those names: "
+          "x (N, H, W, C) or (N, F); y (N,) class ids or (N, K) one-hot rows, or with targets "
+          "\"values\" the target values; or an object with __len__ and __getitem__ giving "
+          "(x, y) pairs, read once ({\"train\": obj, \"test\": obj} for both splits), or "
+          "with lazy=True batch by batch as dtnn trains (class-id labels then need classes); "
+          "classes: the class count (0: the largest id + 1)")
       .def_static(
           "from_flags",
           [](const std::vector<std::string>& flags) {

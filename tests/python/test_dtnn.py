@@ -321,6 +321,63 @@ def test_an_object_with_len_and_getitem_is_a_dataset():
         arrays_experiment(Items([x[0], x[0][:4]], [0, 1]))
 
 
+class CountingItems(Items):
+    """Items that count the reads, and may raise at one."""
+
+    def __init__(self, x, y, fail_at=None):
+        super().__init__(x, y)
+        self.reads, self.fail_at = 0, fail_at
+
+    def __getitem__(self, i):
+        self.reads += 1
+        if i == self.fail_at:
+            raise ValueError(f"cannot decode item {i}")
+        return super().__getitem__(i)
+
+
+def test_a_lazy_item_dataset_is_read_batch_by_batch_as_it_trains():
+    x, y = blobs(600)
+    train, test = CountingItems(x[:500], y[:500]), CountingItems(x[500:], y[500:])
+    lazy = arrays_experiment({"train": train, "test": test}, lazy=True, classes=3)
+    assert train.reads <= 1 and test.reads == 0  # the first item's shape, nothing more
+    history = lazy.fit()
+    # 10 epochs of 500 and the test before and after: every read as the batches came.
+    assert train.reads >= 10 * 500 and test.reads >= 2 * 100
+    assert history["test"]["samples"] == 100
+    # The same samples in the same order train to the same weights as the arrays.
+    arrays = arrays_experiment((x[:500], y[:500], x[500:], y[500:]))
+    arrays.fit()
+    for name, w in arrays.parameters().items():
+        assert np.array_equal(w, lazy.parameters()[name])
+    # Read by dtnn's loader thread ahead of each step (dataset.prefetch), beside a callback: the
+    # two take Python's lock in turn.
+    ahead = CountingItems(x[:500], y[:500])
+    prefetched = dtnn.Experiment({"model": MLP, "dataset": {"prefetch": True},
+                                  "training": {"epochs": 2, "batch_size": 32, "evaluate": False},
+                                  "output": {"progress": "none"}},
+                                 data=ahead, lazy=True, classes=3)
+    epochs = []
+    prefetched.fit(callbacks=[lambda state: epochs.append(state.epoch)])
+    assert epochs == [0, 1] and ahead.reads >= 2 * 500
+
+
+def test_a_lazy_item_datasets_errors_name_the_item():
+    x, y = blobs(100)
+    with pytest.raises(dtnn.Error, match=r"lazy item dataset whose y are class ids needs classes"):
+        arrays_experiment(Items(x, y), lazy=True)
+    with pytest.raises(dtnn.Error, match=r"lazy=True reads an item dataset"):
+        arrays_experiment((x, y), lazy=True)
+    # An exception raised by __getitem__ mid-training ends fit with the item and its text.
+    broken = arrays_experiment(CountingItems(x, y, fail_at=37), lazy=True, classes=3)
+    with pytest.raises(dtnn.Error, match=r"data: train\[37\]: ValueError: cannot decode item 37"):
+        broken.fit()
+    odd = arrays_experiment(type("Odd", (), {
+        "__len__": lambda s: 10,
+        "__getitem__": lambda s, i: (np.zeros(8 if i != 4 else 5), 0)})(), lazy=True, classes=3)
+    with pytest.raises(dtnn.Error, match=r"train\[4\]'s x is not train\[0\]'s shape \(8,\)"):
+        odd.fit()
+
+
 def test_bad_arrays_are_named():
     x, y = blobs(50)
     cases = [((x, y[:40]), r"y_train: expected \(50,\)"),
