@@ -6,13 +6,14 @@
 #   1. dtnn info (the GPU, driver and library versions)
 #   2. dtnn_gpu_tests (layers against their CPU twins, losses, optimizers, NCCL on one rank,
 #      CPU-vs-GPU Fashion-MNIST accuracy, device memory across steps)
-#   3. one epoch of the default experiment on the GPU (history JSON, profile), 200 steps with
+#   3. one epoch of the default experiment on the GPU (history JSON), 200 steps with
 #      the GPU's energy read through NVML (output.energy ["nvml"]), and 20 steps of each of the
 #      zoo's CNNs whose layers all have twins (MobileNetV2-tiny, ResNet-20, DenseNet)
 #   4. two MPI ranks on the GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh,
 #      with the Open MPI that gpu-bundle packed)
-#   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch; add BENCH_ARGS, e.g. "--tf32", and
-#      BENCH_SECONDS, its time limit: 540 s)
+#   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch), float32 with the per-layer tables, then
+#      TF32 (BENCH_TF32=0 skips it); BENCH_ARGS replaces the short default ("--rounds 1
+#      --repeats 2 --steps 10"), BENCH_SECONDS each pass's time limit (300 s)
 # Each step has a time limit (its exit is then 124) and its log is gpu-out-WHAT/<step>.log; the last 40
 # lines of each (TAIL_LINES) are printed.
 # `sanitize` runs only info and the kernel-level GPU tests (layers, losses, metrics, optimizers)
@@ -52,7 +53,7 @@ if [ "$what" != bench ]; then
   step gpu_tests 240 $env .gpu/bin/dtnn_gpu_tests
   step train 120 $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --set output.progress=\"lines\" \
-    --history "$out/train_history.json" --profile
+    --history "$out/train_history.json"
   # The GPU's energy through NVML (output.energy ["nvml"] must work here): joules per epoch.
   step energy 90 $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --steps-per-epoch 200 \
@@ -72,8 +73,16 @@ if [ "$what" != bench ]; then
     .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"
 fi
 if [ "$what" != tests ]; then
+  # Short by default, so that one call of the device tool does everything (about 8 minutes on an
+  # H100): one round of two timings of 10 steps, float32 with the per-layer tables, then TF32.
+  bench_args=${BENCH_ARGS:-"--rounds 1 --repeats 2 --steps 10"}
   # shellcheck disable=SC2086
-  step bench "${BENCH_SECONDS:-540}" $env python3 bench/gpu/compare_gpu.py --dtnn-bench .gpu/bin/dtnn_bench \
-    --out "$out/bench" ${BENCH_ARGS:-}
+  step bench "${BENCH_SECONDS:-300}" $env python3 bench/gpu/compare_gpu.py \
+    --dtnn-bench .gpu/bin/dtnn_bench --out "$out/bench" $bench_args
+  if [ "${BENCH_TF32:-1}" = 1 ]; then
+    # shellcheck disable=SC2086
+    step bench_tf32 "${BENCH_SECONDS:-300}" $env python3 bench/gpu/compare_gpu.py \
+      --dtnn-bench .gpu/bin/dtnn_bench --out "$out/bench_tf32" $bench_args --tf32 --no-profile
+  fi
 fi
 exit $status
