@@ -3,7 +3,8 @@
 # machine allows: host-staged MPI always (both ranks may share one GPU); NCCL when there are two
 # GPUs or more, else the fallback to MPI that NCCL's one GPU per rank forces; CUDA-aware MPI when
 # the library is. Each run
-# must reach the stated accuracy on Fashion-MNIST. Exit 77 (skipped) without a usable GPU.
+# must reach the stated accuracy on Fashion-MNIST; and two ranks of 64 must end with the weights one
+# rank of 128 ends with (same_weights.sh). Exit 77 (skipped) without a usable GPU.
 #
 # usage: two_ranks.sh MPIEXEC DTNN CHECK_HISTORY CONFIG OUTDIR
 set -eu
@@ -31,6 +32,8 @@ run() {  # route, expected Gradients: line, --set options...
   "$check" "$out/two_ranks_$route.json" 1 0.80
 }
 run staged "staged through pinned host memory" --set gpu.nccl=false
+echo "== the same weights as one rank"
+sh "$(dirname "$0")/same_weights.sh" "$mpiexec" "$dtnn" "$config" "$out/same_weights"
 if "$mpiexec" -np 1 "$dtnn" info | grep -q "CUDA-aware"; then
   run gpudirect "device memory, by the host communicator" --set gpu.nccl=false --set gpu.gpudirect=true
 fi
