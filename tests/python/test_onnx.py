@@ -203,3 +203,20 @@ def test_an_onnx_model_of_another_architecture_is_refused_and_nothing_loads(tmp_
         dtnn.onnx.load_into(exp, tmp_path / "r.onnx")
     for k, v in exp.parameters().items():
         assert np.array_equal(v, before[k]), k
+
+
+def test_the_command_line_exports_an_experiment_file(tmp_path):
+    import onnx
+    out = tmp_path / "simplecnn.onnx"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(dtnn.__file__))] +
+        [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    r = subprocess.run([sys.executable, "-m", "dtnn.onnx",
+                        os.path.join(os.path.dirname(__file__), "..", "..", "configs",
+                                     "fashion_mnist_simplecnn.json"), str(out)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "simplecnn, 149210 parameters" in r.stdout
+    model = onnx.load(str(out))
+    onnx.checker.check_model(model)
+    assert [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim][1:] == [1, 28, 28]
