@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
@@ -163,39 +164,40 @@ void TensorBoardWriter::scalar(std::string_view tag, double value, std::int64_t 
 void TensorBoardWriter::histogram(std::string_view tag, const Tensor& values, std::int64_t step,
                                   int buckets) {
   const Tensor host = values.device() == Device::cpu ? values : values.to(Device::cpu);
-  std::vector<double> v(static_cast<std::size_t>(host.numel()));
-  dispatch_dtype(host.dtype(), [&](auto z) {
-    using T = decltype(z);
-    const T* p = host.data<T>();
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(p[i]);
-  });
+  const auto n = static_cast<std::size_t>(host.numel());
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0, squares = 0;
-  for (const double x : v) {
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-    sum += x;
-    squares += x * x;
-  }
   // HistogramProto {min = 1, max = 2, num = 3, sum = 4, sum_squares = 5, bucket_limit = 6,
   // bucket = 7}: bucket i counts the values up to bucket_limit[i], above the previous limit.
   std::vector<double> limits, counts;
-  if (v.empty()) {
-    lo = hi = 0;
-  } else if (lo == hi || buckets <= 1) {
-    limits.push_back(hi);
-    counts.push_back(static_cast<double>(v.size()));
-  } else {
-    const double width = (hi - lo) / buckets;
-    for (int b = 1; b <= buckets; ++b) limits.push_back(b == buckets ? hi : lo + width * b);
-    counts.assign(static_cast<std::size_t>(buckets), 0.0);
-    for (const double x : v) {
-      const auto b = std::min<std::size_t>(static_cast<std::size_t>((x - lo) / width),
-                                           static_cast<std::size_t>(buckets - 1));
-      counts[b] += 1;
+  dispatch_dtype(host.dtype(), [&](auto z) {  // two passes over the values, in their own type
+    using T = decltype(z);
+    const std::span<const T> v(host.data<T>(), n);
+    for (const T t : v) {
+      const auto x = static_cast<double>(t);
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+      sum += x;
+      squares += x * x;
     }
-  }
+    if (n == 0) {
+      lo = hi = 0;
+    } else if (lo == hi || buckets <= 1) {
+      limits.push_back(hi);
+      counts.push_back(static_cast<double>(n));
+    } else {
+      const double width = (hi - lo) / buckets;
+      for (int b = 1; b <= buckets; ++b) limits.push_back(b == buckets ? hi : lo + width * b);
+      counts.assign(static_cast<std::size_t>(buckets), 0.0);
+      for (const T t : v) {
+        const auto b =
+            std::min<std::size_t>(static_cast<std::size_t>((static_cast<double>(t) - lo) / width),
+                                  static_cast<std::size_t>(buckets - 1));
+        counts[b] += 1;
+      }
+    }
+  });
   Proto histo;
-  histo.fixed64(1, lo).fixed64(2, hi).fixed64(3, static_cast<double>(v.size()));
+  histo.fixed64(1, lo).fixed64(2, hi).fixed64(3, static_cast<double>(n));
   histo.fixed64(4, sum).fixed64(5, squares).packed(6, limits).packed(7, counts);
   write_event(summary_event(step, Proto().bytes(1, tag).message(5, histo)));
 }

@@ -259,11 +259,9 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
   sink.begin(weight, loss_finite);
   if (n == 0)
     sink.contribute_nothing();
-  else if ((loss_finite || sync_gradients) && keep_gradients_) {  // for TensorBoard
-    GradientCopier copier(model_.parameters(), kept_gradients_, sink);
-    model_.backward(loss_, y, &copier);
-  } else if (loss_finite || sync_gradients) {  // several ranks: the sums say it to every rank
-    model_.backward(loss_, y, &sink);
+  else if (loss_finite || sync_gradients) {  // several ranks: the sums say it to every rank
+    GradientCopier copier(model_.parameters(), kept_gradients_, sink);  // for TensorBoard
+    model_.backward(loss_, y, keep_gradients_ ? static_cast<GradientListener*>(&copier) : &sink);
   }
   step_nonfinite_ = !sink.finish() || !loss_finite;
   if (step_nonfinite_ && options_.on_nonfinite == NonFinitePolicy::stop && n > 0)
