@@ -8,6 +8,7 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -16,17 +17,12 @@ using namespace dtnn;
 class AdaptiveAvgPool2d final : public Layer {
  public:
   explicit AdaptiveAvgPool2d(const Params& p)
-      : ho_(p.get_int("output_height")), wo_(p.get_int("output_width")) {
-    if (ho_ < 1) p.fail("output_height", "a positive number of rows");
-    if (wo_ < 1) p.fail("output_width", "a positive number of columns");
-  }
+      : output_(p), ho_(output_.height), wo_(output_.width) {}
   std::string type() const override { return "adaptive_avgpool2d"; }
   Shape output_shape() const override {
     return layout_ == Layout::nhwc ? Shape{ho_, wo_, c_} : Shape{c_, ho_, wo_};
   }
-  std::string attributes() const override {
-    return "output=(" + std::to_string(ho_) + "," + std::to_string(wo_) + ")";
-  }
+  std::string attributes() const override { return output_.attributes(); }
   void build(const LayerBuildContext& ctx) override {
     if (ctx.input_shape.rank() != 3)
       throw Error("adaptive_avgpool2d: expected an image (3 axes), got " + ctx.input_shape.str());
@@ -103,7 +99,8 @@ class AdaptiveAvgPool2d final : public Layer {
     return layout_ == Layout::nhwc ? (y * wo_ + x) * c_ + ch : (ch * ho_ + y) * wo_ + x;
   }
 
-  std::int64_t ho_, wo_;
+  layer_parameters::AdaptivePool2d output_;
+  std::int64_t ho_, wo_;  // output_'s
   std::int64_t h_ = 0, w_ = 0, c_ = 0;
   Layout layout_ = Layout::nhwc;
 };
@@ -123,5 +120,5 @@ DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "adaptive_avgpool2d",
                    .description =
                        "average pooling to a fixed output size (PyTorch's adaptive "
                        "pooling windows)",
-                   .parameters = R"({"output_height": 1, "output_width": 1})", .traits = kTraits,
-                   .factory = create)
+                   .parameters = dtnn::layer_parameters::kAdaptivePool2dParameters,
+                   .traits = kTraits, .factory = create)

@@ -6,6 +6,7 @@
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -60,15 +61,10 @@ __global__ void backward_kernel(T* dx, const T* dy, std::size_t n, std::int64_t 
 class CudaAdaptiveAvgPool2d final : public Layer {
  public:
   explicit CudaAdaptiveAvgPool2d(const Params& p)
-      : ho_(p.get_int("output_height")), wo_(p.get_int("output_width")) {
-    if (ho_ < 1) p.fail("output_height", "a positive number of rows");
-    if (wo_ < 1) p.fail("output_width", "a positive number of columns");
-  }
+      : output_(p), ho_(output_.height), wo_(output_.width) {}
   std::string type() const override { return "adaptive_avgpool2d"; }
   Shape output_shape() const override { return Shape{c_, ho_, wo_}; }
-  std::string attributes() const override {
-    return "output=(" + std::to_string(ho_) + "," + std::to_string(wo_) + ")";
-  }
+  std::string attributes() const override { return output_.attributes(); }
   void build(const LayerBuildContext& ctx) override {
     if (ctx.input_shape.rank() != 3)
       throw Error("adaptive_avgpool2d: expected an image (3 axes), got " + ctx.input_shape.str());
@@ -101,7 +97,8 @@ class CudaAdaptiveAvgPool2d final : public Layer {
   }
 
  private:
-  std::int64_t ho_, wo_, c_ = 0, h_ = 0, w_ = 0;
+  layer_parameters::AdaptivePool2d output_;
+  std::int64_t ho_, wo_, c_ = 0, h_ = 0, w_ = 0;  // ho_, wo_: output_'s
   DType dtype_ = DType::float32;
 };
 
@@ -118,4 +115,4 @@ constexpr const char* kTwinChecks = R"({"twin_checks": [
 DTNN_CUDA_LAYER("adaptive_avgpool2d",
                 "average pooling to a fixed output size on an NVIDIA GPU (NCHW, PyTorch's "
                 "adaptive windows)",
-                R"({"output_height": 1, "output_width": 1})", kTwinChecks, create)
+                dtnn::layer_parameters::kAdaptivePool2dParameters, kTwinChecks, create)

@@ -30,6 +30,8 @@ inline constexpr const char* kLeakyReluParameters = R"({"negative_slope": 0.01})
 inline constexpr const char* kPool2dParameters =  // maxpool2d, avgpool2d
     R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})";
 inline constexpr const char* kBlockParameters = R"({"paths": [[], []]})";  // add, concat
+inline constexpr const char* kAdaptivePool2dParameters =
+    R"({"output_height": 1, "output_width": 1})";
 
 // The two initialiser names of a layer with weights and biases, checked.
 struct Initializers {
@@ -116,6 +118,19 @@ struct Batchnorm {
       p.fail("activation", "\"\" or \"relu\" (batchnorm+relu fused)");
     if (!(momentum >= 0.0 && momentum < 1.0)) p.fail("momentum", "a number in [0, 1)");
     if (!(epsilon > 0.0)) p.fail("epsilon", "a positive number");
+  }
+};
+
+// adaptive_avgpool2d: the output's "output_height" and "output_width", each at least 1.
+struct AdaptivePool2d {
+  std::int64_t height, width;
+  explicit AdaptivePool2d(const Params& p)
+      : height(p.get_int("output_height")), width(p.get_int("output_width")) {
+    if (height < 1) p.fail("output_height", "a positive number of rows");
+    if (width < 1) p.fail("output_width", "a positive number of columns");
+  }
+  std::string attributes() const {
+    return "output=(" + std::to_string(height) + "," + std::to_string(width) + ")";
   }
 };
 
