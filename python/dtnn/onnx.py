@@ -40,6 +40,13 @@ def _pair(value):
     return (value, value) if isinstance(value, int) else tuple(value)
 
 
+def _layer_defaults():
+    """{layer type: its parameters' defaults}, the CPU plugins'."""
+    from . import plugins
+    return {p["name"]: p["parameters"] for p in plugins()
+            if p["kind"] == "layer" and p["device"] == "cpu"}
+
+
 def _expand(entries):
     """A layer list with its repeats ({"repeat": n, "layers": [...]}) written out."""
     out = []
@@ -364,11 +371,8 @@ def export(exp, path):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from . import plugins
-
     spec = exp.model_spec
-    defaults = {p["name"]: p["parameters"] for p in plugins()
-                if p["kind"] == "layer" and p["device"] == "cpu"}
+    defaults = _layer_defaults()
     shape = tuple(spec["input_shape"])
     if len(shape) == 3:  # per sample in the model's layout; the graph takes NCHW
         shape = shape if spec["layout"] == "NCHW" else (shape[2], shape[0], shape[1])
@@ -470,12 +474,9 @@ def load_into(exp, source):
     convolution is taken back apart."""
     import onnx
 
-    from . import plugins
     from .pytorch import _load_matched, _matched_arrays, _dtnn_layers
     model = source if isinstance(source, onnx.ModelProto) else onnx.load(os.fspath(source))
-    defaults = {p["name"]: p["parameters"] for p in plugins()
-                if p["kind"] == "layer" and p["device"] == "cpu"}
-    epsilons = _batchnorm_epsilons(exp.model_spec["layers"], defaults)
+    epsilons = _batchnorm_epsilons(exp.model_spec["layers"], _layer_defaults())
 
     def arrays_for(template):
         ours = _dtnn_layers(template)
