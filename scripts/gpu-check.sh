@@ -9,10 +9,11 @@
 #   3. one epoch of the default experiment on the GPU (history JSON), 200 steps with
 #      the GPU's energy read through NVML (output.energy ["nvml"]), and 20 steps of each of the
 #      zoo's CNNs whose layers all have twins (MobileNetV2-tiny, ResNet-20, DenseNet)
-#   4. two MPI ranks on the GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh,
-#      with the Open MPI that gpu-bundle packed)
-#   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch), float32 with the per-layer tables, then
-#      TF32 (BENCH_TF32=0 skips it); BENCH_ARGS replaces the short default ("--rounds 1
+#   4. 100 steps of transformer_lm on the fortunes text; two MPI ranks on the GPU by each gradient
+#      route the machine allows (tests/gpu/two_ranks.sh, with the Open MPI that gpu-bundle packed)
+#   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch), float32 with the per-layer tables,
+#      transformer_lm beside PyTorch (bench/compare_transformer.py lm --gpu), then TF32
+#      (BENCH_TF32=0 skips it); BENCH_ARGS replaces the short default ("--rounds 1
 #      --repeats 2 --steps 10"), BENCH_SECONDS each pass's time limit (300 s)
 # Each step has a time limit (its exit is then 124) and its log is gpu-out-WHAT/<step>.log; the last 40
 # lines of each (TAIL_LINES) are printed.
@@ -29,6 +30,7 @@ what=${1:-all}
 out=gpu-out-$what
 rm -rf "$out" && mkdir -p "$out"
 [ -n "${OUT:-}" ] && trap 'tar czf "$OUT/gpu-logs-$what.tar.gz" "$out"' EXIT
+trap 'exit 143' TERM  # stopped from outside (timeout -s TERM): the logs are still packed
 env=scripts/gpu-env.sh
 status=0
 step() {  # name, seconds, command...: a step that runs past its seconds is stopped (exit 124)
@@ -68,6 +70,11 @@ if [ "$what" != bench ]; then
         --set output.progress=\"lines\" --evaluate false 2>&1) || { echo "$out" | tail -5; exit 1; }
       echo "$out" | grep -E "^(Epoch|Training)"
     done'
+  # transformer_lm on the fortunes text (the sequence twins: embedding, positions, layer norm,
+  # attention, gelu, log_softmax, nll), 100 steps.
+  step transformer 120 $env .gpu/bin/dtnn run configs/fortunes_char_lm.json --enable-gpu true \
+    --dataset-path .gpu/data/fortunes --steps-per-epoch 100 --set output.progress=\"lines\" \
+    --history "$out/transformer_history.json"
   # shellcheck disable=SC2016
   step two_ranks 180 $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
     .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"
@@ -79,6 +86,9 @@ if [ "$what" != tests ]; then
   # shellcheck disable=SC2086
   step bench "${BENCH_SECONDS:-300}" $env python3 bench/gpu/compare_gpu.py \
     --dtnn-bench .gpu/bin/dtnn_bench --out "$out/bench" $bench_args
+  # transformer_lm's training tokens/s beside PyTorch's, both on the GPU.
+  step bench_transformer 240 $env python3 bench/compare_transformer.py lm --gpu --build .gpu \
+    --text .gpu/data/fortunes --peer-python python3 --steps 60 --repeats 2
   if [ "${BENCH_TF32:-1}" = 1 ]; then
     # shellcheck disable=SC2086
     step bench_tf32 "${BENCH_SECONDS:-300}" $env python3 bench/gpu/compare_gpu.py \

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <vector>
 
 #include "caching_allocator.hpp"
@@ -158,7 +159,7 @@ TEST_CASE(
   CHECK(cpu->file != cuda->file);
   CHECK(twins.warnings().empty());  // the same name on two devices is no duplicate
   CHECK(twins.available("layer", Device::cuda) ==
-        std::vector<std::string>{"test_weights", "test_weights_skewed"});
+        std::vector<std::string>{"test_weights", "test_weights_skewed", "test_weights_stale"});
   CHECK(parse_device("cuda") == Device::cuda);
   CHECK(test::error_of([] { parse_device("gpu"); }) ==
         "unknown device 'gpu' (expected \"cpu\" or \"cuda\")");
@@ -215,7 +216,49 @@ TEST_CASE("every CUDA plugin loads without a GPU and reports itself unavailable 
 #endif
 }
 
-TEST_CASE("the device-twin conformance check passes a faithful twin and catches a skewed one") {
+namespace {
+
+// The layer types named in a layer's parameters (a block's paths).
+void collect_layer_types(const nlohmann::json& j, std::set<std::string>& out) {
+  if (j.is_object()) {
+    if (j.contains("type") && j["type"].is_string()) out.insert(j["type"].get<std::string>());
+    for (const auto& [key, value] : j.items()) collect_layer_types(value, out);
+  } else if (j.is_array()) {
+    for (const nlohmann::json& value : j) collect_layer_types(value, out);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the zoo models docs/gpu.md calls GPU-ready have a cuda twin for every layer") {
+#if DTNN_HAVE_CUDA
+  for (const char* model : {"simplecnn", "simplemlp", "vgg16_imagenet", "resnet50_imagenet",
+                            "resnet20_cifar10", "densenet_cifar10", "mobilenetv2_tiny",
+                            "mobilenetv2", "transformer_lm", "bert_tiny", "vit_tiny"}) {
+    CAPTURE(model);
+    std::set<std::string> types;
+    for (const LayerSpec& layer : load_model_spec(resolve_model_path(model, "")).layers) {
+      types.insert(layer.type);
+      collect_layer_types(layer.params.json(), types);  // the layers of its paths
+    }
+    CHECK(types.size() > 3);
+    for (const std::string& type : types) {
+      CAPTURE(type);
+      const PluginRecord* cpu = test::plugins().find("layer", type);
+      REQUIRE(cpu != nullptr);
+      // An alias (pointwise_conv2d) runs as the type it names; a reshape (flatten) needs no twin.
+      const nlohmann::json alias =
+          nlohmann::json::parse(cpu->traits).value("alias", nlohmann::json());
+      const std::string runs_as = alias.is_object() ? alias.value("type", type) : type;
+      if (test::plugins().find("layer", runs_as, Device::cuda)) continue;
+      CHECK(test::plugins().create_as<Layer>("layer", type, Params())->is_reshape());
+    }
+  }
+#endif
+}
+
+TEST_CASE(
+    "the device-twin conformance check passes a faithful twin and catches a skewed or stale one") {
   InstalledDouble d;
   const Registry registry({DTNN_TEST_DOUBLES "/device"});
   auto worst = [&](const std::string& type, const std::string& what) {
@@ -234,5 +277,9 @@ TEST_CASE("the device-twin conformance check passes a faithful twin and catches 
   CHECK(worst("test_weights_skewed", "input gradient") >
         dtnn::testing::twin_tolerance(DType::float64));
   CHECK(worst("test_weights_skewed", "gradient of weights") == 0.0);
+  // A twin that caches its weights at build agrees until they change: the check changes them.
+  CHECK(worst("test_weights_stale", "parameters at build: weights") == 0.0);
+  CHECK(worst("test_weights_stale", "forward (train)") >
+        dtnn::testing::twin_tolerance(DType::float64));
   CHECK(d.runtime->copies > 0);  // the twin's tensors went through the device runtime
 }

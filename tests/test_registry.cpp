@@ -215,6 +215,11 @@ TEST_CASE("every GPU layer twin declares the cases the GPU tests check it on") {
     CHECK(!checks.empty());
     for (const nlohmann::json& c : checks) {
       CHECK(c.contains("input_nchw"));
+      for (const auto& [key, value] : c.items()) {  // a misspelt key would be ignored silently
+        CAPTURE(key);
+        CHECK((key == "params" || key == "input_nchw" || key == "input_range" || key == "tokens" ||
+               key == "lengths"));
+      }
       CHECK(c.value("params", nlohmann::json::object()).is_object());
       // The CPU layer takes the case's parameters (a misspelt key would fail only on a GPU).
       CHECK_NOTHROW(test::plugins().create(

@@ -4,13 +4,18 @@
 //   test_weights on "cuda": its twin for tests without a GPU (with the host-backed test runtime
 //     device memory is host memory): w lives on the model's device; GradientExchange tests use it;
 //   test_weights_skewed on "cuda": a twin whose input gradient is off by 1e-3, which the
-//     device-twin conformance check must catch.
+//     device-twin conformance check must catch;
+//   test_weights_stale on "cuda": a twin whose forward keeps using the weights it was built with
+//     (a cached copy), which the check must catch once the weights have changed.
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
 
 #ifndef DTNN_TWIN_SKEW
 #define DTNN_TWIN_SKEW 0.0
+#endif
+#ifndef DTNN_TWIN_STALE
+#define DTNN_TWIN_STALE 0
 #endif
 
 namespace {
@@ -23,13 +28,16 @@ class Weights final : public Layer {
     Tensor w = Tensor::empty(shape_, ctx.dtype, ctx.layout);
     initialize(w, "glorot_uniform", shape_.numel(), shape_.numel(), ctx.seed);
     w_ = w.to(ctx.device);
+    built_ = Tensor::empty(shape_, ctx.dtype, ctx.layout, ctx.device);
+    built_.copy_from(w_);
     dw_ = Tensor::zeros(shape_, ctx.dtype, ctx.layout, ctx.device);
   }
   Shape output_shape() const override { return shape_; }
   void forward(const Tensor& x, Tensor& y, Mode) override {
     const std::int64_t n = w_.numel();
+    const double* w = (DTNN_TWIN_STALE ? built_ : w_).data<double>();
     for (std::int64_t i = 0; i < x.numel(); ++i)
-      y.data<double>()[i] = w_.data<double>()[i % n] * x.data<double>()[i];
+      y.data<double>()[i] = w[i % n] * x.data<double>()[i];
   }
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
     const std::int64_t n = w_.numel();
@@ -44,7 +52,7 @@ class Weights final : public Layer {
 
  private:
   Shape shape_;
-  Tensor w_, dw_;
+  Tensor w_, dw_, built_;
 };
 Plugin* create(const Params&, const PluginContext&) { return new Weights(); }
 }  // namespace

@@ -28,6 +28,7 @@
 #include "dtnn/rng.hpp"
 #include "dtnn/runtime.hpp"
 #include "dtnn/testing/device_twin.hpp"
+#include "test_support.hpp"
 
 using namespace dtnn;
 using nlohmann::json;
@@ -93,8 +94,8 @@ Twins build_twins(const std::string& type, const json& params, const Shape& inpu
 struct Case {
   std::string type;
   json params;
-  Shape input;  // per sample, NCHW
-  double lo = -1, hi = 1;
+  Shape input;                 // per sample, NCHW
+  testing::TwinInputs inputs;  // "input_range", "tokens", "lengths"
 };
 
 // Every CUDA layer's twin checks, from the plugins' own traits: a new twin is checked here
@@ -107,9 +108,11 @@ std::vector<Case> layer_cases() {
       const json dims = c.at("input_nchw");
       Case k{r.name, c.value("params", json::object()), Shape::from(dims.begin(), dims.end())};
       if (c.contains("input_range")) {
-        k.lo = c["input_range"].at(0).get<double>();
-        k.hi = c["input_range"].at(1).get<double>();
+        k.inputs.lo = c["input_range"].at(0).get<double>();
+        k.inputs.hi = c["input_range"].at(1).get<double>();
       }
+      k.inputs.tokens = c.value("tokens", std::int64_t(0));
+      k.inputs.lengths = c.value("lengths", std::vector<std::int64_t>{});
       cases.push_back(std::move(k));
     }
   }
@@ -129,7 +132,8 @@ void compare_layer(const Case& c, DType dtype) {
   // first GPU session learns about every layer from one run.
   try {
     for (const testing::TwinCheck& t : testing::check_device_twin(
-             plugins(), Device::cuda, type, Params(params, type), c.input, dtype, 3, c.lo, c.hi)) {
+             plugins(), Device::cuda, type, Params(params, type), c.input, dtype,
+             c.inputs.lengths.empty() ? 3 : std::int64_t(c.inputs.lengths.size()), c.inputs)) {
       CAPTURE(t.what);
       CHECK(t.error <=
             (t.what.starts_with("parameters at build") ? 0.0 : testing::twin_tolerance(dtype)));
@@ -169,64 +173,100 @@ TEST_CASE("GPU dropout drops about a fraction 'rate' and scales the rest") {
   CHECK(zeros < 3300);
 }
 
-// Every loss with a CUDA twin, with each of these settings it declares the parameters of.
-std::vector<std::pair<std::string, json>> loss_cases() {
-  const json settings[] = {
-      json::object(), {{"weights", {0.5, 2.0, 1.0, 1.5, 3.0}}}, {{"eps", 1e-4}}};
-  std::vector<std::pair<std::string, json>> cases;
+// Every loss with a CUDA twin, with each of these settings it declares the parameters of, against
+// one-hot targets, and against class ids (one row ignored) where it takes an ignore_index.
+struct LossCase {
+  std::string name;
+  json params;
+  bool ids = false;
+};
+
+std::vector<LossCase> loss_cases() {
+  const json settings[] = {json::object(),
+                           {{"weights", {0.5, 2.0, 1.0, 1.5, 3.0}}},
+                           {{"eps", 1e-4}},
+                           {{"label_smoothing", 0.1}}};
+  std::vector<LossCase> cases;
   for (const PluginRecord& r : plugins().records()) {
     if (r.kind != "loss" || r.device != Device::cuda) continue;
     const json declared = json::parse(r.parameters);
     for (const json& params : settings) {
       bool takes = true;
       for (const auto& [key, value] : params.items()) takes = takes && declared.contains(key);
-      if (takes) cases.emplace_back(r.name, params);
+      if (!takes) continue;
+      cases.push_back({r.name, params});
+      if (declared.contains("ignore_index")) cases.push_back({r.name, params, true});
     }
   }
   return cases;
 }
 
-TEST_CASE("GPU losses match the CPU losses: value and gradients, weighted and floored too") {
-  const std::vector<std::pair<std::string, json>> cases = loss_cases();
-  REQUIRE(cases.size() >= 7);  // cce and bce three ways each, mse
-  for (const auto& c : cases)
-    for (const DType dtype : {DType::float64, DType::float32}) {
-      const std::string& name = c.first;
-      const json& params = c.second;
-      CAPTURE(name);
-      CAPTURE(params.dump());
-      const std::string dtype_name = to_string(dtype);
-      CAPTURE(dtype_name);
-      const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
-      auto cpu = plugins().create_as<Loss>("loss", name, Params(params, name));
-      auto gpu = plugins().create_as<Loss>("loss", name, Params(params, name), {}, Device::cuda);
-      // Probabilities in (0, 1) with some at the clipping edges; targets one-hot rows / 0-1.
-      const Shape shape{8, 5};
-      Tensor p = testing::random_tensor(shape, dtype, 6),
-             t = Tensor::zeros(shape, dtype, Layout::nchw);
-      dispatch_dtype(dtype, [&](auto z) {
-        using T = decltype(z);
-        T *pp = p.data<T>(), *tp = t.data<T>();
-        for (std::int64_t i = 0; i < p.numel(); ++i) pp[i] = T(0.5) + T(0.49) * pp[i];
-        pp[0] = T(0);
-        pp[1] = T(1);
-        for (std::int64_t r = 0; r < 8; ++r) tp[r * 5 + (r * 3) % 5] = T(1);
-      });
-      const Tensor pg = p.to(Device::cuda), tg = t.to(Device::cuda);
-      const double lc = cpu->forward(p, t), lg = gpu->forward(pg, tg);
-      CHECK(std::abs(lc - lg) <= tolerance * (1 + std::abs(lc)));
-      Tensor dc = Tensor::empty(shape, dtype, Layout::nchw);
-      Tensor dg = Tensor::empty(shape, dtype, Layout::nchw, Device::cuda);
-      cpu->backward(p, t, dc);
-      gpu->backward(pg, tg, dg);
-      CHECK(max_difference(dc, dg) <= tolerance);
-      if (cpu->has_softmax_gradient()) {
-        REQUIRE(gpu->has_softmax_gradient());
-        cpu->backward_through_softmax(p, t, dc);
-        gpu->backward_through_softmax(pg, tg, dg);
-        CHECK(max_difference(dc, dg) <= tolerance);
-      }
+// Predictions [8, 5] in (0, 1) with some at the clipping edges; targets one-hot rows, or the
+// rows' class ids with row 2 at the ignored id (-1) and, with a bad_id, row 5 at 7 (no class).
+std::pair<Tensor, Tensor> loss_inputs(DType dtype, bool ids, bool bad_id = false) {
+  const Shape shape{8, 5};
+  Tensor p = testing::random_tensor(shape, dtype, 6);
+  Tensor t = Tensor::zeros(ids ? Shape{8} : shape, dtype, Layout::nchw);
+  dispatch_dtype(dtype, [&](auto z) {
+    using T = decltype(z);
+    T *pp = p.data<T>(), *tp = t.data<T>();
+    for (std::int64_t i = 0; i < p.numel(); ++i) pp[i] = T(0.5) + T(0.49) * pp[i];
+    pp[0] = T(0);
+    pp[1] = T(1);
+    for (std::int64_t r = 0; r < 8; ++r) {
+      const std::int64_t k = (r * 3) % 5;
+      if (ids)
+        tp[r] = r == 2 ? T(-1) : T(k);
+      else
+        tp[r * 5 + k] = T(1);
     }
+    if (bad_id) tp[5] = T(7);
+  });
+  return {p, t};
+}
+
+TEST_CASE("GPU losses match the CPU losses: value and gradients, weighted and floored too") {
+  const std::vector<LossCase> cases = loss_cases();
+  REQUIRE(cases.size() >= 14);  // cce and bce three ways each, mse, nll and kl_divergence 2x2 each
+  for (const LossCase& c : cases)
+    for (const DType dtype : {DType::float64, DType::float32}) try {
+        const std::string& name = c.name;
+        const std::string params = c.params.dump();
+        CAPTURE(name);
+        CAPTURE(params);
+        CAPTURE(c.ids);
+        const std::string dtype_name = to_string(dtype);
+        CAPTURE(dtype_name);
+        const double tolerance = dtype == DType::float64 ? 1e-12 : 1e-5;
+        auto cpu = plugins().create_as<Loss>("loss", name, Params(c.params, name));
+        auto gpu =
+            plugins().create_as<Loss>("loss", name, Params(c.params, name), {}, Device::cuda);
+        const auto [p, t] = loss_inputs(dtype, c.ids);
+        const Shape& shape = p.shape();
+        const Tensor pg = p.to(Device::cuda), tg = t.to(Device::cuda);
+        const double lc = cpu->forward(p, t), lg = gpu->forward(pg, tg);
+        CHECK(std::abs(lc - lg) <= tolerance * (1 + std::abs(lc)));
+        Tensor dc = Tensor::empty(shape, dtype, Layout::nchw);
+        Tensor dg = Tensor::empty(shape, dtype, Layout::nchw, Device::cuda);
+        cpu->backward(p, t, dc);
+        gpu->backward(pg, tg, dg);
+        CHECK(max_difference(dc, dg) <= tolerance);
+        if (cpu->has_softmax_gradient()) {
+          REQUIRE(gpu->has_softmax_gradient());
+          cpu->backward_through_softmax(p, t, dc);
+          gpu->backward_through_softmax(pg, tg, dg);
+          CHECK(max_difference(dc, dg) <= tolerance);
+        }
+        if (c.ids) {  // a target that is no class id: the CPU loss's error, word for word
+          const auto [pb, tb] = loss_inputs(dtype, true, true);
+          const std::string expected = test::error_of([&] { cpu->forward(pb, tb); });
+          CHECK(expected.find("target 5 is 7") != std::string::npos);
+          CHECK(test::error_of([&] { gpu->forward(pb.to(Device::cuda), tb.to(Device::cuda)); }) ==
+                expected);
+        }
+      } catch (const std::exception& e) {
+        FAIL_CHECK(c.name << " threw: " << std::string(e.what()));
+      }
 }
 
 TEST_CASE("every GPU metric adds up the totals its CPU twin adds up") {

@@ -40,7 +40,7 @@ double max_relative_difference(const Tensor& a_any, const Tensor& b_any) {
 std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device,
                                          const std::string& type, const Params& params,
                                          const Shape& input, DType dtype, std::int64_t batch,
-                                         double lo, double hi) {
+                                         const TwinInputs& inputs) {
   LayerBuildContext ctx;
   ctx.input_shape = input;
   ctx.dtype = dtype;
@@ -48,6 +48,11 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
   ctx.max_batch = batch;
   ctx.seed = 11;
   ctx.registry = &registry;
+  if (!inputs.lengths.empty()) {
+    DTNN_CHECK(std::int64_t(inputs.lengths.size()) == batch, "one length per sample");
+    ctx.sequence.lengths = std::make_shared<SequenceLengths>();
+    ctx.sequence.lengths->of = inputs.lengths;
+  }
   ctx.conv_algorithm = "reference";
   auto cpu = registry.create_as<Layer>("layer", type, params);
   cpu->build(ctx);
@@ -65,6 +70,13 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
     out.push_back(
         {"parameters at build: " + pc[i].name, max_relative_difference(pc[i].value, pd[i].value)});
 
+  // Then both twins get the same random parameters: values at their initial ones (batchnorm's
+  // gamma of 1, say) would hide a twin that forgets to multiply by them.
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    const Tensor values = random_tensor(pc[i].value.shape(), dtype, 100 + i);
+    pc[i].value.copy_from(values);
+    pd[i].value.copy_from(values);
+  }
   const Shape out_shape = cpu->output_shape().with_batch(batch);
   if (!(out_shape == dev->output_shape().with_batch(batch)))
     throw Error(name + " gives " + dev->output_shape().str() + ", " + type + " gives " +
@@ -73,7 +85,12 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
   dispatch_dtype(dtype, [&](auto z) {  // [-1, 1) to [lo, hi)
     using T = decltype(z);
     T* p = x.data<T>();
-    for (std::int64_t i = 0; i < x.numel(); ++i) p[i] = T(lo + (hi - lo) * (double(p[i]) + 1) / 2);
+    for (std::int64_t i = 0; i < x.numel(); ++i) {
+      const double u = (double(p[i]) + 1) / 2;
+      const std::int64_t tokens = inputs.tokens;
+      p[i] = tokens > 0 ? T(std::min(std::floor(u * double(tokens)), double(tokens - 1)))
+                        : T(inputs.lo + (inputs.hi - inputs.lo) * u);
+    }
   });
   const Tensor xd = x.to(device);
   Tensor yc = Tensor::empty(out_shape, dtype, Layout::nchw);

@@ -100,6 +100,11 @@ Context& Context::open(int local_rank, const Options& options) {
 
 Context::Context(int ordinal, const Options& options) : ordinal_(ordinal), options_(options) {
   DTNN_CUDA(cudaSetDevice(ordinal_));
+  if (options_.workspace_limit == 0) {
+    std::size_t free = 0, total = 0;
+    DTNN_CUDA(cudaMemGetInfo(&free, &total));
+    options_.workspace_limit = total / 8;
+  }
   DTNN_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   DTNN_CUDA(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
   DTNN_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));

@@ -21,7 +21,8 @@ namespace dtnn::cuda {
 struct Options {
   bool tf32 = false;      // TF32 tensor-core math for float32 (convolutions and fc)
   bool auto_conv = true;  // cuDNN's search picks each convolution's algorithms
-  std::size_t workspace_limit = std::size_t{1} << 30;  // most scratch one algorithm may use
+  // The most scratch memory one convolution algorithm may use; 0: an eighth of the GPU's memory.
+  std::size_t workspace_limit = 0;
 };
 
 // True when a CUDA device can be used; else false with the reason (no driver, no device).

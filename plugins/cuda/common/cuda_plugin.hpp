@@ -20,7 +20,9 @@
 // A CPU layer's twin on an NVIDIA GPU, with the cases the GPU tests check it on against the CPU
 // layer (dtnn_gpu_tests, tests/gpu/test_gpu.cpp, through dtnn/testing/device_twin.hpp):
 //   {"twin_checks": [{"params": {...}, "input_nchw": [C, H, W] or [features]}, ...], ...}
-// in float64 and float32; "input_range": [lo, hi] for the inputs' values (default [-1, 1]). Every
+// in float64 and float32; "input_range": [lo, hi] for the inputs' values (default [-1, 1]);
+// "tokens": N for whole ids in [0, N) (an embedding's); "lengths": [L, ...] for padded sequences
+// (one per sample: the batch). Every
 // layer twin declares at least one (tests/test_registry.cpp checks it on any machine).
 #define DTNN_CUDA_LAYER(Name, Description, ParametersJson, TraitsJson, Factory)                   \
   DTNN_EXPORT_PLUGIN(.kind = "layer", .name = Name, .device = "cuda", .description = Description, \

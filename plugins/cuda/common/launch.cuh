@@ -19,13 +19,11 @@ inline unsigned blocks(std::size_t n) {
   return static_cast<unsigned>(b < 65535 * 8 ? (b ? b : 1) : 65535 * 8);
 }
 
-// Runs f(T{}) with T = float or double according to dtype.
+// Runs f(T{}) with T = float or double according to dtype; returns what f returns.
 template <class F>
-void by_dtype(DType dtype, F&& f) {
-  if (dtype == DType::float64)
-    f(double{});
-  else
-    f(float{});
+auto by_dtype(DType dtype, F&& f) {
+  if (dtype == DType::float64) return f(double{});
+  return f(float{});
 }
 
 inline void check_launch() { DTNN_CUDA(cudaGetLastError()); }

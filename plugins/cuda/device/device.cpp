@@ -23,6 +23,9 @@ class CudaRuntime final : public DeviceRuntime {
     cuda::Options o;
     if (options.has("tf32")) o.tf32 = options.get_bool("tf32");
     if (options.has("cudnn_auto_conv_alg")) o.auto_conv = options.get_bool("cudnn_auto_conv_alg");
+    if (options.has("cudnn_workspace_mb"))
+      o.workspace_limit =
+          static_cast<std::size_t>(options.get_double("cudnn_workspace_mb") * 1048576.0);
     context_ = &Context::open(local_rank, o);
   }
   std::shared_ptr<std::byte> allocate(std::size_t bytes) override {

@@ -4,7 +4,8 @@
 //   y = conv(x, w) + b (then relu when "activation" is "relu");  db += sum dy;
 //   dw += conv_filter_grad(x, dy);  dx = conv_data_grad(dy, w)
 // Algorithms: with gpu.cudnn_auto_conv_alg (PyDTNN's --enable_cudnn_auto_conv_alg) cuDNN's
-// search times the candidates once at build and the fastest within the workspace limit is kept,
+// search times the candidates once at build and the fastest within the workspace limit
+// (gpu.cudnn_workspace_mb; by default an eighth of the GPU's memory) is kept,
 // each pass then running with the math type its result was timed with; otherwise fixed defaults
 // (implicit precomputed GEMM forward, algorithm 1 for both gradients). The workspace is the
 // context's shared one, reserved at build. TF32 only with gpu.tf32: without it a float32 pass

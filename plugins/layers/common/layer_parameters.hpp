@@ -2,12 +2,14 @@
 // with their defaults (what both descriptors declare), and the struct that reads and checks them
 // once for both, so the two accept and refuse alike.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/params.hpp"
+#include "dtnn/tensor.hpp"
 
 namespace dtnn::layer_parameters {
 
@@ -27,6 +29,19 @@ inline constexpr const char* kBatchnormParameters =
         "activation": ""})";
 inline constexpr const char* kDropoutParameters = R"({"rate": 0.5})";
 inline constexpr const char* kLeakyReluParameters = R"({"negative_slope": 0.01})";
+inline constexpr const char* kGeluParameters = R"({"approximate": "none"})";
+inline constexpr const char* kLayerNormParameters = R"({"epsilon": 1e-5})";
+inline constexpr const char* kEmbeddingParameters =
+    R"({"vocab": 0, "units": 0, "padding_id": -1, "weights_initializer": "normal"})";
+inline constexpr const char* kMultiHeadAttentionParameters =
+    R"({"heads": 1, "head_width": 0, "causal": false, "cross": false,
+    "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
+inline constexpr const char* kSequencePoolParameters = R"({"mode": "mean"})";
+inline constexpr const char* kPatchEmbeddingParameters =
+    R"({"patch": 4, "units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
+    "biases_initializer": "zeros"})";
+inline constexpr const char* kPositionalEncodingParameters =
+    R"({"kind": "sinusoidal", "weights_initializer": "normal"})";
 inline constexpr const char* kPool2dParameters =  // maxpool2d, avgpool2d
     R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})";
 inline constexpr const char* kBlockParameters = R"({"paths": [[], []]})";  // add, concat
@@ -118,6 +133,140 @@ struct Batchnorm {
       p.fail("activation", "\"\" or \"relu\" (batchnorm+relu fused)");
     if (!(momentum >= 0.0 && momentum < 1.0)) p.fail("momentum", "a number in [0, 1)");
     if (!(epsilon > 0.0)) p.fail("epsilon", "a positive number");
+  }
+};
+
+// embedding: "vocab" and "units" positive, "padding_id" -1 or an id, "weights_initializer".
+struct Embedding {
+  std::int64_t vocab, units, padding_id;
+  std::string init;
+  explicit Embedding(const Params& p)
+      : vocab(p.get_int("vocab")),
+        units(p.get_int("units")),
+        padding_id(p.get_int("padding_id")),
+        init(p.get_string("weights_initializer")) {
+    if (vocab <= 0) p.fail("vocab", "a positive vocabulary size (\"$vocab\": the dataset's)");
+    if (units <= 0) p.fail("units", "a positive vector width");
+    if (padding_id < -1 || padding_id >= vocab)
+      p.fail("padding_id", "-1 (no padding) or an id below \"vocab\"");
+    check_initializer(init, p.key_path("weights_initializer"));
+  }
+  std::string attributes() const {
+    return "vocab=" + std::to_string(vocab) +
+           (padding_id >= 0 ? " padding_id=" + std::to_string(padding_id) : "");
+  }
+  // Per-sample output shape: the input's with "units" appended.
+  Shape output_shape(const Shape& input) const {
+    if (input.rank() >= Shape::kMaxRank)
+      throw Error("embedding: input " + input.str() + " has too many axes");
+    Shape s = input;
+    s.push_back(units);
+    return s;
+  }
+};
+
+// positional_encoding: "kind" ("sinusoidal" or "learned"), "weights_initializer".
+struct PositionalEncoding {
+  bool learned;
+  std::string init;
+  explicit PositionalEncoding(const Params& p)
+      : learned(p.get_string("kind") == "learned"), init(p.get_string("weights_initializer")) {
+    if (!learned && p.get_string("kind") != "sinusoidal")
+      p.fail("kind", "\"sinusoidal\" or \"learned\"");
+    check_initializer(init, p.key_path("weights_initializer"));
+  }
+  // The table p [positions, width] the input's shape needs, on the host: the learned one
+  // initialised from seed, the sinusoidal one (Vaswani et al. 2017) computed.
+  Tensor table(const Shape& input, DType dtype, std::uint64_t seed) const {
+    if (input.rank() != 2)
+      throw Error("positional_encoding: expected a sequence (positions, features), got " +
+                  input.str());
+    const std::int64_t positions = input[0], width = input[1];
+    Tensor p = Tensor::empty(input, dtype);
+    if (learned) {
+      initialize(p, init, positions, width, seed);
+      return p;
+    }
+    dispatch_dtype(dtype, [&](auto z) {
+      using T = decltype(z);
+      T* out = p.data<T>();
+      for (std::int64_t t = 0; t < positions; ++t)
+        for (std::int64_t i = 0; i < width; ++i) {
+          const double angle = double(t) / std::pow(10000.0, double(2 * (i / 2)) / double(width));
+          out[t * width + i] = T(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        }
+    });
+    return p;
+  }
+};
+
+// multi_head_attention: "heads", "head_width" (0: the features / heads), "causal", "cross",
+// "use_bias", the initialisers.
+struct MultiHeadAttention {
+  std::int64_t heads, head_width;
+  bool causal, cross, use_bias;
+  Initializers init;
+  explicit MultiHeadAttention(const Params& p)
+      : heads(p.get_int("heads")),
+        head_width(p.get_int("head_width")),
+        causal(p.get_bool("causal")),
+        cross(p.get_bool("cross")),
+        use_bias(p.get_bool("use_bias")),
+        init(p) {
+    if (heads <= 0) p.fail("heads", "a positive number of heads");
+    if (head_width < 0) p.fail("head_width", "a positive width, or 0 for the features / heads");
+    if (causal && cross)
+      p.fail("causal", "false with \"cross\": true (a decoder sees all of the encoder's output)");
+  }
+  std::string attributes() const {
+    return "heads=" + std::to_string(heads) +
+           (head_width ? " head_width=" + std::to_string(head_width) : "") +
+           (causal ? " causal" : "") + (cross ? " cross" : "");
+  }
+  // The width of a head for `features` input features; an Error when they do not split.
+  std::int64_t head_of(std::int64_t features) const {
+    if (head_width == 0 && features % heads != 0)
+      throw Error("multi_head_attention: " + std::to_string(features) +
+                  " features do not split into " + std::to_string(heads) +
+                  " heads (give \"head_width\")");
+    return head_width ? head_width : features / heads;
+  }
+};
+
+// sequence_pool: "mode", "mean" or "first".
+struct SequencePool {
+  bool mean;
+  explicit SequencePool(const Params& p) : mean(p.get_string("mode") == "mean") {
+    if (!mean && p.get_string("mode") != "first") p.fail("mode", "\"mean\" or \"first\"");
+  }
+  std::string attributes() const { return mean ? "mean" : "first"; }
+  // The per-sample input (positions, features), checked.
+  static void check_input(const Shape& input) {
+    if (input.rank() != 2)
+      throw Error("sequence_pool: expected a sequence (positions, features), got " + input.str());
+  }
+};
+
+// patch_embedding: "patch" and "units" positive, "use_bias", the initialisers.
+struct PatchEmbedding {
+  std::int64_t patch, units;
+  bool use_bias;
+  Initializers init;
+  explicit PatchEmbedding(const Params& p)
+      : patch(p.get_int("patch")),
+        units(p.get_int("units")),
+        use_bias(p.get_bool("use_bias")),
+        init(p) {
+    if (patch < 1) p.fail("patch", "a positive patch size");
+    if (units < 1) p.fail("units", "a positive vector width");
+  }
+  std::string attributes() const { return "patch=" + std::to_string(patch); }
+  // An Error unless an h x w image cuts into patches.
+  void check_image(std::int64_t h, std::int64_t w) const {
+    if (h % patch != 0 || w % patch != 0)
+      throw Error("patch_embedding: a " + std::to_string(h) + "x" + std::to_string(w) +
+                  " image does not cut into " + std::to_string(patch) + "x" +
+                  std::to_string(patch) + " patches");
   }
 };
 

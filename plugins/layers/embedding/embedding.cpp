@@ -4,52 +4,36 @@
 // (the rest of dw stays as it was). The ids have no gradient: dx, when asked for, is zero.
 // With "padding_id" P, a sequence ends at its first P: forward writes each sample's length for the
 // attention and pooling layers after it (dtnn/sequence_context.hpp), which then ignore the padding.
-#include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
+#include "token_ids.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-constexpr const char* kParameters = R"({"vocab": 0, "units": 0, "padding_id": -1,
-    "weights_initializer": "normal"})";
-
 class Embedding final : public Layer {
  public:
   explicit Embedding(const Params& p)
-      : vocab_(p.get_int("vocab")),
-        units_(p.get_int("units")),
-        padding_id_(p.get_int("padding_id")),
-        init_(p.get_string("weights_initializer")) {
-    if (vocab_ <= 0) p.fail("vocab", "a positive vocabulary size (\"$vocab\": the dataset's)");
-    if (units_ <= 0) p.fail("units", "a positive vector width");
-    if (padding_id_ < -1 || padding_id_ >= vocab_)
-      p.fail("padding_id", "-1 (no padding) or an id below \"vocab\"");
-    check_initializer(init_, p.key_path("weights_initializer"));
-  }
+      : params_(p),
+        vocab_(params_.vocab),
+        units_(params_.units),
+        padding_id_(params_.padding_id),
+        init_(params_.init) {}
 
   std::string type() const override { return "embedding"; }
-  Shape output_shape() const override {
-    Shape s = input_;
-    s.push_back(units_);
-    return s;
-  }
+  Shape output_shape() const override { return params_.output_shape(input_); }
   std::string weights_shape() const override { return w_.shape().str(); }
-  std::string attributes() const override {
-    return "vocab=" + std::to_string(vocab_) +
-           (padding_id_ >= 0 ? " padding_id=" + std::to_string(padding_id_) : "");
-  }
+  std::string attributes() const override { return params_.attributes(); }
 
   void build(const LayerBuildContext& ctx) override {
     input_ = ctx.input_shape;
-    if (input_.rank() >= Shape::kMaxRank)
-      throw Error("embedding: input " + input_.str() + " has too many axes");
+    params_.output_shape(input_);  // checks the input's rank
     w_ = Tensor::empty(Shape{vocab_, units_}, ctx.dtype);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype);
     initialize(w_, init_, vocab_, units_, ctx.seed);
@@ -68,8 +52,8 @@ class Embedding final : public Layer {
       using T = decltype(z);
       const T* ids = x.data<T>();
       const std::int64_t tokens = x.numel();
-      check_ids(ids, tokens);
-      if (lengths_) write_lengths(ids, x.dim(0));
+      token_ids::check(ids, tokens, vocab_);
+      if (lengths_) token_ids::write_lengths(*lengths_, ids, x.dim(0), input_[0], padding_id_);
       const T* w = w_.data<T>();
       T* yp = y.data<T>();
       parallel_for(tokens, 256, [&](std::int64_t i) {
@@ -97,28 +81,7 @@ class Embedding final : public Layer {
   }
 
  private:
-  // Sample n's length: the position of its first padding id.
-  template <class T>
-  void write_lengths(const T* ids, std::int64_t n) {
-    const std::int64_t t = input_[0];
-    lengths_->of.resize(static_cast<std::size_t>(n));
-    for (std::int64_t s = 0; s < n; ++s) {
-      const T* row = ids + s * t;
-      lengths_->of[static_cast<std::size_t>(s)] = std::find(row, row + t, T(padding_id_)) - row;
-    }
-  }
-
-  // An id outside [0, vocab) or not whole is the data's or the model file's mistake: say which.
-  template <class T>
-  void check_ids(const T* ids, std::int64_t n) const {
-    for (std::int64_t i = 0; i < n; ++i)
-      if (!(ids[i] >= 0 && ids[i] < T(vocab_)) || ids[i] != std::floor(ids[i]))
-        throw Error("embedding: input position " + std::to_string(i) + " holds " +
-                    std::to_string(double(ids[i])) + ", not a token id in [0, " +
-                    std::to_string(vocab_) +
-                    "): is the dataset a token dataset, and \"vocab\" its vocabulary?");
-  }
-
+  layer_parameters::Embedding params_;
   std::int64_t vocab_, units_, padding_id_;
   std::string init_;
   Shape input_;
@@ -137,4 +100,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "embedding",
                    .description = "token ids to learned vectors: y[n, t] = w[x[n, t]]",
-                   .parameters = kParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kEmbeddingParameters, .traits = kTraits,
+                   .factory = create)

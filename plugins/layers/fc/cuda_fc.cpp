@@ -1,10 +1,9 @@
-// cuda_fc: fully connected on the GPU through cuBLAS, weights [in, units] row-major as the CPU fc
-// keeps them.  y = x w + b;  dw += x^T dy;  db += column sums of dy;  dx = dy w^T.
-// cuBLAS is column-major: a row-major [r, c] matrix is its column-major [c, r] transpose, so
-// y^T = w^T x^T is gemm(N, N) on (w, x), and so on below.
+// cuda_fc: fully connected on the GPU through cuBLAS (cuda_dense.hpp), weights [in, units]
+// row-major as the CPU fc keeps them.  y = x w + b;  dw += x^T dy;  db += column sums of dy;
+// dx = dy w^T.
 #include "check.hpp"
+#include "cuda_dense.hpp"
 #include "cuda_plugin.hpp"
-#include "kernels.hpp"
 #include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
@@ -12,24 +11,6 @@ namespace {
 
 using namespace dtnn;
 using namespace dtnn::cuda;
-
-// C = alpha op(A) op(B) + beta C, column-major, in T.
-void gemm(cublasHandle_t h, DType dtype, cublasOperation_t ta, cublasOperation_t tb, std::int64_t m,
-          std::int64_t n, std::int64_t k, const void* a, std::int64_t lda, const void* b,
-          std::int64_t ldb, double beta, void* c, std::int64_t ldc) {
-  const int M = int(m), N = int(n), K = int(k);
-  if (dtype == DType::float64) {
-    const double one = 1;
-    DTNN_CUBLAS(cublasDgemm(h, ta, tb, M, N, K, &one, static_cast<const double*>(a), int(lda),
-                            static_cast<const double*>(b), int(ldb), &beta, static_cast<double*>(c),
-                            int(ldc)));
-  } else {
-    const float one = 1, fbeta = float(beta);
-    DTNN_CUBLAS(cublasSgemm(h, ta, tb, M, N, K, &one, static_cast<const float*>(a), int(lda),
-                            static_cast<const float*>(b), int(ldb), &fbeta, static_cast<float*>(c),
-                            int(ldc)));
-  }
-}
 
 class CudaFc final : public Layer {
  public:
@@ -66,25 +47,12 @@ class CudaFc final : public Layer {
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
-    Context& cx = Context::get();
-    const std::int64_t n = x.numel() / in_;  // rows
-    gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_N, s_.units, n, in_, w_.raw(), s_.units,
-         x.raw(), in_, 0.0, y.raw(), s_.units);
-    if (s_.use_bias) kernels::add_bias_rows(cx.stream(), y.raw(), b_.raw(), n, s_.units, dtype_);
+    dense::forward(dtype_, x.raw(), x.numel() / in_, in_, w_.raw(), s_.units,
+                   s_.use_bias ? b_.raw() : nullptr, y.raw());
   }
-
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    Context& cx = Context::get();
-    const std::int64_t n = x.numel() / in_;  // rows
-    // dw^T [units, in] += dy^T [units, n] x [n, in]
-    gemm(cx.cublas(), dtype_, CUBLAS_OP_N, CUBLAS_OP_T, s_.units, in_, n, dy.raw(), s_.units,
-         x.raw(), in_, 1.0, dw_.raw(), s_.units);
-    if (s_.use_bias)
-      kernels::add_column_sums(cx.stream(), db_.raw(), dy.raw(), n, s_.units, dtype_);
-    // dx^T [in, n] = w [in, units] dy^T [units, n]
-    if (dx)
-      gemm(cx.cublas(), dtype_, CUBLAS_OP_T, CUBLAS_OP_N, in_, n, s_.units, w_.raw(), s_.units,
-           dy.raw(), s_.units, 0.0, dx->raw(), in_);
+    dense::backward(dtype_, x.raw(), dy.raw(), x.numel() / in_, in_, w_.raw(), s_.units, dw_.raw(),
+                    s_.use_bias ? db_.raw() : nullptr, dx ? dx->raw() : nullptr);
   }
 
  private:

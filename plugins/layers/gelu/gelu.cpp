@@ -11,6 +11,7 @@
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/fast_math.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -69,4 +70,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "gelu",
                    .description = "Gaussian error linear unit, y = x Phi(x) (exact or tanh form)",
-                   .parameters = R"({"approximate": "none"})", .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kGeluParameters, .traits = kTraits,
+                   .factory = create)

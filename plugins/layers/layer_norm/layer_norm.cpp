@@ -12,12 +12,11 @@
 
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
 using namespace dtnn;
-
-constexpr const char* kParameters = R"({"epsilon": 1e-5})";
 
 class LayerNorm final : public Layer {
  public:
@@ -145,4 +144,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "layer_norm",
                    .description = "layer normalisation over the last axis, with scale and shift",
-                   .parameters = kParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kLayerNormParameters, .traits = kTraits,
+                   .factory = create)

@@ -36,34 +36,24 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/reductions.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
 using namespace dtnn;
-
-constexpr const char* kParameters =
-    R"({"heads": 1, "head_width": 0, "causal": false, "cross": false,
-    "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
 
 constexpr std::int64_t kQueryBlock = 64;  // query rows per block of causal attention
 
 class MultiHeadAttention final : public Layer {
  public:
   explicit MultiHeadAttention(const Params& p)
-      : heads_(p.get_int("heads")),
-        head_width_(p.get_int("head_width")),
-        causal_(p.get_bool("causal")),
-        cross_(p.get_bool("cross")),
-        use_bias_(p.get_bool("use_bias")),
-        weights_init_(p.get_string("weights_initializer")),
-        biases_init_(p.get_string("biases_initializer")) {
-    if (heads_ <= 0) p.fail("heads", "a positive number of heads");
-    if (head_width_ < 0) p.fail("head_width", "a positive width, or 0 for the features / heads");
-    if (causal_ && cross_)
-      p.fail("causal", "false with \"cross\": true (a decoder sees all of the encoder's output)");
-    check_initializer(weights_init_, p.key_path("weights_initializer"));
-    check_initializer(biases_init_, p.key_path("biases_initializer"));
-  }
+      : params_(p),
+        heads_(params_.heads),
+        causal_(params_.causal),
+        cross_(params_.cross),
+        use_bias_(params_.use_bias),
+        weights_init_(params_.init.weights),
+        biases_init_(params_.init.biases) {}
 
   std::string type() const override { return "multi_head_attention"; }
   Shape output_shape() const override { return Shape{t_, d_model_}; }
@@ -71,11 +61,7 @@ class MultiHeadAttention final : public Layer {
     return wq_.shape().str() + (cross_ ? " + " + wkv_.shape().str() : "") + " + " +
            wo_.shape().str();
   }
-  std::string attributes() const override {
-    return "heads=" + std::to_string(heads_) +
-           (head_width_ ? " head_width=" + std::to_string(head_width_) : "") +
-           (causal_ ? " causal" : "") + (cross_ ? " cross" : "");
-  }
+  std::string attributes() const override { return params_.attributes(); }
   double forward_flops(std::int64_t batch) const override {
     const double rows = double(batch * t_), d = double(d_model_), e = double(inner_);
     const double key_rows = double(batch * s_), dm = double(d_memory_);
@@ -91,11 +77,7 @@ class MultiHeadAttention final : public Layer {
                   ctx.input_shape.str());
     t_ = ctx.input_shape[0];
     d_model_ = ctx.input_shape[1];
-    if (head_width_ == 0 && d_model_ % heads_ != 0)
-      throw Error("multi_head_attention: " + std::to_string(d_model_) +
-                  " features do not split into " + std::to_string(heads_) +
-                  " heads (give \"head_width\")");
-    head_ = head_width_ ? head_width_ : d_model_ / heads_;
+    head_ = params_.head_of(d_model_);
     inner_ = heads_ * head_;
     if (cross_) {
       memory_ = ctx.sequence.memory;
@@ -331,7 +313,8 @@ class MultiHeadAttention final : public Layer {
     parallel_for(n * s_ * d_memory_, kParallelGrain, [&](std::int64_t i) { out[i] += dm[i]; });
   }
 
-  std::int64_t heads_, head_width_;
+  layer_parameters::MultiHeadAttention params_;
+  std::int64_t heads_;
   bool causal_, cross_, use_bias_;
   std::string weights_init_, biases_init_;
   std::int64_t t_ = 0, s_ = 0, d_model_ = 0, d_memory_ = 0, head_ = 0, inner_ = 0;
@@ -365,4 +348,5 @@ DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "multi_head_attention",
                    .description =
                        "multi-head scaled dot-product attention: self (causal optional) or cross "
                        "(a decoder's memory); padding masked",
-                   .parameters = kParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kMultiHeadAttentionParameters,
+                   .traits = kTraits, .factory = create)

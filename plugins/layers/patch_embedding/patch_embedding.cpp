@@ -12,32 +12,26 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-constexpr const char* kParameters = R"({"patch": 4, "units": 0, "use_bias": true,
-    "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
-
 class PatchEmbedding final : public Layer {
  public:
   explicit PatchEmbedding(const Params& p)
-      : patch_(p.get_int("patch")),
-        units_(p.get_int("units")),
-        use_bias_(p.get_bool("use_bias")),
-        weights_init_(p.get_string("weights_initializer")),
-        biases_init_(p.get_string("biases_initializer")) {
-    if (patch_ < 1) p.fail("patch", "a positive patch size");
-    if (units_ < 1) p.fail("units", "a positive vector width");
-    check_initializer(weights_init_, p.key_path("weights_initializer"));
-    check_initializer(biases_init_, p.key_path("biases_initializer"));
-  }
+      : params_(p),
+        patch_(params_.patch),
+        units_(params_.units),
+        use_bias_(params_.use_bias),
+        weights_init_(params_.init.weights),
+        biases_init_(params_.init.biases) {}
 
   std::string type() const override { return "patch_embedding"; }
   Shape output_shape() const override { return Shape{patches(), units_}; }
   std::string weights_shape() const override { return w_.shape().str(); }
-  std::string attributes() const override { return "patch=" + std::to_string(patch_); }
+  std::string attributes() const override { return params_.attributes(); }
   double forward_flops(std::int64_t batch) const override {
     return 2.0 * double(batch * patches()) * double(w_.numel());
   }
@@ -49,10 +43,7 @@ class PatchEmbedding final : public Layer {
     h_ = nchw_ ? s[1] : s[0];
     w_px_ = nchw_ ? s[2] : s[1];
     c_ = nchw_ ? s[0] : s[2];
-    if (h_ % patch_ != 0 || w_px_ % patch_ != 0)
-      throw Error("patch_embedding: a " + std::to_string(h_) + "x" + std::to_string(w_px_) +
-                  " image does not cut into " + std::to_string(patch_) + "x" +
-                  std::to_string(patch_) + " patches");
+    params_.check_image(h_, w_px_);
     const std::int64_t in = patch_ * patch_ * c_;
     w_ = Tensor::empty(Shape{in, units_}, ctx.dtype);
     initialize(w_, weights_init_, in, units_, ctx.seed);
@@ -123,6 +114,7 @@ class PatchEmbedding final : public Layer {
     });
   }
 
+  layer_parameters::PatchEmbedding params_;
   std::int64_t patch_, units_;
   bool use_bias_;
   std::string weights_init_, biases_init_;
@@ -141,4 +133,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "patch_embedding",
                    .description = "an image's p x p patches projected to vectors: a sequence (ViT)",
-                   .parameters = kParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kPatchEmbeddingParameters,
+                   .traits = kTraits, .factory = create)

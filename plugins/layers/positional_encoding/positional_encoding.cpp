@@ -4,28 +4,21 @@
 //              fixed, no parameters;
 //   learned:   p is a parameter [T, D]; dp += the batch's sum of dy.
 // dx = dy.
-#include <cmath>
 #include <string>
 
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-constexpr const char* kParameters = R"({"kind": "sinusoidal", "weights_initializer": "normal"})";
-
 class PositionalEncoding final : public Layer {
  public:
-  explicit PositionalEncoding(const Params& p)
-      : learned_(p.get_string("kind") == "learned"), init_(p.get_string("weights_initializer")) {
-    if (!learned_ && p.get_string("kind") != "sinusoidal")
-      p.fail("kind", "\"sinusoidal\" or \"learned\"");
-    check_initializer(init_, p.key_path("weights_initializer"));
-  }
+  explicit PositionalEncoding(const Params& p) : params_(p), learned_(params_.learned) {}
 
   std::string type() const override { return "positional_encoding"; }
   Shape output_shape() const override { return shape_; }
@@ -34,25 +27,8 @@ class PositionalEncoding final : public Layer {
 
   void build(const LayerBuildContext& ctx) override {
     shape_ = ctx.input_shape;
-    if (shape_.rank() != 2)
-      throw Error("positional_encoding: expected a sequence (positions, features), got " +
-                  shape_.str());
-    const std::int64_t positions = shape_[0], width = shape_[1];
-    p_ = Tensor::empty(shape_, ctx.dtype);
-    if (learned_) {
-      dp_ = Tensor::zeros(shape_, ctx.dtype);
-      initialize(p_, init_, positions, width, ctx.seed);
-      return;
-    }
-    dispatch_dtype(ctx.dtype, [&](auto z) {
-      using T = decltype(z);
-      T* p = p_.data<T>();
-      for (std::int64_t t = 0; t < positions; ++t)
-        for (std::int64_t i = 0; i < width; ++i) {
-          const double angle = double(t) / std::pow(10000.0, double(2 * (i / 2)) / double(width));
-          p[t * width + i] = T(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
-        }
-    });
+    p_ = params_.table(shape_, ctx.dtype, ctx.seed);
+    if (learned_) dp_ = Tensor::zeros(shape_, ctx.dtype);
   }
 
   std::vector<Parameter> parameters() override {
@@ -94,8 +70,8 @@ class PositionalEncoding final : public Layer {
   }
 
  private:
+  layer_parameters::PositionalEncoding params_;
   bool learned_;
-  std::string init_;
   Shape shape_;
   Tensor p_, dp_;
 };
@@ -111,4 +87,5 @@ constexpr const char* kTraits = R"({"conformance": [
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "positional_encoding",
                    .description =
                        "adds a position's vector to each position: sinusoidal or learned",
-                   .parameters = kParameters, .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kPositionalEncodingParameters,
+                   .traits = kTraits, .factory = create)

@@ -8,6 +8,7 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -15,16 +16,12 @@ using namespace dtnn;
 
 class SequencePool final : public Layer {
  public:
-  explicit SequencePool(const Params& p) : mean_(p.get_string("mode") == "mean") {
-    if (!mean_ && p.get_string("mode") != "first") p.fail("mode", "\"mean\" or \"first\"");
-  }
+  explicit SequencePool(const Params& p) : params_(p), mean_(params_.mean) {}
   std::string type() const override { return "sequence_pool"; }
-  std::string attributes() const override { return mean_ ? "mean" : "first"; }
+  std::string attributes() const override { return params_.attributes(); }
   Shape output_shape() const override { return Shape{d_}; }
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 2)
-      throw Error("sequence_pool: expected a sequence (positions, features), got " +
-                  ctx.input_shape.str());
+    layer_parameters::SequencePool::check_input(ctx.input_shape);
     t_ = ctx.input_shape[0];
     d_ = ctx.input_shape[1];
     lengths_ = ctx.sequence.lengths;
@@ -70,6 +67,7 @@ class SequencePool final : public Layer {
   // The positions sample n averages over: those before its padding.
   std::int64_t positions(std::int64_t n) const { return lengths_ ? lengths_->keys(n, t_) : t_; }
 
+  layer_parameters::SequencePool params_;
   bool mean_;
   std::int64_t t_ = 0, d_ = 0;
   std::shared_ptr<const SequenceLengths> lengths_;
@@ -85,4 +83,5 @@ constexpr const char* kTraits = R"({"conformance": [
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "sequence_pool",
                    .description = "one vector per sequence: the mean over positions, or the first",
-                   .parameters = R"({"mode": "mean"})", .traits = kTraits, .factory = create)
+                   .parameters = dtnn::layer_parameters::kSequencePoolParameters, .traits = kTraits,
+                   .factory = create)

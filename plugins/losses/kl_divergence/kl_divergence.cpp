@@ -11,6 +11,7 @@
 #include "dtnn/class_targets.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "loss_parameters.hpp"
 
 namespace {
 
@@ -77,5 +78,5 @@ DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "kl_divergence",
                    .description =
                        "KL divergence of the (smoothed) targets from the predicted "
                        "distribution, log-probabilities in",
-                   .parameters = R"({"label_smoothing": 0.0, "ignore_index": -1})",
-                   .traits = kTraits, .factory = create)
+                   .parameters = dtnn::loss_parameters::kKlDivergenceParameters, .traits = kTraits,
+                   .factory = create)

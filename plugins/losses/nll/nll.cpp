@@ -5,6 +5,7 @@
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "log_likelihood.hpp"
+#include "loss_parameters.hpp"
 
 namespace {
 
@@ -51,5 +52,5 @@ DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "nll",
                    .description =
                        "negative log-likelihood of log-probabilities (after "
                        "log_softmax); class-id targets may be ignored (padding), classes weighted",
-                   .parameters = R"({"ignore_index": -1, "weights": []})", .traits = kTraits,
+                   .parameters = dtnn::loss_parameters::kNllParameters, .traits = kTraits,
                    .factory = create)

@@ -22,11 +22,18 @@ struct TwinCheck {
   double error = 0;  // the largest |cpu - device| / (1 + |cpu|) over the elements
 };
 
-// input: per sample, NCHW (the device layers' layout); its values uniform in [lo, hi).
+// What the check feeds the twins besides the input's shape.
+struct TwinInputs {
+  double lo = -1.0, hi = 1.0;  // the inputs' values, uniform in [lo, hi)
+  std::int64_t tokens = 0;     // > 0: whole token ids in [0, tokens) instead (an embedding's input)
+  std::vector<std::int64_t> lengths;  // padded sequences' lengths, one per sample (batch of them)
+};
+
+// input: per sample, NCHW (the device layers' layout).
 std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device,
                                          const std::string& type, const Params& params,
                                          const Shape& input, DType dtype, std::int64_t batch = 3,
-                                         double lo = -1.0, double hi = 1.0);
+                                         const TwinInputs& inputs = {});
 
 // The error the twins may show: reduction order and library kernels differ (1e-9 in float64,
 // 2e-4 in float32 without TF32); parameters at build must agree exactly.

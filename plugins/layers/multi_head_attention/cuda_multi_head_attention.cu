@@ -1,0 +1,259 @@
+// cuda_multi_head_attention: the CPU layer's self-attention on the GPU (multi_head_attention.cpp
+// has the formulas), with the same parameters ([Q K V] = x Wqkv + bqkv, y = C Wo + bo) and the
+// same masks: a causal one, and the keys past each sequence's padding (the lengths the embedding
+// twin writes on the host, uploaded once per batch). cuBLAS does the projections and, per head, a
+// strided batch over the samples for S = Q_h K_h^T / sqrt(d) and C_h = P V_h; a thread block per
+// row of S takes its masked softmax. Backward mirrors it:
+//   dV_h = P^T G,  dP = G V_h^T,  dS = P * (dP - rowsum(dP * P)) / sqrt(d),
+//   dQ_h = dS K_h,  dK_h = dS^T Q_h.
+// The whole T x T score matrix is computed even when causal (its masked half becomes 0), and kept
+// from forward for backward, [N, H, T, T], as on the CPU. Cross-attention (an encoder_decoder's
+// decoder) has no twin yet: refused by name.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "block_reduce.cuh"
+#include "cuda_dense.hpp"
+#include "cuda_plugin.hpp"
+#include "cuda_sequence_lengths.hpp"
+#include "launch.cuh"
+#include "layer_parameters.hpp"
+
+namespace {
+
+using namespace dtnn;
+using namespace dtnn::cuda;
+
+// The keys row i of sample n sees: all before its padding (at least one), and when causal only
+// keys 0..i.
+__device__ inline std::int64_t seen_by(std::int64_t i, std::int64_t n, const std::int64_t* lengths,
+                                       std::int64_t keys, bool causal) {
+  const std::int64_t valid = length_of(lengths, n, keys);
+  return causal ? (i + 1 < valid ? i + 1 : valid) : valid;
+}
+
+// Rows of S [N, H, T, S], a block each: softmax over the seen keys, 0 past them.
+template <class T>
+__global__ void softmax_kernel(T* p, std::int64_t rows, std::int64_t heads, std::int64_t t,
+                               std::int64_t s, const std::int64_t* lengths, bool causal) {
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    T* row = p + r * s;
+    const std::int64_t seen = seen_by(r % t, r / (heads * t), lengths, s, causal);
+    T mx = -INFINITY;
+    for (std::int64_t j = threadIdx.x; j < seen; j += blockDim.x) mx = row[j] > mx ? row[j] : mx;
+    mx = block_max(mx);
+    T sum = 0;
+    for (std::int64_t j = threadIdx.x; j < seen; j += blockDim.x) {
+      const T e = exp(row[j] - mx);
+      row[j] = e;
+      sum += e;
+    }
+    const T inv = T(1) / block_sum(sum);
+    for (std::int64_t j = threadIdx.x; j < s; j += blockDim.x)
+      row[j] = j < seen ? row[j] * inv : T(0);
+  }
+}
+
+// dS = P * (dP - rowsum(dP * P)) * scale, in place of dP (P is 0 past the seen keys).
+template <class T>
+__global__ void softmax_backward_kernel(T* ds, const T* p, std::int64_t rows, std::int64_t s,
+                                        T scale) {
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    T* d = ds + r * s;
+    const T* pr = p + r * s;
+    T dot = 0;
+    for (std::int64_t j = threadIdx.x; j < s; j += blockDim.x) dot += d[j] * pr[j];
+    dot = block_sum(dot);
+    for (std::int64_t j = threadIdx.x; j < s; j += blockDim.x) d[j] = pr[j] * (d[j] - dot) * scale;
+  }
+}
+
+unsigned row_blocks(std::int64_t rows) {
+  return static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
+}
+
+class CudaMultiHeadAttention final : public Layer {
+ public:
+  explicit CudaMultiHeadAttention(const Params& p) : params_(p) {
+    if (params_.cross)
+      p.fail("cross",
+             "false on cuda: cross-attention (an encoder_decoder's decoder) has no GPU twin yet");
+  }
+  std::string type() const override { return "multi_head_attention"; }
+  Shape output_shape() const override { return Shape{t_, d_}; }
+  std::string weights_shape() const override {
+    return wqkv_.value.shape().str() + " + " + wo_.value.shape().str();
+  }
+  std::string attributes() const override { return params_.attributes() + " cublas"; }
+  double forward_flops(std::int64_t batch) const override {
+    const double rows = double(batch * t_), e = double(e_);
+    return 2 * rows * double(d_) * 4 * e + 4 * double(batch) * double(t_) * double(t_) * e;
+  }
+
+  void build(const LayerBuildContext& ctx) override {
+    if (ctx.input_shape.rank() != 2)
+      throw Error("multi_head_attention: expected a sequence (positions, features), got " +
+                  ctx.input_shape.str());
+    t_ = ctx.input_shape[0];
+    d_ = ctx.input_shape[1];
+    head_ = params_.head_of(d_);
+    e_ = params_.heads * head_;
+    dtype_ = ctx.dtype;
+    const std::string& wi = params_.init.weights;
+    const std::string& bi = params_.init.biases;
+    auto zeros = [&](const Shape& s) {
+      return Tensor::zeros(s, dtype_, Layout::nchw, Device::cuda);
+    };
+    // The CPU layer's initialisers and seeds, in its order.
+    wqkv_ = {"weights_qkv", initialized(Shape{d_, 3 * e_}, dtype_, wi, d_, e_, ctx.seed),
+             zeros(Shape{d_, 3 * e_})};
+    wo_ = {"weights_out", initialized(Shape{e_, d_}, dtype_, wi, e_, d_, ctx.seed + 1),
+           zeros(Shape{e_, d_})};
+    if (params_.use_bias) {
+      bqkv_ = {"biases_qkv", initialized(Shape{3 * e_}, dtype_, bi, d_, d_, ctx.seed + 2),
+               zeros(Shape{3 * e_})};
+      bo_ = {"biases_out", initialized(Shape{d_}, dtype_, bi, d_, d_, ctx.seed + 3),
+             zeros(Shape{d_})};
+    }
+    const std::int64_t n = ctx.max_batch;
+    auto buffer = [&](const Shape& s) {
+      return Tensor::empty(s, dtype_, Layout::nchw, Device::cuda);
+    };
+    qkv_ = buffer(Shape{n, t_, 3 * e_});
+    dqkv_ = buffer(qkv_.shape());
+    context_ = buffer(Shape{n, t_, e_});
+    dcontext_ = buffer(context_.shape());
+    probs_ = buffer(Shape{n, params_.heads, t_, t_});
+    dprobs_ = buffer(probs_.shape());
+    lengths_ = std::make_unique<DeviceLengths>(ctx.sequence.lengths, n);
+  }
+
+  std::vector<Parameter> parameters() override {
+    std::vector<Parameter> p{wqkv_};
+    if (params_.use_bias) p.push_back(bqkv_);
+    p.push_back(wo_);
+    if (params_.use_bias) p.push_back(bo_);
+    return p;
+  }
+
+  void forward(const Tensor& x, Tensor& y, Mode) override {
+    const std::int64_t n = x.dim(0);
+    if (n == 0) return;
+    Context& cx = Context::get();
+    const cublasHandle_t h = cx.cublas();
+    project(x.raw(), n * t_, d_, wqkv_, bqkv_, qkv_.raw());
+    const std::int64_t* lengths = lengths_->upload(n, "multi_head_attention");
+    const std::int64_t ld = 3 * e_, heads = params_.heads, tt = t_ * t_;
+    const std::size_t bytes = dtype_size(dtype_);
+    const double scale = 1.0 / std::sqrt(double(head_));
+    for (std::int64_t hd = 0; hd < heads; ++hd) {
+      const void* q = at(qkv_.raw(), hd * head_, bytes);
+      const void* k = at(qkv_.raw(), e_ + hd * head_, bytes);
+      // S^T [S, T] = K_h Q_h^T (column-major), a sample per batch entry.
+      gemm_batched(h, dtype_, CUBLAS_OP_T, CUBLAS_OP_N, t_, t_, head_, scale, k, ld, t_ * ld, q, ld,
+                   t_ * ld, 0.0, at(probs_.raw(), hd * tt, bytes), t_, heads * tt, n);
+    }
+    const std::int64_t rows = n * heads * t_;
+    by_dtype(dtype_, [&](auto z) {
+      using T = decltype(z);
+      softmax_kernel<<<row_blocks(rows), 128, 0, cx.stream()>>>(
+          static_cast<T*>(probs_.raw()), rows, heads, t_, t_, lengths, params_.causal);
+    });
+    check_launch();
+    for (std::int64_t hd = 0; hd < heads; ++hd) {
+      const void* v = at(qkv_.raw(), 2 * e_ + hd * head_, bytes);
+      // C_h^T [d, T] = V_h^T P^T.
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_N, head_, t_, t_, 1.0, v, ld, t_ * ld,
+                   at(probs_.raw(), hd * tt, bytes), t_, heads * tt, 0.0,
+                   at(context_.raw(), hd * head_, bytes), e_, t_ * e_, n);
+    }
+    project(context_.raw(), n * t_, e_, wo_, bo_, y.raw());
+  }
+
+  void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
+    const std::int64_t n = x.dim(0);
+    if (n == 0) return;
+    Context& cx = Context::get();
+    const cublasHandle_t h = cx.cublas();
+    project_backward(context_.raw(), dy.raw(), n * t_, e_, wo_, bo_, dcontext_.raw());
+    const std::int64_t ld = 3 * e_, heads = params_.heads, tt = t_ * t_;
+    const std::size_t bytes = dtype_size(dtype_);
+    for (std::int64_t hd = 0; hd < heads; ++hd) {
+      const void* v = at(qkv_.raw(), 2 * e_ + hd * head_, bytes);
+      const void* g = at(dcontext_.raw(), hd * head_, bytes);
+      const void* p = at(probs_.raw(), hd * tt, bytes);
+      // dV_h^T [d, S] = G^T P;  dP^T [S, T] = V_h G^T.
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_T, head_, t_, t_, 1.0, g, e_, t_ * e_, p, t_,
+                   heads * tt, 0.0, at(dqkv_.raw(), 2 * e_ + hd * head_, bytes), ld, t_ * ld, n);
+      gemm_batched(h, dtype_, CUBLAS_OP_T, CUBLAS_OP_N, t_, t_, head_, 1.0, v, ld, t_ * ld, g, e_,
+                   t_ * e_, 0.0, at(dprobs_.raw(), hd * tt, bytes), t_, heads * tt, n);
+    }
+    const std::int64_t rows = n * heads * t_;
+    by_dtype(dtype_, [&](auto z) {
+      using T = decltype(z);
+      softmax_backward_kernel<<<row_blocks(rows), 128, 0, cx.stream()>>>(
+          static_cast<T*>(dprobs_.raw()), static_cast<const T*>(probs_.raw()), rows, t_,
+          T(1.0 / std::sqrt(double(head_))));
+    });
+    check_launch();
+    for (std::int64_t hd = 0; hd < heads; ++hd) {
+      const void* q = at(qkv_.raw(), hd * head_, bytes);
+      const void* k = at(qkv_.raw(), e_ + hd * head_, bytes);
+      const void* ds = at(dprobs_.raw(), hd * tt, bytes);
+      // dQ_h^T [d, T] = K_h^T dS^T;  dK_h^T [d, S] = Q_h^T dS.
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_N, head_, t_, t_, 1.0, k, ld, t_ * ld, ds, t_,
+                   heads * tt, 0.0, at(dqkv_.raw(), hd * head_, bytes), ld, t_ * ld, n);
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_T, head_, t_, t_, 1.0, q, ld, t_ * ld, ds, t_,
+                   heads * tt, 0.0, at(dqkv_.raw(), e_ + hd * head_, bytes), ld, t_ * ld, n);
+    }
+    project_backward(x.raw(), dqkv_.raw(), n * t_, d_, wqkv_, bqkv_, dx ? dx->raw() : nullptr);
+  }
+
+ private:
+  static void* at(void* base, std::int64_t elements, std::size_t bytes) {
+    return static_cast<std::byte*>(base) + elements * std::int64_t(bytes);
+  }
+  static const void* at(const void* base, std::int64_t elements, std::size_t bytes) {
+    return static_cast<const std::byte*>(base) + elements * std::int64_t(bytes);
+  }
+
+  // out [rows, w.cols] = in [rows, width] w (+ b), and its gradients (cuda_dense.hpp).
+  void project(const void* in, std::int64_t rows, std::int64_t width, const Parameter& w,
+               const Parameter& b, void* out) const {
+    dense::forward(dtype_, in, rows, width, w.value.raw(), w.value.dim(1),
+                   params_.use_bias ? b.value.raw() : nullptr, out);
+  }
+  void project_backward(const void* in, const void* g, std::int64_t rows, std::int64_t width,
+                        const Parameter& w, const Parameter& b, void* din) const {
+    dense::backward(dtype_, in, g, rows, width, w.value.raw(), w.value.dim(1), w.grad.raw(),
+                    params_.use_bias ? b.grad.raw() : nullptr, din);
+  }
+
+  layer_parameters::MultiHeadAttention params_;
+  std::int64_t t_ = 0, d_ = 0, head_ = 0, e_ = 0;
+  DType dtype_ = DType::float32;
+  std::unique_ptr<DeviceLengths> lengths_;
+  Parameter wqkv_, bqkv_, wo_, bo_;
+  Tensor qkv_, dqkv_, context_, dcontext_, probs_, dprobs_;
+};
+
+Plugin* create(const Params& p, const PluginContext&) { return new CudaMultiHeadAttention(p); }
+
+}  // namespace
+
+// The CPU layer's self-attention cases: one and several heads, heads narrower and wider than
+// D / H, causal (across more positions than a thread block has threads), no biases, padded
+// sequences (with a causal mask too).
+constexpr const char* kTwinChecks = R"({"twin_checks": [
+    {"params": {"heads": 2}, "input_nchw": [5, 4]},
+    {"params": {"heads": 3, "head_width": 2}, "input_nchw": [5, 4]},
+    {"params": {"heads": 1, "causal": true, "use_bias": false}, "input_nchw": [6, 3]},
+    {"params": {"heads": 2, "causal": true}, "input_nchw": [140, 4]},
+    {"params": {"heads": 2}, "input_nchw": [5, 4], "lengths": [3, 5, 1, 4]},
+    {"params": {"heads": 1, "causal": true}, "input_nchw": [6, 2], "lengths": [4, 2, 6, 1]}]})";
+
+DTNN_CUDA_LAYER("multi_head_attention",
+                "multi-head scaled dot-product self-attention on an NVIDIA GPU (cuBLAS), causal "
+                "optional, padding masked",
+                dtnn::layer_parameters::kMultiHeadAttentionParameters, kTwinChecks, create)

@@ -1,0 +1,11 @@
+// The parameters (with their defaults) that a CPU loss and its CUDA twin declare alike, in one
+// place so that the twins cannot drift apart (tests/test_registry.cpp checks that they agree).
+#pragma once
+
+namespace dtnn::loss_parameters {
+
+inline constexpr const char* kNllParameters = R"({"ignore_index": -1, "weights": []})";
+inline constexpr const char* kKlDivergenceParameters =
+    R"({"label_smoothing": 0.0, "ignore_index": -1})";
+
+}  // namespace dtnn::loss_parameters
