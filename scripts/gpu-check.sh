@@ -9,8 +9,9 @@
 #   3. one epoch of the default experiment on the GPU (history JSON), 200 steps with
 #      the GPU's energy read through NVML (output.energy ["nvml"]), and 20 steps of each of the
 #      zoo's CNNs whose layers all have twins (MobileNetV2-tiny, ResNet-20, DenseNet)
-#   4. 100 steps of transformer_lm on the fortunes text; two MPI ranks on the GPU by each gradient
-#      route the machine allows (tests/gpu/two_ranks.sh, with the Open MPI that gpu-bundle packed)
+#   4. the sequence models (transformer_lm, the seq2seq transformer, ViT); two MPI ranks on the
+#      GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh, with the Open MPI
+#      that gpu-bundle packed)
 #   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch), float32 with the per-layer tables,
 #      transformer_lm beside PyTorch (bench/compare_transformer.py lm --gpu), then TF32
 #      (BENCH_TF32=0 skips it); BENCH_ARGS replaces the short default ("--rounds 1
@@ -70,11 +71,23 @@ if [ "$what" != bench ]; then
         --set output.progress=\"lines\" --evaluate false 2>&1) || { echo "$out" | tail -5; exit 1; }
       echo "$out" | grep -E "^(Epoch|Training)"
     done'
-  # transformer_lm on the fortunes text (the sequence twins: embedding, positions, layer norm,
-  # attention, gelu, log_softmax, nll), 100 steps.
-  step transformer 120 $env .gpu/bin/dtnn run configs/fortunes_char_lm.json --enable-gpu true \
-    --dataset-path .gpu/data/fortunes --steps-per-epoch 100 --set output.progress=\"lines\" \
-    --history "$out/transformer_history.json"
+  # The sequence models on the GPU (the sequence twins: embedding, positions, layer norm,
+  # attention, gelu, patches, log_softmax, nll): transformer_lm on the fortunes text for 100
+  # steps, the seq2seq reversal task (encoder_decoder, cross-attention) and ViT on Fashion-MNIST
+  # for an epoch each.
+  # shellcheck disable=SC2016
+  step sequence_models 240 $env sh -c 'failed=0
+    run() {
+      echo "== $*"
+      o=$(.gpu/bin/dtnn run "$@" --enable-gpu true --set output.progress=\"lines\" 2>&1)
+      r=$?
+      echo "$o" | grep -E "^(Epoch|Training|Test after)"
+      [ $r -eq 0 ] || { echo "$o" | tail -5; failed=1; }
+    }
+    run configs/fortunes_char_lm.json --dataset-path .gpu/data/fortunes --steps-per-epoch 100
+    run configs/seq2seq_reverse.json --num-epochs 1
+    run configs/fashion_mnist_vit.json --dataset-path .gpu/data/fashion-mnist --num-epochs 1
+    exit $failed'
   # shellcheck disable=SC2016
   step two_ranks 180 $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
     .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"

@@ -232,9 +232,10 @@ void collect_layer_types(const nlohmann::json& j, std::set<std::string>& out) {
 
 TEST_CASE("the zoo models docs/gpu.md calls GPU-ready have a cuda twin for every layer") {
 #if DTNN_HAVE_CUDA
-  for (const char* model : {"simplecnn", "simplemlp", "vgg16_imagenet", "resnet50_imagenet",
-                            "resnet20_cifar10", "densenet_cifar10", "mobilenetv2_tiny",
-                            "mobilenetv2", "transformer_lm", "bert_tiny", "vit_tiny"}) {
+  for (const char* model :
+       {"simplecnn", "simplemlp", "vgg16_imagenet", "resnet50_imagenet", "resnet20_cifar10",
+        "densenet_cifar10", "mobilenetv2_tiny", "mobilenetv2", "transformer_lm", "bert_tiny",
+        "vit_tiny", "transformer_seq2seq"}) {
     CAPTURE(model);
     std::set<std::string> types;
     for (const LayerSpec& layer : load_model_spec(resolve_model_path(model, "")).layers) {

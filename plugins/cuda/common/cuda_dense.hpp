@@ -21,10 +21,11 @@ inline void forward(DType dtype, const void* in, std::int64_t rows, std::int64_t
   if (b) kernels::add_bias_rows(cx.stream(), out, b, rows, cols, dtype);
 }
 
-// dw += in^T g;  db += the column sums of g (db null: no bias);  din = g w^T (din null: none).
+// dw += in^T g;  db += the column sums of g (db null: no bias);  din = g w^T (din null: none),
+// or din += g w^T when accumulate_input_gradient (several readers of one input).
 inline void backward(DType dtype, const void* in, const void* g, std::int64_t rows,
                      std::int64_t width, const void* w, std::int64_t cols, void* dw, void* db,
-                     void* din) {
+                     void* din, bool accumulate_input_gradient = false) {
   Context& cx = Context::get();
   // dw^T [cols, width] += g^T [cols, rows] in [rows, width]
   gemm(cx.cublas(), dtype, CUBLAS_OP_N, CUBLAS_OP_T, cols, width, rows, 1.0, g, cols, in, width,
@@ -33,7 +34,7 @@ inline void backward(DType dtype, const void* in, const void* g, std::int64_t ro
   // din^T [width, rows] = w [width, cols] g^T [cols, rows]
   if (din)
     gemm(cx.cublas(), dtype, CUBLAS_OP_T, CUBLAS_OP_N, width, rows, cols, 1.0, w, cols, g, cols,
-         0.0, din, width);
+         accumulate_input_gradient ? 1.0 : 0.0, din, width);
 }
 
 }  // namespace dtnn::cuda::dense

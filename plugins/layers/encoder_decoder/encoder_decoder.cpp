@@ -10,14 +10,22 @@
 // layers add its gradient up in backward, and the encoder's backward starts from it. Each stack has
 // its own padding lengths (its embedding's "padding_id"); cross-attention masks with the
 // source's. The ids have no gradient: dx, when asked for, is zero.
+// The layer only arranges its two stacks, so one source serves both devices: built again with
+// DTNN_ENCODER_DECODER_CUDA it is the cuda twin (its stacks then build the layers' twins, its
+// buffers live on the GPU, and a batch's ids are split by the device runtime's copies).
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dtnn/device.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/layer_chain.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/rng.hpp"
+#ifdef DTNN_ENCODER_DECODER_CUDA
+#include "cuda_plugin.hpp"
+#endif
 
 namespace {
 
@@ -41,12 +49,11 @@ class EncoderDecoder final : public Layer {
   }
 
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.device != Device::cpu)
-      throw Error("encoder_decoder: runs on the CPU only (no device twin yet)");
     if (ctx.input_shape.rank() != 1 || ctx.input_shape[0] <= source_)
       throw Error("encoder_decoder: expected a sample of " + std::to_string(source_) +
                   " source ids and at least one decoder id, got " + ctx.input_shape.str());
     target_ = ctx.input_shape[0] - source_;
+    device_ = ctx.device;
     const std::int64_t n = ctx.max_batch;
 
     LayerBuildContext c = ctx;
@@ -61,7 +68,7 @@ class EncoderDecoder final : public Layer {
                   encoder_.output_shape().str());
     memory_ = std::make_shared<DecoderMemory>();
     memory_->shape = encoder_.output_shape();
-    memory_->grad = Tensor::empty(memory_->shape.with_batch(n), ctx.dtype);
+    memory_->grad = Tensor::empty(memory_->shape.with_batch(n), ctx.dtype, Layout::nchw, device_);
     memory_->lengths = c.sequence.lengths;
 
     c.input_shape = Shape{target_};
@@ -69,8 +76,8 @@ class EncoderDecoder final : public Layer {
     c.sequence = SequenceContext{std::make_shared<SequenceLengths>(), memory_};
     decoder_.build(stack("decoder"), c);
 
-    source_ids_ = Tensor::empty(Shape{n, source_}, ctx.dtype);
-    target_ids_ = Tensor::empty(Shape{n, target_}, ctx.dtype);
+    source_ids_ = Tensor::empty(Shape{n, source_}, ctx.dtype, Layout::nchw, device_);
+    target_ids_ = Tensor::empty(Shape{n, target_}, ctx.dtype, Layout::nchw, device_);
   }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
@@ -127,23 +134,30 @@ class EncoderDecoder final : public Layer {
     return ps;
   }
 
-  // x's rows into the source's and the decoder's ids.
+  // x's rows into the source's and the decoder's ids (on a device, two copies per sample).
   void split(const Tensor& x, Tensor& source, Tensor& target) const {
-    dispatch_dtype(x.dtype(), [&](auto z) {
-      using T = decltype(z);
-      const T* in = x.data<T>();
-      T* s = source.data<T>();
-      T* t = target.data<T>();
-      for (std::int64_t i = 0; i < x.dim(0); ++i) {
-        const T* row = in + i * (source_ + target_);
-        std::copy_n(row, source_, s + i * source_);
-        std::copy_n(row + source_, target_, t + i * target_);
-      }
-    });
+    const std::size_t value = dtype_size(x.dtype());
+    const auto* in = static_cast<const std::byte*>(x.raw());
+    auto* s = static_cast<std::byte*>(source.raw());
+    auto* t = static_cast<std::byte*>(target.raw());
+    const std::size_t source_bytes = std::size_t(source_) * value;
+    const std::size_t target_bytes = std::size_t(target_) * value;
+    for (std::int64_t i = 0; i < x.dim(0); ++i) {
+      const std::byte* row = in + std::size_t(i) * (source_bytes + target_bytes);
+      copy(s + std::size_t(i) * source_bytes, row, source_bytes);
+      copy(t + std::size_t(i) * target_bytes, row + source_bytes, target_bytes);
+    }
+  }
+  void copy(void* to, const void* from, std::size_t bytes) const {
+    if (device_ == Device::cpu)
+      std::memcpy(to, from, bytes);
+    else
+      device_runtime(device_).copy(to, from, bytes);
   }
 
   Params params_;
   std::int64_t source_, target_ = 0;
+  Device device_ = Device::cpu;
   LayerChain encoder_, decoder_;
   std::shared_ptr<DecoderMemory> memory_;
   Tensor source_ids_, target_ids_;
@@ -153,23 +167,41 @@ Plugin* create(const Params& p, const PluginContext&) { return new EncoderDecode
 
 }  // namespace
 
-// Conformance: a whole small transformer, padded source, gradient-checked end to end (the
-// encoder's parameters get their gradient through the decoder's cross-attention).
-constexpr const char* kTraits = R"({"conformance": [
-    {"params": {"source_length": 3,
-                "encoder": [{"type": "embedding", "vocab": 5, "units": 4, "padding_id": 0},
-                            {"type": "multi_head_attention", "heads": 2},
-                            {"type": "layer_norm"}],
-                "decoder": [{"type": "embedding", "vocab": 5, "units": 4},
-                            {"type": "multi_head_attention", "heads": 2, "causal": true},
-                            {"type": "multi_head_attention", "heads": 2, "cross": true},
-                            {"type": "fc", "units": 5, "flatten": false}]},
-     "input": [7], "tokens": 5}]})";
+constexpr const char* kParameters = R"({"source_length": 0, "encoder": [], "decoder": []})";
 
+// A whole small transformer, padded source, for the conformance checks.
+#define DTNN_SMALL_TRANSFORMER                                                             \
+  R"({"source_length": 3,)"                                                                \
+  R"( "encoder": [{"type": "embedding", "vocab": 5, "units": 4, "padding_id": 0},)"        \
+  R"(             {"type": "multi_head_attention", "heads": 2}, {"type": "layer_norm"}],)" \
+  R"( "decoder": [{"type": "embedding", "vocab": 5, "units": 4},)"                         \
+  R"(             {"type": "multi_head_attention", "heads": 2, "causal": true},)"          \
+  R"(             {"type": "multi_head_attention", "heads": 2, "cross": true},)"           \
+  R"(             {"type": "fc", "units": 5, "flatten": false}]})"
+
+#ifdef DTNN_ENCODER_DECODER_CUDA
+// The twin against the CPU layer on it: every layer twin of both stacks, cross-attention and the
+// decoder memory's gradient.
+constexpr const char* kTwinChecks = R"({"twin_checks": [{"params": )" DTNN_SMALL_TRANSFORMER
+                                    R"(, "input_nchw": [7], "tokens": 5}]})";
+#else
+// Gradient-checked end to end (the encoder's parameters get their gradient through the decoder's
+// cross-attention).
+constexpr const char* kTraits =
+    R"({"conformance": [{"params": )" DTNN_SMALL_TRANSFORMER R"(, "input": [7], "tokens": 5}]})";
+#endif
+
+#ifdef DTNN_ENCODER_DECODER_CUDA
+DTNN_CUDA_LAYER(
+    "encoder_decoder",
+    "a seq2seq transformer on an NVIDIA GPU: an encoder on the source ids, a decoder on "
+    "the target's, cross-attention between them",
+    kParameters, kTwinChecks, create)
+#else
 DTNN_EXPORT_PLUGIN(
         .kind = "layer", .name = "encoder_decoder",
         .description =
             "a seq2seq transformer: an encoder on the source ids, a decoder on the target's, "
             "cross-attention between them",
-        .parameters = R"({"source_length": 0, "encoder": [], "decoder": []})", .traits = kTraits,
-        .factory = create)
+        .parameters = kParameters, .traits = kTraits, .factory = create)
+#endif

@@ -1,14 +1,14 @@
 // cuda_multi_head_attention: the CPU layer's self-attention on the GPU (multi_head_attention.cpp
 // has the formulas), with the same parameters ([Q K V] = x Wqkv + bqkv, y = C Wo + bo) and the
 // same masks: a causal one, and the keys past each sequence's padding (the lengths the embedding
-// twin writes on the host, uploaded once per batch). cuBLAS does the projections and, per head, a
-// strided batch over the samples for S = Q_h K_h^T / sqrt(d) and C_h = P V_h; a thread block per
-// row of S takes its masked softmax. Backward mirrors it:
+// twin writes on the host, uploaded once per batch). Self-attention and cross-attention (an
+// encoder_decoder's decoder: K and V from the decoder memory, whose gradient it adds to). cuBLAS
+// does the projections and, per head, a strided batch over the samples for S = Q_h K_h^T / sqrt(d)
+// and C_h = P V_h; a thread block per row of S takes its masked softmax. Backward mirrors it:
 //   dV_h = P^T G,  dP = G V_h^T,  dS = P * (dP - rowsum(dP * P)) / sqrt(d),
 //   dQ_h = dS K_h,  dK_h = dS^T Q_h.
-// The whole T x T score matrix is computed even when causal (its masked half becomes 0), and kept
-// from forward for backward, [N, H, T, T], as on the CPU. Cross-attention (an encoder_decoder's
-// decoder) has no twin yet: refused by name.
+// The whole T x S score matrix is computed even when causal (its masked half becomes 0), and kept
+// from forward for backward, [N, H, T, S], as on the CPU.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -75,20 +75,20 @@ unsigned row_blocks(std::int64_t rows) {
 
 class CudaMultiHeadAttention final : public Layer {
  public:
-  explicit CudaMultiHeadAttention(const Params& p) : params_(p) {
-    if (params_.cross)
-      p.fail("cross",
-             "false on cuda: cross-attention (an encoder_decoder's decoder) has no GPU twin yet");
-  }
+  explicit CudaMultiHeadAttention(const Params& p) : params_(p) {}
   std::string type() const override { return "multi_head_attention"; }
   Shape output_shape() const override { return Shape{t_, d_}; }
   std::string weights_shape() const override {
-    return wqkv_.value.shape().str() + " + " + wo_.value.shape().str();
+    return wq_.value.shape().str() + (params_.cross ? " + " + wkv_.value.shape().str() : "") +
+           " + " + wo_.value.shape().str();
   }
   std::string attributes() const override { return params_.attributes() + " cublas"; }
   double forward_flops(std::int64_t batch) const override {
-    const double rows = double(batch * t_), e = double(e_);
-    return 2 * rows * double(d_) * 4 * e + 4 * double(batch) * double(t_) * double(t_) * e;
+    const double rows = double(batch * t_), e = double(e_), key_rows = double(batch * s_);
+    const double projections =
+        params_.cross ? 2 * rows * double(d_) * 2 * e + 2 * key_rows * double(dm_) * 2 * e
+                      : 2 * rows * double(d_) * 4 * e;
+    return projections + 4 * double(batch) * double(t_) * double(s_) * e;
   }
 
   void build(const LayerBuildContext& ctx) override {
@@ -100,38 +100,66 @@ class CudaMultiHeadAttention final : public Layer {
     head_ = params_.head_of(d_);
     e_ = params_.heads * head_;
     dtype_ = ctx.dtype;
+    const bool cross = params_.cross;
+    std::shared_ptr<const SequenceLengths> lengths = ctx.sequence.lengths;
+    if (cross) {
+      memory_ = ctx.sequence.memory;
+      if (!memory_ || memory_->shape.rank() != 2)
+        throw Error(
+            "multi_head_attention: \"cross\": true attends to a decoder's memory: put it in the "
+            "\"decoder\" of an encoder_decoder");
+      s_ = memory_->shape[0];
+      dm_ = memory_->shape[1];
+      lengths = memory_->lengths;
+    } else {
+      s_ = t_;
+      dm_ = d_;
+    }
     const std::string& wi = params_.init.weights;
     const std::string& bi = params_.init.biases;
     auto zeros = [&](const Shape& s) {
       return Tensor::zeros(s, dtype_, Layout::nchw, Device::cuda);
     };
-    // The CPU layer's initialisers and seeds, in its order.
-    wqkv_ = {"weights_qkv", initialized(Shape{d_, 3 * e_}, dtype_, wi, d_, e_, ctx.seed),
-             zeros(Shape{d_, 3 * e_})};
-    wo_ = {"weights_out", initialized(Shape{e_, d_}, dtype_, wi, e_, d_, ctx.seed + 1),
-           zeros(Shape{e_, d_})};
+    auto parameter = [&](const std::string& name, const Shape& shape, const std::string& init,
+                         std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed) {
+      return Parameter{name, initialized(shape, dtype_, init, fan_in, fan_out, seed), zeros(shape)};
+    };
+    // The CPU layer's parameters, initialisers and seeds. Self: [Q K V] from one [D, 3E]
+    // projection; cross: Q from [D, E], K and V from the memory's [Dm, 2E].
+    const std::string q = cross ? "_q" : "_qkv";
+    const std::int64_t q_width = cross ? e_ : 3 * e_;
+    wq_ = parameter("weights" + q, Shape{d_, q_width}, wi, d_, e_, ctx.seed);
+    wo_ = parameter("weights_out", Shape{e_, d_}, wi, e_, d_, ctx.seed + 1);
+    if (cross) wkv_ = parameter("weights_kv", Shape{dm_, 2 * e_}, wi, dm_, e_, ctx.seed + 4);
     if (params_.use_bias) {
-      bqkv_ = {"biases_qkv", initialized(Shape{3 * e_}, dtype_, bi, d_, d_, ctx.seed + 2),
-               zeros(Shape{3 * e_})};
-      bo_ = {"biases_out", initialized(Shape{d_}, dtype_, bi, d_, d_, ctx.seed + 3),
-             zeros(Shape{d_})};
+      bq_ = parameter("biases" + q, Shape{q_width}, bi, d_, d_, ctx.seed + 2);
+      bo_ = parameter("biases_out", Shape{d_}, bi, d_, d_, ctx.seed + 3);
+      if (cross) bkv_ = parameter("biases_kv", Shape{2 * e_}, bi, d_, d_, ctx.seed + 5);
     }
     const std::int64_t n = ctx.max_batch;
     auto buffer = [&](const Shape& s) {
       return Tensor::empty(s, dtype_, Layout::nchw, Device::cuda);
     };
-    qkv_ = buffer(Shape{n, t_, 3 * e_});
-    dqkv_ = buffer(qkv_.shape());
+    q_ = buffer(Shape{n, t_, q_width});
+    dq_ = buffer(q_.shape());
+    if (cross) {
+      kv_ = buffer(Shape{n, s_, 2 * e_});
+      dkv_ = buffer(kv_.shape());
+    }
     context_ = buffer(Shape{n, t_, e_});
     dcontext_ = buffer(context_.shape());
-    probs_ = buffer(Shape{n, params_.heads, t_, t_});
+    probs_ = buffer(Shape{n, params_.heads, t_, s_});
     dprobs_ = buffer(probs_.shape());
-    lengths_ = std::make_unique<DeviceLengths>(ctx.sequence.lengths, n);
+    lengths_ = std::make_unique<DeviceLengths>(lengths, n);
   }
 
   std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{wqkv_};
-    if (params_.use_bias) p.push_back(bqkv_);
+    std::vector<Parameter> p{wq_};
+    if (params_.use_bias) p.push_back(bq_);
+    if (params_.cross) {
+      p.push_back(wkv_);
+      if (params_.use_bias) p.push_back(bkv_);
+    }
     p.push_back(wo_);
     if (params_.use_bias) p.push_back(bo_);
     return p;
@@ -142,30 +170,38 @@ class CudaMultiHeadAttention final : public Layer {
     if (n == 0) return;
     Context& cx = Context::get();
     const cublasHandle_t h = cx.cublas();
-    project(x.raw(), n * t_, d_, wqkv_, bqkv_, qkv_.raw());
+    project(x.raw(), n * t_, d_, wq_, bq_, q_.raw());
+    if (params_.cross) {
+      if (memory_->value.dim(0) < n)
+        throw Error("multi_head_attention: the decoder memory holds " +
+                    std::to_string(memory_->value.dim(0)) + " samples, the input " +
+                    std::to_string(n));
+      project(memory_->value.raw(), n * s_, dm_, wkv_, bkv_, kv_.raw());
+    }
     const std::int64_t* lengths = lengths_->upload(n, "multi_head_attention");
-    const std::int64_t ld = 3 * e_, heads = params_.heads, tt = t_ * t_;
+    const Strides l = strides();
+    const std::int64_t heads = params_.heads, ts = t_ * s_;
     const std::size_t bytes = dtype_size(dtype_);
     const double scale = 1.0 / std::sqrt(double(head_));
     for (std::int64_t hd = 0; hd < heads; ++hd) {
-      const void* q = at(qkv_.raw(), hd * head_, bytes);
-      const void* k = at(qkv_.raw(), e_ + hd * head_, bytes);
       // S^T [S, T] = K_h Q_h^T (column-major), a sample per batch entry.
-      gemm_batched(h, dtype_, CUBLAS_OP_T, CUBLAS_OP_N, t_, t_, head_, scale, k, ld, t_ * ld, q, ld,
-                   t_ * ld, 0.0, at(probs_.raw(), hd * tt, bytes), t_, heads * tt, n);
+      gemm_batched(h, dtype_, CUBLAS_OP_T, CUBLAS_OP_N, s_, t_, head_, scale,
+                   at(keys(), l.k + hd * head_, bytes), l.ldkv, s_ * l.ldkv,
+                   at(q_.raw(), hd * head_, bytes), l.ldq, t_ * l.ldq, 0.0,
+                   at(probs_.raw(), hd * ts, bytes), s_, heads * ts, n);
     }
     const std::int64_t rows = n * heads * t_;
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       softmax_kernel<<<row_blocks(rows), 128, 0, cx.stream()>>>(
-          static_cast<T*>(probs_.raw()), rows, heads, t_, t_, lengths, params_.causal);
+          static_cast<T*>(probs_.raw()), rows, heads, t_, s_, lengths, params_.causal);
     });
     check_launch();
     for (std::int64_t hd = 0; hd < heads; ++hd) {
-      const void* v = at(qkv_.raw(), 2 * e_ + hd * head_, bytes);
       // C_h^T [d, T] = V_h^T P^T.
-      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_N, head_, t_, t_, 1.0, v, ld, t_ * ld,
-                   at(probs_.raw(), hd * tt, bytes), t_, heads * tt, 0.0,
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_N, head_, t_, s_, 1.0,
+                   at(keys(), l.v + hd * head_, bytes), l.ldkv, s_ * l.ldkv,
+                   at(probs_.raw(), hd * ts, bytes), s_, heads * ts, 0.0,
                    at(context_.raw(), hd * head_, bytes), e_, t_ * e_, n);
     }
     project(context_.raw(), n * t_, e_, wo_, bo_, y.raw());
@@ -177,45 +213,60 @@ class CudaMultiHeadAttention final : public Layer {
     Context& cx = Context::get();
     const cublasHandle_t h = cx.cublas();
     project_backward(context_.raw(), dy.raw(), n * t_, e_, wo_, bo_, dcontext_.raw());
-    const std::int64_t ld = 3 * e_, heads = params_.heads, tt = t_ * t_;
+    const Strides l = strides();
+    const std::int64_t heads = params_.heads, ts = t_ * s_;
     const std::size_t bytes = dtype_size(dtype_);
     for (std::int64_t hd = 0; hd < heads; ++hd) {
-      const void* v = at(qkv_.raw(), 2 * e_ + hd * head_, bytes);
       const void* g = at(dcontext_.raw(), hd * head_, bytes);
-      const void* p = at(probs_.raw(), hd * tt, bytes);
+      const void* p = at(probs_.raw(), hd * ts, bytes);
       // dV_h^T [d, S] = G^T P;  dP^T [S, T] = V_h G^T.
-      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_T, head_, t_, t_, 1.0, g, e_, t_ * e_, p, t_,
-                   heads * tt, 0.0, at(dqkv_.raw(), 2 * e_ + hd * head_, bytes), ld, t_ * ld, n);
-      gemm_batched(h, dtype_, CUBLAS_OP_T, CUBLAS_OP_N, t_, t_, head_, 1.0, v, ld, t_ * ld, g, e_,
-                   t_ * e_, 0.0, at(dprobs_.raw(), hd * tt, bytes), t_, heads * tt, n);
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_T, head_, s_, t_, 1.0, g, e_, t_ * e_, p, s_,
+                   heads * ts, 0.0, at(key_gradients(), l.v + hd * head_, bytes), l.ldkv,
+                   s_ * l.ldkv, n);
+      gemm_batched(h, dtype_, CUBLAS_OP_T, CUBLAS_OP_N, s_, t_, head_, 1.0,
+                   at(keys(), l.v + hd * head_, bytes), l.ldkv, s_ * l.ldkv, g, e_, t_ * e_, 0.0,
+                   at(dprobs_.raw(), hd * ts, bytes), s_, heads * ts, n);
     }
     const std::int64_t rows = n * heads * t_;
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       softmax_backward_kernel<<<row_blocks(rows), 128, 0, cx.stream()>>>(
-          static_cast<T*>(dprobs_.raw()), static_cast<const T*>(probs_.raw()), rows, t_,
+          static_cast<T*>(dprobs_.raw()), static_cast<const T*>(probs_.raw()), rows, s_,
           T(1.0 / std::sqrt(double(head_))));
     });
     check_launch();
     for (std::int64_t hd = 0; hd < heads; ++hd) {
-      const void* q = at(qkv_.raw(), hd * head_, bytes);
-      const void* k = at(qkv_.raw(), e_ + hd * head_, bytes);
-      const void* ds = at(dprobs_.raw(), hd * tt, bytes);
+      const void* ds = at(dprobs_.raw(), hd * ts, bytes);
       // dQ_h^T [d, T] = K_h^T dS^T;  dK_h^T [d, S] = Q_h^T dS.
-      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_N, head_, t_, t_, 1.0, k, ld, t_ * ld, ds, t_,
-                   heads * tt, 0.0, at(dqkv_.raw(), hd * head_, bytes), ld, t_ * ld, n);
-      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_T, head_, t_, t_, 1.0, q, ld, t_ * ld, ds, t_,
-                   heads * tt, 0.0, at(dqkv_.raw(), e_ + hd * head_, bytes), ld, t_ * ld, n);
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_N, head_, t_, s_, 1.0,
+                   at(keys(), l.k + hd * head_, bytes), l.ldkv, s_ * l.ldkv, ds, s_, heads * ts,
+                   0.0, at(dq_.raw(), hd * head_, bytes), l.ldq, t_ * l.ldq, n);
+      gemm_batched(h, dtype_, CUBLAS_OP_N, CUBLAS_OP_T, head_, s_, t_, 1.0,
+                   at(q_.raw(), hd * head_, bytes), l.ldq, t_ * l.ldq, ds, s_, heads * ts, 0.0,
+                   at(key_gradients(), l.k + hd * head_, bytes), l.ldkv, s_ * l.ldkv, n);
     }
-    project_backward(x.raw(), dqkv_.raw(), n * t_, d_, wqkv_, bqkv_, dx ? dx->raw() : nullptr);
+    project_backward(x.raw(), dq_.raw(), n * t_, d_, wq_, bq_, dx ? dx->raw() : nullptr);
+    if (params_.cross)  // dm += d[K V] Wkv^T: the decoder's cross-attention layers all add to it
+      dense::backward(dtype_, memory_->value.raw(), dkv_.raw(), n * s_, dm_, wkv_.value.raw(),
+                      2 * e_, wkv_.grad.raw(), params_.use_bias ? bkv_.grad.raw() : nullptr,
+                      memory_->grad.raw(), /*accumulate_input_gradient=*/true);
   }
 
  private:
+  // Where Q, K and V sit: row strides of the query and key-value buffers ([N, T, ldq] and
+  // [N, S, ldkv]) and K's and V's columns in the latter (self: the one [Q K V] buffer).
+  struct Strides {
+    std::int64_t ldq, ldkv, k, v;
+  };
+  Strides strides() const {
+    if (params_.cross) return {e_, 2 * e_, 0, e_};
+    return {3 * e_, 3 * e_, e_, 2 * e_};
+  }
+  void* keys() { return params_.cross ? kv_.raw() : q_.raw(); }
+  void* key_gradients() { return params_.cross ? dkv_.raw() : dq_.raw(); }
+
   static void* at(void* base, std::int64_t elements, std::size_t bytes) {
     return static_cast<std::byte*>(base) + elements * std::int64_t(bytes);
-  }
-  static const void* at(const void* base, std::int64_t elements, std::size_t bytes) {
-    return static_cast<const std::byte*>(base) + elements * std::int64_t(bytes);
   }
 
   // out [rows, w.cols] = in [rows, width] w (+ b), and its gradients (cuda_dense.hpp).
@@ -231,11 +282,12 @@ class CudaMultiHeadAttention final : public Layer {
   }
 
   layer_parameters::MultiHeadAttention params_;
-  std::int64_t t_ = 0, d_ = 0, head_ = 0, e_ = 0;
+  std::int64_t t_ = 0, s_ = 0, d_ = 0, dm_ = 0, head_ = 0, e_ = 0;
   DType dtype_ = DType::float32;
+  std::shared_ptr<DecoderMemory> memory_;
   std::unique_ptr<DeviceLengths> lengths_;
-  Parameter wqkv_, bqkv_, wo_, bo_;
-  Tensor qkv_, dqkv_, context_, dcontext_, probs_, dprobs_;
+  Parameter wq_, bq_, wkv_, bkv_, wo_, bo_;
+  Tensor q_, dq_, kv_, dkv_, context_, dcontext_, probs_, dprobs_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new CudaMultiHeadAttention(p); }
@@ -254,6 +306,6 @@ constexpr const char* kTwinChecks = R"({"twin_checks": [
     {"params": {"heads": 1, "causal": true}, "input_nchw": [6, 2], "lengths": [4, 2, 6, 1]}]})";
 
 DTNN_CUDA_LAYER("multi_head_attention",
-                "multi-head scaled dot-product self-attention on an NVIDIA GPU (cuBLAS), causal "
-                "optional, padding masked",
+                "multi-head scaled dot-product attention on an NVIDIA GPU (cuBLAS): self (causal "
+                "optional) or cross (a decoder's memory); padding masked",
                 dtnn::layer_parameters::kMultiHeadAttentionParameters, kTwinChecks, create)
