@@ -6,6 +6,7 @@
 #include "dtnn/config.hpp"
 #include "dtnn/config_schema.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/executable_dir.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/launcher_flags.hpp"
 #include "test_support.hpp"
@@ -109,6 +110,16 @@ TEST_CASE("model names resolve to configs/models") {
   CHECK(test::error_of([] {
           resolve_model_path("nosuchmodel", "exp.json");
         }).find("exp.json: model: cannot find 'nosuchmodel'") == 0);
+}
+
+TEST_CASE("the core library's folder is where the zoo of a moved install is looked for") {
+  // A Python package installed by pip has lib/ and share/ inside it, and python3 as its program.
+  const std::filesystem::path lib = core_library_dir();
+  REQUIRE(!lib.empty());
+  bool core = false;
+  for (const auto& entry : std::filesystem::directory_iterator(lib))
+    core = core || entry.path().filename().string().starts_with("libdtnn_core.so");
+  CHECK(core);
 }
 
 TEST_CASE("closest_match") {

@@ -323,7 +323,8 @@ std::string_view model_alias(std::string_view name) {
 }
 
 // A bare name ("simplemlp": no folder, no .json) is the zoo's model: configs/models beside the
-// experiment, then the source tree's and the install's. A file of that name in the experiment's
+// experiment, then the source tree's, the program's and the core library's (share/dtnn beside
+// their folders), and the configured install's. A file of that name in the experiment's
 // or the working folder is taken only when the zoo has no such model; when both exist the zoo's
 // wins and a note says how to take the file ("./simplemlp"). Anything else is a path, relative to
 // the experiment's folder, then the working folder.
@@ -344,6 +345,8 @@ fs::path resolve_model_path(const std::string& name, const fs::path& config_file
       zoo.push_back(fs::path(DTNN_SOURCE_DIR) / "configs" / "models" / file);
       if (const fs::path exe = executable_dir(); !exe.empty())  // a moved install or bundle
         zoo.push_back(exe.parent_path() / "share" / "dtnn" / "configs" / "models" / file);
+      if (const fs::path lib = core_library_dir(); !lib.empty())  // the Python module's install
+        zoo.push_back(lib.parent_path() / "share" / "dtnn" / "configs" / "models" / file);
       zoo.push_back(fs::path(DTNN_INSTALL_PREFIX) / "share" / "dtnn" / "configs" / "models" / file);
     }
   }

@@ -100,6 +100,15 @@ fs::path executable_dir() {
   return ec ? fs::path() : exe.parent_path();
 }
 
+fs::path core_library_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&core_library_dir), &info) == 0 || !info.dli_fname)
+    return {};
+  std::error_code ec;
+  const fs::path library = fs::canonical(info.dli_fname, ec);
+  return ec ? fs::path() : library.parent_path();
+}
+
 std::vector<fs::path> Registry::default_folders(const std::vector<std::string>& extra_folders) {
   std::vector<fs::path> out;
   for (const auto& f : extra_folders) out.emplace_back(f);
