@@ -8,6 +8,8 @@ Run by ctest (test python_module) with the build's package on PYTHONPATH:
 import json
 import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -38,6 +40,17 @@ def test_info_and_plugins():
     assert {("conv", "i2c"), ("optimizer", "adam"), ("dataset", "mnist")} <= names
     adam = next(p for p in plugins if p["kind"] == "optimizer" and p["name"] == "adam")
     assert adam["parameters"]["beta2"] == 0.999
+
+
+def test_python_m_dtnn_runs_the_program_of_the_package():
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(dtnn.__file__).parents[1]))
+    done = subprocess.run([sys.executable, "-m", "dtnn", "plugins"], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "i2c" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "dtnn", "run", "--no-such-flag"],
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode != 0 and "no-such-flag" in bad.stderr
 
 
 def test_a_dict_trains_and_the_history_is_plain_data():
