@@ -2,25 +2,13 @@
 // (PyDTNN 1.x's Arctanh computes arctan(x) forward and 1 / (1 + dy^2) backward: neither is the
 // inverse hyperbolic tangent's, and the second is no gradient of anything.)
 // Outside (-1, 1) the result is not finite, which the run's non-finite check reports.
-#include <cmath>
-
+#include "arctanh_rule.hpp"
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/plugin_api.hpp"
 
 namespace {
-struct Arctanh {
-  static constexpr const char* kType = "arctanh";
-  template <class T>
-  static T forward(T x) {
-    return std::atanh(x);
-  }
-  template <class T>
-  static T gradient(T x, T) {
-    return T(1) / ((T(1) - x) * (T(1) + x));
-  }
-};
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
-  return new dtnn::ElementwiseLayer<Arctanh>();
+  return new dtnn::ElementwiseLayer<dtnn::rules::Arctanh>();
 }
 }  // namespace
 

@@ -1,25 +1,13 @@
 // log: y = ln(x) for x > 0; dy/dx = 1 / x. (PyDTNN 1.x's Log computes log(sigmoid(x)) forward,
 // which is log_sigmoid here, and 1 / (exp(dy) + 1) backward, which is no gradient.) For x <= 0
 // the result is not finite, which the run's non-finite check reports.
-#include <cmath>
-
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "log_rule.hpp"
 
 namespace {
-struct Log {
-  static constexpr const char* kType = "log";
-  template <class T>
-  static T forward(T x) {
-    return std::log(x);
-  }
-  template <class T>
-  static T gradient(T x, T) {
-    return T(1) / x;
-  }
-};
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
-  return new dtnn::ElementwiseLayer<Log>();
+  return new dtnn::ElementwiseLayer<dtnn::rules::Log>();
 }
 }  // namespace
 

@@ -1,24 +1,12 @@
 // log_sigmoid: y = log(1 / (1 + exp(-x))) = min(x, 0) - log(1 + exp(-|x|)), the form that neither
 // overflows nor loses precision for large |x|; dy/dx = 1 - sigmoid(x) = 1 - exp(y).
-#include <cmath>
-
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "log_sigmoid_rule.hpp"
 
 namespace {
-struct LogSigmoid {
-  static constexpr const char* kType = "log_sigmoid";
-  template <class T>
-  static T forward(T x) {
-    return std::min(x, T(0)) - std::log1p(std::exp(-std::abs(x)));
-  }
-  template <class T>
-  static T gradient(T, T y) {
-    return -std::expm1(y);  // 1 - exp(y), exact near y = 0
-  }
-};
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
-  return new dtnn::ElementwiseLayer<LogSigmoid>();
+  return new dtnn::ElementwiseLayer<dtnn::rules::LogSigmoid>();
 }
 }  // namespace
 
