@@ -4,10 +4,12 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
+#include "dtnn/layer.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/tensor.hpp"
 
@@ -222,6 +224,21 @@ struct MultiHeadAttention {
     return "heads=" + std::to_string(heads) +
            (head_width ? " head_width=" + std::to_string(head_width) : "") +
            (causal ? " causal" : "") + (cross ? " cross" : "");
+  }
+  // The per-sample input (positions, features), checked.
+  static void check_input(const Shape& input) {
+    if (input.rank() != 2)
+      throw Error("multi_head_attention: expected a sequence (positions, features), got " +
+                  input.str());
+  }
+  // Cross-attention's decoder memory (null for self-attention); an Error outside a decoder.
+  std::shared_ptr<DecoderMemory> memory(const LayerBuildContext& ctx) const {
+    if (!cross) return nullptr;
+    if (!ctx.sequence.memory || ctx.sequence.memory->shape.rank() != 2)
+      throw Error(
+          "multi_head_attention: \"cross\": true attends to a decoder's memory: put it in the "
+          "\"decoder\" of an encoder_decoder");
+    return ctx.sequence.memory;
   }
   // The width of a head for `features` input features; an Error when they do not split.
   std::int64_t head_of(std::int64_t features) const {

@@ -92,9 +92,7 @@ class CudaMultiHeadAttention final : public Layer {
   }
 
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 2)
-      throw Error("multi_head_attention: expected a sequence (positions, features), got " +
-                  ctx.input_shape.str());
+    layer_parameters::MultiHeadAttention::check_input(ctx.input_shape);
     t_ = ctx.input_shape[0];
     d_ = ctx.input_shape[1];
     head_ = params_.head_of(d_);
@@ -102,12 +100,8 @@ class CudaMultiHeadAttention final : public Layer {
     dtype_ = ctx.dtype;
     const bool cross = params_.cross;
     std::shared_ptr<const SequenceLengths> lengths = ctx.sequence.lengths;
+    memory_ = params_.memory(ctx);
     if (cross) {
-      memory_ = ctx.sequence.memory;
-      if (!memory_ || memory_->shape.rank() != 2)
-        throw Error(
-            "multi_head_attention: \"cross\": true attends to a decoder's memory: put it in the "
-            "\"decoder\" of an encoder_decoder");
       s_ = memory_->shape[0];
       dm_ = memory_->shape[1];
       lengths = memory_->lengths;

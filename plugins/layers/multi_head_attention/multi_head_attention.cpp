@@ -72,19 +72,13 @@ class MultiHeadAttention final : public Layer {
   }
 
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 2)
-      throw Error("multi_head_attention: expected a sequence (positions, features), got " +
-                  ctx.input_shape.str());
+    layer_parameters::MultiHeadAttention::check_input(ctx.input_shape);
     t_ = ctx.input_shape[0];
     d_model_ = ctx.input_shape[1];
     head_ = params_.head_of(d_model_);
     inner_ = heads_ * head_;
+    memory_ = params_.memory(ctx);
     if (cross_) {
-      memory_ = ctx.sequence.memory;
-      if (!memory_ || memory_->shape.rank() != 2)
-        throw Error(
-            "multi_head_attention: \"cross\": true attends to a decoder's memory: put it in the "
-            "\"decoder\" of an encoder_decoder");
       s_ = memory_->shape[0];
       d_memory_ = memory_->shape[1];
       lengths_ = memory_->lengths;
