@@ -13,6 +13,7 @@
 #include "dtnn/loss.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "log_likelihood.hpp"
+#include "loss_parameters.hpp"
 
 namespace {
 
@@ -84,5 +85,5 @@ DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "cross_entropy",
                    .description =
                        "cross-entropy of logits (softmax taken inside, as PyTorch's "
                        "CrossEntropyLoss); class ids or one-hot targets, classes weighted",
-                   .parameters = R"({"ignore_index": -1, "weights": []})", .traits = kTraits,
+                   .parameters = dtnn::loss_parameters::kLogLikelihoodParameters, .traits = kTraits,
                    .factory = create)

@@ -52,5 +52,5 @@ DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "nll",
                    .description =
                        "negative log-likelihood of log-probabilities (after "
                        "log_softmax); class-id targets may be ignored (padding), classes weighted",
-                   .parameters = dtnn::loss_parameters::kNllParameters, .traits = kTraits,
+                   .parameters = dtnn::loss_parameters::kLogLikelihoodParameters, .traits = kTraits,
                    .factory = create)
