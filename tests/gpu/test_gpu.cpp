@@ -106,7 +106,7 @@ std::vector<Case> layer_cases() {
     if (r.kind != "layer" || r.device != Device::cuda) continue;
     for (const json& c : json::parse(r.traits).value("twin_checks", json::array())) {
       const json dims = c.at("input_nchw");
-      Case k{r.name, c.value("params", json::object()), Shape::from(dims.begin(), dims.end())};
+      Case k{r.name, c.value("params", json::object()), Shape::from(dims.begin(), dims.end()), {}};
       if (c.contains("input_range")) {
         k.inputs.lo = c["input_range"].at(0).get<double>();
         k.inputs.hi = c["input_range"].at(1).get<double>();
@@ -185,7 +185,8 @@ std::vector<LossCase> loss_cases() {
   const json settings[] = {json::object(),
                            {{"weights", {0.5, 2.0, 1.0, 1.5, 3.0}}},
                            {{"eps", 1e-4}},
-                           {{"label_smoothing", 0.1}}};
+                           {{"label_smoothing", 0.1}},
+                           {{"smooth", 0.5}}};
   std::vector<LossCase> cases;
   for (const PluginRecord& r : plugins().records()) {
     if (r.kind != "loss" || r.device != Device::cuda) continue;

@@ -6,6 +6,7 @@ namespace dtnn::loss_parameters {
 
 // nll and cross_entropy (the log-likelihood of log-probabilities, or of logits' log_softmax).
 inline constexpr const char* kLogLikelihoodParameters = R"({"ignore_index": -1, "weights": []})";
+inline constexpr const char* kDiceParameters = R"({"smooth": 1.0})";
 inline constexpr const char* kKlDivergenceParameters =
     R"({"label_smoothing": 0.0, "ignore_index": -1})";
 

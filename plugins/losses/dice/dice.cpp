@@ -11,6 +11,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "loss_parameters.hpp"
 
 namespace {
 
@@ -75,5 +76,5 @@ Plugin* create(const Params& p, const PluginContext&) { return new Dice(p); }
 
 DTNN_EXPORT_PLUGIN(.kind = "loss", .name = "dice",
                    .description = "soft Dice loss of segmentation masks (1 - mean Dice per sample)",
-                   .parameters = R"({"smooth": 1.0})", .traits = R"({"aliases": ["dice_loss"]})",
-                   .factory = create)
+                   .parameters = dtnn::loss_parameters::kDiceParameters,
+                   .traits = R"({"aliases": ["dice_loss"]})", .factory = create)
