@@ -39,6 +39,7 @@ inline constexpr const char* kMultiHeadAttentionParameters =
     R"({"heads": 1, "head_width": 0, "causal": false, "cross": false,
     "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
 inline constexpr const char* kSequencePoolParameters = R"({"mode": "mean"})";
+inline constexpr const char* kUpsample2dParameters = R"({"size": [2, 2]})";
 inline constexpr const char* kPatchEmbeddingParameters =
     R"({"patch": 4, "units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
     "biases_initializer": "zeros"})";
@@ -47,6 +48,8 @@ inline constexpr const char* kPositionalEncodingParameters =
 inline constexpr const char* kPool2dParameters =  // maxpool2d, avgpool2d
     R"({"pool": [2, 2], "stride": [0, 0], "padding": [0, 0]})";
 inline constexpr const char* kBlockParameters = R"({"paths": [[], []]})";  // add, concat
+inline constexpr const char* kMultiplicationParameters =
+    R"({"paths": [[], []], "transpose_b": false})";
 inline constexpr const char* kAdaptivePool2dParameters =
     R"({"output_height": 1, "output_width": 1})";
 
@@ -284,6 +287,19 @@ struct PatchEmbedding {
       throw Error("patch_embedding: a " + std::to_string(h) + "x" + std::to_string(w) +
                   " image does not cut into " + std::to_string(patch) + "x" +
                   std::to_string(patch) + " patches");
+  }
+};
+
+// upsample2d: "size", the whole factors (rows, columns), each from 1 to 64.
+struct Upsample2d {
+  std::int64_t rows, columns;
+  explicit Upsample2d(const Params& p) {
+    const auto [sh, sw] = p.get_pair("size", 1);
+    if (sh > 64 || sw > 64) p.fail("size", "factors from 1 to 64");
+    rows = sh, columns = sw;
+  }
+  std::string attributes() const {
+    return "size=(" + std::to_string(rows) + "," + std::to_string(columns) + ") nearest";
   }
 };
 

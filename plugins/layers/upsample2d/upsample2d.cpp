@@ -6,6 +6,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "layer_parameters.hpp"
 
 namespace {
 
@@ -13,16 +14,10 @@ using namespace dtnn;
 
 class Upsample2d final : public Layer {
  public:
-  explicit Upsample2d(const Params& p) {
-    const auto [sh, sw] = p.get_pair("size", 1);
-    if (sh > 64 || sw > 64) p.fail("size", "factors from 1 to 64");
-    sh_ = sh, sw_ = sw;
-  }
+  explicit Upsample2d(const Params& p) : params_(p), sh_(params_.rows), sw_(params_.columns) {}
 
   std::string type() const override { return "upsample2d"; }
-  std::string attributes() const override {
-    return "size=(" + std::to_string(sh_) + "," + std::to_string(sw_) + ") nearest";
-  }
+  std::string attributes() const override { return params_.attributes(); }
   Shape output_shape() const override {
     return nhwc_ ? Shape{h_ * sh_, w_ * sw_, c_} : Shape{c_, h_ * sh_, w_ * sw_};
   }
@@ -87,7 +82,8 @@ class Upsample2d final : public Layer {
   }
 
  private:
-  std::int64_t sh_ = 2, sw_ = 2;
+  layer_parameters::Upsample2d params_;
+  std::int64_t sh_, sw_;
   bool nhwc_ = true;
   std::int64_t h_ = 0, w_ = 0, c_ = 0;
 };
@@ -98,7 +94,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new Upsample2d(p)
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "upsample2d",
                    .description = "nearest-neighbour upsampling by whole factors",
-                   .parameters = R"({"size": [2, 2]})", .traits = R"({"aliases": ["upsampling2d"],
+                   .parameters = dtnn::layer_parameters::kUpsample2dParameters,
+                   .traits = R"({"aliases": ["upsampling2d"],
                                  "conformance": [
     {"params": {"size": 2}, "input": [3, 2, 2]},
     {"params": {"size": [3, 1]}, "input": [2, 3, 3], "batch": 3}]})",
