@@ -235,7 +235,7 @@ TEST_CASE("the zoo models docs/gpu.md calls GPU-ready have a cuda twin for every
   for (const char* model :
        {"simplecnn", "simplemlp", "vgg16_imagenet", "resnet50_imagenet", "resnet20_cifar10",
         "densenet_cifar10", "mobilenetv2_tiny", "mobilenetv2", "transformer_lm", "bert_tiny",
-        "vit_tiny", "transformer_seq2seq"}) {
+        "vit_tiny", "transformer_seq2seq", "unet"}) {
     CAPTURE(model);
     std::set<std::string> types;
     for (const LayerSpec& layer : load_model_spec(resolve_model_path(model, "")).layers) {

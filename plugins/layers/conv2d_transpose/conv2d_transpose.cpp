@@ -29,17 +29,7 @@ using namespace dtnn;
 class Conv2dTranspose final : public Layer {
  public:
   explicit Conv2dTranspose(const Params& p)
-      : params_(p), filters_(p.get_int("filters")), use_bias_(p.get_bool("use_bias")) {
-    const layer_parameters::Initializers init(p);
-    if (filters_ <= 0) p.fail("filters", "a positive number of filters");
-    g_.read_window(p);
-    const auto [oph, opw] = p.get_pair("output_padding", 0);
-    if (oph >= std::max(g_.stride_h, g_.dilation_h) || opw >= std::max(g_.stride_w, g_.dilation_w))
-      p.fail("output_padding",
-             "less than the stride or the dilation (it picks one of the sizes "
-             "a strided output may have had)");
-    output_padding_h_ = oph, output_padding_w_ = opw;
-  }
+      : params_(p), settings_(p), filters_(settings_.filters), use_bias_(settings_.use_bias) {}
 
   std::string type() const override { return "conv2d_transpose"; }
   Shape output_shape() const override { return g_.x_shape(1).without_batch(); }
@@ -57,23 +47,7 @@ class Conv2dTranspose final : public Layer {
   std::string report() const override { return algorithm_ ? algorithm_->report() : ""; }
 
   void build(const LayerBuildContext& ctx) override {
-    const Shape& in = ctx.input_shape;
-    if (in.rank() != 3)
-      throw Error("conv2d_transpose expects image input (H, W, C), got " + in.str());
-    const bool nhwc = ctx.layout == Layout::nhwc;
-    const std::int64_t h_in = nhwc ? in[0] : in[1], w_in = nhwc ? in[1] : in[2];
-    g_.layout = ctx.layout;
-    g_.dtype = ctx.dtype;
-    g_.n = ctx.max_batch;
-    g_.k = nhwc ? in[2] : in[0];  // G's output channels: this layer's input channels
-    g_.c = filters_;
-    g_.h = (h_in - 1) * g_.stride_h - 2 * g_.pad_h + g_.dilation_h * (g_.kh - 1) + 1 +
-           output_padding_h_;
-    g_.w = (w_in - 1) * g_.stride_w - 2 * g_.pad_w + g_.dilation_w * (g_.kw - 1) + 1 +
-           output_padding_w_;
-    if (g_.h < 1 || g_.w < 1 || g_.ho() != h_in || g_.wo() != w_in)
-      throw Error("conv2d_transpose: " + in.str() + " with " + g_.window_str() +
-                  " gives no output (the padding takes more than the kernel spreads)");
+    g_ = settings_.geometry(ctx.input_shape, ctx.layout, ctx.dtype, ctx.max_batch);
     w_ = Tensor::empty(g_.w_shape(), ctx.dtype, ctx.layout);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype, ctx.layout);
     const std::int64_t window = g_.kh * g_.kw;
@@ -142,9 +116,9 @@ class Conv2dTranspose final : public Layer {
   }
 
   Params params_;
+  layer_parameters::Conv2dTranspose settings_;
   std::int64_t filters_;
   bool use_bias_;
-  std::int64_t output_padding_h_ = 0, output_padding_w_ = 0;
   ConvGeometry g_;  // the convolution this layer transposes
   Tensor w_, dw_, b_, db_;
   std::shared_ptr<ConvAlgorithm> algorithm_;
@@ -158,11 +132,7 @@ DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "conv2d_transpose",
                    .description =
                        "transposed 2-D convolution (a U-Net's up path): the gradient "
                        "of a convolution, computed by a ConvAlgorithm plugin",
-                   .parameters = R"({"filters": 0, "kernel": [2, 2], "stride": [2, 2],
-                                     "padding": [0, 0], "dilation": [1, 1],
-                                     "output_padding": [0, 0], "use_bias": true,
-                                     "algorithm": "", "weights_initializer": "glorot_uniform",
-                                     "biases_initializer": "zeros"})",
+                   .parameters = dtnn::layer_parameters::kConv2dTransposeParameters,
                    .traits = R"({"aliases": ["conv_transpose2d", "deconv2d"],
                                  "conformance": [
     {"params": {"filters": 3, "kernel": 2, "stride": 2}, "input": [3, 4, 2]},
