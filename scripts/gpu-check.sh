@@ -100,8 +100,8 @@ if [ "$what" != tests ]; then
   step bench "${BENCH_SECONDS:-300}" $env python3 bench/gpu/compare_gpu.py \
     --dtnn-bench .gpu/bin/dtnn_bench --out "$out/bench" $bench_args
   # transformer_lm's training tokens/s beside PyTorch's, both on the GPU.
-  step bench_transformer 240 $env python3 bench/compare_transformer.py lm --gpu --build .gpu \
-    --text .gpu/data/fortunes --peer-python python3 --steps 60 --repeats 2
+  step bench_transformer 150 $env python3 bench/compare_transformer.py lm --gpu --build .gpu \
+    --text .gpu/data/fortunes --peer-python python3 --steps 40 --repeats 1
   if [ "${BENCH_TF32:-1}" = 1 ]; then
     # shellcheck disable=SC2086
     step bench_tf32 "${BENCH_SECONDS:-300}" $env python3 bench/gpu/compare_gpu.py \
