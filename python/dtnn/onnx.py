@@ -20,8 +20,9 @@ average pooling to a size that divides the input, flatten, dropout, identity, so
 log_softmax (over the last axis), the add and concat blocks (the zoo's CNNs: ResNet, DenseNet,
 GoogLeNet, Inception, MobileNet), and the transformer encoder's layers: embedding, sinusoidal or
 learned positions, layer_norm, multi_head_attention (self-attention, causal or not) and
-sequence_pool (transformer_lm, vit's encoder). Not exported, each an error naming the layer and
-its place: an embedding with a padding id (its masks), cross-attention, encoder_decoder,
+sequence_pool (transformer_lm, vit's encoder), with an embedding's padding id masking the keys
+and the pooled positions past each sequence's padding (the classifier of fortunes_classify). Not
+exported, each an error naming the layer and its place: cross-attention, encoder_decoder,
 patch_embedding and the other layers. Needs the onnx package (Debian's python3-onnx); the arrays
 come from dtnn (exp.save_weights).
 """
@@ -94,10 +95,14 @@ class _Weights:
 
 
 class _Builder:
-    def __init__(self, helper, numpy_helper, weights, defaults, int64):
-        self.helper, self.numpy_helper, self.int64 = helper, numpy_helper, int64
+    def __init__(self, helper, numpy_helper, weights, defaults, int64, float32):
+        self.helper, self.numpy_helper, self.int64, self.float32 = helper, numpy_helper, int64, float32
         self.weights, self.defaults = weights, defaults
         self.nodes, self.initializers, self._count = [], [], 0
+        # After an embedding with a padding id: its positions before the padding, [N, T] of 1 and 0
+        # (the first position always, as dtnn's SequenceLengths::keys), and the additive mask of
+        # the keys past it, [N, 1, 1, T] of 0 and -inf, for the attention and pooling after it.
+        self.valid, self.key_mask = None, None
 
     def _name(self, prefix):
         self._count += 1
@@ -242,14 +247,26 @@ class _Builder:
     def _log_softmax(self, p, x, shape, where):  # over the last axis
         return self.node("LogSoftmax", [x], "log_softmax", axis=-1), shape
 
-    # Sequences: [batch, T, D] (no padding: a padding id's masks are not exported).
+    # Sequences: [batch, T, D]; with an embedding's padding id, its masks (self.valid, key_mask).
     def _embedding(self, p, x, shape, where):
-        if p.get("padding_id", -1) >= 0:
-            raise ValueError(f"{where}: an embedding with a padding id (its masks) is not exported")
         a = self.weights.take(("embedding",), where)
         ids = self.node("Cast", [x], "ids", to=self.int64)
-        return self.node("Gather", [self.const("embedding_w", a["weights"]), ids], "embedding",
-                         axis=0), tuple(shape) + (a["weights"].shape[1],)
+        y = self.node("Gather", [self.const("embedding_w", a["weights"]), ids], "embedding", axis=0)
+        if p.get("padding_id", -1) >= 0:  # a sequence ends at its first padding id
+            is_pad = self.node("Cast", [self.node("Equal", [ids, self.const(
+                "padding_id", np.array(p["padding_id"], np.int64))], "is_pad")], "pad", to=self.float32)
+            seen = self.node("CumSum", [is_pad, self.const("positions_axis", np.array(1, np.int64))],
+                             "pads_seen")
+            before = self.node("Equal", [seen, self.const("zero", np.float32(0))], "before_padding")
+            first = np.zeros(shape[0], bool)
+            first[0] = True
+            valid = self.node("Or", [before, self.const("first_position", first)], "valid")
+            self.valid = self.node("Cast", [valid], "valid_positions", to=self.float32)
+            mask = self.node("Where", [valid, self.const("keep", np.float32(0)),
+                                       self.const("drop", np.float32(-np.inf))], "key_mask")
+            self.key_mask = self.node("Unsqueeze", [mask, self.const(
+                "mask_axes", np.array([1, 2], np.int64))], "key_mask_heads")
+        return y, tuple(shape) + (a["weights"].shape[1],)
 
     def _positional_encoding(self, p, x, shape, where):
         t, d = shape
@@ -301,6 +318,8 @@ class _Builder:
         if p.get("causal"):  # a row sees keys 0..i
             mask = np.triu(np.full((t, t), -np.inf, np.float32), k=1)
             scores = self.node("Add", [scores, self.const("causal", mask)], "masked")
+        if self.key_mask is not None:  # and none past its sequence's padding
+            scores = self.node("Add", [scores, self.key_mask], "padding_masked")
         attention = self.node("Softmax", [scores], "attention", axis=-1)
         context = self.node("MatMul", [attention, per_head(v, [0, 2, 1, 3])], "context")
         merged = self.node("Reshape", [self.node("Transpose", [context], "merge", perm=[0, 2, 1, 3]),
@@ -312,6 +331,14 @@ class _Builder:
         return y, (t, a["weights_out"].shape[1])
 
     def _sequence_pool(self, p, x, shape, where):
+        if p["mode"] == "mean" and self.valid is not None:  # over the positions before padding
+            weights = self.node("Unsqueeze", [self.valid, self.const(
+                "feature_axis", np.array([2], np.int64))], "valid_features")
+            axis = self.const("positions_axis", np.array([1], np.int64))
+            total = self.node("ReduceSum", [self.node("Mul", [x, weights], "kept"), axis],
+                              "pool_sum", keepdims=0)
+            count = self.node("ReduceSum", [self.valid, axis], "pool_count", keepdims=1)
+            return self.node("Div", [total, count], "pool"), shape[1:]
         if p["mode"] == "mean":
             return self.node("ReduceMean", [x], "pool", axes=[1], keepdims=0), shape[1:]
         first = self.node("Gather", [x, self.const("first", np.array(0, np.int64))], "pool",
@@ -380,7 +407,7 @@ def export(exp, path):
         raise ValueError(f"model '{spec['name']}': inputs of shape {shape} are not exported "
                          "(images, feature vectors, token ids and sequences of vectors are)")
     weights = _Weights(exp)
-    b = _Builder(helper, numpy_helper, weights, defaults, TensorProto.INT64)
+    b = _Builder(helper, numpy_helper, weights, defaults, TensorProto.INT64, TensorProto.FLOAT)
     y, out_shape = b.chain(spec["layers"], "input", shape, f"model '{spec['name']}': layers")
     weights.done()
     b.nodes.append(helper.make_node("Identity", [y], ["output"], name="output"))

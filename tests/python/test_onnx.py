@@ -105,6 +105,31 @@ def test_the_transformer_language_model_exports(tmp_path):
     assert np.abs(theirs - ours).max() < 1e-4
 
 
+def test_a_padded_classifier_exports_with_its_masks(tmp_path):
+    """fortunes_classify's transformer: an embedding with padding id 0, so attention masks the keys
+    past each sequence's padding and the mean pools the positions before it; sequences of every
+    length, one all padding (it still attends to its first position)."""
+    exp = dtnn.Experiment(os.path.join(os.path.dirname(__file__), "..", "..", "configs",
+                                       "fortunes_classify.json"),
+                          {"dataset.context": 12, "training.batch_size": 8,
+                           "training.steps_per_epoch": 3, "training.epochs": 1,
+                           "training.evaluate": False, "output.progress": "none"})
+    exp.fit()
+    path = dtnn.onnx.export(exp, tmp_path / "classifier.onnx")
+    ids = np.random.default_rng(5).integers(1, 40, size=(5, 12)).astype(np.float32)
+    for row, length in enumerate((12, 7, 1, 0, 3)):
+        ids[row, length:] = 0
+    ids[4, 5] = 9  # an id after the padding: the sequence ended at position 3 all the same
+    theirs = run_in_onnxruntime(tmp_path, path, ids)
+    ours = exp.predict(ids)
+    assert theirs.shape == ours.shape
+    assert np.abs(theirs - ours).max() < 1e-4
+    junk = ids.copy()  # ids after a sequence's first padding id change nothing, on either side
+    junk[1, 8:] = 3
+    assert np.abs(run_in_onnxruntime(tmp_path, path, junk) - theirs).max() < 1e-6
+    assert np.abs(exp.predict(junk) - ours).max() < 1e-6
+
+
 def test_an_encoder_over_vectors_with_pooling_exports(tmp_path):
     """Sinusoidal positions, non-causal attention of two heads, mean and first pooling."""
     for mode in ("mean", "first"):
