@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "check.hpp"
 #include "dtnn/tensor.hpp"
@@ -17,6 +18,12 @@ inline constexpr int kThreads = 256;
 inline unsigned blocks(std::size_t n) {
   const std::size_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < 65535 * 8 ? (b ? b : 1) : 65535 * 8);
+}
+
+// A grid of a block per row (or per sample) for kernels that loop `for (r = blockIdx.x; r < rows;
+// r += gridDim.x)`, capped as blocks() caps it.
+inline unsigned row_blocks(std::int64_t rows) {
+  return static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
 }
 
 // Runs f(T{}) with T = float or double according to dtype; returns what f returns.

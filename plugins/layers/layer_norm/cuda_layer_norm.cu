@@ -14,10 +14,6 @@ namespace {
 using namespace dtnn;
 using namespace dtnn::cuda;
 
-unsigned row_blocks(std::int64_t rows) {
-  return static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
-}
-
 template <class T>
 __global__ void forward_kernel(T* y, T* stats, const T* x, const T* gamma, const T* beta,
                                std::int64_t rows, std::int64_t d, T epsilon) {

@@ -69,10 +69,6 @@ __global__ void softmax_backward_kernel(T* ds, const T* p, std::int64_t rows, st
   }
 }
 
-unsigned row_blocks(std::int64_t rows) {
-  return static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
-}
-
 class CudaMultiHeadAttention final : public Layer {
  public:
   explicit CudaMultiHeadAttention(const Params& p) : params_(p) {}

@@ -15,10 +15,6 @@ namespace {
 using namespace dtnn;
 using namespace dtnn::cuda;
 
-unsigned row_blocks(std::int64_t rows) {
-  return static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
-}
-
 template <class T>
 __global__ void log_softmax_kernel(T* out, const T* x, std::int64_t rows, std::int64_t m) {
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {

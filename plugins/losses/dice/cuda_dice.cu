@@ -57,10 +57,6 @@ __global__ void gradient_kernel(T* d, const T* t, const double* stats, std::size
   }
 }
 
-unsigned sample_blocks(std::int64_t samples) {
-  return static_cast<unsigned>(samples < 65535 * 8 ? samples : 65535 * 8);
-}
-
 class CudaDice final : public Loss {
  public:
   explicit CudaDice(const Params& p) : smooth_(p.get_double("smooth")) {
@@ -108,7 +104,7 @@ class CudaDice final : public Loss {
     auto* stats = reinterpret_cast<double*>(stats_.get());
     by_dtype(y.dtype(), [&](auto z) {
       using T = decltype(z);
-      sums_kernel<<<sample_blocks(n), kThreads, 0, Context::get().stream()>>>(
+      sums_kernel<<<row_blocks(n), kThreads, 0, Context::get().stream()>>>(
           stats, static_cast<const T*>(y.raw()), static_cast<const T*>(t.raw()), n, y.numel() / n,
           smooth_);
     });
