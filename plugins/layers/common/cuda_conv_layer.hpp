@@ -18,6 +18,7 @@
 #include <string>
 
 #include "check.hpp"
+#include "cuda_conv_choice.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
 #include "dtnn/conv_algorithm.hpp"
@@ -180,15 +181,6 @@ class ConvLayer final : public Layer {
     return std::to_string(algo) + " (" + name + ")";
   }
 
-  // Whether a search result may be used: it ran, fits the workspace limit, and, for float32
-  // without TF32, was timed with FMA math (the others may have used TF32 tensor cores).
-  template <class Perf>
-  bool usable(const Perf& p, const Options& o) const {
-    const bool strict_float32 = g_.dtype == DType::float32 && !o.tf32;
-    return p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspace_limit &&
-           (!strict_float32 || p.mathType == CUDNN_FMA_MATH);
-  }
-
   void choose_algorithms(Context& cx) {
     const Options& o = cx.options();
     const cudnnHandle_t h = cx.cudnn();
@@ -224,14 +216,8 @@ class ConvLayer final : public Layer {
   template <class Perf, class Algo>
   void pick(const Perf* results, int count, const Options& o, Algo& algo, cudnnMathType_t& math,
             std::size_t& memory, const char* pass) {
-    for (int i = 0; i < count; ++i)  // sorted fastest first
-      if (usable(results[i], o)) {
-        algo = results[i].algo;
-        math = results[i].mathType;
-        memory = results[i].memory;
-        return;
-      }
-    throw Error(std::string("cuDNN found no usable ") + pass + " algorithm for this convolution");
+    if (!pick_conv_algorithm(results, count, o, g_.dtype, algo, math, memory))
+      throw Error(std::string("cuDNN found no usable ") + pass + " algorithm for this convolution");
   }
 
   Params params_;

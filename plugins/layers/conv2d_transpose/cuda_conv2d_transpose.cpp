@@ -2,11 +2,11 @@
 // same filter ([in, out, KH, KW]: G's). It is convolution G's passes exchanged, as on the CPU:
 //   y = G's backward-data(x, w);  dx = G's forward(dy, w);  dw += G's backward-filter(dy, x);
 // the bias added per output channel, its gradient summed by cuDNN. Each pass's algorithm is
-// cuDNN's heuristic pick (the first of cudnnGet*_v7's results that fits the workspace limit and,
-// in strict float32, runs FMA math), run with the math it was listed with.
+// cuDNN's heuristic pick (cudnnGet*_v7's list, taken as cuda_conv_choice.hpp takes a list).
 #include <array>
 
 #include "check.hpp"
+#include "cuda_conv_choice.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
 #include "layer_parameters.hpp"
@@ -98,22 +98,12 @@ class CudaConv2dTranspose final : public Layer {
     small_desc_.set(n, g_.k, g_.ho(), g_.wo(), g_.dtype);
   }
 
-  // The first heuristic result that fits the workspace limit and, in strict float32, runs FMA
-  // math (others may use TF32 tensor cores).
   template <class Perf, class Algo>
   void pick(const Perf* results, int count, const Options& o, Algo& algo, cudnnMathType_t& math,
             std::size_t& memory, const char* pass) {
-    const bool strict_float32 = g_.dtype == DType::float32 && !o.tf32;
-    for (int i = 0; i < count; ++i)
-      if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].memory <= o.workspace_limit &&
-          (!strict_float32 || results[i].mathType == CUDNN_FMA_MATH)) {
-        algo = results[i].algo;
-        math = results[i].mathType;
-        memory = results[i].memory;
-        return;
-      }
-    throw Error(std::string("conv2d_transpose: cuDNN offers no usable ") + pass +
-                " algorithm for " + g_.str());
+    if (!pick_conv_algorithm(results, count, o, g_.dtype, algo, math, memory))
+      throw Error(std::string("conv2d_transpose: cuDNN offers no usable ") + pass +
+                  " algorithm for " + g_.str());
   }
 
   void choose_algorithms(Context& cx) {
