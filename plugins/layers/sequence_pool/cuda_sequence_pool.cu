@@ -57,11 +57,11 @@ class CudaSequencePool final : public Layer {
   void forward(const Tensor& x, Tensor& y, Mode) override {
     const auto n = static_cast<std::size_t>(x.dim(0) * d_);
     if (n == 0) return;
-    const std::int64_t* lengths = lengths_->upload(x.dim(0), "sequence_pool");
+    lengths_now_ = lengths_->upload(x.dim(0), "sequence_pool");  // backward reads them too
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       forward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), n, t_, d_, lengths,
+          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), n, t_, d_, lengths_now_,
           params_.mean);
     });
     check_launch();
@@ -69,11 +69,10 @@ class CudaSequencePool final : public Layer {
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
     const auto n = static_cast<std::size_t>(x.numel());
     if (!dx || n == 0) return;
-    const std::int64_t* lengths = lengths_->upload(x.dim(0), "sequence_pool");
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       backward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(dx->raw()), static_cast<const T*>(dy.raw()), n, t_, d_, lengths,
+          static_cast<T*>(dx->raw()), static_cast<const T*>(dy.raw()), n, t_, d_, lengths_now_,
           params_.mean);
     });
     check_launch();
@@ -84,6 +83,7 @@ class CudaSequencePool final : public Layer {
   std::int64_t t_ = 0, d_ = 0;
   DType dtype_ = DType::float32;
   std::unique_ptr<DeviceLengths> lengths_;
+  const std::int64_t* lengths_now_ = nullptr;  // this batch's, uploaded by forward
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new CudaSequencePool(p); }
