@@ -28,8 +28,7 @@ using namespace dtnn;
 
 class Conv2dTranspose final : public Layer {
  public:
-  explicit Conv2dTranspose(const Params& p)
-      : params_(p), settings_(p), filters_(settings_.filters), use_bias_(settings_.use_bias) {}
+  explicit Conv2dTranspose(const Params& p) : params_(p), settings_(p) {}
 
   std::string type() const override { return "conv2d_transpose"; }
   Shape output_shape() const override { return g_.x_shape(1).without_batch(); }
@@ -51,13 +50,11 @@ class Conv2dTranspose final : public Layer {
     w_ = Tensor::empty(g_.w_shape(), ctx.dtype, ctx.layout);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype, ctx.layout);
     const std::int64_t window = g_.kh * g_.kw;
-    initialize(w_, params_.get_string("weights_initializer"), g_.k * window, g_.c * window,
-               ctx.seed);
-    if (use_bias_) {
-      b_ = Tensor::empty(Shape{filters_}, ctx.dtype);
+    initialize(w_, settings_.init.weights, g_.k * window, g_.c * window, ctx.seed);
+    if (settings_.use_bias) {
+      b_ = Tensor::empty(Shape{settings_.filters}, ctx.dtype);
       db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, params_.get_string("biases_initializer"), g_.k * window, g_.c * window,
-                 ctx.seed + 1);
+      initialize(b_, settings_.init.biases, g_.k * window, g_.c * window, ctx.seed + 1);
     }
     // G's backward-data and backward-filter always, its forward for an input gradient.
     algorithm_ = layer_parameters::choose_conv_algorithm(
@@ -67,17 +64,18 @@ class Conv2dTranspose final : public Layer {
 
   std::vector<Parameter> parameters() override {
     std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (use_bias_) p.push_back({"biases", b_, db_});
+    if (settings_.use_bias) p.push_back({"biases", b_, db_});
     return p;
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     algorithm_->backward_data(x, w_, y);
-    if (use_bias_) dispatch_dtype(y.dtype(), [&](auto z) { add_bias<decltype(z)>(y); });
+    if (settings_.use_bias) dispatch_dtype(y.dtype(), [&](auto z) { add_bias<decltype(z)>(y); });
   }
 
   void backward(const Tensor& x, const Tensor& /*y*/, const Tensor& dy, Tensor* dx) override {
-    if (use_bias_) dispatch_dtype(dy.dtype(), [&](auto z) { bias_gradient<decltype(z)>(dy); });
+    if (settings_.use_bias)
+      dispatch_dtype(dy.dtype(), [&](auto z) { bias_gradient<decltype(z)>(dy); });
     if (dx) algorithm_->forward(dy, w_, *dx);  // first: backward-filter may reuse its work
     algorithm_->backward_filter(dy, x, dw_);
   }
@@ -87,7 +85,7 @@ class Conv2dTranspose final : public Layer {
   void add_bias(Tensor& y) const {
     const T* b = b_.data<T>();
     T* yp = y.data<T>();
-    const std::int64_t n = y.dim(0), pixels = g_.h * g_.w, k = filters_;
+    const std::int64_t n = y.dim(0), pixels = g_.h * g_.w, k = settings_.filters;
     if (g_.layout == Layout::nhwc) {
       parallel_for(n * pixels, 256, [&](std::int64_t r) {
         for (std::int64_t j = 0; j < k; ++j) yp[r * k + j] += b[j];
@@ -104,7 +102,7 @@ class Conv2dTranspose final : public Layer {
   void bias_gradient(const Tensor& dy) {  // one channel per task: sums in a fixed order
     T* db = db_.data<T>();
     const T* d = dy.data<T>();
-    const std::int64_t n = dy.dim(0), pixels = g_.h * g_.w, k = filters_;
+    const std::int64_t n = dy.dim(0), pixels = g_.h * g_.w, k = settings_.filters;
     const bool nhwc = g_.layout == Layout::nhwc;
     parallel_for(k, 1, [&](std::int64_t ch) {
       double total = 0;
@@ -117,8 +115,6 @@ class Conv2dTranspose final : public Layer {
 
   Params params_;
   layer_parameters::Conv2dTranspose settings_;
-  std::int64_t filters_;
-  bool use_bias_;
   ConvGeometry g_;  // the convolution this layer transposes
   Tensor w_, dw_, b_, db_;
   std::shared_ptr<ConvAlgorithm> algorithm_;

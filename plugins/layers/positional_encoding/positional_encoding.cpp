@@ -18,21 +18,21 @@ using namespace dtnn;
 
 class PositionalEncoding final : public Layer {
  public:
-  explicit PositionalEncoding(const Params& p) : params_(p), learned_(params_.learned) {}
+  explicit PositionalEncoding(const Params& p) : params_(p) {}
 
   std::string type() const override { return "positional_encoding"; }
   Shape output_shape() const override { return shape_; }
-  std::string attributes() const override { return learned_ ? "learned" : "sinusoidal"; }
-  std::string weights_shape() const override { return learned_ ? p_.shape().str() : ""; }
+  std::string attributes() const override { return params_.learned ? "learned" : "sinusoidal"; }
+  std::string weights_shape() const override { return params_.learned ? p_.shape().str() : ""; }
 
   void build(const LayerBuildContext& ctx) override {
     shape_ = ctx.input_shape;
     p_ = params_.table(shape_, ctx.dtype, ctx.seed);
-    if (learned_) dp_ = Tensor::zeros(shape_, ctx.dtype);
+    if (params_.learned) dp_ = Tensor::zeros(shape_, ctx.dtype);
   }
 
   std::vector<Parameter> parameters() override {
-    if (!learned_) return {};
+    if (!params_.learned) return {};
     return {{"weights", p_, dp_}};
   }
 
@@ -53,7 +53,7 @@ class PositionalEncoding final : public Layer {
 
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
     if (dx) dx->copy_from(dy);
-    if (!learned_) return;
+    if (!params_.learned) return;
     dispatch_dtype(dy.dtype(), [&](auto z) {
       using T = decltype(z);
       const std::int64_t m = shape_.numel();
@@ -71,7 +71,6 @@ class PositionalEncoding final : public Layer {
 
  private:
   layer_parameters::PositionalEncoding params_;
-  bool learned_;
   Shape shape_;
   Tensor p_, dp_;
 };

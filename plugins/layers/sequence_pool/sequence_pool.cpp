@@ -16,7 +16,7 @@ using namespace dtnn;
 
 class SequencePool final : public Layer {
  public:
-  explicit SequencePool(const Params& p) : params_(p), mean_(params_.mean) {}
+  explicit SequencePool(const Params& p) : params_(p) {}
   std::string type() const override { return "sequence_pool"; }
   std::string attributes() const override { return params_.attributes(); }
   Shape output_shape() const override { return Shape{d_}; }
@@ -36,7 +36,7 @@ class SequencePool final : public Layer {
         const T* xs = xp + n * t_ * d_;
         T* __restrict out = yp + n * d_;
         std::copy_n(xs, d_, out);
-        if (!mean_) return;
+        if (!params_.mean) return;
         const std::int64_t length = positions(n);
         for (std::int64_t t = 1; t < length; ++t) {
           const T* __restrict row = xs + t * d_;
@@ -55,7 +55,7 @@ class SequencePool final : public Layer {
       T* dxp = dx->data<T>();
       parallel_for(dy.dim(0), 4, [&](std::int64_t n) {
         T* out = dxp + n * t_ * d_;
-        const std::int64_t length = mean_ ? positions(n) : 1;
+        const std::int64_t length = params_.mean ? positions(n) : 1;
         for (std::int64_t t = 0; t < t_; ++t)
           for (std::int64_t j = 0; j < d_; ++j)
             out[t * d_ + j] = t < length ? g[n * d_ + j] / T(length) : T(0);
@@ -68,7 +68,6 @@ class SequencePool final : public Layer {
   std::int64_t positions(std::int64_t n) const { return lengths_ ? lengths_->keys(n, t_) : t_; }
 
   layer_parameters::SequencePool params_;
-  bool mean_;
   std::int64_t t_ = 0, d_ = 0;
   std::shared_ptr<const SequenceLengths> lengths_;
 };
