@@ -219,6 +219,55 @@ TEST_CASE("best_of refuses a candidate above max_rel_error and keeps it below") 
   }
 }
 
+TEST_CASE(
+    "best_of with precisions as candidates: bf16 refused at a tight bound, chosen at a loose") {
+  // i2c in bf16 against the float64 reference on VGG's 4,608-term sums: bf16's operands carry
+  // 2^-8 relative rounding, far above 1e-4 and below 3e-2; the reference is many times slower.
+  const ConvGeometry g = vgg_512_geometry();
+  auto guarded = [&](double bound) {
+    return with_doubles().create_as<ConvAlgorithm>(
+        "conv", "best_of",
+        Params(
+            nlohmann::json{{"candidates", {{{"name", "i2c"}, {"precision", "bf16"}}, "reference"}},
+                           {"rounds", 1},
+                           {"max_rel_error", bound},
+                           {"cache_file", ""}},
+            "exp.json: conv"));
+  };
+  auto tight = guarded(1e-4);
+  tight->prepare(g);
+  train_random_steps(*tight, g, 3);
+  const std::string refused = tight->report();
+  CAPTURE(refused);
+  CHECK(tight->name() == "best_of(reference)");
+  CHECK(refused.find("i2c(precision=\"bf16\")") != std::string::npos);
+  CHECK(refused.find("(refused: error above exp.json: conv.max_rel_error 0.0001)") !=
+        std::string::npos);
+
+  auto loose = guarded(3e-2);
+  loose->prepare(g);
+  train_random_steps(*loose, g, 3);
+  const std::string kept = loose->report();
+  CAPTURE(kept);
+  CHECK(loose->name() == "best_of(i2c(precision=\"bf16\"))");
+  CHECK(kept.find("refused") == std::string::npos);
+
+  // A precision the algorithm has no path for, or none at all, is refused by name.
+  CHECK(test::error_of([] {
+          with_doubles().create(
+              "conv", "best_of",
+              Params(nlohmann::json{{"candidates", {{{"name", "direct"}, {"precision", "bf16"}}}}},
+                     "exp.json: conv"));
+        }).find("'direct' lists no bf16 path") != std::string::npos);
+  CHECK(test::error_of([] {
+          with_doubles().create(
+              "conv", "best_of",
+              Params(nlohmann::json{{"candidates", {{{"name", "i2c"}, {"precision", "fp8"}}}}},
+                     "exp.json: conv"));
+        }).find("a precision \"fp32\", \"bf16\" or \"fp16\" (i2c(precision=\"fp8\"))") !=
+        std::string::npos);
+}
+
 TEST_CASE("best_of refuses a wrong algorithm at its default bound, naming the pass") {
   const Registry registry({DTNN_TEST_PLUGIN_DIR, std::string(DTNN_TEST_DOUBLES) + "/broken"});
   auto algo = registry.create_as<ConvAlgorithm>(

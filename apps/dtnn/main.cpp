@@ -21,6 +21,7 @@
 #include "dtnn/config_schema.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
+#include "dtnn/gemm.hpp"
 #include "dtnn/isa.hpp"
 #include "dtnn/launcher_flags.hpp"
 #include "dtnn/log.hpp"
@@ -339,6 +340,9 @@ void print_instruction_sets() {
     std::printf("  %-32s %-9s (%s)\n", c.family.c_str(), c.chosen ? isa::name(*c.chosen) : "none",
                 built.c_str());
   }
+  std::printf("Lower-precision products (training.precision): bf16: %s; fp16: %s\n",
+              dtnn::lowp_gemm_path(dtnn::Precision::bf16),
+              dtnn::lowp_gemm_path(dtnn::Precision::fp16));
   const dtnn::Fp32Peak peak = dtnn::measure_fp32_peak();
   std::printf(
       "FP32 peak (measured): %.0f GFLOPS = %d threads x %d lanes (%s) x 2 flops x %.2f G "

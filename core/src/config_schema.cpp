@@ -18,6 +18,7 @@ bool thread_count(const json& v) {
 }
 bool non_negative(const json& v) { return v.get<double>() >= 0.0; }
 bool positive(const json& v) { return v.get<double>() > 0.0; }
+bool at_least_one_number(const json& v) { return v.get<double>() >= 1.0; }
 bool probability(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() <= 1.0; }
 bool fraction_below_one(const json& v) { return v.get<double>() >= 0.0 && v.get<double>() < 1.0; }
 bool fraction_above_zero(const json& v) { return v.get<double>() > 0.0 && v.get<double>() <= 1.0; }
@@ -207,6 +208,32 @@ const Key kKeys[] = {
      R"("float32")",
      {nullptr, "\"float32\" or \"float64\"", "float32|float64"},
      "`\"float32\"` or `\"float64\"`"},
+    {"training.precision",
+     R"("fp32")",
+     {nullptr,
+      "\"fp32\", \"bf16\" or \"fp16\" (or PyDTNN's \"float32\", \"bfloat16\", \"float16\")",
+      "fp32|bf16|fp16|float32|bfloat16|float16"},
+     "the precision of the products of convolutions (algorithms that list it: `i2c`), `fc`, "
+     "`patch_embedding` and attention: `\"bf16\"` or `\"fp16\"` round their operands to that "
+     "format and sum in float32; parameters, optimizer state, batchnorm, softmax, layer norm and "
+     "losses stay float32 (docs/precision.md). `\"fp16\"` scales the loss (`training.loss_scale`). "
+     "Needs `training.dtype` float32 and the cpu"},
+    {"training.loss_scale",
+     R"(65536.0)",
+     {at_least_one_number, "a number >= 1"},
+     "with `training.precision` `\"fp16\"`: the loss's gradient is multiplied by this before "
+     "backward and the gradients divided by it before the update (the scale at the start when "
+     "dynamic); a step whose gradients overflowed is skipped. Ignored for other precisions"},
+    {"training.loss_scale_dynamic",
+     R"(true)",
+     {},
+     "halve the loss scale at every overflowed step and double it after "
+     "`training.loss_scale_growth_interval` finite steps in a row (`false`: a fixed scale); the "
+     "history reports the final scale and the skipped steps"},
+    {"training.loss_scale_growth_interval",
+     R"(2000)",
+     {positive_integer, "a positive integer"},
+     "finite steps in a row before a dynamic loss scale doubles"},
     {"training.tensor_format",
      R"("auto")",
      {tensor_format, "\"auto\" (NHWC on the cpu, NCHW on a GPU), \"NHWC\" or \"NCHW\""},

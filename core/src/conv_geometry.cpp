@@ -38,7 +38,9 @@ std::string ConvGeometry::str() const {
   return "x=" + x_shape(n).str() + " w=" + w_shape().str() + " stride=(" + s(stride_h) + "," +
          s(stride_w) + ") pad=(" + s(pad_h) + "," + s(pad_w) + ") dil=(" + s(dilation_h) + "," +
          s(dilation_w) + ")" + (groups > 1 ? " groups=" + s(groups) : "") + " " + to_string(dtype) +
-         " " + to_string(layout);
+         " " + to_string(layout) +
+         (precision != Precision::fp32 ? std::string(" products ") + dtnn::to_string(precision)
+                                       : "");
 }
 
 bool takes_groups(const Registry& registry, const std::string& name) {
@@ -46,6 +48,18 @@ bool takes_groups(const Registry& registry, const std::string& name) {
   if (!record) return false;
   const nlohmann::json traits = nlohmann::json::parse(record->traits, nullptr, false);
   return traits.is_object() && traits.value("groups", false) == true;
+}
+
+bool takes_precision(const Registry& registry, const std::string& name, Precision p) {
+  if (p == Precision::fp32) return true;
+  const PluginRecord* record = registry.find("conv", name);
+  if (!record) return false;
+  const nlohmann::json traits = nlohmann::json::parse(record->traits, nullptr, false);
+  if (!traits.is_object() || !traits.contains("precisions") || !traits["precisions"].is_array())
+    return false;
+  for (const nlohmann::json& listed : traits["precisions"])
+    if (listed.is_string() && listed.get<std::string>() == to_string(p)) return true;
+  return false;
 }
 
 }  // namespace dtnn

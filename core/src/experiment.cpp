@@ -269,6 +269,10 @@ TrainerOptions trainer_options(const json& j) {
   to.evaluate = t["evaluate"].get<bool>();
   to.evaluate_only = t["evaluate_only"].get<bool>();
   to.on_nonfinite = parse_nonfinite_policy(t["on_nonfinite"].get<std::string>());
+  to.loss_scale.enabled = parse_precision(t["precision"].get<std::string>()) == Precision::fp16;
+  to.loss_scale.initial = t["loss_scale"].get<double>();
+  to.loss_scale.dynamic = t["loss_scale_dynamic"].get<bool>();
+  to.loss_scale.growth_interval = t["loss_scale_growth_interval"].get<std::int64_t>();
   to.resumed_from = t["resume"].get<std::string>();
   to.validation_split = d["validation_split"].get<double>();
   to.train_limit = d["train_limit"].get<std::int64_t>();
@@ -446,6 +450,14 @@ ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
         kDatasetCoreKeys);
   ModelOptions mo;
   mo.dtype = parse_dtype(t["dtype"].get<std::string>());
+  mo.precision = *parse_precision(t["precision"].get<std::string>());
+  if (mo.precision != Precision::fp32 && mo.dtype != DType::float32)
+    throw Error(where + ": training.precision \"" + to_string(mo.precision) +
+                "\" rounds float32 operands: it needs training.dtype \"float32\", not \"" +
+                to_string(mo.dtype) + "\"");
+  if (mo.precision != Precision::fp32 && device != Device::cpu)
+    throw Error(where + ": training.precision \"" + to_string(mo.precision) +
+                "\" runs on the cpu so far; on a GPU use gpu.tf32 for its tensor cores");
   mo.device = device;
   // "auto": NHWC on the cpu (what its algorithms are fastest in), NCHW on a GPU (cuDNN's).
   mo.layout = t["tensor_format"] == "auto" ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "lowp_gemm.hpp"
 #include "small_gemm.hpp"
 
 namespace dtnn {
@@ -30,14 +31,22 @@ bool passive_waiting() {
   return passive;
 }
 
+}  // namespace
+
+int detail::gemm_threads(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  // Inside an OpenMP parallel region the caller already owns the threads.
+  return (passive_waiting() || macs < kParallelMinMacs || omp_in_parallel())
+             ? 1
+             : omp_get_max_threads();
+}
+
+namespace {
+
 rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k) {
   rntm_t rntm;
   bli_rntm_init(&rntm);
-  double macs = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  // Inside an OpenMP parallel region the caller already owns the threads.
-  int threads = (passive_waiting() || macs < kParallelMinMacs || omp_in_parallel())
-                    ? 1
-                    : omp_get_max_threads();
+  const int threads = detail::gemm_threads(m, n, k);
   if (threads > 1 && !trans_a && m <= 256) {
     // A batch-sized M (fully connected layers): splitting M between the threads measured as fast or
     // faster than BLIS's own choice on every such shape (e.g. 64x512x784: 205 vs 177 GFLOPS).

@@ -44,7 +44,11 @@ class UpdateAfterBackward final : public GradientSink {
   UpdateAfterBackward(Optimizer& optimizer, std::span<const Parameter> parameters)
       : optimizer_(optimizer), parameters_(parameters) {}
 
-  void begin(double, bool loss_finite) override { loss_finite_ = loss_finite; }
+  // weight: what the gradients are multiplied by before the update (loss scaling's 1 / scale).
+  void begin(double weight, bool loss_finite) override {
+    weight_ = weight;
+    loss_finite_ = loss_finite;
+  }
   void gradients_ready(std::size_t, std::size_t) override {}
   bool finish() override {
     if (!loss_finite_) return false;  // backward did not run: the gradients are still zero
@@ -55,14 +59,26 @@ class UpdateAfterBackward final : public GradientSink {
       return false;
     }
     const trace::Span span(trace::Phase::optimizer);
+    if (weight_ != 1.0)
+      for (const Parameter& p : parameters_) scale_host(p.grad, weight_);
     optimizer_.begin_step();
     for (std::size_t i = 0; i < parameters_.size(); ++i) optimizer_.update(i, parameters_[i]);
     return true;
   }
 
  private:
+  static void scale_host(const Tensor& t, double factor) {
+    dispatch_dtype(t.dtype(), [&](auto z) {
+      using T = decltype(z);
+      T* v = Tensor(t).data<T>();  // a handle on the same storage
+      const auto f = static_cast<T>(factor);
+      for (std::int64_t i = 0; i < t.numel(); ++i) v[i] *= f;
+    });
+  }
+
   Optimizer& optimizer_;
   std::span<const Parameter> parameters_;
+  double weight_ = 1.0;
   bool loss_finite_ = true;
 };
 

@@ -52,6 +52,8 @@ std::string History::to_json() const {
   if (!energy_source.empty()) j["energy_source"] = energy_source;
   if (!stopped.empty()) j["stopped"] = stopped;
   if (skipped_batches > 0) j["skipped_batches"] = skipped_batches;
+  if (loss_scale)
+    j["loss_scale"] = {{"final", *loss_scale}, {"overflow_skipped_steps", loss_scale_overflows}};
   for (const auto& p : participation)
     j["participation"].push_back({{"step", p.step}, {"ranks", p.ranks}});
   if (ranks > 1) {

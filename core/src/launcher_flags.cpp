@@ -296,8 +296,11 @@ const Flag kFlags[] = {
     {"conv-direct-method", "", 'r',
      "ConvDirect's method names; dtnn's direct plugin picks its kernels for the CPU "
      "(conv.algorithm direct)"},
-    {"quantize", "", 'r', "quantization is not in dtnn"},
-    {"quantize-dtype", "", 'r', "quantization is not in dtnn"},
+    {"quantize", "", '-', "turns on --quantize-dtype"},
+    {"quantize-dtype", "training.precision", 's',
+     "float16 or bfloat16: convolutions, fc and attention multiply in that format, with float32 "
+     "sums and master weights (fp16 with loss scaling; docs/precision.md)",
+     "float16", nullptr, "quantize"},
     {"model-sync-quantize", "", '-', "turns on --model-sync-dtype"},
     {"model-sync-dtype", "parallel.codec.name", 's',
      "float16: what ranks exchange (gradients, weights) goes as fp16 (the fp16 codec); float32, "

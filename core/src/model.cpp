@@ -341,6 +341,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   LayerBuildContext ctx;
   ctx.input_shape = input_shape_;
   ctx.dtype = options.dtype;
+  ctx.precision = options.precision;
   ctx.layout = options.layout;
   ctx.device = options.device;
   ctx.device_params = options.device_params;
@@ -384,17 +385,26 @@ void Model::zero_grad() {
 
 // dLoss/d(output) from the loss, then the chain; with a softmax last and a loss that offers it,
 // dLoss/d(softmax input) directly, and the softmax runs no backward.
-void Model::backward(Loss& loss, const Tensor& y_true, GradientListener* listener) {
+void Model::backward(Loss& loss, const Tensor& y_true, GradientListener* listener,
+                     double gradient_scale) {
   const std::size_t last = chain_.size() - 1;
   const Tensor& out = chain_.output(last);
   Tensor dy = dy_.slice_batch(0, out.dim(0)).view(out.shape());
-  if (ends_in_softmax_ && loss.has_softmax_gradient()) {
+  const bool through_softmax = ends_in_softmax_ && loss.has_softmax_gradient();
+  if (through_softmax)
     loss.backward_through_softmax(out, y_true, dy);
-    chain_.backward(dy, nullptr, listener, last);
-  } else {
+  else
     loss.backward(out, y_true, dy);
-    chain_.backward(dy, nullptr, listener);
+  if (gradient_scale != 1.0) {
+    DTNN_CHECK(dy.device() == Device::cpu, "loss scaling needs the model on the cpu");
+    dispatch_dtype(dy.dtype(), [&](auto z) {
+      using T = decltype(z);
+      T* g = dy.data<T>();
+      const auto s = static_cast<T>(gradient_scale);
+      for (std::int64_t i = 0; i < dy.numel(); ++i) g[i] *= s;
+    });
   }
+  chain_.backward(dy, nullptr, listener, through_softmax ? last : chain_.size());
 }
 
 }  // namespace dtnn

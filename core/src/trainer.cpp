@@ -170,7 +170,12 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   // Gradients are checked where they are host memory; on a device only the loss is (a check there
   // would copy every gradient to the host every step).
   const bool on_host = model_.options().device == Device::cpu;
-  const NonFinitePolicy gradient_policy = on_host ? options_.on_nonfinite : NonFinitePolicy::ignore;
+  NonFinitePolicy gradient_policy = on_host ? options_.on_nonfinite : NonFinitePolicy::ignore;
+  if (options_.loss_scale.enabled) {  // an overflow skips the step: all or nothing
+    if (!on_host) throw Error("trainer: loss scaling (fp16 products) needs the model on the cpu");
+    gradient_policy = NonFinitePolicy::skip_batch;
+    loss_scale_ = LossScale(options_.loss_scale);
+  }
   local_sink_ = local_gradient_sink(optimizer_, model_.parameters(), gradient_policy);
   if (comm_.size() > 1) {
     const std::int64_t share = (global_batch() + comm_.size() - 1) / comm_.size();
@@ -256,14 +261,23 @@ double Trainer::train_step(std::span<const std::int64_t> indices, double weight,
     accumulate_metrics(prediction, y, y_host, metric_totals_);
   }
   const bool loss_finite = options_.on_nonfinite == NonFinitePolicy::ignore || std::isfinite(loss);
-  sink.begin(weight, loss_finite);
+  // Under loss scaling backward's gradients are scale times the loss's; the sink divides again.
+  const double scale = loss_scale_.value();
+  sink.begin(weight / scale, loss_finite);
   if (n == 0)
     sink.contribute_nothing();
   else if (loss_finite || sync_gradients) {  // several ranks: the sums say it to every rank
     GradientCopier copier(model_.parameters(), kept_gradients_, sink);  // for TensorBoard
-    model_.backward(loss_, y, keep_gradients_ ? static_cast<GradientListener*>(&copier) : &sink);
+    model_.backward(loss_, y, keep_gradients_ ? static_cast<GradientListener*>(&copier) : &sink,
+                    scale);
   }
-  step_nonfinite_ = !sink.finish() || !loss_finite;
+  const bool gradients_finite = sink.finish();
+  // Scaled, an overflow is the scale's to handle (every rank sees the same sums): only a
+  // non-finite loss is on_nonfinite's.
+  if (loss_scale_.enabled())
+    step_nonfinite_ = !loss_scale_.update(gradients_finite) && !loss_finite;
+  else
+    step_nonfinite_ = !gradients_finite || !loss_finite;
   if (step_nonfinite_ && options_.on_nonfinite == NonFinitePolicy::stop && n > 0)
     nonfinite_where_ = locate_nonfinite(model_, loss_, x, y);
   return loss;
@@ -716,6 +730,10 @@ void Trainer::finish_run(Run& run, Progress& progress, History& history) {
   double rate = run.throughput.samples_per_second();
   comm_.allreduce_sum(&rate, 1, DType::float64, "throughput");  // ranks train at once: rates add
   history.train_samples_per_second = rate;
+  if (loss_scale_.enabled()) {
+    history.loss_scale = loss_scale_.value();
+    history.loss_scale_overflows = loss_scale_.overflows();
+  }
   char tail[200];
   std::snprintf(tail, sizeof tail,
                 "Training: %lld samples in %.2f s; steady-state throughput %s samples/s\n",

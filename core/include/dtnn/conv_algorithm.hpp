@@ -25,6 +25,7 @@
 #include "dtnn/communicator.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
+#include "dtnn/precision.hpp"
 #include "dtnn/tensor.hpp"
 #include "dtnn/workspace.hpp"
 
@@ -42,6 +43,9 @@ struct DTNN_CORE_EXPORT ConvGeometry {
   std::int64_t groups = 1;
   DType dtype = DType::float32;
   Layout layout = Layout::nhwc;
+  // The precision of the products (precision.hpp): an algorithm sees one other than fp32 only when
+  // its traits list it, {"precisions": ["bf16", "fp16"]}; it then rounds what it multiplies.
+  Precision precision = Precision::fp32;
 
   std::int64_t ho() const { return (h + 2 * pad_h - dilation_h * (kh - 1) - 1) / stride_h + 1; }
   std::int64_t wo() const { return (w + 2 * pad_w - dilation_w * (kw - 1) - 1) / stride_w + 1; }
@@ -152,6 +156,10 @@ class Registry;
 
 // True when conv plugin `name` declares {"groups": true} in its traits (see above).
 DTNN_CORE_EXPORT bool takes_groups(const Registry& registry, const std::string& name);
+// True when conv plugin `name` computes products in precision p: fp32 always, another when its
+// traits list it in "precisions".
+DTNN_CORE_EXPORT bool takes_precision(const Registry& registry, const std::string& name,
+                                      Precision p);
 
 class DTNN_CORE_EXPORT ConvAlgorithm : public Plugin {
  public:

@@ -6,6 +6,7 @@
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/isa.hpp"
+#include "dtnn/precision.hpp"
 
 namespace dtnn {
 
@@ -30,5 +31,34 @@ struct SmallGemmKernels {
               double beta, double* c, std::int64_t ldc);
 };
 DTNN_CORE_EXPORT const isa::Family<SmallGemmKernels>& small_gemm_kernels();
+
+// The same product in precision p (precision.hpp): op(A) and op(B) rounded to p, the products
+// summed in float32 (float64 for double); alpha, beta and C stay as they are. fp32 is gemm above.
+// bf16 runs `vdpbf16ps` kernels where the CPU has AVX512-BF16 (bf16_gemm_kernels()); otherwise,
+// and for fp16, the rounded operands are copied and go through the float32 GEMM: the same
+// arithmetic, the float32 speed. Either way |C - C_exact| <= (2u + u^2 + (k + 2) 2^-24) *
+// (|alpha| |op(A)| |op(B)|) + |beta C| 2^-24 elementwise, u = unit_roundoff(p), k the reduction.
+DTNN_CORE_EXPORT void gemm(Precision p, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                           std::int64_t k, float alpha, const float* a, std::int64_t lda,
+                           const float* b, std::int64_t ldb, float beta, float* c,
+                           std::int64_t ldc);
+DTNN_CORE_EXPORT void gemm(Precision p, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                           std::int64_t k, double alpha, const double* a, std::int64_t lda,
+                           const double* b, std::int64_t ldb, double beta, double* c,
+                           std::int64_t ldc);
+
+// The bf16 kernel of an instruction-set level (null below avx512; above it, it still needs a CPU
+// with AVX512-BF16: bf16_gemm_kernel() checks both). `threads`: the team it runs on.
+struct Bf16GemmKernels {
+  void (*f32)(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+              float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+              float beta, float* c, std::int64_t ldc, int threads);
+};
+DTNN_CORE_EXPORT const isa::Family<Bf16GemmKernels>& bf16_gemm_kernels();
+// The bf16 kernel this process runs (the CPU has AVX512-BF16, the ceiling allows avx512), or null.
+DTNN_CORE_EXPORT decltype(Bf16GemmKernels::f32) bf16_gemm_kernel();
+// What gemm(p, ...) runs here, for `dtnn info` and the summary: "vdpbf16ps (AVX512-BF16)" or
+// "rounded operands, float32 GEMM".
+DTNN_CORE_EXPORT const char* lowp_gemm_path(Precision p);
 
 }  // namespace dtnn

@@ -5,7 +5,8 @@
 //                        fast choice; with checking, nothing is updated from the first non-finite
 //                        gradient on)
 //   UpdateAfterBackward  one process, all or nothing: the update after backward, only when every
-//                        gradient is finite (training.on_nonfinite "skip_batch")
+//                        gradient is finite (training.on_nonfinite "skip_batch", loss scaling),
+//                        of the gradients times begin's weight (loss scaling's 1 / scale)
 //   ExchangeThenUpdate   several ranks: buckets of gradients are summed over the ranks while
 //                        backward runs, and updated as each arrives (dtnn/gradient_exchange.hpp)
 // The optimizer leaves every gradient zero; a step's gradients therefore start at zero.

@@ -12,6 +12,7 @@
 #include "dtnn/core_export.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin.hpp"
+#include "dtnn/precision.hpp"
 #include "dtnn/sequence_context.hpp"
 #include "dtnn/tensor.hpp"
 
@@ -33,6 +34,9 @@ struct LayerBuildContext {
   Shape input_shape;  // per sample, memory order of layout
   DType dtype = DType::float32;
   Layout layout = Layout::nhwc;
+  // training.precision: the precision of the layer's products (convolutions, fc, attention's
+  // matrix products; precision.hpp). Parameters, gradients and reductions stay in dtype.
+  Precision precision = Precision::fp32;
   Device device = Device::cpu;  // where the layer's tensors live (the type's twin there)
   Params device_params;         // the experiment's "gpu" object (tf32, cudnn_auto_conv_alg, ...)
   std::int64_t max_batch = 1;

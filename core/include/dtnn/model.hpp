@@ -95,6 +95,7 @@ DTNN_CORE_EXPORT ModelSpec load_model_spec(const std::filesystem::path& file);
 
 struct ModelOptions {
   DType dtype = DType::float32;
+  Precision precision = Precision::fp32;  // of the layers' products (training.precision)
   Layout layout = Layout::nhwc;
   Device device = Device::cpu;  // every tensor of the model lives there (device.hpp)
   Params device_params;         // the experiment's "gpu" object, for the device's layers
@@ -119,7 +120,10 @@ class DTNN_CORE_EXPORT Model {
   const Tensor& forward(const Tensor& x, Mode mode);
   // After forward(x, train): zeroes nothing, accumulates parameter gradients for the loss, and
   // tells `listener` (when given) of each layer's parameters as soon as their gradients are final.
-  void backward(Loss& loss, const Tensor& y_true, GradientListener* listener = nullptr);
+  // gradient_scale multiplies the loss's gradient before it goes back through the layers (loss
+  // scaling, dtnn/loss_scale.hpp; host memory).
+  void backward(Loss& loss, const Tensor& y_true, GradientListener* listener = nullptr,
+                double gradient_scale = 1.0);
   void zero_grad();
 
   std::span<const Parameter> parameters() const { return parameters_; }

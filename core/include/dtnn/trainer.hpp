@@ -23,6 +23,7 @@
 #include "dtnn/dataset.hpp"
 #include "dtnn/epoch_order.hpp"
 #include "dtnn/gradient_sink.hpp"
+#include "dtnn/loss_scale.hpp"
 #include "dtnn/model_sync.hpp"
 #include "dtnn/nonfinite.hpp"
 #include "dtnn/progress.hpp"
@@ -76,6 +77,10 @@ struct TrainerOptions {
   // A non-finite loss or gradient: stop with a message naming where it started, skip the step,
   // or go on. Under MPI the decision is collective: every rank stops or skips the same step.
   NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
+  // fp16 products (training.precision): the loss scaled before backward (dtnn/loss_scale.hpp). A
+  // step whose gradients overflowed is skipped whatever on_nonfinite says; a non-finite loss is
+  // on_nonfinite's. Host memory only.
+  LossScaleOptions loss_scale;
   // Joules of the training steps per epoch (output.energy not "none"), read from the installed
   // meter (dtnn/energy_meter.hpp) over every node of the run (dtnn/step_energy.hpp).
   bool measure_energy = false;
@@ -133,6 +138,9 @@ struct DTNN_CORE_EXPORT History {
   std::string stopped;
   int exit_code = 0;
   std::int64_t skipped_batches = 0;  // training.on_nonfinite "skip_batch", over all epochs
+  // Loss scaling (fp16): the scale at the end and the steps skipped for overflowed gradients.
+  std::optional<double> loss_scale;
+  std::int64_t loss_scale_overflows = 0;
   // avail2all: who took part in the synchronisations, an entry where that changed: from global
   // step `step` (0-based) on, the synchronisations counted `ranks`.
   struct Participants {
@@ -252,6 +260,7 @@ class DTNN_CORE_EXPORT Trainer {
   std::unique_ptr<GradientSink> local_sink_, exchange_sink_;
   // The last train_step's verdict (training.on_nonfinite) and, under "stop", where it started.
   bool step_nonfinite_ = false;
+  LossScale loss_scale_{LossScaleOptions{}};
   std::string nonfinite_where_;
   std::vector<double> metric_totals_;  // concatenated totals of every metric
   std::vector<std::size_t> metric_offsets_;

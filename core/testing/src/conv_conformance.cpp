@@ -1,5 +1,7 @@
 #include "dtnn/testing/conv_conformance.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,104 @@
 namespace dtnn::testing {
 
 double conv_tolerance(DType dtype) { return dtype == DType::float64 ? 1e-10 : 2e-5; }
+
+double format_bound(Precision p, double depth, double magnitude) {
+  const double u = unit_roundoff(p), eps = std::ldexp(1.0, -24);
+  return (2 * u + u * u + (depth + 2) * eps) * magnitude + depth * eps;
+}
+
+namespace {
+
+// t as float64 (abs: its magnitudes), same shape and layout.
+Tensor as_float64(const Tensor& t, bool abs = false) {
+  Tensor out = Tensor::empty(t.shape(), DType::float64, t.layout());
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    set_value_at(out, i, abs ? std::abs(value_at(t, i)) : value_at(t, i));
+  return out;
+}
+
+// The largest ratio of |got - expected| to the format's bound at each element (magnitude: the
+// pass on the operands' magnitudes; start: what backward-filter accumulated onto, else null).
+double bound_ratio(Precision p, double depth, const Tensor& got, const Tensor& expected,
+                   const Tensor& magnitude, const Tensor* start) {
+  double worst = 0;
+  for (std::int64_t i = 0; i < got.numel(); ++i) {
+    const double g = value_at(got, i), e = value_at(expected, i);
+    if (!std::isfinite(g)) return INFINITY;
+    double bound = format_bound(p, depth, value_at(magnitude, i));
+    if (start) bound += (depth + 2) * std::ldexp(1.0, -24) * std::abs(value_at(*start, i));
+    worst = std::max(worst, std::abs(g - e) / bound);
+  }
+  return worst;
+}
+
+// The three passes of `algo` in a low precision against reference in float64 on the same float32
+// operands (and on their magnitudes, for the bound). error: the worst ratio to the bound.
+std::vector<ConvCheck> check_low_precision(ConvAlgorithm& algo, ConvAlgorithm& ref,
+                                           const ConvGeometry& g) {
+  ConvGeometry g64 = g;
+  g64.dtype = DType::float64;
+  g64.precision = Precision::fp32;
+  ref.prepare(g64);
+  const Layout lay = g.layout;
+  Tensor x = Tensor::empty(g.x_shape(g.n), DType::float32, lay),
+         w = Tensor::empty(g.w_shape(), DType::float32, lay),
+         dy = Tensor::empty(g.y_shape(g.n), DType::float32, lay);
+  fill_uniform(x, 1);
+  fill_uniform(w, 2);
+  fill_uniform(dy, 3);
+  const Tensor x64 = as_float64(x), w64 = as_float64(w), dy64 = as_float64(dy);
+  const Tensor ax = as_float64(x, true), aw = as_float64(w, true), ady = as_float64(dy, true);
+  const double taps = static_cast<double>(g.kh * g.kw);
+  std::vector<ConvCheck> checks;
+  std::string why;
+  // compute(got, expected, magnitude) runs the pass and returns the worst ratio to the bound.
+  auto run = [&](const char* name, ConvPass pass, const Shape& shape, auto&& compute) {
+    ConvCheck c{name, algo.supports(g, pass, why), 0.0, ""};
+    if (c.supported) {
+      GuardedTensor got(shape, DType::float32, lay);
+      Tensor expected = Tensor::empty(shape, DType::float64, lay),
+             magnitude = Tensor::empty(shape, DType::float64, lay);
+      c.error = compute(got.tensor(), expected, magnitude);
+      c.guard = got.check_guards();
+    }
+    checks.push_back(c);
+  };
+  run("forward", ConvPass::forward, g.y_shape(g.n),
+      [&](Tensor& y, Tensor& expected, Tensor& magnitude) {
+        algo.forward(x, w, y);
+        ref.forward(x64, w64, expected);
+        ref.forward(ax, aw, magnitude);
+        return bound_ratio(g.precision, static_cast<double>(g.c / g.groups) * taps, y, expected,
+                           magnitude, nullptr);
+      });
+  run("backward-data", ConvPass::backward_data, g.x_shape(g.n),
+      [&](Tensor& dx, Tensor& expected, Tensor& magnitude) {
+        fill_uniform(dx, 9);  // must be overwritten, not added to
+        algo.backward_data(dy, w, dx);
+        ref.backward_data(dy64, w64, expected);
+        ref.backward_data(ady, aw, magnitude);
+        return bound_ratio(g.precision, static_cast<double>(g.k / g.groups) * taps, dx, expected,
+                           magnitude, nullptr);
+      });
+  const double pixels = static_cast<double>(g.n * g.ho() * g.wo());
+  run("backward-filter", ConvPass::backward_filter, g.w_shape(),
+      [&](Tensor& dw, Tensor& expected, Tensor& magnitude) {
+        fill_uniform(dw, 4);
+        Tensor start = as_float64(dw);
+        fill_uniform(expected, 4);
+        for (std::int64_t i = 0; i < magnitude.numel(); ++i) set_value_at(magnitude, i, 0.0);
+        Tensor y = Tensor::empty(g.y_shape(g.n), DType::float32, lay);
+        algo.forward(x, w, y);  // as in training: forward first, so cached state is exercised
+        algo.backward_filter(x, dy, dw);
+        ref.backward_filter(x64, dy64, expected);
+        ref.backward_filter(ax, ady, magnitude);
+        return bound_ratio(g.precision, pixels, dw, expected, magnitude, &start);
+      });
+  return checks;
+}
+
+}  // namespace
 
 std::vector<ConvGeometry> conformance_geometries(DType dtype, Layout layout) {
   std::vector<ConvGeometry> out;
@@ -96,6 +196,7 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
     return none;
   }
   algo->prepare(g);
+  if (g.precision != Precision::fp32) return check_low_precision(*algo, *ref, g);
   ref->prepare(g);
   const DType dt = g.dtype;
   const Layout lay = g.layout;
@@ -160,24 +261,42 @@ std::vector<Check> check_conv(const Registry& registry, const PluginRecord& reco
   const nlohmann::json params =
       nlohmann::json::parse(case_json).value("params", nlohmann::json::object());
   std::vector<Check> out;
+  // The three checks at g: an error within `tolerance` passes (for a lower precision the error is
+  // already the ratio to the format's bound, tolerance 1).
+  auto sweep = [&](const ConvGeometry& g, double tolerance) {
+    const std::string setting = "params " + params.dump() + ", " + g.str();
+    const bool low = g.precision != Precision::fp32;
+    for (const ConvCheck& c :
+         check_conv_algorithm(registry, record.name, g, Params(params, "conformance"))) {
+      if (!c.supported) {
+        out.push_back({c.pass, setting, false, true, "not supported"});
+        continue;
+      }
+      char detail[96];
+      if (low)
+        std::snprintf(detail, sizeof detail, "error %.3g of the %s bound", c.error,
+                      to_string(g.precision));
+      else
+        std::snprintf(detail, sizeof detail, "relative error %.3g (tolerance %.3g)", c.error,
+                      tolerance);
+      out.push_back({c.pass + (low ? " against reference in float64" : " against reference"),
+                     setting, true, c.error <= tolerance && c.guard.empty(),
+                     detail + (c.guard.empty() ? "" : "; guard zone: " + c.guard)});
+    }
+  };
   for (DType dtype : {DType::float32, DType::float64})
     for (Layout layout : {Layout::nhwc, Layout::nchw})
-      for (const ConvGeometry& g : conformance_geometries(dtype, layout)) {
-        const std::string setting = "params " + params.dump() + ", " + g.str();
-        for (const ConvCheck& c :
-             check_conv_algorithm(registry, record.name, g, Params(params, "conformance"))) {
-          if (!c.supported) {
-            out.push_back({c.pass, setting, false, true, "not supported"});
-            continue;
-          }
-          char detail[96];
-          std::snprintf(detail, sizeof detail, "relative error %.3g (tolerance %.3g)", c.error,
-                        conv_tolerance(dtype));
-          out.push_back({c.pass + " against reference", setting, true,
-                         c.error < conv_tolerance(dtype) && c.guard.empty(),
-                         detail + (c.guard.empty() ? "" : "; guard zone: " + c.guard)});
-        }
+      for (const ConvGeometry& g : conformance_geometries(dtype, layout))
+        sweep(g, conv_tolerance(dtype));
+  // Each lower precision the algorithm lists, in float32, against the format's bound.
+  for (Precision p : {Precision::bf16, Precision::fp16}) {
+    if (!takes_precision(registry, record.name, p)) continue;
+    for (Layout layout : {Layout::nhwc, Layout::nchw})
+      for (ConvGeometry g : conformance_geometries(DType::float32, layout)) {
+        g.precision = p;
+        sweep(g, 1.0);
       }
+  }
   return out;
 }
 

@@ -1,13 +1,13 @@
 // bf16: values sent as bfloat16: half the bytes, float32's range, 8 significant bits.
 #include "cast_codec.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "half_floats.hpp"
+#include "dtnn/precision.hpp"
 
 namespace {
 
 struct Bf16 {
-  static std::uint16_t to_bits(float f) { return dtnn::codecs::to_bf16(f); }
-  static float from_bits(std::uint16_t b) { return dtnn::codecs::from_bf16(b); }
+  static std::uint16_t to_bits(float f) { return dtnn::to_bf16(f); }
+  static float from_bits(std::uint16_t b) { return dtnn::from_bf16(b); }
   static constexpr double kRelativeError = 1.0 / 256;  // 2^-8
 };
 

@@ -3,13 +3,13 @@
 // infinity, which the non-finite checks catch).
 #include "cast_codec.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "half_floats.hpp"
+#include "dtnn/precision.hpp"
 
 namespace {
 
 struct Fp16 {
-  static std::uint16_t to_bits(float f) { return dtnn::codecs::to_fp16(f); }
-  static float from_bits(std::uint16_t h) { return dtnn::codecs::from_fp16(h); }
+  static std::uint16_t to_bits(float f) { return dtnn::to_fp16(f); }
+  static float from_bits(std::uint16_t h) { return dtnn::from_fp16(h); }
   static constexpr double kRelativeError = 1.0 / 2048;  // 2^-11
 };
 

@@ -15,6 +15,10 @@
 //     every candidate is refused, the run stops with their errors.
 //   - A candidate is a conv plugin's name or {"name": ..., parameters}: winograd at each tile size,
 //     say, as two candidates.
+//   - A candidate {"name": ..., "precision": "bf16"} computes its products in that precision
+//     (an algorithm whose traits list it: training.precision, docs/precision.md), so BestOf
+//     chooses per layer the fastest algorithm and precision within max_rel_error. A candidate
+//     without one takes the layer's precision where it lists it, float32 elsewhere.
 //   - objective: "time" (the default), "energy" (the joules the run's energy meter counts over a
 //     step's calls, dtnn/energy_meter.hpp) or "edp" (energy times delay, step by step).
 // Only training steps count: a forward that no backward follows (evaluation) is not timed.
@@ -94,7 +98,10 @@ std::string label(const std::string& name, const Params& params) {
 }
 
 struct Candidate {
-  std::string name;   // as reports and the cache name it: the plugin, with its parameters if any
+  std::string name;    // as reports and the cache name it: the plugin, with its parameters if any
+  std::string plugin;  // the conv plugin's name
+  std::optional<Precision> precision;  // its own "precision", if given
+  const Registry* registry = nullptr;
   std::string build;  // a digest of the plugin's shared object: a rebuilt algorithm is tuned again
   std::shared_ptr<ConvAlgorithm> algorithm;
   std::vector<double> steps;   // seconds per training step
@@ -133,10 +140,26 @@ class BestOf final : public ConvAlgorithm {
     for (const auto& [n, params] : wanted) {
       Candidate c;
       c.name = label(n, params);
+      c.plugin = n;
+      c.registry = ctx.registry;
       for (const Candidate& other : candidates_)
         if (other.name == c.name)
           p.fail("candidates", "each candidate once (" + c.name + " twice)");
-      c.algorithm = ctx.registry->create_as<ConvAlgorithm>("conv", n, params);
+      nlohmann::json own = params.json();  // its "precision" is best_of's; the rest the plugin's
+      if (own.is_object() && own.contains("precision")) {
+        const nlohmann::json& wanted_precision = own["precision"];
+        c.precision = wanted_precision.is_string()
+                          ? parse_precision(wanted_precision.get<std::string>())
+                          : std::nullopt;
+        if (!c.precision)
+          p.fail("candidates", "a precision \"fp32\", \"bf16\" or \"fp16\" (" + c.name + ")");
+        if (!takes_precision(*ctx.registry, n, *c.precision))
+          p.fail("candidates", "a precision the algorithm computes in (" + c.name + ": '" + n +
+                                   "' lists no " + to_string(*c.precision) +
+                                   " path in its traits)");
+        own.erase("precision");
+      }
+      c.algorithm = ctx.registry->create_as<ConvAlgorithm>("conv", n, Params(own, params.where()));
       c.groups = takes_groups(*ctx.registry, n);
       if (const PluginRecord* r = ctx.registry->find("conv", n);
           r && !r->file.empty() && std::filesystem::is_regular_file(r->file))
@@ -157,7 +180,8 @@ class BestOf final : public ConvAlgorithm {
     std::string reasons;
     for (const Candidate& c : candidates_) {
       std::string why = "no grouped convolutions";
-      if ((g.groups == 1 || c.groups) && c.algorithm->supports(g, pass, why)) return true;
+      if ((g.groups == 1 || c.groups) && c.algorithm->supports(geometry_of(c, g), pass, why))
+        return true;
       reasons += (reasons.empty() ? "" : "; ") + c.name + ": " + why;
     }
     why_not = "no candidate does (" + reasons + ")";
@@ -173,7 +197,7 @@ class BestOf final : public ConvAlgorithm {
       if (g.groups > 1 && !c.groups) return true;
       std::string why;
       for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter})
-        if (!c.algorithm->supports(g, pass, why)) return true;
+        if (!c.algorithm->supports(geometry_of(c, g), pass, why)) return true;
       return false;
     });
     if (candidates_.empty()) throw Error("conv 'best_of': no candidate supports " + g.str());
@@ -187,7 +211,7 @@ class BestOf final : public ConvAlgorithm {
     }
     for (Candidate& c : candidates_) {  // they run one at a time: one workspace serves them all
       c.algorithm->set_workspace(&workspace());
-      c.algorithm->prepare(g);
+      c.algorithm->prepare(geometry_of(c, g));
     }
   }
 
@@ -241,6 +265,16 @@ class BestOf final : public ConvAlgorithm {
 
  private:
   ConvAlgorithm& current() { return *(chosen_ ? chosen_ : &candidates_[turn_])->algorithm; }
+
+  // g as candidate c computes it: in its own precision, else the layer's where it lists that, else
+  // float32.
+  static ConvGeometry geometry_of(const Candidate& c, const ConvGeometry& g) {
+    ConvGeometry mine = g;
+    mine.precision = c.precision                                           ? *c.precision
+                     : takes_precision(*c.registry, c.plugin, g.precision) ? g.precision
+                                                                           : Precision::fp32;
+    return mine;
+  }
 
   // Runs f, adding its time to the step in progress when tuning.
   template <class F>
@@ -466,4 +500,5 @@ DTNN_EXPORT_PLUGIN(.kind = "conv", .name = "best_of",
                    .parameters = R"({"candidates": [], "rounds": 10, "prune_after": 4,
                                      "prune_factor": 10.0, "max_rel_error": 0.001,
                                      "objective": "time", "cache_file": "default"})",
-                   .traits = R"({"groups": true})", .factory = create)
+                   .traits = R"({"groups": true, "precisions": ["bf16", "fp16"]})",
+                   .factory = create)

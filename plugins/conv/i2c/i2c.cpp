@@ -133,15 +133,15 @@ class Im2col final : public ConvAlgorithm {
       for_each_slab(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
         const Tensor xs = x.slice_batch(s0, s1);
         const T* cols = columns<T>(xs, false);
-        gemm(false, false, (s1 - s0) * pixels_, g_.k, ckk_, T(1), cols, ckk_, w.data<T>(), g_.k,
-             T(0), y.data<T>() + s0 * pixels_ * g_.k, g_.k);
+        gemm(g_.precision, false, false, (s1 - s0) * pixels_, g_.k, ckk_, T(1), cols, ckk_,
+             w.data<T>(), g_.k, T(0), y.data<T>() + s0 * pixels_ * g_.k, g_.k);
       });
       return;
     }
     const std::int64_t m = x.dim(0) * pixels_;
     const T* cols = columns<T>(x, false);
     T* t = slice<T>(memory_, t_at_);
-    gemm(false, false, g_.k, m, ckk_, T(1), w.data<T>(), ckk_, cols, m, T(0), t, m);
+    gemm(g_.precision, false, false, g_.k, m, ckk_, T(1), w.data<T>(), ckk_, cols, m, T(0), t, m);
     T* yp = y.data<T>();
     parallel_for(x.dim(0) * g_.k, 64, [&](std::int64_t plane) {  // plane = (n, k) of y
       const std::int64_t n = plane / g_.k, k = plane % g_.k;
@@ -156,7 +156,7 @@ class Im2col final : public ConvAlgorithm {
     if (nhwc()) {  // last slab first: forward left its cols in the buffer
       for_each_slab_reversed(x.dim(0), [&](std::int64_t s0, std::int64_t s1) {
         const T* cols = columns<T>(x.slice_batch(s0, s1), true);
-        gemm(true, false, ckk_, g_.k, (s1 - s0) * pixels_, T(1), cols, ckk_,
+        gemm(g_.precision, true, false, ckk_, g_.k, (s1 - s0) * pixels_, T(1), cols, ckk_,
              dy.data<T>() + s0 * pixels_ * g_.k, g_.k, T(1), dw.data<T>(), g_.k);
       });
       return;
@@ -164,7 +164,7 @@ class Im2col final : public ConvAlgorithm {
     const std::int64_t m = x.dim(0) * pixels_;
     const T* cols = columns<T>(x, true);
     const T* t = dy_as_km<T>(dy);
-    gemm(false, true, g_.k, ckk_, m, T(1), t, m, cols, m, T(1), dw.data<T>(), ckk_);
+    gemm(g_.precision, false, true, g_.k, ckk_, m, T(1), t, m, cols, m, T(1), dw.data<T>(), ckk_);
   }
 
   template <class T>
@@ -172,16 +172,16 @@ class Im2col final : public ConvAlgorithm {
     if (g_.groups > 1) return grouped_backward_data<T>(dy, w, dx);
     const std::int64_t n = dy.dim(0);
     if (direct_gemm_) {
-      gemm(false, true, n * pixels_, ckk_, g_.k, T(1), dy.data<T>(), g_.k, w.data<T>(), g_.k, T(0),
-           dx.data<T>(), ckk_);
+      gemm(g_.precision, false, true, n * pixels_, ckk_, g_.k, T(1), dy.data<T>(), g_.k,
+           w.data<T>(), g_.k, T(0), dx.data<T>(), ckk_);
       return;
     }
     T* dcols = cols<T>();
     cols_x_ = nullptr;  // the buffer now holds dcols
     if (nhwc()) {
       for_each_slab(n, [&](std::int64_t s0, std::int64_t s1) {
-        gemm(false, true, (s1 - s0) * pixels_, ckk_, g_.k, T(1), dy.data<T>() + s0 * pixels_ * g_.k,
-             g_.k, w.data<T>(), g_.k, T(0), dcols, ckk_);
+        gemm(g_.precision, false, true, (s1 - s0) * pixels_, ckk_, g_.k, T(1),
+             dy.data<T>() + s0 * pixels_ * g_.k, g_.k, w.data<T>(), g_.k, T(0), dcols, ckk_);
         Tensor dxs = dx.slice_batch(s0, s1);
         col2im_nhwc<T>(dcols, s1 - s0, dxs);
       });
@@ -189,7 +189,7 @@ class Im2col final : public ConvAlgorithm {
     }
     const std::int64_t m = n * pixels_;
     const T* t = dy_as_km<T>(dy);
-    gemm(true, false, ckk_, m, g_.k, T(1), w.data<T>(), ckk_, t, m, T(0), dcols, m);
+    gemm(g_.precision, true, false, ckk_, m, g_.k, T(1), w.data<T>(), ckk_, t, m, T(0), dcols, m);
     col2im_nchw<T>(dcols, n, dx);
   }
 
@@ -227,8 +227,8 @@ class Im2col final : public ConvAlgorithm {
     const std::int64_t kg = g_.k / g_.groups;
     for_each_slab_and_group<T>(x, [&](std::int64_t m, std::int64_t row, std::int64_t group,
                                       const T* cols, std::int64_t ld) {
-      gemm(false, false, m, kg, ckk_, T(1), cols, ld, w.data<T>() + group * kg, g_.k, T(0),
-           y.data<T>() + row * g_.k + group * kg, g_.k);
+      gemm(g_.precision, false, false, m, kg, ckk_, T(1), cols, ld, w.data<T>() + group * kg, g_.k,
+           T(0), y.data<T>() + row * g_.k + group * kg, g_.k);
     });
   }
 
@@ -237,8 +237,8 @@ class Im2col final : public ConvAlgorithm {
     const std::int64_t kg = g_.k / g_.groups;
     for_each_slab_and_group<T>(x, [&](std::int64_t m, std::int64_t row, std::int64_t group,
                                       const T* cols, std::int64_t ld) {
-      gemm(true, false, ckk_, kg, m, T(1), cols, ld, dy.data<T>() + row * g_.k + group * kg, g_.k,
-           T(1), dw.data<T>() + group * kg, g_.k);
+      gemm(g_.precision, true, false, ckk_, kg, m, T(1), cols, ld,
+           dy.data<T>() + row * g_.k + group * kg, g_.k, T(1), dw.data<T>() + group * kg, g_.k);
     });
   }
 
@@ -253,13 +253,13 @@ class Im2col final : public ConvAlgorithm {
       if (!direct_gemm_) dxs.fill_zero();
       for (std::int64_t group = 0; group < g_.groups; ++group) {
         if (direct_gemm_) {  // dx's channels of the group are the product itself
-          gemm(false, true, m, per_group, kg, T(1), d + group * kg, g_.k, w.data<T>() + group * kg,
-               g_.k, T(0), dxs.data<T>() + group * per_group, g_.c);
+          gemm(g_.precision, false, true, m, per_group, kg, T(1), d + group * kg, g_.k,
+               w.data<T>() + group * kg, g_.k, T(0), dxs.data<T>() + group * per_group, g_.c);
           continue;
         }
         T* dcols = cols<T>();
-        gemm(false, true, m, ckk_, kg, T(1), d + group * kg, g_.k, w.data<T>() + group * kg, g_.k,
-             T(0), dcols, ckk_);
+        gemm(g_.precision, false, true, m, ckk_, kg, T(1), d + group * kg, g_.k,
+             w.data<T>() + group * kg, g_.k, T(0), dcols, ckk_);
         col2im_group<T>(dcols, s1 - s0, dxs, group);
       }
     });
@@ -525,4 +525,5 @@ DTNN_EXPORT_PLUGIN(.kind = "conv", .name = "i2c",
                    .description =
                        "im2col + GEMM over cache-sized slabs of the minibatch (any geometry)",
                    .parameters = R"({"slab_bytes": 0})",
-                   .traits = R"({"default": true, "groups": true})", .factory = create)
+                   .traits = R"({"default": true, "groups": true, "precisions": ["bf16", "fp16"]})",
+                   .factory = create)

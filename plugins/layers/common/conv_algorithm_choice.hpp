@@ -1,7 +1,8 @@
 // The ConvAlgorithm a convolution layer runs (conv2d, conv2d_transpose): the layer's own
 // "algorithm", else the experiment's conv.algorithm, else the first of i2c and reference that
 // computes every pass the layer needs. A fallback is said once in the log (and shows in the
-// summary). The algorithm comes prepared for g, with the run's communicator and workspace.
+// summary). The algorithm comes prepared for g, with the run's communicator and workspace, and
+// computes in the context's precision where its traits list it (float32 elsewhere, said once).
 #pragma once
 #include <memory>
 #include <string>
@@ -45,8 +46,12 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(
       refusals += "'" + name + "' computes no grouped convolutions; ";
       continue;
     }
+    // training.precision, where the algorithm has a path for it; float32 (more exact) elsewhere.
+    ConvGeometry gp = g;
+    gp.precision =
+        takes_precision(*ctx.registry, name, ctx.precision) ? ctx.precision : Precision::fp32;
     for (const ConvPass& pass : needed)
-      if (!candidate->supports(g, pass, why)) {
+      if (!candidate->supports(gp, pass, why)) {
         failed = &pass;
         break;
       }
@@ -54,9 +59,12 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(
       if (!refusals.empty())
         log_info_once(layer + " " + g.str() + ": " + refusals + "using '" + candidate->name() +
                       "'");
+      if (gp.precision != ctx.precision)
+        log_info_once(layer + ": conv algorithm '" + candidate->name() + "' has no " +
+                      to_string(ctx.precision) + " path; its products run in fp32");
       candidate->set_communicator(ctx.communicator);
       candidate->set_workspace(ctx.workspace);
-      candidate->prepare(g);
+      candidate->prepare(gp);
       return candidate;
     }
     refusals += "'" + name + "' does not support " + pass_name(*failed) + " (" + why + "); ";

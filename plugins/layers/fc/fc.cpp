@@ -29,6 +29,7 @@ class FullyConnected final : public Layer {
   void build(const LayerBuildContext& ctx) override {
     input_ = ctx.input_shape;
     in_ = s_.features(input_);
+    precision_ = ctx.precision;
     w_ = Tensor::empty(Shape{in_, s_.units}, ctx.dtype);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype);
     initialize(w_, s_.init.weights, in_, s_.units, ctx.seed);
@@ -60,7 +61,7 @@ class FullyConnected final : public Layer {
   template <class T>
   void forward_t(const Tensor& x, Tensor& y) {
     dense::forward(x.data<T>(), x.numel() / in_, in_, w_.data<T>(), s_.units,
-                   s_.use_bias ? b_.data<T>() : nullptr, y.data<T>());
+                   s_.use_bias ? b_.data<T>() : nullptr, y.data<T>(), precision_);
   }
 
   // From y = x w + b:  dw += x^T dy,  db += sum_rows(dy),  dx = dy w^T.
@@ -68,12 +69,13 @@ class FullyConnected final : public Layer {
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
     dense::backward(x.data<T>(), dy.data<T>(), x.numel() / in_, in_, w_.data<T>(), s_.units,
                     dw_.data<T>(), s_.use_bias ? db_.data<T>() : nullptr,
-                    dx ? dx->data<T>() : nullptr);
+                    dx ? dx->data<T>() : nullptr, precision_);
   }
 
   layer_parameters::Fc s_;
   Shape input_;
   std::int64_t in_ = 0;
+  Precision precision_ = Precision::fp32;
   Tensor w_, dw_, b_, db_;
 };
 

@@ -75,6 +75,7 @@ class MultiHeadAttention final : public Layer {
     layer_parameters::MultiHeadAttention::check_input(ctx.input_shape);
     t_ = ctx.input_shape[0];
     d_model_ = ctx.input_shape[1];
+    precision_ = ctx.precision;
     head_ = params_.head_of(d_model_);
     inner_ = heads_ * head_;
     memory_ = params_.memory(ctx);
@@ -188,16 +189,16 @@ class MultiHeadAttention final : public Layer {
   // out[r, :] = in[r, :] w (+ b) for rows r, and its gradients (dtnn/dense.hpp); an undefined b
   // or db is no bias.
   template <class T>
-  static void project(const T* in, std::int64_t rows, std::int64_t width_in, const Tensor& w,
-                      const Tensor& b, T* out) {
+  void project(const T* in, std::int64_t rows, std::int64_t width_in, const Tensor& w,
+               const Tensor& b, T* out) const {
     dense::forward(in, rows, width_in, w.data<T>(), w.dim(1), b.defined() ? b.data<T>() : nullptr,
-                   out);
+                   out, precision_);
   }
   template <class T>
-  static void project_backward(const T* in, const T* g, std::int64_t rows, std::int64_t width_in,
-                               const Tensor& w, Tensor& dw, Tensor& db, T* din) {
+  void project_backward(const T* in, const T* g, std::int64_t rows, std::int64_t width_in,
+                        const Tensor& w, Tensor& dw, Tensor& db, T* din) const {
     dense::backward(in, g, rows, width_in, w.data<T>(), w.dim(1), dw.data<T>(),
-                    db.defined() ? db.data<T>() : nullptr, din);
+                    db.defined() ? db.data<T>() : nullptr, din, precision_);
   }
 
   template <class T>
@@ -229,9 +230,11 @@ class MultiHeadAttention final : public Layer {
         const std::int64_t rows = std::min(block_rows(), t_ - row);
         const std::int64_t keys = seen_by(row + rows - 1, valid);
         T* pb = p + row * s_;
-        gemm(false, true, rows, keys, head_, scale, q + row * lq, lq, k, lkv, T(0), pb, s_);
+        gemm(precision_, false, true, rows, keys, head_, scale, q + row * lq, lq, k, lkv, T(0), pb,
+             s_);
         for (std::int64_t i = 0; i < rows; ++i) softmax_row(pb + i * s_, seen_by(row + i, valid));
-        gemm(false, false, rows, head_, keys, T(1), pb, s_, v, lkv, T(0), c + row * e, e);
+        gemm(precision_, false, false, rows, head_, keys, T(1), pb, s_, v, lkv, T(0), c + row * e,
+             e);
       }
     }
     project(context, n * t_, e, wo_, bo_, y.data<T>());
@@ -280,16 +283,20 @@ class MultiHeadAttention final : public Layer {
         const std::int64_t rows = std::min(block_rows(), t_ - row);
         const std::int64_t keys = seen_by(row + rows - 1, valid);
         const T* pb = p + row * s_;
-        gemm(true, false, keys, head_, rows, T(1), pb, s_, g + row * e, e, T(1), dv, lkv);
-        gemm(false, true, rows, keys, head_, T(1), g + row * e, e, v, lkv, T(0), ds, s_);
+        gemm(precision_, true, false, keys, head_, rows, T(1), pb, s_, g + row * e, e, T(1), dv,
+             lkv);
+        gemm(precision_, false, true, rows, keys, head_, T(1), g + row * e, e, v, lkv, T(0), ds,
+             s_);
         for (std::int64_t i = 0; i < rows; ++i) {
           const T* __restrict pr = pb + i * s_;
           T* __restrict dr = ds + i * s_;
           const T dot = reduce::dot(dr, pr, keys);
           for (std::int64_t j = 0; j < keys; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;
         }
-        gemm(false, false, rows, head_, keys, T(1), ds, s_, k, lkv, T(0), dq + row * lq, lq);
-        gemm(true, false, keys, head_, rows, T(1), ds, s_, q + row * lq, lq, T(1), dk, lkv);
+        gemm(precision_, false, false, rows, head_, keys, T(1), ds, s_, k, lkv, T(0), dq + row * lq,
+             lq);
+        gemm(precision_, true, false, keys, head_, rows, T(1), ds, s_, q + row * lq, lq, T(1), dk,
+             lkv);
       }
     }
     project_backward(x.data<T>(), dqs, n * t_, d, wq_, dwq_, dbq_,
@@ -312,6 +319,7 @@ class MultiHeadAttention final : public Layer {
   bool causal_, cross_, use_bias_;
   std::string weights_init_, biases_init_;
   std::int64_t t_ = 0, s_ = 0, d_model_ = 0, d_memory_ = 0, head_ = 0, inner_ = 0;
+  Precision precision_ = Precision::fp32;  // of the projections' and the scores' products
   std::shared_ptr<const SequenceLengths> lengths_;
   std::shared_ptr<DecoderMemory> memory_;
   Tensor wq_, bq_, wkv_, bkv_, wo_, bo_, dwq_, dbq_, dwkv_, dbkv_, dwo_, dbo_;

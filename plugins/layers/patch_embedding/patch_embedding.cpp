@@ -40,6 +40,7 @@ class PatchEmbedding final : public Layer {
     const Shape& s = ctx.input_shape;
     if (s.rank() != 3) throw Error("patch_embedding: expected an image (H, W, C), got " + s.str());
     nchw_ = ctx.layout == Layout::nchw;
+    precision_ = ctx.precision;
     h_ = nchw_ ? s[1] : s[0];
     w_px_ = nchw_ ? s[2] : s[1];
     c_ = nchw_ ? s[0] : s[2];
@@ -70,7 +71,7 @@ class PatchEmbedding final : public Layer {
       T* cols = columns_.data<T>();
       move_patches(x.data<T>(), cols, x.dim(0), /*gather=*/true);
       dense::forward(cols, rows, in, w_.data<T>(), units_, use_bias_ ? b_.data<T>() : nullptr,
-                     y.data<T>());
+                     y.data<T>(), precision_);
     });
   }
 
@@ -81,7 +82,7 @@ class PatchEmbedding final : public Layer {
       T* cols = columns_.data<T>();
       T* dcols = dx ? dcolumns_.data<T>() : nullptr;
       dense::backward(cols, dy.data<T>(), rows, in, w_.data<T>(), units_, dw_.data<T>(),
-                      use_bias_ ? db_.data<T>() : nullptr, dcols);
+                      use_bias_ ? db_.data<T>() : nullptr, dcols, precision_);
       if (!dx) return;
       move_patches(dx->data<T>(), dcols, x.dim(0), /*gather=*/false);
     });
@@ -119,6 +120,7 @@ class PatchEmbedding final : public Layer {
   bool use_bias_;
   std::string weights_init_, biases_init_;
   bool nchw_ = false;
+  Precision precision_ = Precision::fp32;  // of the projection's products
   std::int64_t h_ = 0, w_px_ = 0, c_ = 0;
   Tensor w_, dw_, b_, db_, columns_, dcolumns_;
 };

@@ -1,5 +1,6 @@
 // Conformance of a ConvAlgorithm against `reference`: forward, backward-data and backward-filter
-// over a geometry, every output guarded against overruns, backward_filter checked to accumulate.
+// over a geometry, every output guarded against overruns, backward_filter checked to accumulate;
+// and, for each lower precision its traits list ("precisions"), the same sweep in that precision.
 #pragma once
 #include <string>
 #include <vector>
@@ -33,5 +34,13 @@ std::vector<ConvCheck> check_conv_algorithm(const Registry& registry, const std:
 
 // Tolerance for a relative error in dtype.
 double conv_tolerance(DType dtype);
+
+// A geometry of precision bf16 or fp16 is checked against reference in float64 on the same
+// float32 operands, element by element, within the format's bound for a sum of `depth` products
+// whose magnitudes sum to `magnitude` (the pass run on |operands|):
+//   (2u + u^2 + (depth + 2) 2^-24) magnitude + depth 2^-24
+// u = unit_roundoff(p): each operand rounded once (relative u, 2^-25 absolute below fp16's
+// normals: the last term), float32 accumulation; ConvCheck::error is then the worst ratio to it.
+double format_bound(Precision p, double depth, double magnitude);
 
 }  // namespace dtnn::testing
