@@ -2,7 +2,8 @@
 // simplecnn, VGG16-CIFAR10, ResNet-20-CIFAR at batch 64, ResNet-50-ImageNet at batch 32), as a
 // table and as JSON: time, GFLOPS and workspace bytes of forward, backward-data, backward-filter.
 //   conv_bench [--algorithms i2c,winograd] [--nets vgg,resnet20] [--only 512] [--batch N]
-//              [--dtype float32] [--layout NHWC] [--min-time 0.3] [--param winograd.tile=2]
+//              [--dtype float32] [--layout NHWC] [--precision bf16] [--min-time 0.3]
+//              [--param winograd.tile=2]
 // Each point: 2 warm-up calls, then repeats until min-time has passed (at least 5); the median.
 // GFLOPS count 2*N*Ho*Wo*K*C*KH*KW per pass (bias excluded), as the PyTorch peer does: the
 // arithmetic of a direct convolution, whatever the algorithm really does. "peak" is the f+b rate
@@ -15,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -57,7 +59,7 @@ std::vector<std::string> split(const std::string& list) {
 
 int main(int argc, char** argv) {
   std::string algorithms, nets = "scnn,vgg,resnet20,resnet50", only, dtype = "float32",
-                          layout = "NHWC";
+                          layout = "NHWC", precision = "fp32";
   std::vector<std::string> param_specs;
   std::int64_t batch = 0;
   double min_time = 0.3;
@@ -70,9 +72,11 @@ int main(int argc, char** argv) {
       "comma-separated: scnn, vgg, resnet20, resnet50 (default: these), googlenet5x5, conv2x2")(
       "only", po::value(&only), "substring filter on the layer label")(
       "batch", po::value(&batch), "batch size (default: 64, 32 for resnet50)")(
-      "dtype", po::value(&dtype), "float32 or float64")(
-      "layout", po::value(&layout), "NHWC or NCHW")("min-time", po::value(&min_time),
-                                                    "seconds per point")(
+      "dtype", po::value(&dtype), "float32 or float64")("layout", po::value(&layout),
+                                                        "NHWC or NCHW")(
+      "precision", po::value(&precision),
+      "fp32, bf16 or fp16: the products' precision, for the algorithms that list it "
+      "(docs/precision.md)")("min-time", po::value(&min_time), "seconds per point")(
       "workspace", po::value(&workspace_policy),
       "per_layer (default): backward-filter follows forward with the algorithm's workspace as "
       "forward left it (i2c reuses its columns); shared: another layer claimed it in between, "
@@ -91,6 +95,10 @@ int main(int argc, char** argv) {
     }
     std::map<std::string, nlohmann::json> params;
     for (const auto& spec : param_specs) add_param(params, spec);
+    const std::optional<dtnn::Precision> parsed_precision = dtnn::parse_precision(precision);
+    if (!parsed_precision)
+      throw std::runtime_error("--precision is '" + precision + "'; expected fp32, bf16 or fp16");
+    const dtnn::Precision wanted_precision = *parsed_precision;
     dtnn::initialize_runtime();
     dtnn::Registry registry(dtnn::Registry::default_folders());
     std::vector<std::string> names = split(algorithms);
@@ -101,8 +109,9 @@ int main(int argc, char** argv) {
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
     const dtnn::Fp32Peak peak = dtnn::measure_fp32_peak();
     std::printf(
-        "%s %s, %d threads, BLIS '%s', workspace %s; FP32 peak %.0f GFLOPS (measured, %s)\n",
-        dtype.c_str(), layout.c_str(), rt.threads, rt.blis_kernels.c_str(),
+        "%s %s, products %s, %d threads, BLIS '%s', workspace %s; FP32 peak %.0f GFLOPS "
+        "(measured, %s)\n",
+        dtype.c_str(), layout.c_str(), precision.c_str(), rt.threads, rt.blis_kernels.c_str(),
         workspace_policy.c_str(), peak.gflops, dtnn::isa::name(peak.level));
     std::printf("%-30s %-9s %9s %7s %9s %7s %9s %7s %9s %6s %9s\n", "layer", "algorithm", "fwd ms",
                 "GF/s", "bwd-data", "GF/s", "bwd-filt", "GF/s", "f+b ms", "peak", "work MiB");
@@ -111,10 +120,12 @@ int main(int argc, char** argv) {
       if (std::find(wanted_nets.begin(), wanted_nets.end(), s.net) == wanted_nets.end()) continue;
       if (!only.empty() && std::string(s.label).find(only) == std::string::npos) continue;
       const std::int64_t n = batch > 0 ? batch : s.batch;
-      const dtnn::ConvGeometry g =
+      const dtnn::ConvGeometry plain =
           testing::geometry_of(s, n, dtnn::parse_dtype(dtype), dtnn::parse_layout(layout));
-      const double flops = testing::conv_flops(g);
+      const double flops = testing::conv_flops(plain);
       for (const auto& name : names) {
+        dtnn::ConvGeometry g = plain;
+        if (dtnn::takes_precision(registry, name, wanted_precision)) g.precision = wanted_precision;
         const auto p = params.find(name);
         const testing::ConvTiming t = testing::time_conv_algorithm(
             registry, name,

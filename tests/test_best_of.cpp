@@ -252,6 +252,23 @@ TEST_CASE(
   CHECK(loose->name() == "best_of(i2c(precision=\"bf16\"))");
   CHECK(kept.find("refused") == std::string::npos);
 
+  // A layer in bf16 (training.precision): i2c computes in it and may err by 8 of its unit
+  // roundoffs (0.031), the default max_rel_error (1e-3) notwithstanding; reference stays float32.
+  ConvGeometry low = g;
+  low.precision = Precision::bf16;
+  auto layer_bf16 = with_doubles().create_as<ConvAlgorithm>(
+      "conv", "best_of",
+      Params(
+          nlohmann::json{{"candidates", {"i2c", "reference"}}, {"rounds", 1}, {"cache_file", ""}},
+          "exp.json: conv"));
+  layer_bf16->prepare(low);
+  train_random_steps(*layer_bf16, low, 3);
+  const std::string in_bf16 = layer_bf16->report();
+  CAPTURE(in_bf16);
+  CHECK(layer_bf16->name() == "best_of(i2c)");
+  CHECK(in_bf16.find("products bf16") != std::string::npos);
+  CHECK(in_bf16.find("refused") == std::string::npos);
+
   // A precision the algorithm has no path for, or none at all, is refused by name.
   CHECK(test::error_of([] {
           with_doubles().create(

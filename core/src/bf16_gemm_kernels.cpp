@@ -65,8 +65,10 @@ DTNN_BF16_TARGET inline __m512 load_upto(const float* p, std::int64_t n) {
   return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p);
 }
 
-// A's rows [i0, i0 + rows) and reduction [k0, k0 + depth) as bf16 pairs: strip s of kMr rows at
-// out + s * kMr * pairs, row r of the strip at + r * pairs (missing rows and the odd tail zero).
+// A's rows [i0, i0 + rows) and reduction [k0, k0 + depth) as bf16 pairs, strip s of kMr rows at
+// out + s * kMr * pairs (missing rows and the odd tail zero). Within a strip the word of row r and
+// pair p is at r * pairs + p when A is not transposed (a row's values are consecutive in memory),
+// at p * kMr + r when it is (a pair's rows are).
 DTNN_BF16_TARGET void pack_a(const float* a, std::int64_t lda, bool trans, std::int64_t i0,
                              std::int64_t rows, std::int64_t k0, std::int64_t depth,
                              std::uint32_t* out) {
@@ -75,20 +77,20 @@ DTNN_BF16_TARGET void pack_a(const float* a, std::int64_t lda, bool trans, std::
   for (std::int64_t s = 0; s < strips; ++s) {
     std::uint32_t* strip = out + s * kMr * pairs;
     const std::int64_t valid = min(kMr, rows - s * kMr);
-    if (trans) {  // op(A)[i][kk] = a[kk][i]: a pair's rows are two rows of a, 12 values each
+    if (trans) {  // op(A)[i][kk] = a[kk][i]: a pair is two rows of a, kMr values each
       // word q of the permuted vector: (first row's q, second row's q)
       alignas(64) static const std::uint16_t kInterleave[32] = {
           0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
           8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
       const __m512i interleave = _mm512_load_si512(kInterleave);
-      alignas(64) std::uint32_t words[16];
+      constexpr __mmask16 kStripWords = (1u << kMr) - 1u;
       for (std::int64_t p = 0; p < pairs; ++p) {
         const float* r0 = a + (k0 + 2 * p) * lda + i0 + s * kMr;
         const __m512 first = load_upto(r0, valid);
         const __m512 second = 2 * p + 1 < depth ? load_upto(r0 + lda, valid) : _mm512_setzero_ps();
         const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(second, first);
-        _mm512_store_si512(words, _mm512_permutexvar_epi16(interleave, both));
-        for (std::int64_t r = 0; r < kMr; ++r) strip[r * pairs + p] = words[r];
+        _mm512_mask_storeu_epi32(strip + p * kMr, kStripWords,
+                                 _mm512_permutexvar_epi16(interleave, both));
       }
       continue;
     }
@@ -163,8 +165,12 @@ DTNN_BF16_TARGET void pack_b(const float* b, std::int64_t ldb, bool trans, std::
   }
 }
 
-// C tile (rows x cols of it valid) = alpha * A strip B strip + (first ? beta * C : C).
+// C tile (rows x cols of it valid) = alpha * A strip B strip + (first ? beta * C : C); the A
+// strip's word of row r and pair p at a[r * row_stride + p * pair_stride]. Halves: the tile's
+// vectors of 16 columns computed (1 when cols <= 16: a narrow layer's outputs).
+template <int Halves>
 DTNN_BF16_TARGET void micro_kernel(std::int64_t pairs, const std::uint32_t* a,
+                                   std::int64_t row_stride, std::int64_t pair_stride,
                                    const std::uint32_t* b, float* c, std::int64_t ldc,
                                    std::int64_t rows, std::int64_t cols, float alpha, float beta,
                                    bool first) {
@@ -175,9 +181,10 @@ DTNN_BF16_TARGET void micro_kernel(std::int64_t pairs, const std::uint32_t* a,
     const __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + p * kNr + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < kMr; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(static_cast<int>(a[r * pairs + p]));
+      const __m512bh av =
+          (__m512bh)_mm512_set1_epi32(static_cast<int>(a[r * row_stride + p * pair_stride]));
       acc[r][0] = _mm512_dpbf16_ps(acc[r][0], av, b0);
-      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
+      if constexpr (Halves == 2) acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
     }
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -202,30 +209,27 @@ DTNN_BF16_TARGET void micro_kernel(std::int64_t pairs, const std::uint32_t* a,
   }
 }
 
-DTNN_BF16_TARGET void bf16_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
-                                std::int64_t k, float alpha, const float* a, std::int64_t lda,
-                                const float* b, std::int64_t ldb, float beta, float* c,
-                                std::int64_t ldc, int threads) {
-  if (k == 0) {  // no products: C = beta C
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
+// C = alpha op(A)[:, k0:k1] op(B)[k0:k1, :] + beta C on a team of `threads`.
+DTNN_BF16_TARGET void product(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                              std::int64_t k0, std::int64_t k1, float alpha, const float* a,
+                              std::int64_t lda, const float* b, std::int64_t ldb, float beta,
+                              float* c, std::int64_t ldc, int threads) {
   thread_local Buffer b_panel;  // the caller's; the team packs into it
   thread_local Buffer a_block;
   for (std::int64_t jc = 0; jc < n; jc += kNc) {
     const std::int64_t nc = min(kNc, n - jc);
     const std::int64_t strips = (nc + kNr - 1) / kNr;
-    for (std::int64_t pc = 0; pc < k; pc += kKc) {
-      const std::int64_t kc = min(kKc, k - pc), pairs = (kc + 1) / 2;
-      const bool first = pc == 0;
+    for (std::int64_t pc = k0; pc < k1; pc += kKc) {
+      const std::int64_t kc = min(kKc, k1 - pc), pairs = (kc + 1) / 2;
+      const bool first = pc == k0;
       std::uint32_t* bp =
           scratch<std::uint32_t>(static_cast<std::size_t>(strips * pairs * kNr), b_panel);
       const std::int64_t blocks = (m + kMc - 1) / kMc;
       // Work items: every A block with every group of B strips; groups split the strips when
       // there are fewer A blocks than threads (a batch-sized M).
       const std::int64_t groups = blocks >= threads ? 1 : min(strips, threads);
+      // A strip's words: row-major when A is not transposed, pair-major when it is (pack_a).
+      const std::int64_t row_stride = trans_a ? 1 : pairs, pair_stride = trans_a ? kMr : 1;
 #pragma omp parallel num_threads(threads)
       {
         const int t = omp_get_thread_num(), team = omp_get_num_threads();
@@ -247,10 +251,50 @@ DTNN_BF16_TARGET void bf16_gemm(bool trans_a, bool trans_b, std::int64_t m, std:
           for (std::int64_t s = 0; s < (mc + kMr - 1) / kMr; ++s)
             for (std::int64_t strip = g0; strip < g1; ++strip) {
               const std::int64_t i = ic + s * kMr, j = jc + strip * kNr;
-              micro_kernel(pairs, ap + s * kMr * pairs, bp + strip * pairs * kNr, c + i * ldc + j,
-                           ldc, min(kMr, m - i), min(kNr, n - j), alpha, beta, first);
+              const std::int64_t cols = min(kNr, n - j);
+              (cols <= 16 ? micro_kernel<1>
+                          : micro_kernel<2>)(pairs, ap + s * kMr * pairs, row_stride, pair_stride,
+                                             bp + strip * pairs * kNr, c + i * ldc + j, ldc,
+                                             min(kMr, m - i), cols, alpha, beta, first);
             }
         }
+      }
+    }
+  }
+}
+
+DTNN_BF16_TARGET void bf16_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                                std::int64_t k, float alpha, const float* a, std::int64_t lda,
+                                const float* b, std::int64_t ldb, float beta, float* c,
+                                std::int64_t ldc, int threads) {
+  if (k == 0) {  // no products: C = beta C
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  const std::int64_t tiles = ((m + kMc - 1) / kMc) * ((n + kNr - 1) / kNr);
+  if (threads < 2 || tiles >= 2 * threads || k < 4 * kKc * threads)
+    return product(trans_a, trans_b, m, n, 0, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+  // A long reduction into a small C (backward-filter: C is the filter, the reduction runs over
+  // every pixel of the batch): each thread takes a slice of the reduction into a C of its own, and
+  // the slices' sums are added in thread order.
+  thread_local Buffer partial_sums;
+  float* partial = scratch<float>(static_cast<std::size_t>(threads * m * n), partial_sums);
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    const std::int64_t k_begin = k * t / team, k_end = k * (t + 1) / team;
+    product(trans_a, trans_b, m, n, k_begin, k_end, alpha, a, lda, b, ldb, 0.0f,
+            partial + t * m * n, n, 1);
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      for (std::int64_t j = 0; j < n; ++j) {
+        float sum = 0.0f;
+        for (std::int64_t u = 0; u < team; ++u) sum += partial[(u * m + i) * n + j];
+        row[j] = beta == 0.0f ? sum : sum + beta * row[j];
       }
     }
   }

@@ -70,9 +70,10 @@ class UpdateAfterBackward final : public GradientSink {
   static void scale_host(const Tensor& t, double factor) {
     dispatch_dtype(t.dtype(), [&](auto z) {
       using T = decltype(z);
-      T* v = Tensor(t).data<T>();  // a handle on the same storage
+      T* __restrict v = Tensor(t).data<T>();  // a handle on the same storage
       const auto f = static_cast<T>(factor);
-      for (std::int64_t i = 0; i < t.numel(); ++i) v[i] *= f;
+      const std::int64_t n = t.numel();
+      for (std::int64_t i = 0; i < n; ++i) v[i] *= f;
     });
   }
 

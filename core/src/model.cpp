@@ -399,9 +399,10 @@ void Model::backward(Loss& loss, const Tensor& y_true, GradientListener* listene
     DTNN_CHECK(dy.device() == Device::cpu, "loss scaling needs the model on the cpu");
     dispatch_dtype(dy.dtype(), [&](auto z) {
       using T = decltype(z);
-      T* g = dy.data<T>();
+      T* __restrict g = dy.data<T>();
       const auto s = static_cast<T>(gradient_scale);
-      for (std::int64_t i = 0; i < dy.numel(); ++i) g[i] *= s;
+      const std::int64_t n = dy.numel();
+      for (std::int64_t i = 0; i < n; ++i) g[i] *= s;
     });
   }
   chain_.backward(dy, nullptr, listener, through_softmax ? last : chain_.size());

@@ -18,7 +18,8 @@
 //   - A candidate {"name": ..., "precision": "bf16"} computes its products in that precision
 //     (an algorithm whose traits list it: training.precision, docs/precision.md), so BestOf
 //     chooses per layer the fastest algorithm and precision within max_rel_error. A candidate
-//     without one takes the layer's precision where it lists it, float32 elsewhere.
+//     without one takes the layer's precision where it lists it, float32 elsewhere; computing in
+//     the layer's lower precision, it may err by 8 of that format's unit roundoffs.
 //   - objective: "time" (the default), "energy" (the joules the run's energy meter counts over a
 //     step's calls, dtnn/energy_meter.hpp) or "edp" (energy times delay, step by step).
 // Only training steps count: a forward that no backward follows (evaluation) is not timed.
@@ -256,7 +257,7 @@ class BestOf final : public ConvAlgorithm {
         out += cell;
       }
       out += c.name == chosen_->name ? " (chosen)"
-             : c.refused             ? " (refused: error above " + bound() + ")"
+             : c.refused             ? " (refused: error above " + bound_of(c) + ")"
              : c.pruned              ? " (pruned)"
                                      : "";
     }
@@ -357,7 +358,7 @@ class BestOf final : public ConvAlgorithm {
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
       Candidate& c = candidates_[i];
       c.error = best_of::PassErrors{errors[3 * i], errors[3 * i + 1], errors[3 * i + 2]};
-      c.refused = !(c.error->worst() <= max_rel_error_);
+      c.refused = !(c.error->worst() <= bound_for(c));
       any_within = any_within || !c.refused;
       all += (all.empty() ? "" : "; ") + c.name + " " + c.error->str();
     }
@@ -372,6 +373,24 @@ class BestOf final : public ConvAlgorithm {
     char text[64];
     std::snprintf(text, sizeof text, "%.3g", max_rel_error_);
     return bound_key_ + " " + text;
+  }
+
+  // The error c may have: max_rel_error, and for a candidate computing in the precision the layer
+  // asked for (training.precision) at least 8 unit roundoffs of that format (bf16 0.031, fp16
+  // 0.0039): the error the user chose with it. A candidate naming its own precision is held to
+  // max_rel_error alone.
+  double bound_for(const Candidate& c) const {
+    const Precision computed = geometry_of(c, g_).precision;
+    if (c.precision || computed == Precision::fp32 || computed != g_.precision)
+      return max_rel_error_;
+    return std::max(max_rel_error_, 8 * unit_roundoff(computed));
+  }
+  std::string bound_of(const Candidate& c) const {
+    if (bound_for(c) == max_rel_error_) return bound();
+    char text[96];
+    std::snprintf(text, sizeof text, "%.3g (8 unit roundoffs of %s)", bound_for(c),
+                  to_string(g_.precision));
+    return text;
   }
 
   // What the objective minimises for c: the median step's seconds or joules, or the median of
