@@ -14,6 +14,8 @@ on the same cores (taskset), so that the shared machine's other load moves the r
   bench/compare_torch.py --model simplecnn --threads 2 --epochs 1 --repeats 3
   bench/compare_torch.py --model vgg_small --repeats 3     (dtnn with conv.algorithm best_of)
   bench/compare_torch.py --model resnet20 --steps 40 --repeats 3   (the peer's resnet_small)
+  bench/compare_torch.py --model resnet20 --precision bf16   (dtnn's training.precision bf16 beside
+                                                              torch.autocast("cpu", dtype=torch.bfloat16))
 """
 import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
 
@@ -56,6 +58,8 @@ def run_dtnn(a, env, dtnn=None):
                "--set", "output.progress=\"none\"", "--history", h.name]
         if a.steps:
             cmd += ["--steps-per-epoch", str(a.steps)]
+        if getattr(a, "precision", "fp32") != "fp32":
+            cmd += ["--set", f'training.precision="{a.precision}"']
         done = subprocess.run(pinned(a, cmd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True)
         if done.returncode != 0:  # best_of's choices and other notes go to stderr: shown only on failure
@@ -64,7 +68,10 @@ def run_dtnn(a, env, dtnn=None):
 
 
 def run_torch(a, peer, env, python="/usr/bin/python3"):
-    cmd = [python, str(peer), "--model", PEER_MODELS.get(a.model, a.model), "--dataset", *DATASETS[a.model], "--threads", str(a.threads),
+    # Lower precision: the peer's run inside torch.autocast (bench/torch_autocast.py).
+    autocast = {"bf16": "bfloat16", "fp16": "float16"}.get(getattr(a, "precision", "fp32"))
+    wrapper = [str(ROOT / "bench/torch_autocast.py"), "--dtype", autocast] if autocast else []
+    cmd = [python, *wrapper, str(peer), "--model", PEER_MODELS.get(a.model, a.model), "--dataset", *DATASETS[a.model], "--threads", str(a.threads),
            "--epochs", str(a.epochs), "--batch-size", str(a.batch_size), "--optimizer", "adam", "--lr", "1e-3"]
     if a.steps:
         cmd += ["--steps", str(a.steps * a.epochs)]
@@ -85,6 +92,9 @@ def main():
     p.add_argument("--peer-python", action="append", default=None,
                    help="a Python that imports the PyTorch to compare with (repeatable; default: "
                         "/usr/bin/python3 and /opt/dtnn-torch/bin/python3 where present)")
+    p.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
+                   help="dtnn's training.precision, and the peer inside torch.autocast(\"cpu\", dtype) "
+                        "(bench/torch_autocast.py); docs/precision.md")
     p.add_argument("--pin", default=None, help="cores for every run, as taskset -c takes them (e.g. 1)")
     p.add_argument("--dtnn", default=str(ROOT / "build/bin/dtnn"), help="the dtnn binary (default: build/bin/dtnn)")
     p.add_argument("--isa", default=None,
@@ -126,13 +136,13 @@ def main():
     for runs, python, version in zip(torch_runs, pythons, versions):
         t = statistics.median(runs)
         paired = statistics.median(x / y for x, y in zip(dtnn_runs, runs))
-        print(f"{a.model}, batch {a.batch_size}, {a.threads} threads{', cores ' + a.pin if a.pin else ''}, "
+        print(f"{a.model} {a.precision}, batch {a.batch_size}, {a.threads} threads{', cores ' + a.pin if a.pin else ''}, "
               f"median of {a.repeats}: dtnn {d:,.0f} samples/s, pytorch {version} {t:,.0f} samples/s, "
               f"ratio {d / t:.2f}x (median of the paired ratios, each dtnn run over the PyTorch run "
               f"after it: {paired:.2f}x)")
         peers.append(dict(python=python, torch=version, pytorch=runs, pytorch_median=t,
                           ratio=round(d / t, 3), paired_ratio=round(paired, 3)))
-    print("JSON " + json.dumps(dict(model=a.model, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs, isa=a.isa,
+    print("JSON " + json.dumps(dict(model=a.model, precision=a.precision, threads=a.threads, batch_size=a.batch_size, epochs=a.epochs, isa=a.isa,
                                     peer_blis_arch_type=a.peer_blis_arch_type, pin=a.pin,
                                     steps=a.steps, repeats=a.repeats, dtnn=dtnn_runs, dtnn_median=d,
                                     peers=peers)))
