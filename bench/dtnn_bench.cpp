@@ -14,6 +14,7 @@
 #include "dtnn/config.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
+#include "dtnn/gemm.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
@@ -109,11 +110,18 @@ int main(int argc, char** argv) {
     std::sort(sorted.begin(), sorted.end());
     const double median = sorted[sorted.size() / 2];
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
-    std::printf("model %s, batch %lld, %d threads, BLIS '%s', conv %s, %s %s\n",
+    const std::string precision = cfg.json["training"]["precision"].get<std::string>();
+    const dtnn::Precision products = dtnn::parse_precision(precision).value_or(dtnn::Precision::fp32);
+    std::printf("model %s, batch %lld, %d threads, BLIS '%s', conv %s, %s %s%s\n",
                 e.model().name().c_str(), static_cast<long long>(batch), rt.threads,
                 rt.blis_kernels.c_str(), cfg.json["conv"]["algorithm"].get<std::string>().c_str(),
                 cfg.json["training"]["dtype"].get<std::string>().c_str(),
-                cfg.json["training"]["tensor_format"].get<std::string>().c_str());
+                cfg.json["training"]["tensor_format"].get<std::string>().c_str(),
+                products == dtnn::Precision::fp32
+                    ? ""
+                    : (std::string(", products ") + dtnn::to_string(products) + " (" +
+                       dtnn::lowp_gemm_path(products) + ")")
+                          .c_str());
     if (device) std::printf("device: %s\n", device->describe().c_str());
     std::printf("samples/s per repeat:");
     for (double v : rates) std::printf(" %.0f", v);
@@ -131,10 +139,10 @@ int main(int argc, char** argv) {
     std::printf(
         "JSON {\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"blis_kernels\": \"%s\", "
         "\"samples_per_second\": %.1f, \"cpu_ms_per_step\": %.3f, \"repeats\": %d, \"steps\": "
-        "%d, \"device\": \"%s\"}\n",
+        "%d, \"device\": \"%s\", \"precision\": \"%s\"}\n",
         e.model().name().c_str(), static_cast<long long>(batch), rt.threads,
         rt.blis_kernels.c_str(), median, cpu_ms[cpu_ms.size() / 2], repeats, steps,
-        cfg.json["device"].get<std::string>().c_str());
+        cfg.json["device"].get<std::string>().c_str(), dtnn::to_string(products));
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "dtnn_bench: error: %s\n", ex.what());
     return 1;

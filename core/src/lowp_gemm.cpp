@@ -83,7 +83,7 @@ decltype(Bf16GemmKernels::f32) bf16_gemm_kernel() {
 
 const char* lowp_gemm_path(Precision p) {
   if (p == Precision::fp32) return "float32 GEMM";
-  if (p == Precision::bf16 && bf16_gemm_kernel()) return "vdpbf16ps kernels (AVX512-BF16)";
+  if (p == Precision::bf16 && bf16_gemm_kernel()) return "vdpbf16ps kernels on AVX512-BF16";
   return "rounded operands, float32 GEMM";
 }
 
