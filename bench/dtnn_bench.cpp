@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
     const double median = sorted[sorted.size() / 2];
     const dtnn::RuntimeInfo& rt = dtnn::runtime_info();
     const std::string precision = cfg.json["training"]["precision"].get<std::string>();
-    const dtnn::Precision products = dtnn::parse_precision(precision).value_or(dtnn::Precision::fp32);
+    const dtnn::Precision products =
+        dtnn::parse_precision(precision).value_or(dtnn::Precision::fp32);
     std::printf("model %s, batch %lld, %d threads, BLIS '%s', conv %s, %s %s%s\n",
                 e.model().name().c_str(), static_cast<long long>(batch), rt.threads,
                 rt.blis_kernels.c_str(), cfg.json["conv"]["algorithm"].get<std::string>().c_str(),

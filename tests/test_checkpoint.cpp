@@ -61,6 +61,36 @@ TEST_CASE("2 epochs give the weights of 1 epoch, stop, resume, 1 more epoch") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("fp16's dynamic loss scale resumes where it was") {
+  // A scale that overflows, shrinks and grows back every other step: where it stands at the stop
+  // decides which of the next steps are skipped, so a resumed run that started the scale afresh
+  // would train to other weights.
+  const fs::path dir = test::temp_dir("resume_loss_scale");
+  fs::remove_all(dir);
+  auto fp16 = [&](int epochs) {
+    json j = experiment(epochs);
+    j["training"]["precision"] = "fp16";
+    j["training"]["loss_scale"] = 16777216.0;  // 2^24: the first steps overflow
+    j["training"]["loss_scale_growth_interval"] = 1;
+    return j;
+  };
+  json straight_run = fp16(3);
+  Experiment straight(make_experiment(straight_run, {}, "test"), test::plugins());
+  const History h = straight.run();
+  REQUIRE(h.loss_scale);
+  CHECK(h.loss_scale_overflows >= 5);
+  json first = fp16(1);
+  first["output"]["checkpoint_dir"] = dir.string();
+  train(first);
+  json second = fp16(3);
+  second["training"]["resume"] = dir.string();
+  const std::vector<float> resumed = train(second);
+  const std::vector<float> expected = weights(straight.model());
+  REQUIRE(resumed.size() == expected.size());
+  CHECK(std::memcmp(resumed.data(), expected.data(), expected.size() * sizeof(float)) == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("schedulers' state and the learning rate they set resume exactly") {
   const fs::path dir = test::temp_dir("resume_schedulers");
   fs::remove_all(dir);

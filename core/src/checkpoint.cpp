@@ -110,6 +110,15 @@ void check_metadata(const json& meta, const std::string& where) {
         return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
       },
       "a finite number >= 0");
+  if (meta.contains("loss_scale"))
+    want(
+        meta, "loss_scale", "loss_scale",
+        [](const json& v) {
+          return v.is_array() && v.size() == 2 && v[0].is_number() &&
+                 std::isfinite(v[0].get<double>()) && v[0].get<double>() >= 1 &&
+                 v[1].is_number_integer() && v[1].get<std::int64_t>() >= 0;
+        },
+        "[a finite scale >= 1, the finite steps counted (an integer >= 0)]");
   want(
       meta, "tensors", "tensors", [](const json& v) { return v.is_array(); }, "a list");
   want(
@@ -162,6 +171,7 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
                {"learning_rate", info.learning_rate},
                {"schedulers", json::array()},
                {"tensors", json::array()}};
+  if (info.loss_scale > 0) meta["loss_scale"] = {info.loss_scale, info.loss_scale_good_steps};
   for (const SchedulerState& sc : info.schedulers) {  // doubles as bit patterns: exact, and inf
     json bits = json::array();
     for (double v : sc.values) bits.push_back(std::bit_cast<std::uint64_t>(v));
@@ -297,6 +307,10 @@ CheckpointInfo info_of(const json& meta) {
   info.position.step = meta.value("step", std::int64_t{0});
   info.position.global_step = meta.value("global_step", std::int64_t{0});
   info.learning_rate = meta.value("learning_rate", 0.0);
+  if (meta.contains("loss_scale")) {
+    info.loss_scale = meta["loss_scale"][0].get<double>();
+    info.loss_scale_good_steps = meta["loss_scale"][1].get<std::int64_t>();
+  }
   for (const json& sc : meta.value("schedulers", json::array())) {
     SchedulerState state{sc.at("name").get<std::string>(), {}};
     for (const json& bits : sc.at("state"))

@@ -379,6 +379,10 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
     to.resumed_schedulers = resumed->schedulers;
     to.resumed_residuals = resumed->exchange_residuals;
     if (resumed->learning_rate > 0) optimizer_->set_learning_rate(resumed->learning_rate);
+    if (resumed->loss_scale > 0 && to.loss_scale.enabled && to.loss_scale.dynamic) {
+      to.loss_scale.initial = resumed->loss_scale;  // where the interrupted run's scale was
+      to.loss_scale.good_steps = resumed->loss_scale_good_steps;
+    }
     to.seed = resumed->seed;  // the shuffle order of the interrupted run
   }
   trainer_ = std::make_unique<Trainer>(*model_, *dataset_, *optimizer_, *loss_, metrics_,

@@ -13,7 +13,7 @@ constexpr double kLargest = 16777216.0;
 }  // namespace
 
 LossScale::LossScale(const LossScaleOptions& options)
-    : options_(options), scale_(options.initial) {}
+    : options_(options), scale_(options.initial), good_steps_(options.good_steps) {}
 
 bool LossScale::update(bool gradients_finite) {
   if (!options_.enabled) return gradients_finite;

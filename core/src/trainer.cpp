@@ -434,6 +434,10 @@ CheckpointInfo Trainer::checkpoint_info(const Run& run) const {
   info.learning_rate = optimizer_.learning_rate();
   for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
   info.exchange_residuals = run.residuals;
+  if (loss_scale_.enabled()) {
+    info.loss_scale = loss_scale_.value();
+    info.loss_scale_good_steps = loss_scale_.good_steps();
+  }
   return info;
 }
 
@@ -632,6 +636,8 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   if (tensorboard_) {
     tensorboard_->scalar("train/batch_loss", loss, run.global_step);
     tensorboard_->scalar("train/learning_rate", optimizer_.learning_rate(), run.global_step);
+    if (loss_scale_.enabled())
+      tensorboard_->scalar("train/loss_scale", loss_scale_.value(), run.global_step);
   }
   run.state.logs["batch_loss"] = loss;  // this rank's, for callbacks (dtnn.Experiment.fit)
   notify(&Scheduler::on_batch_end, run.state);

@@ -44,6 +44,10 @@ struct CheckpointInfo {
   // A coded exchange's error-feedback residuals (parallel.codec), one per rank in rank order,
   // each laid out as the exchange's buckets; empty when the run kept none.
   std::vector<std::vector<float>> exchange_residuals;
+  // fp16's dynamic loss scale (dtnn/loss_scale.hpp) and the finite steps in a row it has counted;
+  // 0 when the run scaled no loss.
+  double loss_scale = 0;
+  std::int64_t loss_scale_good_steps = 0;
 };
 
 // The file's bytes for this model and optimizer (optimizer may be null: weights and layer state).

@@ -57,8 +57,8 @@ struct Bf16GemmKernels {
 DTNN_CORE_EXPORT const isa::Family<Bf16GemmKernels>& bf16_gemm_kernels();
 // The bf16 kernel this process runs (the CPU has AVX512-BF16, the ceiling allows avx512), or null.
 DTNN_CORE_EXPORT decltype(Bf16GemmKernels::f32) bf16_gemm_kernel();
-// What gemm(p, ...) runs here, for `dtnn info` and dtnn_bench: "vdpbf16ps kernels on AVX512-BF16" or
-// "rounded operands, float32 GEMM".
+// What gemm(p, ...) runs here, for `dtnn info` and dtnn_bench: "vdpbf16ps kernels on AVX512-BF16"
+// or "rounded operands, float32 GEMM".
 DTNN_CORE_EXPORT const char* lowp_gemm_path(Precision p);
 
 }  // namespace dtnn

@@ -16,6 +16,7 @@ struct LossScaleOptions {
   double initial = 65536.0;  // 2^16, as PyTorch's GradScaler starts
   bool dynamic = true;
   std::int64_t growth_interval = 2000;
+  std::int64_t good_steps = 0;  // finite steps in a row already counted (a resumed run's)
 };
 
 class DTNN_CORE_EXPORT LossScale {
@@ -27,6 +28,7 @@ class DTNN_CORE_EXPORT LossScale {
   // (an overflow under scaling).
   bool update(bool gradients_finite);
   std::int64_t overflows() const { return overflows_; }
+  std::int64_t good_steps() const { return good_steps_; }
   bool enabled() const { return options_.enabled; }
 
  private:
