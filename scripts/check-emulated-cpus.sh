@@ -32,7 +32,7 @@ fi
 
 dtnn=$build/bin/dtnn
 plugins=$build/lib/dtnn/plugins
-checks="every instruction-set variant*,the small GEMM*,gradient check*,forward by hand*,sgd*,adam*,rmsprop*,nadam*,*binary_cross_entropy*,*categorical_cross_entropy*,maxpool2d*,batchnorm*,dropout*"
+checks="every instruction-set variant*,the small GEMM*,gemm in bf16 and fp16*,every level's bulk rounding*,gradient check*,forward by hand*,sgd*,adam*,rmsprop*,nadam*,*binary_cross_entropy*,*categorical_cross_entropy*,maxpool2d*,batchnorm*,dropout*"
 failures=0
 # OpenMP's idle threads spin by default; under emulation spinning costs as much as the work.
 export OMP_WAIT_POLICY=passive
