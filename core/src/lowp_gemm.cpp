@@ -3,6 +3,7 @@
 #include "lowp_gemm.hpp"
 
 #include <cstdlib>
+#include <type_traits>
 
 #include "dtnn/gemm.hpp"
 
@@ -87,29 +88,36 @@ const char* lowp_gemm_path(Precision p) {
   return "rounded operands, float32 GEMM";
 }
 
-void gemm(Precision p, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-          float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-          float beta, float* c, std::int64_t ldc) {
+namespace {
+template <class T>
+void gemm_in(Precision p, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+             std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+             T beta, T* c, std::int64_t ldc) {
   if (p == Precision::fp32)
     return gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (m == 0 || n == 0) return;
   // Outputs narrower than a vector of 16 leave most of the kernel's 32-wide tile idle: there the
   // float32 GEMM's small kernels on rounded copies are faster (43264x4x9: 27 against 18 GFLOPS,
   // bench/gemm_bench on Zen 5).
-  if (p == Precision::bf16 && n >= 16)
-    if (auto kernel = bf16_gemm_kernel())
-      return kernel(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                    detail::gemm_threads(m, n, k));
+  if constexpr (std::is_same_v<T, float>)
+    if (p == Precision::bf16 && n >= 16)
+      if (auto kernel = bf16_gemm_kernel())
+        return kernel(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                      detail::gemm_threads(m, n, k));
   rounded_gemm(p, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+}  // namespace
+
+void gemm(Precision p, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+          float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+          float beta, float* c, std::int64_t ldc) {
+  gemm_in(p, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void gemm(Precision p, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
           double alpha, const double* a, std::int64_t lda, const double* b, std::int64_t ldb,
           double beta, double* c, std::int64_t ldc) {
-  if (p == Precision::fp32)
-    return gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (m == 0 || n == 0) return;
-  rounded_gemm(p, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm_in(p, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace dtnn
