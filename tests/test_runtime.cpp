@@ -3,8 +3,10 @@
 // a better set, see runtime.hpp). Unless the user chose with BLIS_ARCH_TYPE.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "dtnn/runtime.hpp"
 
@@ -19,4 +21,13 @@ TEST_CASE("BLIS runs a kernel set the CPU supports, not 'generic'") {
   const bool vector_cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (vector_cpu && !std::getenv("BLIS_ARCH_TYPE")) CHECK(rt.blis_kernels != "generic");
   CHECK(rt.threads >= 1);
+}
+
+TEST_CASE("process_age_seconds counts from the process's start") {
+  const double before = dtnn::process_age_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double after = dtnn::process_age_seconds();
+  CHECK(before >= 0);
+  CHECK(after - before >= 0.2);  // /proc counts in clock ticks (10 ms)
+  CHECK(after - before <= 30);
 }

@@ -9,6 +9,7 @@
 
 #include "dataset_fixtures.hpp"
 #include "dtnn/experiment.hpp"
+#include "dtnn/runtime.hpp"
 #include "test_support.hpp"
 
 using namespace dtnn;
@@ -112,6 +113,16 @@ TEST_CASE(
   CHECK(a.epochs[0].validation->samples == 16);
   History c = run(cfg, {"training.seed=2"});
   CHECK(c.epochs[1].loss != a.epochs[1].loss);
+}
+
+TEST_CASE("the history says how long the process took to its first training step") {
+  json j = synthetic_experiment("float32", "NHWC");
+  j["training"]["epochs"] = 1;
+  const double before = process_age_seconds();
+  const History h = run(j);
+  CHECK(h.seconds_to_first_step >= before);  // the experiment was built after `before`
+  CHECK(h.seconds_to_first_step <= process_age_seconds());
+  CHECK(json::parse(h.to_json())["seconds_to_first_step"] == h.seconds_to_first_step);
 }
 
 TEST_CASE("evaluate_only evaluates and does not train") {

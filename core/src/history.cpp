@@ -41,6 +41,7 @@ std::string History::to_json() const {
   if (test) j["test"] = eval_json(*test);
   j["train_samples_per_second"] = train_samples_per_second;
   j["train_seconds"] = train_seconds;
+  if (seconds_to_first_step > 0) j["seconds_to_first_step"] = seconds_to_first_step;
   j["train_samples"] = train_samples;
   j["ranks"] = ranks;
   if (train_energy) {

@@ -5,9 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <mutex>
+#include <sstream>
 #include <string>
 
 #include "dtnn/isa.hpp"
@@ -18,6 +21,8 @@ namespace dtnn {
 namespace {
 
 RuntimeInfo g_info;
+// When the core library was loaded: process_age_seconds()'s fallback.
+const auto g_loaded = std::chrono::steady_clock::now();
 
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -135,6 +140,23 @@ void initialize_runtime(int threads) {
 const RuntimeInfo& runtime_info() {
   initialize_runtime(g_info.threads);
   return g_info;
+}
+
+double process_age_seconds() {
+  // /proc/self/stat's 22nd field, counted after the command name's closing parenthesis (the name
+  // may hold spaces), is the start time in clock ticks since boot; /proc/uptime's first, now.
+  std::ifstream stat("/proc/self/stat"), uptime("/proc/uptime");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  double now = 0;
+  const std::size_t close = text.rfind(')');
+  const long ticks = sysconf(_SC_CLK_TCK);
+  if (close != std::string::npos && (uptime >> now) && ticks > 0) {
+    std::istringstream fields(text.substr(close + 1));
+    std::string field;
+    for (int i = 3; i <= 22 && fields >> field; ++i)
+      if (i == 22) return now - std::stod(field) / static_cast<double>(ticks);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_loaded).count();
 }
 
 }  // namespace dtnn

@@ -27,6 +27,7 @@
 #include "dtnn/optimizer.hpp"
 #include "dtnn/progress.hpp"
 #include "dtnn/rng.hpp"
+#include "dtnn/runtime.hpp"
 #include "dtnn/scheduler.hpp"
 #include "dtnn/stop_request.hpp"
 #include "dtnn/throughput.hpp"
@@ -589,6 +590,8 @@ bool Trainer::run_step(Run& run, std::int64_t epoch, std::int64_t s, Progress& p
   // schedulers, checkpoint) sees every gradient.
   if (sync_gradients && s + 1 == steps && options_.sync.exchange.pipeline)
     exchange_->drain_at_next_finish();
+  if (run.global_step == run.first_global_step)  // start-up: process start to the first step
+    history.seconds_to_first_step = process_age_seconds();
   const auto t0 = Clock::now();
   run.energy->begin_step();
   const trace::Span step_span(trace::Phase::step);

@@ -24,5 +24,8 @@ struct RuntimeInfo {
 DTNN_CORE_EXPORT void initialize_runtime(int threads = 0);
 DTNN_CORE_EXPORT const RuntimeInfo& runtime_info();
 DTNN_CORE_EXPORT void set_num_threads(int threads);
+// Seconds since this process started (Linux: its start time in /proc against the uptime, so the
+// dynamic loader's and the plugins' loading count; elsewhere since the core library was loaded).
+DTNN_CORE_EXPORT double process_age_seconds();
 
 }  // namespace dtnn

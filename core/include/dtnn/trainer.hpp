@@ -119,6 +119,9 @@ struct DTNN_CORE_EXPORT History {
   std::optional<EvalResult> test_before, test;
   double train_samples_per_second = 0;  // steady state: the first 5 batches of the run excluded
   double train_seconds = 0;
+  // From the process's start to its first training step: loading, plugin discovery, the model's
+  // build, the dataset's first batch, weights from a checkpoint (0: no step ran).
+  double seconds_to_first_step = 0;
   std::int64_t train_samples = 0;
   int ranks = 1;
   // Data parallelism: time a step spent waiting on the gradient exchange (rank 0's view; with
