@@ -176,7 +176,9 @@ const LowpCase kLowpCases[] = {
     {true, false, 50, 33, 777, 1.0f, 1.0f},    {false, true, 64, 100, 96, 0.5f, -2.0f},
     {true, true, 13, 17, 31, 1.0f, 0.0f},      {false, false, 1, 1, 1, 1.0f, 0.0f},
     {false, false, 300, 3200, 40, 1.0f, 0.0f}, {false, true, 200, 20, 1000, 2.0f, 0.5f},
-    {true, false, 12, 32, 2, 1.0f, 0.0f},      {false, false, 160, 35, 0, 1.0f, 0.5f}};
+    {true, false, 12, 32, 2, 1.0f, 0.0f},      {false, false, 160, 35, 0, 1.0f, 0.5f},
+    // A long reduction into few tiles: the kernel splits the reduction over its 2 threads.
+    {true, false, 40, 24, 5000, 1.0f, 0.5f},   {false, false, 30, 40, 4001, -1.0f, 0.0f}};
 
 }  // namespace
 
