@@ -10,6 +10,8 @@
   bench/compare_transformer.py lm --gpu [--text DIR] [--build .gpu]
       the same on one NVIDIA GPU, both sides (dtnn's --enable-gpu, PyTorch's cuda; float32, TF32
       off); --text where the fortunes text is on that machine (scripts/gpu-bundle.sh packs it).
+  bench/compare_transformer.py lm --precision bf16
+      dtnn's training.precision bf16 against PyTorch inside torch.autocast("cpu", torch.bfloat16).
   bench/compare_transformer.py quality --steps 538
       both trained the same number of steps (538: one epoch at batch 32), then the validation and
       test loss in bits per character and the training time of each.
@@ -41,6 +43,8 @@ def dtnn_lm(a, env, evaluate=False):
                "--set", "training.evaluate=%s" % ("true" if evaluate else "false")]
         if a.gpu:
             cmd += ["--enable-gpu", "true"]
+        if a.precision != "fp32":
+            cmd += ["--set", f'training.precision="{a.precision}"']
         if a.text:
             cmd += ["--dataset-path", a.text]
         if not evaluate:
@@ -57,7 +61,10 @@ def dtnn_lm(a, env, evaluate=False):
 
 
 def torch_lm(a, env, python, evaluate=False):
-    cmd = [python, str(PEER), "lm", "--steps", str(a.steps), "--threads", str(a.threads)]
+    # Lower precision: the peer's run inside torch.autocast (bench/torch_autocast.py).
+    autocast = {"bf16": "bfloat16", "fp16": "float16"}.get(a.precision)
+    wrapper = [str(ROOT / "bench" / "torch_autocast.py"), "--dtype", autocast] if autocast else []
+    cmd = [python, *wrapper, str(PEER), "lm", "--steps", str(a.steps), "--threads", str(a.threads)]
     if a.gpu:
         cmd += ["--device", "cuda"]
     if a.text:
@@ -116,6 +123,8 @@ def main():
                    help="a Python that imports the PyTorch to compare with (repeatable)")
     p.add_argument("--pin", default=None, help="cores for every run, as taskset -c takes them")
     p.add_argument("--gpu", action="store_true", help="lm on one NVIDIA GPU, both sides")
+    p.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
+                   help="lm, quality: dtnn's training.precision, the peer inside torch.autocast on the CPU")
     p.add_argument("--text", default=None, help="the fortunes text's folder (default: the config's)")
     a = p.parse_args()
     a.pythons = a.peer_python or [p for p in ("/usr/bin/python3", "/opt/dtnn-torch/bin/python3")
