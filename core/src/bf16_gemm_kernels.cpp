@@ -4,8 +4,13 @@
 //
 // Goto's loops: a panel of op(B) (kKc x kNc) packed into strips of kNr columns, each pair of
 // reduction rows interleaved so that one 64-byte load holds 16 columns' pairs; a block of op(A)
-// (kMc x kKc) packed into strips of kMr rows, a row's pairs consecutive (a pair is one 32-bit
-// word, broadcast to every lane). The micro-kernel keeps a kMr x kNr tile of C in 24 registers.
+// (kMc x kKc) packed into strips of kMr rows (a pair is one 32-bit word, broadcast to every lane),
+// a row's pairs consecutive, or a pair's rows when A is transposed. The micro-kernel keeps a
+// kMr x kNr tile of C in 24 registers (12 when the tile is at most 16 columns wide). The team
+// splits A blocks and B strips; a long reduction into a C of few tiles (backward-filter) is split
+// over the threads instead, each summing its slice into a C of its own, added in thread order.
+// The conversions and vdpbf16ps treat float32 subnormals (below 1.2e-38) as zero: an absolute
+// error far inside the bound gemm.hpp states.
 //
 // Compiled once per instruction-set level like small_gemm_kernels.cpp (the same rules: the
 // level's own namespace, no std templates); only the avx512 level has the kernel, compiled for
