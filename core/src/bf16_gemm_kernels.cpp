@@ -9,8 +9,8 @@
 // kMr x kNr tile of C in 24 registers (12 when the tile is at most 16 columns wide). The team
 // splits A blocks and B strips; a long reduction into a C of few tiles (backward-filter) is split
 // over the threads instead, each summing its slice into a C of its own, added in thread order.
-// The conversions and vdpbf16ps treat float32 subnormals (below 1.2e-38) as zero: an absolute
-// error far inside the bound gemm.hpp states.
+// The conversions and vdpbf16ps treat float32 subnormals (below 1.2e-38) as zero (gemm.hpp's
+// bound says what that adds).
 //
 // Compiled once per instruction-set level like small_gemm_kernels.cpp (the same rules: the
 // level's own namespace, no std templates); only the avx512 level has the kernel, compiled for

@@ -37,7 +37,8 @@ DTNN_CORE_EXPORT const isa::Family<SmallGemmKernels>& small_gemm_kernels();
 // bf16 runs `vdpbf16ps` kernels where the CPU has AVX512-BF16 (bf16_gemm_kernels()); otherwise,
 // and for fp16, the rounded operands are copied and go through the float32 GEMM: the same
 // arithmetic, the float32 speed. Either way |C - C_exact| <= (2u + u^2 + (k + 2) 2^-24) *
-// (|alpha| |op(A)| |op(B)|) + |beta C| 2^-24 elementwise, u = unit_roundoff(p), k the reduction.
+// (|alpha| |op(A)| |op(B)|) + |beta C| 2^-24 elementwise, u = unit_roundoff(p), k the reduction
+// (the bf16 kernel reads float32 subnormals as zero: at most 2^-126 |alpha| sum |op(B)| more).
 DTNN_CORE_EXPORT void gemm(Precision p, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                            std::int64_t k, float alpha, const float* a, std::int64_t lda,
                            const float* b, std::int64_t ldb, float beta, float* c,
