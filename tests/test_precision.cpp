@@ -172,13 +172,19 @@ double bound_ratio(dtnn::Precision p, const LowpCase& t,
 }
 
 const LowpCase kLowpCases[] = {
-    {false, false, 37, 45, 29, 1.0f, 0.0f},    {false, false, 130, 70, 400, 1.0f, 1.0f},
-    {true, false, 50, 33, 777, 1.0f, 1.0f},    {false, true, 64, 100, 96, 0.5f, -2.0f},
-    {true, true, 13, 17, 31, 1.0f, 0.0f},      {false, false, 1, 1, 1, 1.0f, 0.0f},
-    {false, false, 300, 3200, 40, 1.0f, 0.0f}, {false, true, 200, 20, 1000, 2.0f, 0.5f},
-    {true, false, 12, 32, 2, 1.0f, 0.0f},      {false, false, 160, 35, 0, 1.0f, 0.5f},
+    {false, false, 37, 45, 29, 1.0f, 0.0f},
+    {false, false, 130, 70, 400, 1.0f, 1.0f},
+    {true, false, 50, 33, 777, 1.0f, 1.0f},
+    {false, true, 64, 100, 96, 0.5f, -2.0f},
+    {true, true, 13, 17, 31, 1.0f, 0.0f},
+    {false, false, 1, 1, 1, 1.0f, 0.0f},
+    {false, false, 300, 3200, 40, 1.0f, 0.0f},
+    {false, true, 200, 20, 1000, 2.0f, 0.5f},
+    {true, false, 12, 32, 2, 1.0f, 0.0f},
+    {false, false, 160, 35, 0, 1.0f, 0.5f},
     // A long reduction into few tiles: the kernel splits the reduction over its 2 threads.
-    {true, false, 40, 24, 5000, 1.0f, 0.5f},   {false, false, 30, 40, 4001, -1.0f, 0.0f}};
+    {true, false, 40, 24, 5000, 1.0f, 0.5f},
+    {false, false, 30, 40, 4001, -1.0f, 0.0f}};
 
 }  // namespace
 
