@@ -43,22 +43,26 @@ std::string ConvGeometry::str() const {
                                        : "");
 }
 
-bool takes_groups(const Registry& registry, const std::string& name) {
+namespace {
+// Conv plugin `name`'s traits, or an empty object when there is no such plugin or they are not one.
+nlohmann::json conv_traits(const Registry& registry, const std::string& name) {
   const PluginRecord* record = registry.find("conv", name);
-  if (!record) return false;
-  const nlohmann::json traits = nlohmann::json::parse(record->traits, nullptr, false);
-  return traits.is_object() && traits.value("groups", false) == true;
+  if (!record) return nlohmann::json::object();
+  nlohmann::json traits = nlohmann::json::parse(record->traits, nullptr, false);
+  return traits.is_object() ? traits : nlohmann::json::object();
+}
+}  // namespace
+
+bool takes_groups(const Registry& registry, const std::string& name) {
+  return conv_traits(registry, name).value("groups", false) == true;
 }
 
 bool takes_precision(const Registry& registry, const std::string& name, Precision p) {
   if (p == Precision::fp32) return true;
-  const PluginRecord* record = registry.find("conv", name);
-  if (!record) return false;
-  const nlohmann::json traits = nlohmann::json::parse(record->traits, nullptr, false);
-  if (!traits.is_object() || !traits.contains("precisions") || !traits["precisions"].is_array())
-    return false;
-  for (const nlohmann::json& listed : traits["precisions"])
-    if (listed.is_string() && listed.get<std::string>() == to_string(p)) return true;
+  const nlohmann::json listed = conv_traits(registry, name).value("precisions", nlohmann::json());
+  if (!listed.is_array()) return false;
+  for (const nlohmann::json& entry : listed)
+    if (entry.is_string() && entry.get<std::string>() == to_string(p)) return true;
   return false;
 }
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "dtnn/gemm.hpp"
+#include "dtnn/memory.hpp"
 
 namespace dtnn {
 
@@ -40,8 +41,9 @@ struct Scratch {
   T* get(std::size_t count) {
     if (bytes < count * sizeof(T)) {
       std::free(data);
-      bytes = (count * sizeof(T) + 63) / 64 * 64;
-      data = std::aligned_alloc(64, bytes);
+      data = nullptr, bytes = 0;  // allocate_aligned throws rather than return null
+      data = allocate_aligned(count * sizeof(T));
+      bytes = count * sizeof(T);
     }
     return static_cast<T*>(data);
   }

@@ -1,6 +1,6 @@
 // Bulk rounding to bf16 and fp16 and back (round_kernels.hpp), compiled once per instruction-set
 // level into namespace DTNN_ISA_VARIANT, with no std templates (the rules of small_gemm_kernels).
-// The results are the bits of precision.cpp's scalar to_bf16 / to_fp16, which the tests compare.
+// The results are the values of precision.hpp's scalar to_bf16 / to_fp16, which the tests compare.
 #include "round_kernels.hpp"
 
 #include <cstring>

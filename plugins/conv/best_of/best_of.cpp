@@ -99,10 +99,9 @@ std::string label(const std::string& name, const Params& params) {
 }
 
 struct Candidate {
-  std::string name;    // as reports and the cache name it: the plugin, with its parameters if any
-  std::string plugin;  // the conv plugin's name
+  std::string name;  // as reports and the cache name it: the plugin, with its parameters if any
   std::optional<Precision> precision;  // its own "precision", if given
-  const Registry* registry = nullptr;
+  std::vector<Precision> lists;        // the lower precisions its traits list (takes_precision)
   std::string build;  // a digest of the plugin's shared object: a rebuilt algorithm is tuned again
   std::shared_ptr<ConvAlgorithm> algorithm;
   std::vector<double> steps;   // seconds per training step
@@ -141,8 +140,8 @@ class BestOf final : public ConvAlgorithm {
     for (const auto& [n, params] : wanted) {
       Candidate c;
       c.name = label(n, params);
-      c.plugin = n;
-      c.registry = ctx.registry;
+      for (Precision lower : {Precision::bf16, Precision::fp16})
+        if (takes_precision(*ctx.registry, n, lower)) c.lists.push_back(lower);
       for (const Candidate& other : candidates_)
         if (other.name == c.name)
           p.fail("candidates", "each candidate once (" + c.name + " twice)");
@@ -154,7 +153,8 @@ class BestOf final : public ConvAlgorithm {
                           : std::nullopt;
         if (!c.precision)
           p.fail("candidates", "a precision \"fp32\", \"bf16\" or \"fp16\" (" + c.name + ")");
-        if (!takes_precision(*ctx.registry, n, *c.precision))
+        if (*c.precision != Precision::fp32 &&
+            std::find(c.lists.begin(), c.lists.end(), *c.precision) == c.lists.end())
           p.fail("candidates", "a precision the algorithm computes in (" + c.name + ": '" + n +
                                    "' lists no " + to_string(*c.precision) +
                                    " path in its traits)");
@@ -271,9 +271,8 @@ class BestOf final : public ConvAlgorithm {
   // float32.
   static ConvGeometry geometry_of(const Candidate& c, const ConvGeometry& g) {
     ConvGeometry mine = g;
-    mine.precision = c.precision                                           ? *c.precision
-                     : takes_precision(*c.registry, c.plugin, g.precision) ? g.precision
-                                                                           : Precision::fp32;
+    const bool listed = std::find(c.lists.begin(), c.lists.end(), g.precision) != c.lists.end();
+    mine.precision = c.precision ? *c.precision : listed ? g.precision : Precision::fp32;
     return mine;
   }
 
