@@ -79,9 +79,10 @@ fi
 # The current PyTorch from PyPI, beside Debian's 1.13, for the benchmarks (bench/compare_torch.py and
 # bench/compare_transformer.py run both): a virtual environment of its own (pip pulls the CUDA
 # libraries too, some GB), so that neither Python's packages touch the other's.
-if [ "$bench" = 1 ] && ! /opt/dtnn-torch/bin/python3 -c "import torch, numpy" 2>/dev/null; then
+if [ "$bench" = 1 ] && ! /opt/dtnn-torch/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
   echo "install-deps: installing the current PyTorch from PyPI into /opt/dtnn-torch"
   $sudo /usr/bin/python3 -m venv /opt/dtnn-torch
-  $sudo /opt/dtnn-torch/bin/pip install -q --no-cache-dir torch numpy ||
+  # torchvision: the ImageNet models of bench/scale_of_step.py's peer.
+  $sudo /opt/dtnn-torch/bin/pip install -q --no-cache-dir torch torchvision numpy ||
     { echo "install-deps: pip could not install torch into /opt/dtnn-torch" >&2; exit 1; }
 fi

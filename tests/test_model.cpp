@@ -25,15 +25,18 @@ Model build(const ModelSpec& spec, Shape input, Layout layout = Layout::nhwc,
 
 TEST_CASE("the memory table: activations, parameters, gradients and optimizer state per layer") {
   // simplecnn at batch 4 (the default build's): the second conv2d's output 24x24x8 floats a sample
-  // (0.070 MiB at 4), fc 1152->128's 147,584 parameters (0.563 MiB), and an Adam-like state of
-  // two values per parameter shared out by size (1.126 MiB on that fc).
+  // (0.070 MiB at 4), held by the relu that runs in place over it; fc 1152->128's 147,584
+  // parameters (0.563 MiB), and an Adam-like state of two values per parameter shared out by size
+  // (1.126 MiB on that fc).
   Model cnn = build(test::zoo_model("simplecnn"), Shape{28, 28, 1}, Layout::nhwc, 4);
   const std::string table = cnn.memory_table(2 * 149210 * 4);
   CAPTURE(table);
-  CHECK(table.find("|     3 | conv2d    |           0.070 |") != std::string::npos);
+  CHECK(table.find("|     3 | conv2d    |           0.000 |") != std::string::npos);
+  CHECK(table.find("|     4 | relu      |           0.070 |") != std::string::npos);
   CHECK(table.find("|     6 | flatten   |           0.000 |") != std::string::npos);  // a view
-  CHECK(table.find("|     7 | fc        |           0.002 |          0.563 |         0.563 |"
+  CHECK(table.find("|     7 | fc        |           0.000 |          0.563 |         0.563 |"
                    "         1.126 |") != std::string::npos);
+  CHECK(table.find("|     8 | relu      |           0.002 |") != std::string::npos);
   CHECK(table.find("parameters 0.569, gradients 0.569, optimizer state 1.138") !=
         std::string::npos);
 }

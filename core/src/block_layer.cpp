@@ -28,23 +28,30 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
   if (it == j.end() || !it->is_array() || it->empty())
     params_.fail("paths", "a non-empty list of paths, each a list of layers ([] for identity)");
   layout_ = ctx.layout;
+  buffers_ = ctx.gradient_buffers;
+  if (!buffers_) {
+    own_buffers_ = std::make_unique<GradientBuffers>();
+    buffers_ = own_buffers_.get();
+  }
+  level_ = ctx.chain_level;
   paths_.resize(it->size());
   for (std::size_t p = 0; p < it->size(); ++p) {
     const std::string where = params_.key_path("paths") + "[" + std::to_string(p) + "]";
     const std::vector<LayerSpec> specs = parse_layer_list((*it)[p], where);
     LayerBuildContext c = ctx;
     c.seed = Rng::derive(ctx.seed, 1000 + p);
+    c.gradient_buffers = buffers_;
     paths_[p].build(specs, c);
     path_shapes_.push_back(paths_[p].output_shape());
   }
   output_shape_ = merged_shape(path_shapes_);
+  using Slot = GradientBuffers::Slot;
   if (shares_need_buffers())
     for (const Shape& s : path_shapes_)
-      share_buffers_.push_back(
-          Tensor::empty(s.with_batch(ctx.max_batch), ctx.dtype, ctx.layout, ctx.device));
+      buffers_->reserve(level_, Slot::share, ctx.max_batch * s.numel(), ctx.dtype, ctx.device);
   if (ctx.needs_input_gradient && paths_.size() > 1)
-    dx_scratch_ =
-        Tensor::empty(ctx.input_shape.with_batch(ctx.max_batch), ctx.dtype, ctx.layout, ctx.device);
+    buffers_->reserve(level_, Slot::scratch, ctx.max_batch * ctx.input_shape.numel(), ctx.dtype,
+                      ctx.device);
   outputs_.resize(paths_.size());
 }
 
@@ -55,15 +62,21 @@ void BlockLayer::forward(const Tensor& x, Tensor& y, Mode mode) {
 
 void BlockLayer::backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) {
   const std::int64_t batch = dy.dim(0);
+  using Slot = GradientBuffers::Slot;
   for (std::size_t p = 0; p < paths_.size(); ++p) {
-    Tensor buffer = shares_need_buffers() ? share_buffers_[p].slice_batch(0, batch) : Tensor();
+    // Path p's share, then its input gradient (for p > 0) in this level's buffers: paths run
+    // backward one after another, and a nested block's paths use the next level's.
+    Tensor buffer =
+        shares_need_buffers()
+            ? buffers_->view(level_, Slot::share, path_shapes_[p].with_batch(batch), layout_)
+            : Tensor();
     const Tensor& dy_p = share(dy, p, buffer);
     if (!dx) {
       if (!paths_[p].empty()) paths_[p].backward(dy_p, nullptr);
       continue;
     }
     // The first path writes dx; the others write the scratch, added to it.
-    Tensor target = p == 0 ? *dx : dx_scratch_.slice_batch(0, batch);
+    Tensor target = p == 0 ? *dx : buffers_->view(level_, Slot::scratch, dx->shape(), dx->layout());
     if (paths_[p].empty())
       target.copy_from(dy_p);
     else
@@ -100,6 +113,12 @@ std::string BlockLayer::attributes() const {
 std::size_t BlockLayer::workspace_bytes() const {
   std::size_t bytes = 0;
   for (const auto& path : paths_) bytes = std::max(bytes, path.workspace_bytes());
+  return bytes;
+}
+
+std::size_t BlockLayer::inner_activation_bytes() const {
+  std::size_t bytes = own_buffers_ ? own_buffers_->bytes() : 0;
+  for (const auto& path : paths_) bytes += path.activation_bytes() + path.own_gradient_bytes();
   return bytes;
 }
 

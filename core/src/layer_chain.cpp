@@ -40,6 +40,12 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
   DTNN_CHECK(ctx.registry, "LayerChain::build needs the registry in its context");
   resolve_aliases(specs, *ctx.registry);
   fuse_layers(specs, ctx.fusions, *ctx.registry, ctx.device);
+  buffers_ = ctx.gradient_buffers;
+  if (!buffers_) {
+    own_buffers_ = std::make_unique<GradientBuffers>();
+    buffers_ = own_buffers_.get();
+  }
+  level_ = ctx.chain_level;
   Shape current = ctx.input_shape;
   std::int64_t largest = current.numel();
   bool trainable_before = ctx.needs_input_gradient;  // some layer before has parameters
@@ -50,6 +56,8 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
     c.input_shape = current;
     c.seed = Rng::derive(ctx.seed, i + 1);
     c.needs_input_gradient = trainable_before;
+    c.gradient_buffers = buffers_;
+    c.chain_level = level_ + 1;
     auto layer = build_layer(specs[i], c);
     current = layer->output_shape();
     largest = std::max(largest, current.numel());
@@ -57,22 +65,41 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
     first_parameter_.push_back(first_parameter_.back() + count);
     if (first_backward_ == specs.size() && (trainable_before || count > 0)) first_backward_ = i;
     trainable_before = trainable_before || count > 0;
-    outputs_.push_back(layer->is_reshape() ? Tensor()
-                                           : Tensor::empty(current.with_batch(ctx.max_batch),
-                                                           ctx.dtype, ctx.layout, ctx.device));
+    // In place over the layer before: its output is this chain's own buffer (not the chain's
+    // input, not a reshape's view, not itself written over another's) and its backward does not
+    // read it.
+    const bool in_place = i > 0 && layer->runs_in_place() && outputs_[i - 1].defined() &&
+                          !in_place_[i - 1] && !layers_[i - 1]->backward_reads_output() &&
+                          layer->output_shape().numel() == layers_[i - 1]->output_shape().numel();
+    in_place_.push_back(in_place);
+    const Shape batch_shape = current.with_batch(ctx.max_batch);
+    held_bytes_.push_back(0);
+    if (layer->is_reshape()) {
+      outputs_.emplace_back();
+    } else if (in_place) {
+      outputs_.push_back(outputs_[i - 1].view(batch_shape));
+      std::swap(held_bytes_[i - 1], held_bytes_[i]);
+    } else if (Tensor offered = layer->output_buffer();
+               offered.defined() && offered.numel() == batch_shape.numel()) {
+      outputs_.push_back(offered.reshape(batch_shape));  // the layer counts it
+    } else {
+      outputs_.push_back(Tensor::empty(batch_shape, ctx.dtype, ctx.layout, ctx.device));
+      held_bytes_[i] = outputs_[i].bytes();
+    }
     layers_.push_back(std::move(layer));
     types_.push_back(specs[i].type);
   }
   output_shape_ = current;
   views_.resize(layers_.size());
-  if (layers_.size() > 1) {
-    const Shape flat{ctx.max_batch * largest};
-    grad_a_ = Tensor::empty(flat, ctx.dtype, ctx.layout, ctx.device);
-    grad_b_ = Tensor::empty(flat, ctx.dtype, ctx.layout, ctx.device);
-  }
+  if (layers_.size() > 1)
+    for (auto slot : {GradientBuffers::Slot::ping, GradientBuffers::Slot::pong})
+      buffers_->reserve(level_, slot, ctx.max_batch * largest, ctx.dtype, ctx.device);
 }
 
-const Tensor& LayerChain::forward(const Tensor& x, Mode mode) {
+const Tensor& LayerChain::forward(const Tensor& x, Mode mode) { return forward(x, mode, {}); }
+
+const Tensor& LayerChain::forward(const Tensor& x, Mode mode,
+                                  const std::function<void(std::size_t)>& after_layer) {
   input_ = x;
   const Tensor* in = &input_;
   const std::int64_t batch = x.dim(0);
@@ -85,6 +112,7 @@ const Tensor& LayerChain::forward(const Tensor& x, Mode mode) {
                            [&] { layers_[i]->forward(*in, views_[i], mode); });
     }
     in = &views_[i];
+    if (after_layer) after_layer(i);
   }
   return *in;
 }
@@ -96,7 +124,7 @@ void LayerChain::backward(const Tensor& dy, Tensor* dx, GradientListener* listen
 void LayerChain::backward(const Tensor& dy_in, Tensor* dx, GradientListener* listener,
                           std::size_t end) {
   Tensor dy = dy_in;
-  Tensor* next_buffer = &grad_a_;
+  auto next_buffer = GradientBuffers::Slot::ping;
   // With dx, every layer runs backward; without, those before the first that needs it do not.
   const std::size_t stop = dx ? 0 : first_backward_;
   for (std::size_t i = end; i-- > stop;) {
@@ -108,14 +136,16 @@ void LayerChain::backward(const Tensor& dy_in, Tensor* dx, GradientListener* lis
       continue;
     }
     Tensor out =
-        i > 0 ? (wants_dx ? next_buffer->view(x.shape()) : Tensor()) : (dx ? *dx : Tensor());
+        i > 0 ? (wants_dx ? buffers_->view(level_, next_buffer, x.shape(), x.layout()) : Tensor())
+              : (dx ? *dx : Tensor());
     layer_profile::timed(*layers_[i], x.shape(), false, [&] {
       layers_[i]->backward(x, views_[i], dy, wants_dx ? &out : nullptr);
     });
     const auto [first, last] = parameter_range(i);
     if (listener && last > first) listener->gradients_ready(first, last - first);
     dy = out;
-    next_buffer = next_buffer == &grad_a_ ? &grad_b_ : &grad_a_;
+    next_buffer = next_buffer == GradientBuffers::Slot::ping ? GradientBuffers::Slot::pong
+                                                             : GradientBuffers::Slot::ping;
   }
 }
 
@@ -140,6 +170,20 @@ std::size_t LayerChain::workspace_bytes() const {
   std::size_t bytes = 0;
   for (const auto& layer : layers_) bytes = std::max(bytes, layer->workspace_bytes());
   return bytes;
+}
+
+std::size_t LayerChain::activation_bytes() const {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    bytes += held_bytes_[i] + layers_[i]->inner_activation_bytes();
+  return bytes;
+}
+
+Tensor LayerChain::reusable_output() const {
+  if (layers_.empty() || !outputs_.back().defined() || in_place_.back() ||
+      layers_.back()->backward_reads_output())
+    return {};
+  return outputs_.back();
 }
 
 std::string LayerChain::report() const {

@@ -352,6 +352,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   ctx.conv_params = options.conv_params;
   ctx.communicator = options.communicator;
   ctx.workspace = workspace_.get();
+  ctx.gradient_buffers = &gradient_buffers_;
   ctx.needs_input_gradient = false;  // the data needs no gradient
   ctx.fusions = options.fusions;
   ctx.sequence.lengths = std::make_shared<SequenceLengths>();
@@ -370,11 +371,14 @@ std::int64_t Model::parameter_count() const {
   return n;
 }
 
-const Tensor& Model::forward(const Tensor& x, Mode mode) {
+const Tensor& Model::forward(const Tensor& x, Mode mode) { return forward(x, mode, {}); }
+
+const Tensor& Model::forward(const Tensor& x, Mode mode,
+                             const std::function<void(std::size_t)>& after_layer) {
   DTNN_CHECK(x.dim(0) <= options_.max_batch, "batch above the model's max_batch");
   if (x.shape().rank() != input_shape_.rank() + 1)  // (T, D, 1) samples for a (T, D) input
-    return chain_.forward(x.view(input_shape_.with_batch(x.dim(0))), mode);
-  return chain_.forward(x, mode);
+    return chain_.forward(x.view(input_shape_.with_batch(x.dim(0))), mode, after_layer);
+  return chain_.forward(x, mode, after_layer);
 }
 
 void Model::set_profiling(bool on) { layer_profile::enable(on, options_.device); }

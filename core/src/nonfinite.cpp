@@ -50,10 +50,14 @@ bool all_finite(const Tensor& t) {
 std::string locate_nonfinite(Model& model, Loss& loss, const Tensor& x, const Tensor& y) {
   if (!all_finite(x)) return "the input batch";
   model.zero_grad();
-  const Tensor& prediction = model.forward(x, Mode::train);
-  for (std::size_t i = 0; i < model.num_layers(); ++i)
-    if (!all_finite(model.layer_output(i)))
-      return "layer " + std::to_string(i + 1) + " (" + model.layer(i).type() + ") output";
+  // Each output as soon as its layer wrote it: a layer that runs in place writes over it.
+  std::size_t first_bad = model.num_layers();
+  const Tensor& prediction = model.forward(x, Mode::train, [&](std::size_t i) {
+    if (first_bad == model.num_layers() && !all_finite(model.layer_output(i))) first_bad = i;
+  });
+  if (first_bad < model.num_layers())
+    return "layer " + std::to_string(first_bad + 1) + " (" + model.layer(first_bad).type() +
+           ") output";
   std::string found;
   if (!std::isfinite(loss.forward(prediction, y))) found = "the loss";
   if (found.empty()) {

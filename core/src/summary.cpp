@@ -82,9 +82,9 @@ std::string Model::memory_table(std::size_t optimizer_state_bytes) const {
     Layer& l = const_cast<Layer&>(layer(i));
     std::size_t count = 0;
     for (const auto& p : l.parameters()) count += static_cast<std::size_t>(p.value.numel());
-    const std::size_t out = l.is_reshape() ? 0  // a view of its input
-                                           : static_cast<std::size_t>(l.output_shape().numel()) *
-                                                 batch * value,
+    // A reshape's output is a view of its input; one that the next layer writes over is that
+    // layer's (counted there); one in the layer's own memory is in its inner activations.
+    const std::size_t out = chain_.held_bytes(i) + l.inner_activation_bytes(),
                       weights = count * value,
                       state = static_cast<std::size_t>(state_per_parameter * double(count));
     activations += out;
@@ -96,13 +96,16 @@ std::string Model::memory_table(std::size_t optimizer_state_bytes) const {
   std::size_t workspace = shared_workspace_bytes();
   if (!workspace_)
     for (std::size_t i = 0; i < num_layers(); ++i) workspace += layer(i).workspace_bytes();
-  const std::size_t total = input + activations + 2 * weights + optimizer_state_bytes + workspace;
+  const std::size_t gradient_buffers = gradient_buffers_.bytes();
+  const std::size_t total =
+      input + activations + 2 * weights + optimizer_state_bytes + workspace + gradient_buffers;
   return "Memory in training (batch " + std::to_string(options_.max_batch) +
-         "; a block's row holds its output only):\n" +
+         "; a block's row holds its paths' outputs too):\n" +
          detail::format_table(rows, {0, 2, 3, 4, 5, 6}) + "Total memory: " + mib(total) +
          " MiB (activations " + mib(input + activations) + ", parameters " + mib(weights) +
          ", gradients " + mib(weights) + ", optimizer state " + mib(optimizer_state_bytes) +
-         ", workspace " + mib(workspace) + ")\n";
+         ", workspace " + mib(workspace) + ", activation gradients " + mib(gradient_buffers) +
+         ")\n";
 }
 
 std::string Model::profile_table() const {

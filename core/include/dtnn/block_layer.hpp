@@ -4,9 +4,10 @@
 // An empty path is the identity (a residual shortcut). Backward sends each path its share of dy
 // and sums the paths' input gradients.
 //
-// The buffers live on the build context's device; a device's plugins (cuda_add, cuda_concat)
+// The paths' buffers live on the build context's device; a device's plugins (cuda_add, cuda_concat)
 // override merge, share and accumulate with the device's own operations.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   std::vector<Tensor> state() override;
   std::string attributes() const override;
   std::size_t workspace_bytes() const override;
+  std::size_t inner_activation_bytes() const override;  // the paths' outputs
   std::string report() const override;
   // The block's PyDTNN id, then the layers of its paths, path by path.
   void pydtnn_arrays(PydtnnArrays& out, const Shape& input) override;
@@ -57,8 +59,11 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   Params params_;
   std::vector<LayerChain> paths_;
   std::vector<Shape> path_shapes_;
-  std::vector<Tensor> share_buffers_;  // [max_batch, path p's output] when shares need them
-  Tensor dx_scratch_;                  // a path's dx before it is added to the others'
+  // A path's share of dy (when shares need buffers) and a path's dx before it is added to the
+  // others', in the gradient buffers of the paths' level (the model's, or its own).
+  std::unique_ptr<GradientBuffers> own_buffers_;
+  GradientBuffers* buffers_ = nullptr;
+  int level_ = 0;
   Shape output_shape_;
   Layout layout_ = Layout::nhwc;
   std::vector<const Tensor*> outputs_;

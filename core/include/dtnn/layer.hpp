@@ -21,6 +21,7 @@ namespace dtnn {
 class Registry;
 class Communicator;
 class Workspace;
+class GradientBuffers;
 class PydtnnArrays;
 
 enum class Mode : std::uint8_t { train = 0, eval = 1 };
@@ -45,7 +46,11 @@ struct LayerBuildContext {
   std::string conv_algorithm;            // the experiment's conv.algorithm
   Params conv_params;                    // the experiment's conv object (algorithm options)
   Communicator* communicator = nullptr;  // the run's, when it has more than one process
-  Workspace* workspace = nullptr;    // scratch memory the model's layers share (null: each its own)
+  Workspace* workspace = nullptr;  // scratch memory the model's layers share (null: each its own)
+  // The dLoss/d(activation) buffers the model's chains share, and the level of the chains this
+  // layer builds, if any (gradient_buffers.hpp; null: a chain or block makes its own).
+  GradientBuffers* gradient_buffers = nullptr;
+  int chain_level = 0;
   bool needs_input_gradient = true;  // false when no layer before has parameters: dx == nullptr
   Fusions fusions;                   // what blocks apply to the layers of their paths
   SequenceContext sequence;          // padding lengths and decoder memory (sequence_context.hpp)
@@ -73,6 +78,17 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   // (flatten, reshape): the model then aliases y to x and dx to dy and calls neither forward
   // nor backward, so such a layer costs nothing.
   virtual bool is_reshape() const { return false; }
+  // Memory reuse (LayerChain). backward_reads_output: false when backward never reads y, so that
+  // the layer after may write its output over y. runs_in_place: true when forward may write y
+  // over x (the same memory) and backward is right when x holds y (an activation whose derivative
+  // follows from its output: relu, sigmoid, tanh). A chain runs a layer in place only where both
+  // hold (the layer before does not read its output, and is the chain's own).
+  virtual bool backward_reads_output() const { return true; }
+  virtual bool runs_in_place() const { return false; }
+  // Memory of max_batch outputs that the layer offers to hold its own output, asked once after
+  // build (an add block offers its first path's last output, which nothing reads after the sum);
+  // an undefined tensor: the chain allocates the output.
+  virtual Tensor output_buffer() { return {}; }
 
   virtual std::vector<Parameter> parameters() { return {}; }
   // State that is not a parameter but that checkpoints must carry (running statistics, dropout's
@@ -82,6 +98,9 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   virtual std::string weights_shape() const { return ""; }
   virtual std::string attributes() const { return ""; }
   virtual std::size_t workspace_bytes() const { return 0; }
+  // Bytes of the activations the layer keeps inside for backward besides its output (the outputs
+  // of a block's paths), for the summary's memory table.
+  virtual std::size_t inner_activation_bytes() const { return 0; }
   // Floating-point operations of forward on `batch` samples (a multiply-add is 2), for the
   // GFLOP/s of profiles and traces; 0 when the layer does not count them. Backward counts twice
   // this for a layer with weights (the input's gradient and the weights').

@@ -1,16 +1,21 @@
 // LayerChain: layers applied one after another, every activation and gradient buffer allocated
 // once for the largest batch: a model's layers (Model adds the loss), a path of an add or concat
 // block. Parameter gradients accumulate; dx, when asked for, is overwritten (the Layer contract).
+// The gradient buffers are the model's, shared with every chain at the same nesting level
+// (gradient_buffers.hpp). A layer that runs in place (relu after a conv or batchnorm; see
+// Layer::runs_in_place) writes its output over the layer before's, which then has none of its own.
 // A layer needs dx only when some layer before it (or before the chain) has parameters: the layers
 // before the chain's first trainable one run no backward when the chain's input needs no gradient.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "dtnn/core_export.hpp"
+#include "dtnn/gradient_buffers.hpp"
 #include "dtnn/layer.hpp"
 
 namespace dtnn {
@@ -38,7 +43,8 @@ class DTNN_CORE_EXPORT LayerChain {
   // Builds specs one after another on ctx.input_shape, after resolving aliases and fusing them as
   // ctx.fusions says. Each layer gets ctx with its own seed (derived from ctx.seed and its
   // position), and is told whether it needs dx (see above; ctx.needs_input_gradient is the
-  // chain's input's).
+  // chain's input's). The chain's gradient buffers are level ctx.chain_level of
+  // ctx.gradient_buffers (its own when null); its layers build their chains one level deeper.
   void build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx);
 
   bool empty() const { return layers_.empty(); }
@@ -48,10 +54,23 @@ class DTNN_CORE_EXPORT LayerChain {
   Shape output_shape() const { return output_shape_; }
 
   // The chain applied to x: a view valid until the next forward (x itself when the chain is
-  // empty).
+  // empty). after_layer(i), when given, runs as soon as layer i's output is there (before a layer
+  // that runs in place overwrites it).
   const Tensor& forward(const Tensor& x, Mode mode);
-  // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view).
+  const Tensor& forward(const Tensor& x, Mode mode,
+                        const std::function<void(std::size_t)>& after_layer);
+  // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view;
+  // a layer followed by one that runs in place holds that layer's output).
   const Tensor& output(std::size_t i) const { return views_[i]; }
+  // Whether layer i writes its output over the layer before's.
+  bool in_place(std::size_t i) const { return in_place_[i]; }
+  // Bytes of output buffer this chain allocated that end holding layer i's output (0 for a
+  // reshape, for a layer the next writes over, for one whose output lives in its own memory).
+  std::size_t held_bytes(std::size_t i) const { return held_bytes_[i]; }
+  // The last layer's output buffer (max_batch outputs) when nothing reads it again in backward
+  // (the layer's backward does not, and it is the chain's own): where an add block may write
+  // its sum. Undefined otherwise.
+  Tensor reusable_output() const;
   // After forward(x): accumulates the parameter gradients of layers [.., end) for dy = dLoss/d(the
   // output of layer end - 1), telling listener (when given) of each layer's parameters as soon as
   // their gradients are final, and, when dx is given, writes dLoss/dx into it.
@@ -66,6 +85,10 @@ class DTNN_CORE_EXPORT LayerChain {
   }
   std::vector<Tensor> state();
   std::size_t workspace_bytes() const;
+  // Bytes of the layers' outputs kept for backward (nested chains included), and of the gradient
+  // buffers this chain owns (none when they are the model's).
+  std::size_t activation_bytes() const;
+  std::size_t own_gradient_bytes() const { return own_buffers_ ? own_buffers_->bytes() : 0; }
   std::string report() const;  // the layers' reports, one per line
 
  private:
@@ -73,8 +96,12 @@ class DTNN_CORE_EXPORT LayerChain {
   std::vector<std::string> types_;
   std::vector<Tensor> outputs_;  // [max_batch, output of layer i]; empty for reshapes
   std::vector<Tensor> views_;    // the current batch's outputs
-  Tensor grad_a_, grad_b_;       // ping-pong dLoss/d(activation) buffers
-  Tensor input_;                 // the x of the last forward
+  std::vector<bool> in_place_;   // layer i's output is layer i - 1's buffer
+  std::vector<std::size_t> held_bytes_;
+  std::unique_ptr<GradientBuffers> own_buffers_;  // when the context brought none
+  GradientBuffers* buffers_ = nullptr;
+  int level_ = 0;
+  Tensor input_;  // the x of the last forward
   Shape output_shape_;
   std::vector<std::size_t> first_parameter_;  // layer i owns [first_parameter_[i], [i + 1])
   std::size_t first_backward_ = 0;            // backward stops here (the first layer that needs it)

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -118,6 +119,10 @@ class DTNN_CORE_EXPORT Model {
 
   // x: [n, input...] with n <= max_batch. Returns a view [n, output...] valid until the next call.
   const Tensor& forward(const Tensor& x, Mode mode);
+  // The same, calling after_layer(i) as soon as layer i's output is there (layer_output(i) is
+  // then the layer's own, before a layer that runs in place writes over it).
+  const Tensor& forward(const Tensor& x, Mode mode,
+                        const std::function<void(std::size_t)>& after_layer);
   // After forward(x, train): zeroes nothing, accumulates parameter gradients for the loss, and
   // tells `listener` (when given) of each layer's parameters as soon as their gradients are final.
   // gradient_scale multiplies the loss's gradient before it goes back through the layers (loss
@@ -135,7 +140,8 @@ class DTNN_CORE_EXPORT Model {
   }
   Layer& layer(std::size_t i) { return chain_.layer(i); }
   const Layer& layer(std::size_t i) const { return const_cast<LayerChain&>(chain_).layer(i); }
-  // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view).
+  // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view;
+  // a layer followed by one that runs in place holds that one's output).
   const Tensor& layer_output(std::size_t i) const { return chain_.output(i); }
   const Shape& input_shape() const { return input_shape_; }
   Shape output_shape() const;
@@ -144,9 +150,13 @@ class DTNN_CORE_EXPORT Model {
   // PyDTNN's model table: index, type, #params, output shape, weights shape, attributes, totals.
   std::string summary() const;
   // What training holds in memory, per layer and in total, as PyDTNN 3.x prints it: the layer's
-  // output for a batch of max_batch (kept for backward), its parameters, their gradients and the
-  // optimizer's state (optimizer_state_bytes over the model, shared out by parameter size).
+  // activations for a batch of max_batch (kept for backward: its output unless the next layer
+  // writes over it, and a block's paths' outputs), its parameters, their gradients and the
+  // optimizer's state (optimizer_state_bytes over the model, shared out by parameter size); the
+  // total adds the shared workspace and gradient buffers.
   std::string memory_table(std::size_t optimizer_state_bytes) const;
+  // Bytes of the dLoss/d(activation) buffers the model's chains share (gradient_buffers.hpp).
+  std::size_t gradient_buffer_bytes() const { return gradient_buffers_.bytes(); }
   // Bytes of the workspace the layers share (0 when each layer has its own).
   std::size_t shared_workspace_bytes() const { return workspace_ ? workspace_->bytes() : 0; }
 
@@ -161,6 +171,7 @@ class DTNN_CORE_EXPORT Model {
   ModelOptions options_;
   Shape input_shape_;
   std::unique_ptr<Workspace> workspace_;  // declared before chain_: outlives its layers
+  GradientBuffers gradient_buffers_;      // the same
   LayerChain chain_;
   std::vector<Parameter> parameters_;  // chain_.parameters(), taken once
   Tensor dy_;                          // [max_batch, output]: dLoss/d(output) from the loss

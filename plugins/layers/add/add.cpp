@@ -18,8 +18,10 @@ class Add final : public AddBase {
     dispatch_dtype(y.dtype(), [&](auto z) {
       using T = decltype(z);
       T* __restrict yp = y.data<T>();
-      const T* __restrict first = outputs[0]->data<T>();
-      parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = first[i]; });
+      if (outputs[0]->raw() != y.raw()) {  // else y is the first path's output (output_buffer)
+        const T* __restrict first = outputs[0]->data<T>();
+        parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = first[i]; });
+      }
       for (std::size_t p = 1; p < outputs.size(); ++p) {
         const T* __restrict op = outputs[p]->data<T>();
         parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] += op[i]; });

@@ -14,8 +14,9 @@ class CudaAdd final : public AddBase {
 
  protected:
   void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {
-    DTNN_CUDA(cudaMemcpyAsync(y.raw(), outputs[0]->raw(), y.bytes(), cudaMemcpyDeviceToDevice,
-                              cuda::Context::get().stream()));
+    if (outputs[0]->raw() != y.raw())  // else y is the first path's output (output_buffer)
+      DTNN_CUDA(cudaMemcpyAsync(y.raw(), outputs[0]->raw(), y.bytes(), cudaMemcpyDeviceToDevice,
+                                cuda::Context::get().stream()));
     for (std::size_t p = 1; p < outputs.size(); ++p) cuda::add_into(y, *outputs[p]);
   }
   void accumulate(Tensor& a, const Tensor& b) const override { cuda::add_into(a, b); }

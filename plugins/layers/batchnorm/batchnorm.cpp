@@ -91,6 +91,7 @@ class BatchNorm final : public Layer {
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, y, mode); });
   }
+  bool backward_reads_output() const override { return relu_; }  // the fused relu's mask
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);

@@ -75,6 +75,10 @@ class AddBase : public BlockLayer {
  public:
   using BlockLayer::BlockLayer;
   std::string type() const override { return "add"; }
+  bool backward_reads_output() const override { return false; }
+  // The sum goes over the first path's last output, which backward does not read (merge then
+  // finds y and that output the same memory).
+  Tensor output_buffer() override { return num_paths() ? path(0).reusable_output() : Tensor(); }
 
  protected:
   Shape merged_shape(const std::vector<Shape>& paths) const override {
@@ -90,6 +94,7 @@ class ConcatBase : public BlockLayer {
  public:
   using BlockLayer::BlockLayer;
   std::string type() const override { return "concat"; }
+  bool backward_reads_output() const override { return false; }
 
  protected:
   // into_whole: the part's pieces into their places in whole; else the reverse.

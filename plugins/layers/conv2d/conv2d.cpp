@@ -162,6 +162,10 @@ class Conv2d final : public Layer {
     });
   }
 
+  // The fused relu's mask, and a fused batchnorm's own (with its relu).
+  bool backward_reads_output() const override {
+    return relu_ || (bn_ && bn_->backward_reads_output());
+  }
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);

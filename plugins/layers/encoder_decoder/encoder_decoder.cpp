@@ -109,6 +109,10 @@ class EncoderDecoder final : public Layer {
   std::size_t workspace_bytes() const override {
     return std::max(encoder_.workspace_bytes(), decoder_.workspace_bytes());
   }
+  std::size_t inner_activation_bytes() const override {
+    return encoder_.activation_bytes() + decoder_.activation_bytes() +
+           encoder_.own_gradient_bytes() + decoder_.own_gradient_bytes() + memory_->grad.bytes();
+  }
   double forward_flops(std::int64_t batch) const override {
     double flops = 0;
     for (const LayerChain* chain : {&encoder_, &decoder_})

@@ -56,6 +56,7 @@ class FullyConnected final : public Layer {
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
     dispatch_dtype(x.dtype(), [&](auto z) { backward_t<decltype(z)>(x, dy, dx); });
   }
+  bool backward_reads_output() const override { return false; }
 
  private:
   template <class T>

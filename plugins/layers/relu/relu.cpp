@@ -13,6 +13,7 @@ struct Relu {
   static T gradient(T, T y) {
     return y > T(0) ? T(1) : T(0);
   }
+  static constexpr bool kInPlace = true;
 };
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
   return new dtnn::ElementwiseLayer<Relu>();

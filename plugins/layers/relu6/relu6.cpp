@@ -10,9 +10,10 @@ struct Relu6 {
     return x < T(0) ? T(0) : x > T(6) ? T(6) : x;
   }
   template <class T>
-  static T gradient(T x, T) {
-    return x > T(0) && x < T(6) ? T(1) : T(0);
+  static T gradient(T, T y) {  // 0 < y < 6 exactly where 0 < x < 6
+    return y > T(0) && y < T(6) ? T(1) : T(0);
   }
+  static constexpr bool kInPlace = true;
 };
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
   return new dtnn::ElementwiseLayer<Relu6>();

@@ -18,6 +18,7 @@ struct Sigmoid {
   static T gradient(T, T y) {
     return y * (T(1) - y);
   }
+  static constexpr bool kInPlace = true;
 };
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
   return new dtnn::ElementwiseLayer<Sigmoid>();

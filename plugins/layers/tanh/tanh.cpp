@@ -15,6 +15,7 @@ struct Tanh {
   static T gradient(T, T y) {
     return T(1) - y * y;
   }
+  static constexpr bool kInPlace = true;
 };
 dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
   return new dtnn::ElementwiseLayer<Tanh>();
