@@ -118,7 +118,7 @@ std::size_t BlockLayer::workspace_bytes() const {
 
 std::size_t BlockLayer::inner_activation_bytes() const {
   std::size_t bytes = own_buffers_ ? own_buffers_->bytes() : 0;
-  for (const auto& path : paths_) bytes += path.activation_bytes() + path.own_gradient_bytes();
+  for (const auto& path : paths_) bytes += path.activation_bytes();  // the paths use buffers_
   return bytes;
 }
 

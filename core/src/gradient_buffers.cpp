@@ -7,7 +7,7 @@ namespace dtnn {
 void GradientBuffers::reserve(int level, Slot slot, std::int64_t numel, DType dtype,
                               Device device) {
   DTNN_CHECK(level >= 0 && numel >= 0, "GradientBuffers::reserve: a negative level or size");
-  const std::size_t at = static_cast<std::size_t>(level) * kSlots + static_cast<std::size_t>(slot);
+  const std::size_t at = index(level, slot);
   if (buffers_.size() <= at) buffers_.resize(at + 1);
   for (const Tensor& t : buffers_)
     DTNN_CHECK(!t.defined() || (t.dtype() == dtype && t.device() == device),
@@ -18,9 +18,9 @@ void GradientBuffers::reserve(int level, Slot slot, std::int64_t numel, DType dt
 }
 
 Tensor GradientBuffers::view(int level, Slot slot, const Shape& shape, Layout layout) const {
-  const std::size_t at = static_cast<std::size_t>(level) * kSlots + static_cast<std::size_t>(slot);
+  const std::size_t at = index(level, slot);
   DTNN_CHECK(at < buffers_.size() && buffers_[at].defined(),
-             "GradientBuffers::buffer: level " + std::to_string(level) + " slot " +
+             "GradientBuffers::view: level " + std::to_string(level) + " slot " +
                  std::to_string(static_cast<int>(slot)) + " was never reserved");
   return buffers_[at].view(shape).with_layout(layout);
 }
@@ -28,7 +28,7 @@ Tensor GradientBuffers::view(int level, Slot slot, const Shape& shape, Layout la
 std::size_t GradientBuffers::bytes() const {
   std::size_t total = 0;
   for (const Tensor& t : buffers_)
-    if (t.defined()) total += static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype());
+    if (t.defined()) total += t.bytes();
   return total;
 }
 

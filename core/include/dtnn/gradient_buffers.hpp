@@ -28,8 +28,10 @@ class DTNN_CORE_EXPORT GradientBuffers {
   std::size_t bytes() const;
 
  private:
-  static constexpr int kSlots = 4;
-  std::vector<Tensor> buffers_;  // [level * kSlots + slot]
+  static std::size_t index(int level, Slot slot) {
+    return std::size_t(level) * 4 + std::size_t(slot);
+  }
+  std::vector<Tensor> buffers_;  // [index(level, slot)]
 };
 
 }  // namespace dtnn

@@ -62,8 +62,6 @@ class DTNN_CORE_EXPORT LayerChain {
   // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view;
   // a layer followed by one that runs in place holds that layer's output).
   const Tensor& output(std::size_t i) const { return views_[i]; }
-  // Whether layer i writes its output over the layer before's.
-  bool in_place(std::size_t i) const { return in_place_[i]; }
   // Bytes of output buffer this chain allocated that end holding layer i's output (0 for a
   // reshape, for a layer the next writes over, for one whose output lives in its own memory).
   std::size_t held_bytes(std::size_t i) const { return held_bytes_[i]; }
