@@ -36,9 +36,11 @@ inline boost::program_options::variables_map parse_with_config(
   return vm;
 }
 
-// dtnn predict (predict.cpp), dtnn plot (plot.cpp) and dtnn generate (generate.cpp).
+// dtnn predict (predict.cpp), dtnn plot (plot.cpp), dtnn generate (generate.cpp) and dtnn
+// quantize (quantize.cpp).
 int cmd_predict(const std::vector<std::string>& args);
 int cmd_generate(const std::vector<std::string>& args);
+int cmd_quantize(const std::vector<std::string>& args);
 int cmd_plot(const std::vector<std::string>& args);
 
 }  // namespace dtnn_cli

@@ -22,6 +22,7 @@
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gemm.hpp"
+#include "dtnn/int8_gemm.hpp"
 #include "dtnn/isa.hpp"
 #include "dtnn/launcher_flags.hpp"
 #include "dtnn/log.hpp"
@@ -82,6 +83,9 @@ void print_usage() {
          "       dtnn generate EXP.json --weights FILE --prompt TEXT [--tokens N --temperature T\n"
          "                                          --top-k K]  text sampled from a trained\n"
          "                                          language model (docs/transformers.md)\n"
+         "       dtnn quantize EXP.json --weights FILE [--calibration-batches N]\n"
+         "                                          an int8 model of the trained weights, for\n"
+         "                                          --evaluate-only (docs/precision.md)\n"
          "       dtnn config [--markdown|--flags]   every experiment key's default (--markdown,\n"
          "                                          --flags: docs/config.md's tables)\n"
          "       dtnn --version | --help\n\n"
@@ -343,6 +347,7 @@ void print_instruction_sets() {
   std::printf("Lower-precision products (training.precision): bf16: %s; fp16: %s\n",
               dtnn::lowp_gemm_path(dtnn::Precision::bf16),
               dtnn::lowp_gemm_path(dtnn::Precision::fp16));
+  std::printf("Int8 inference (dtnn quantize): %s\n", dtnn::int8_gemm_path());
   const dtnn::Fp32Peak peak = dtnn::measure_fp32_peak();
   std::printf(
       "FP32 peak (measured): %.0f GFLOPS = %d threads x %d lanes (%s) x 2 flops x %.2f G "
@@ -434,9 +439,11 @@ int main(int argc, char** argv) {
     if (command == "predict") return dtnn_cli::cmd_predict(args);
     if (command == "plot") return dtnn_cli::cmd_plot(args);
     if (command == "generate") return dtnn_cli::cmd_generate(args);
-    throw UsageError("unknown command '" + command +
-                     "' (expected run, summary, plugins, info, check-plugin, config, predict, plot "
-                     "or generate)");
+    if (command == "quantize") return dtnn_cli::cmd_quantize(args);
+    throw UsageError(
+        "unknown command '" + command +
+        "' (expected run, summary, plugins, info, check-plugin, config, predict, plot, "
+        "generate or quantize)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "dtnn: error: %s\n", e.what());
     return 2;

@@ -95,6 +95,14 @@ std::vector<Parameter> BlockLayer::parameters() {
   return all;
 }
 
+std::vector<std::pair<std::string, Layer*>> BlockLayer::inner_layers() {
+  std::vector<std::pair<std::string, Layer*>> all;
+  for (std::size_t p = 0; p < paths_.size(); ++p)
+    for (std::size_t i = 0; i < paths_[p].size(); ++i)
+      all.emplace_back("path" + std::to_string(p) + "." + std::to_string(i), &paths_[p].layer(i));
+  return all;
+}
+
 std::vector<Tensor> BlockLayer::state() {
   std::vector<Tensor> all;
   for (auto& path : paths_)

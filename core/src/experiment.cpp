@@ -23,6 +23,7 @@
 #include "dtnn/device_communicator.hpp"
 #include "dtnn/file_io.hpp"
 #include "dtnn/image_transform.hpp"
+#include "dtnn/int8_model.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/memory.hpp"
@@ -584,10 +585,20 @@ std::optional<CheckpointInfo> Experiment::open_optimizer(const Registry& registr
   scale_learning_rate();
   if (const std::string weights = t["weights_and_bias_filename"].get<std::string>();
       !weights.empty()) {
-    if (std::filesystem::path(weights).extension() == ".npz")
-      load_pydtnn_weights(*model_, weights);  // PyDTNN's format
-    else
+    if (std::filesystem::path(weights).extension() == ".npz") {
+      load_pydtnn_weights(*model_, weights);   // PyDTNN's format
+    } else if (is_int8_model_file(weights)) {  // dtnn quantize's: evaluation only
+      if (!t["evaluate_only"].get<bool>() && t["epochs"].get<std::int64_t>() > 0)
+        throw Error(where + ": training.weights_and_bias_filename: " + weights +
+                    " is an int8 model (dtnn quantize), which only evaluates: add "
+                    "--evaluate-only (training.evaluate_only)");
+      if (device != Device::cpu)
+        throw Error(where + ": training.weights_and_bias_filename: " + weights +
+                    " is an int8 model, which runs on the cpu only");
+      load_int8_model(weights, *model_);
+    } else {
       load_checkpoint(weights, *model_);
+    }
   }
   const std::string resume = t["resume"].get<std::string>();
   if (resume.empty()) return std::nullopt;

@@ -37,6 +37,7 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   std::string report() const override;
   // The block's PyDTNN id, then the layers of its paths, path by path.
   void pydtnn_arrays(PydtnnArrays& out, const Shape& input) override;
+  std::vector<std::pair<std::string, Layer*>> inner_layers() override;  // "path<p>.<i>"
 
  protected:
   // The merged per-sample shape, from the paths' output shapes (in memory order of layout()).

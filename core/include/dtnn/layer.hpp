@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dtnn/core_export.hpp"
@@ -23,6 +24,7 @@ class Communicator;
 class Workspace;
 class GradientBuffers;
 class PydtnnArrays;
+class Int8Product;
 
 enum class Mode : std::uint8_t { train = 0, eval = 1 };
 
@@ -111,6 +113,13 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   // Its part of a PyDTNN weights file (dtnn/pydtnn_arrays.hpp), on this per-sample input: by
   // default one PyDTNN layer of class type() holding each parameter under its own name.
   virtual void pydtnn_arrays(PydtnnArrays& out, const Shape& input);
+  // Int8 inference (int8_product.hpp): the layer's int8 product when its product can run in int8
+  // (conv2d and fc on float32 host tensors), else null. Once the product is ready(), forward in
+  // evaluation runs it; training refuses a model with a ready product.
+  virtual Int8Product* int8_product() { return nullptr; }
+  // The layers this one holds (a block's paths: "path<p>.<i>"), for walks over every layer of a
+  // model (int8_model.hpp); none by default.
+  virtual std::vector<std::pair<std::string, Layer*>> inner_layers() { return {}; }
   // True for a softmax over each sample: a model ending in one lets a loss that offers it give
   // dLoss/d(softmax input) directly (Loss::backward_through_softmax).
   virtual bool is_softmax() const { return false; }

@@ -198,6 +198,7 @@ class DTNN_CORE_EXPORT Trainer {
   std::int64_t train_size() const { return train_end_; }
   std::int64_t validation_size() const { return validation_end_ - train_end_; }
   std::int64_t test_size() const { return test_end_; }
+  const TrainerOptions& options() const { return options_; }
 
  private:
   struct Run;  // what the steps and epochs of one fit() share

@@ -10,6 +10,8 @@
 //                          y = conv(x, w * a) + (b * a + d) with a, d its per-channel affine map
 //                          from the running statistics: one pass instead of two, equal to the
 //                          unfused result up to rounding.
+// Int8 inference (dtnn/int8_product.hpp; groups 1, float32): once the product is quantised,
+// evaluation runs int8_conv2d.hpp on the filter as evaluation uses it (folded when fused).
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -20,11 +22,13 @@
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
+#include "dtnn/int8_product.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
+#include "int8_conv2d.hpp"
 #include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
 
@@ -125,7 +129,17 @@ class Conv2d final : public Layer {
         bias_pattern_ = Tensor::empty(Shape{std::max<std::int64_t>(pattern_, 1)}, ctx.dtype);
       }
     }
+    if (g_.groups == 1 && ctx.dtype == DType::float32)
+      int8_.bind(
+          g_.kh * g_.kw * g_.c, g_.k,
+          [this] {
+            if (!bn_) return int8_conv2d::weight_matrix(g_, w_.data<float>());
+            fold<float>();
+            return int8_conv2d::weight_matrix(g_, w_fold_.data<float>());
+          },
+          g_.kh);
   }
+  Int8Product* int8_product() override { return int8_.k() > 0 ? &int8_ : nullptr; }
 
   std::vector<Parameter> parameters() override {
     std::vector<Parameter> p{{"weights", w_, dw_}};
@@ -143,6 +157,13 @@ class Conv2d final : public Layer {
   }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
+    if (int8_.observing()) int8_.observe(x.data<float>(), x.numel());
+    if (mode == Mode::eval && int8_.ready()) {
+      if (bn_) fold<float>();
+      const float* bias = bn_ ? b_fold_.data<float>() : use_bias_ ? b_.data<float>() : nullptr;
+      int8_runner_.forward(g_, int8_, x, bias, relu_, y);
+      return;
+    }
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       if (bn_ && mode == Mode::train) {
@@ -298,6 +319,8 @@ class Conv2d final : public Layer {
   Tensor w_, dw_, b_, db_, bias_pattern_, bias_sums_;
   std::int64_t pattern_ = 0;
   std::shared_ptr<ConvAlgorithm> algorithm_;
+  Int8Product int8_;
+  int8_conv2d::Runner int8_runner_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Conv2d(p); }

@@ -1,11 +1,16 @@
 // fc: fully connected layer. x: [N, in] (any per-sample shape, taken flat), w: [in, units],
 // b: [units], y: [N, units] = x w + b. With "flatten": false every position of the last axis is
-// a row: x [N, ..., in] -> y [N, ..., units].
+// a row: x [N, ..., in] -> y [N, ..., units]. Int8 inference (dtnn/int8_product.hpp; float32):
+// once the product is quantised, evaluation codes x's rows and runs the int8 GEMM on them.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "dtnn/dense.hpp"
 #include "dtnn/initializer.hpp"
+#include "dtnn/int8_product.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "layer_parameters.hpp"
 #include "pydtnn_names.hpp"
@@ -38,7 +43,13 @@ class FullyConnected final : public Layer {
       db_ = Tensor::zeros(b_.shape(), ctx.dtype);
       initialize(b_, s_.init.biases, in_, s_.units, ctx.seed + 1);
     }
+    if (ctx.dtype == DType::float32)
+      int8_.bind(in_, s_.units, [this] {
+        const float* w = w_.data<float>();
+        return std::vector<float>(w, w + w_.numel());
+      });
   }
+  Int8Product* int8_product() override { return int8_.k() > 0 ? &int8_ : nullptr; }
 
   void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
     pydtnn_names::fc(out, parameters());
@@ -49,7 +60,9 @@ class FullyConnected final : public Layer {
     return p;
   }
 
-  void forward(const Tensor& x, Tensor& y, Mode) override {
+  void forward(const Tensor& x, Tensor& y, Mode mode) override {
+    if (int8_.observing()) int8_.observe(x.data<float>(), x.numel());
+    if (mode == Mode::eval && int8_.ready()) return forward_int8(x, y);
     dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, y); });
   }
 
@@ -65,6 +78,24 @@ class FullyConnected final : public Layer {
                    s_.use_bias ? b_.data<T>() : nullptr, y.data<T>(), precision_);
   }
 
+  // Rows coded in blocks of kRows, each block a task: the codes of a block are the task's own.
+  void forward_int8(const Tensor& x, Tensor& y) {
+    constexpr std::int64_t kRows = 48;
+    const std::int64_t rows = x.numel() / in_, lda = int8_.padded_k();
+    if (static_cast<std::int64_t>(codes_.size()) < rows * lda)
+      codes_.assign(static_cast<std::size_t>(rows * lda), Int8Product::kZeroCode);
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    const float* bias = s_.use_bias ? b_.data<float>() : nullptr;
+    parallel_for((rows + kRows - 1) / kRows, 2, [&](std::int64_t block) {
+      const std::int64_t r0 = block * kRows, count = std::min(kRows, rows - r0);
+      std::uint8_t* codes = codes_.data() + r0 * lda;
+      for (std::int64_t r = 0; r < count; ++r)
+        int8_.encode(xp + (r0 + r) * in_, in_, codes + r * lda);
+      int8_.run(count, int8_.rows(codes, lda), bias, false, yp + r0 * s_.units, s_.units);
+    });
+  }
+
   // From y = x w + b:  dw += x^T dy,  db += sum_rows(dy),  dx = dy w^T.
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
@@ -78,6 +109,8 @@ class FullyConnected final : public Layer {
   std::int64_t in_ = 0;
   Precision precision_ = Precision::fp32;
   Tensor w_, dw_, b_, db_;
+  Int8Product int8_;
+  std::vector<std::uint8_t> codes_;  // int8: x's rows coded, padded_k() bytes each
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new FullyConnected(p); }
