@@ -42,12 +42,14 @@ const isa::Family<Int8GemmKernels>& int8_gemm_kernels() { return kInt8Gemm; }
 
 Int8GemmKernel int8_gemm_kernel() {
   const Int8GemmKernels& best = kInt8Gemm.best();
-  return best.vnni && cpu_has_avx512_vnni() ? best.vnni : best.loops;
+  if (best.vnni && cpu_has_avx512_vnni()) return best.vnni;
+  return best.avx2 ? best.avx2 : best.loops;
 }
 
 const char* int8_gemm_path() {
   const Int8GemmKernels& best = kInt8Gemm.best();
-  return best.vnni && cpu_has_avx512_vnni() ? "vpdpbusd kernels on AVX512-VNNI" : "int32 loops";
+  if (best.vnni && cpu_has_avx512_vnni()) return "vpdpbusd kernels on AVX512-VNNI";
+  return best.avx2 ? "vpmaddubsw kernels on AVX2" : "int32 loops";
 }
 
 void int8_gemm(std::int64_t m, std::int64_t n, const Int8Rows& a, const std::int8_t* packed_b,

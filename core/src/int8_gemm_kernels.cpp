@@ -18,8 +18,11 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+#if defined(__AVX2__)
 #include <immintrin.h>
+#define DTNN_INT8_AVX2_KERNEL 1
+#endif
+#if defined(__AVX512F__) && defined(__AVX512BW__)
 #define DTNN_INT8_VNNI_KERNEL 1
 #endif
 
@@ -62,6 +65,101 @@ void loops(std::int64_t m, std::int64_t n, const Int8Rows& a, const std::int8_t*
     }
   }
 }
+
+#ifdef DTNN_INT8_AVX2_KERNEL
+
+constexpr std::int64_t kAvx2Mr = 4;   // rows of a tile
+constexpr std::int64_t kAvx2Nr = 16;  // columns of a tile: two vectors of 8 int32
+
+// Rows [0, MR) of A times columns [j0, j0 + 8 NV) of packed B, into y (cols of them). The sums
+// are of (code - 128) x b, so the epilogue's offset is not added.
+template <int MR, int NV>
+void avx2_tile(const Int8Rows& rows, const std::int8_t* b, std::int64_t pn, const Int8Epilogue& e,
+               std::int64_t j0, std::int64_t cols, float* y, std::int64_t ldy) {
+  __m256i acc[MR][NV];
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  const std::int8_t* bg = b + j0 * 4;
+  for (std::int64_t s = 0; s < rows.segments; ++s) {
+    const std::uint8_t* as = rows.a + s * rows.segment_stride;
+    for (std::int64_t g = 0; g < rows.segment_groups; ++g, bg += pn * 4, as += 4) {
+      __m256i bv[NV], magnitude[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) {
+        bv[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + 32 * v));
+        magnitude[v] = _mm256_abs_epi8(bv[v]);
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < MR; ++r) {
+        std::uint32_t word;
+        std::memcpy(&word, as + r * rows.lda, 4);
+        const __m256i q = _mm256_set1_epi32(static_cast<std::int32_t>(word ^ 0x80808080u));
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          const __m256i pairs = _mm256_maddubs_epi16(magnitude[v], _mm256_sign_epi8(q, bv[v]));
+          acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(pairs, ones));
+        }
+      }
+    }
+  }
+  for (int v = 0; v < NV; ++v) {
+    const std::int64_t valid = min(8, cols - 8 * v);
+    alignas(32) float scale[8] = {}, bias[8] = {};
+    for (std::int64_t c = 0; c < valid; ++c) {
+      scale[c] = e.scale[j0 + 8 * v + c];
+      bias[c] = e.bias ? e.bias[j0 + 8 * v + c] : 0.0f;
+    }
+    const __m256 sv = _mm256_load_ps(scale), bias_v = _mm256_load_ps(bias);
+    for (int r = 0; r < MR; ++r) {
+      __m256 out = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[r][v]), sv, bias_v);
+      if (e.relu) out = _mm256_max_ps(out, _mm256_setzero_ps());
+      float* to = y + r * ldy + j0 + 8 * v;
+      if (valid == 8) {
+        _mm256_storeu_ps(to, out);
+      } else {
+        alignas(32) float part[8];
+        _mm256_store_ps(part, out);
+        for (std::int64_t c = 0; c < valid; ++c) to[c] = part[c];
+      }
+    }
+  }
+}
+
+using Avx2Tile = void (*)(const Int8Rows&, const std::int8_t*, std::int64_t, const Int8Epilogue&,
+                          std::int64_t, std::int64_t, float*, std::int64_t);
+
+Avx2Tile avx2_tile_of(std::int64_t rows, std::int64_t nv) {
+  static constexpr Avx2Tile kTiles[4][2] = {{&avx2_tile<1, 1>, &avx2_tile<1, 2>},
+                                            {&avx2_tile<2, 1>, &avx2_tile<2, 2>},
+                                            {&avx2_tile<3, 1>, &avx2_tile<3, 2>},
+                                            {&avx2_tile<4, 1>, &avx2_tile<4, 2>}};
+  return kTiles[rows - 1][nv - 1];
+}
+
+// The sign trick keeps vpmaddubsw's 16-bit pair sums exact: |b| (at most 127) times q with b's sign
+// (q = code - 128 in [-127, 127]) gives products of at most 16,129, pairs of at most 32,258.
+void avx2(std::int64_t m, std::int64_t n, const Int8Rows& a, const std::int8_t* packed_b,
+          const Int8Epilogue& e, float* y, std::int64_t ldy) {
+  constexpr std::int64_t kMc = 96;
+  const std::int64_t pn = int8_padded_n(n);
+  Int8Rows rows = a;
+  for (std::int64_t i0 = 0; i0 < m; i0 += kMc) {
+    const std::int64_t block = min(kMc, m - i0);
+    for (std::int64_t j0 = 0; j0 < n; j0 += kAvx2Nr) {
+      const std::int64_t cols = min(kAvx2Nr, n - j0), nv = cols > 8 ? 2 : 1;
+      for (std::int64_t i = i0; i < i0 + block; i += kAvx2Mr) {
+        rows.a = a.a + i * a.lda;
+        avx2_tile_of(min(kAvx2Mr, i0 + block - i), nv)(rows, packed_b, pn, e, j0, cols, y + i * ldy,
+                                                       ldy);
+      }
+    }
+  }
+}
+
+#endif
 
 #ifdef DTNN_INT8_VNNI_KERNEL
 
@@ -189,10 +287,12 @@ void vnni(std::int64_t m, std::int64_t n, const Int8Rows& a, const std::int8_t* 
 }  // namespace
 
 const Int8GemmKernels& int8_gemm_kernels() {
-#ifdef DTNN_INT8_VNNI_KERNEL
-  static const Int8GemmKernels table{&loops, &vnni};
+#if defined(DTNN_INT8_VNNI_KERNEL)
+  static const Int8GemmKernels table{&loops, &avx2, &vnni};
+#elif defined(DTNN_INT8_AVX2_KERNEL)
+  static const Int8GemmKernels table{&loops, &avx2, nullptr};
 #else
-  static const Int8GemmKernels table{&loops, nullptr};
+  static const Int8GemmKernels table{&loops, nullptr, nullptr};
 #endif
   return table;
 }

@@ -2,10 +2,11 @@
 //
 //   y[i, j] = relu?( float(sum_k a[i, k] b[k, j] + offset[j]) * scale[j] + bias[j] )
 //
-// a unsigned 8-bit (activations, coded with 128 for zero: quantization.hpp), b signed 8-bit
-// (weights), the sums exact in int32 (|a b| <= 255 * 128, so k up to 65,000 cannot overflow), the
-// epilogue in float32 with one fused multiply-add. The offset takes the 128 of a's code back out
-// (-128 times b's column sums) and the scale is the product of a's and b's quantisation steps.
+// a unsigned 8-bit codes in [1, 255] (activations, 128 for zero: int8_product.hpp), b signed
+// 8-bit in [-127, 127] (weights), the sums exact in int32 (|a b| <= 255 * 127, so k up to 66,000
+// cannot overflow), the epilogue in float32 with one fused multiply-add. The offset takes the 128
+// of a's code back out (-128 times b's column sums) and the scale is the product of a's and b's
+// quantisation steps.
 //
 // B is packed once (a layer's weights): groups of four reduction rows with each column's four bytes
 // together, byte (k, j) at ((k / 4) * padded_n + j) * 4 + k % 4, padded_n = n rounded up to 32,
@@ -41,7 +42,9 @@ struct Int8Rows {
   std::int64_t segment_stride = 0;
 };
 
-// What follows the int32 sums; offset and scale have n values, bias n or none (null).
+// What follows the int32 sums; offset and scale have n values, bias n or none (null). The offset
+// must be -128 times B's column sums: kernels that multiply the codes as they are add it, those
+// that multiply code - 128 do not need it.
 struct Int8Epilogue {
   const std::int32_t* offset = nullptr;
   const float* scale = nullptr;
@@ -58,17 +61,21 @@ using Int8GemmKernel = void (*)(std::int64_t m, std::int64_t n, const Int8Rows& 
                                 const std::int8_t* packed_b, const Int8Epilogue& epilogue, float* y,
                                 std::int64_t ldy);
 
-// Per level: `loops` (plain loops the compiler vectorises for the level) and, at avx512, `vnni`
-// (null below it; it still needs a CPU with AVX512-VNNI: int8_gemm_kernel() checks both).
+// Per level: `loops` (plain loops the compiler vectorises for the level); from avx2 up, `avx2`
+// (vpmaddubsw on the codes less 128 times |b| with b's sign moved onto them, so that its 16-bit
+// pair sums cannot saturate); at avx512, `vnni` (null below it; it still needs a CPU with
+// AVX512-VNNI: int8_gemm_kernel() checks both).
 struct Int8GemmKernels {
   Int8GemmKernel loops;
+  Int8GemmKernel avx2;
   Int8GemmKernel vnni;
 };
 DTNN_CORE_EXPORT const isa::Family<Int8GemmKernels>& int8_gemm_kernels();
 // The kernel this process runs: VNNI where the CPU has it and the ceiling allows avx512, else the
-// best level's loops.
+// best level's avx2 kernel, else its loops.
 DTNN_CORE_EXPORT Int8GemmKernel int8_gemm_kernel();
-// What int8_gemm runs here, for `dtnn info`: "vpdpbusd kernels on AVX512-VNNI" or "int32 loops".
+// What int8_gemm runs here, for `dtnn info`: "vpdpbusd kernels on AVX512-VNNI", "vpmaddubsw
+// kernels on AVX2" or "int32 loops".
 DTNN_CORE_EXPORT const char* int8_gemm_path();
 
 // y = the product above with the kernel this process runs, on the calling thread.
