@@ -3,10 +3,14 @@
 //            [PyDTNN flags]
 //   dtnn summary [EXP.json] [...]      dtnn plugins [--verbose]      dtnn info
 // Exit status: 0 success, 1 error in the experiment (config, data, plugin), 2 bad command line.
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -20,6 +24,7 @@
 #include "dtnn/config.hpp"
 #include "dtnn/config_schema.hpp"
 #include "dtnn/device.hpp"
+#include "dtnn/executable_dir.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/gemm.hpp"
 #include "dtnn/int8_gemm.hpp"
@@ -258,6 +263,28 @@ void print_conv_perf(const dtnn::Registry& registry, const std::string& name,
 // sweep, a layer's gradients and contracts, an optimizer's, a metric's, a loss's, a dataset's) at
 // the cases its traits declare; with --perf, a conv algorithm is then timed on real layer shapes
 // beside i2c. Exit 0 only when it loads and every supported check passes.
+// dtnn check-plugin FILE.py: plugins written in Python are checked by the dtnn Python package
+// (python3 -m dtnn check-plugin FILE.py), found beside this program in the build tree
+// (<build>/python) or where the interpreter finds it installed.
+int check_python_plugin(const std::string& file) {
+  const std::string python =
+      std::getenv("DTNN_PYTHON") ? std::getenv("DTNN_PYTHON") : DTNN_PYTHON_EXECUTABLE;
+  const std::filesystem::path beside = dtnn::executable_dir() / ".." / "python";
+  std::error_code ec;
+  if (std::filesystem::is_directory(beside / "dtnn", ec)) {
+    const char* old = std::getenv("PYTHONPATH");
+    const std::string path =
+        beside.lexically_normal().string() + (old ? ":" + std::string(old) : "");
+    ::setenv("PYTHONPATH", path.c_str(), 1);
+  }
+  std::fflush(stdout);
+  const char* argv[] = {python.c_str(), "-m", "dtnn", "check-plugin", file.c_str(), nullptr};
+  ::execvp(python.c_str(), const_cast<char* const*>(argv));
+  throw dtnn::Error(
+      "check-plugin " + file + ": cannot start " + python +
+      " (DTNN_PYTHON names the interpreter with the dtnn package): " + std::strerror(errno));
+}
+
 int cmd_check_plugin(const std::vector<std::string>& args) {
   std::string path, nets = "scnn,resnet20";
   bool perf = false;
@@ -270,7 +297,9 @@ int cmd_check_plugin(const std::vector<std::string>& args) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
   po::notify(vm);
-  if (path.empty()) throw UsageError("usage: dtnn check-plugin FILE.so [--perf [--nets vgg]]");
+  if (path.empty())
+    throw UsageError("usage: dtnn check-plugin FILE.so|FILE.py [--perf [--nets vgg]]");
+  if (path.size() > 3 && path.ends_with(".py")) return check_python_plugin(path);
   const std::filesystem::path file = std::filesystem::absolute(path);
   if (!std::filesystem::is_regular_file(file)) throw dtnn::Error(path + ": no such plugin file");
   auto folders = dtnn::Registry::default_folders();

@@ -280,6 +280,31 @@ void Registry::load(const fs::path& file, const std::vector<Variant>& variants) 
   records_.push_back(std::move(rec));
 }
 
+void Registry::add(PluginRecord record) {
+  if (!record.make) throw Error("plugin " + record.kind + "/" + record.name + ": no factory");
+  if (record.kind.empty() || record.name.empty())
+    throw Error("a plugin needs a kind and a name, got '" + record.kind + "' and '" + record.name +
+                "'");
+  for (const char* json_field : {"parameters", "traits"}) {
+    const std::string& text = json_field[0] == 'p' ? record.parameters : record.traits;
+    const json parsed = json::parse(text, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object())
+      throw Error("plugin " + record.kind + "/" + record.name + ": its " + json_field +
+                  " must be a JSON object, got " + text.substr(0, 100));
+  }
+  for (auto it = records_.begin(); it != records_.end(); ++it) {
+    if (it->kind != record.kind || it->name != record.name || it->device != record.device) continue;
+    if (!it->make)
+      throw Error(record.kind + " plugin '" + record.name + "' is already a plugin from " +
+                  it->file.string() + ": choose another name");
+    records_.erase(it);
+    break;
+  }
+  record.status = PluginRecord::Status::ok;
+  record.descriptor = nullptr;
+  records_.push_back(std::move(record));
+}
+
 const PluginRecord* Registry::find(std::string_view kind, std::string_view name,
                                    Device device) const {
   const PluginRecord* best = nullptr;
@@ -373,7 +398,8 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
   PluginContext ctx{this};
   Plugin* raw = nullptr;
   try {
-    raw = rec->descriptor->factory(Params(merged, params.where()), ctx);
+    raw = rec->descriptor ? rec->descriptor->factory(Params(merged, params.where()), ctx)
+                          : rec->make(Params(merged, params.where()), ctx);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

@@ -8,8 +8,14 @@ with Python callbacks; the model's parameters as numpy arrays over dtnn's own me
     probabilities = exp.predict(images)   # numpy in, numpy out
     w = exp.parameters()                  # {"1.conv2d.weights": array, ...}, no copies
 
+Plugins may be Python classes: `dtnn.register(MyConv)` adds a conv algorithm, layer or optimizer
+that experiments then name; `dtnn.check_plugin("conv", "my_conv")` runs its conformance checks
+(docs/plugin-authoring.md, "Plugins in Python"; examples/python/).
+
 Errors from dtnn are dtnn.Error, with dtnn's message (the file, key or offset at fault).
 """
-from ._dtnn import CallbackState, Error, Experiment, __version__, info, plugins
+from ._dtnn import (CallbackState, Error, Experiment, __version__, check_plugin, info, plugins,
+                    register)
 
-__all__ = ["CallbackState", "Error", "Experiment", "info", "plugins", "__version__"]
+__all__ = ["CallbackState", "Error", "Experiment", "check_plugin", "info", "plugins", "register",
+           "__version__"]

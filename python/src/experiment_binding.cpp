@@ -165,17 +165,6 @@ py::dict eval_dict(const EvalResult& r) {
   return d;
 }
 
-// A numpy array over a tensor's memory (no copy), writable; `owner` keeps the memory alive.
-py::array view_of(const Tensor& t, const py::object& owner) {
-  if (t.device() != Device::cpu)
-    throw Error("the model lives on " + std::string(to_string(t.device())) +
-                ": numpy views are of host memory (copy with predict, or train on the CPU)");
-  const std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
-  const py::dtype dtype =
-      t.dtype() == DType::float64 ? py::dtype::of<double>() : py::dtype::of<float>();
-  return py::array(dtype, shape, t.raw(), owner);  // C order: pybind11 computes the strides
-}
-
 class PyExperiment {
  public:
   explicit PyExperiment(const ExperimentConfig& config, std::shared_ptr<Dataset> data = nullptr)

@@ -29,7 +29,7 @@ std::filesystem::path module_dir() {
 
 }  // namespace
 
-const Registry& registry() {
+Registry& registry() {
   static const std::unique_ptr<Registry> opened = [] {
     // lib/dtnn/plugins from the package: <build>/python/dtnn/../../lib, or an install's
     // (python/CMakeLists.txt: DTNN_PYTHON_TO_LIB), whichever is there.
@@ -58,6 +58,17 @@ py::object to_python(const nlohmann::json& j) {
 nlohmann::json from_python(const py::handle& value) {
   const std::string text = py::str(py::module_::import("json").attr("dumps")(value));
   return nlohmann::json::parse(text);
+}
+
+// A numpy array over a tensor's memory (no copy), writable; `owner` keeps the memory alive.
+py::array view_of(const Tensor& t, const py::object& owner) {
+  if (t.device() != Device::cpu)
+    throw Error("the model lives on " + std::string(to_string(t.device())) +
+                ": numpy views are of host memory (copy with predict, or train on the CPU)");
+  const std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  const py::dtype dtype =
+      t.dtype() == DType::float64 ? py::dtype::of<double>() : py::dtype::of<float>();
+  return py::array(dtype, shape, t.raw(), owner);  // C order: pybind11 computes the strides
 }
 
 }  // namespace dtnn::python
@@ -114,4 +125,5 @@ PYBIND11_MODULE(_dtnn, m) {
       "description, file, why not ok, and its parameters with their defaults.");
 
   python::bind_experiment(m);
+  python::bind_plugins(m);
 }

@@ -16,6 +16,7 @@
 // level is never opened: its static initialisers are code of that level too.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ struct PluginRecord {
   std::optional<isa::Level> level;
   const PluginDescriptor* descriptor = nullptr;
   std::shared_ptr<void> library;  // keeps the shared object open
+  // A plugin made in this process instead of loaded from a file (a Python class: dtnn.register):
+  // its factory, used where descriptor is null.
+  std::function<Plugin*(const Params&, const PluginContext&)> make;
 };
 
 DTNN_CORE_EXPORT const char* to_string(PluginRecord::Status s);
@@ -64,6 +68,12 @@ class DTNN_CORE_EXPORT Registry {
   const std::vector<std::filesystem::path>& folders() const { return folders_; }
   const std::vector<PluginRecord>& records() const { return records_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Adds a plugin made in this process (record.make creates it; its kind, name, description,
+  // parameters and traits as a loaded one's): it replaces an earlier added one of the same kind
+  // and name, and may not take a loaded plugin's name (Error). Pointers to records taken before
+  // are invalid afterwards.
+  void add(PluginRecord record);
 
   // The record of kind/name on device (ok or not), or null. A name no plugin has may be a
   // plugin's alias (its traits.aliases).

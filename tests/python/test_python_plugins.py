@@ -1,0 +1,175 @@
+"""Plugins written in Python (examples/python/): a numpy conv algorithm, a layer and an optimizer
+registered with dtnn.register pass the conformance checks of their kind (dtnn.check_plugin: the
+conv against `reference` over the geometry sweep, the layer's gradients against finite differences,
+the optimizer's contracts and state), train together in a real run, run as best_of's candidates
+(whose accuracy guard refuses a wrong one), and an exception raised in one ends the run as a
+dtnn.Error naming the plugin and carrying the traceback.
+"""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import dtnn
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "python"))
+import numpy_conv  # noqa: E402
+import scaled_tanh  # noqa: E402
+import sign_sgd  # noqa: E402
+
+FASHION = pathlib.Path("/usr/share/datasets/fashion-mnist")
+
+for plugin in (numpy_conv.NumpyConv, scaled_tanh.ScaledTanh, sign_sgd.SignSgd):
+    dtnn.register(plugin)
+
+
+def failures(checks):
+    return [c for c in checks if c["supported"] and not c["passed"]]
+
+
+@pytest.mark.parametrize("kind,name", [("conv", "numpy_conv"), ("layer", "scaled_tanh"),
+                                       ("optimizer", "sign_sgd")])
+def test_examples_pass_their_kinds_conformance(kind, name):
+    checks = dtnn.check_plugin(kind, name)
+    assert sum(c["supported"] for c in checks) >= 5
+    assert failures(checks) == []
+    listed = {(p["kind"], p["name"]): p for p in dtnn.plugins()}
+    assert listed[(kind, name)]["status"] == "ok"
+    assert listed[(kind, name)]["description"].endswith("(Python)")
+
+
+class WrongConv(numpy_conv.NumpyConv):
+    """numpy_conv with its filter's taps flipped: a wrong convolution"""
+    name = "wrong_conv"
+
+    def forward(self, x, w, y):
+        super().forward(x, w[::-1, ::-1] if self.g.layout == "nhwc" else w[:, :, ::-1, ::-1], y)
+
+
+def test_a_wrong_plugin_fails_the_checks():
+    dtnn.register(WrongConv)
+    bad = failures(dtnn.check_plugin("conv", "wrong_conv"))
+    assert bad and all("forward" in c["what"] or "forward" in c["setting"] for c in bad[:1])
+
+
+def small_run(model_layers, **sections):
+    config = {"model": {"name": "python_plugins", "layers": model_layers},
+              "dataset": {"name": "mnist", "path": str(FASHION), "train_limit": 12000,
+                          "test_limit": 2000},
+              "training": {"epochs": 2, "batch_size": 64, "seed": 1},
+              "optimizer": {"name": "sign_sgd", "learning_rate": 0.0005},
+              "metrics": ["categorical_accuracy"], "output": {"progress": "none"}}
+    config.update(sections)
+    return dtnn.Experiment(config)
+
+
+CNN = [{"type": "conv2d", "filters": 8, "kernel": 3, "weights_initializer": "he_normal"},
+       {"type": "relu"}, {"type": "maxpool2d", "pool": 2}, {"type": "flatten"},
+       {"type": "fc", "units": 64, "weights_initializer": "he_normal"},
+       {"type": "scaled_tanh", "alpha": 1.0},
+       {"type": "fc", "units": "$classes"}, {"type": "softmax"}]
+
+
+@pytest.mark.skipif(not FASHION.is_dir(), reason="needs Debian's dataset-fashion-mnist")
+def test_the_three_train_together():
+    exp = small_run(CNN, conv={"algorithm": "numpy_conv"})
+    exp.fit()
+    result = exp.evaluate()
+    assert result["categorical_accuracy"] > 0.8  # 0.8685 when written
+    alpha = exp.parameters()["6.scaled_tanh.alpha"]
+    assert alpha.shape == (1,) and alpha[0] != 1.0  # learned
+
+
+@pytest.mark.skipif(not FASHION.is_dir(), reason="needs Debian's dataset-fashion-mnist")
+def test_best_of_times_python_candidates_and_refuses_a_wrong_one(capfd):
+    dtnn.register(WrongConv)
+    exp = small_run(CNN, conv={"algorithm": "best_of", "max_rel_error": 1e-3, "cache_file": "",
+                               "candidates": ["numpy_conv", "wrong_conv", "i2c"]},
+                    training={"epochs": 1, "batch_size": 64, "seed": 1})
+    exp.fit()
+    assert exp.evaluate()["categorical_accuracy"] > 0.75
+    log = capfd.readouterr().err
+    import re
+    errors = dict(re.findall(r"(numpy_conv|wrong_conv|i2c) ([0-9.e+-]+) \(forward", log))
+    assert set(errors) == {"numpy_conv", "wrong_conv", "i2c"}, log
+    assert float(errors["numpy_conv"]) < 1e-5 and float(errors["wrong_conv"]) > 0.1
+    chosen = re.findall(r"'(\w+)' after \d+ rounds", log)
+    assert chosen and "wrong_conv" not in chosen
+
+
+class Boom:
+    """a layer whose forward raises"""
+    kind = "layer"
+    name = "boom"
+
+    def build(self, ctx):
+        return None
+
+    def forward(self, x, y, training):
+        raise ValueError("boom: the plugin's own error")
+
+    def backward(self, x, y, dy, dx):
+        dx[...] = dy
+
+
+def test_a_python_exception_ends_the_run_naming_the_plugin():
+    dtnn.register(Boom)
+    exp = small_run([{"type": "flatten"}, {"type": "boom"}, {"type": "fc", "units": "$classes"},
+                     {"type": "softmax"}],
+                    dataset={"name": "synthetic", "input_shape": [4, 4, 1], "classes": 3,
+                             "train_samples": 64, "test_samples": 16})
+    with pytest.raises(dtnn.Error) as e:
+        exp.fit()
+    text = str(e.value)
+    assert "layer plugin 'boom'.forward (Python) raised" in text
+    assert "ValueError: boom: the plugin's own error" in text
+    assert "Traceback" in text and "test_python_plugins.py" in text
+
+
+def test_registration_is_checked():
+    class Nameless:
+        kind = "conv"
+    with pytest.raises(dtnn.Error, match="give the plugin a name"):
+        dtnn.register(Nameless)
+    with pytest.raises(dtnn.Error, match="kind 'dataset'; Python plugins are of kind conv"):
+        dtnn.register(Boom, kind="dataset")
+
+    class NotI2c(numpy_conv.NumpyConv):
+        name = "i2c"
+    with pytest.raises(dtnn.Error, match="already a plugin from"):
+        dtnn.register(NotI2c)
+
+    class BadArgs(scaled_tanh.ScaledTanh):
+        name = "bad_args"
+        parameters = {"alpha": 1.0}
+
+        def __init__(self):  # takes no alpha
+            pass
+    dtnn.register(BadArgs)
+    with pytest.raises(dtnn.Error, match="bad_args' \\(constructing it\\)"):
+        small_run([{"type": "flatten"}, {"type": "bad_args"}, {"type": "fc", "units": 3}],
+                  dataset={"name": "synthetic", "input_shape": [4, 4, 1], "classes": 3,
+                           "train_samples": 64, "test_samples": 16})
+
+
+def test_dtnn_check_plugin_takes_a_python_file(tmp_path):
+    import subprocess
+    from dtnn.__main__ import program
+    good = subprocess.run([str(program()), "check-plugin",
+                           str(ROOT / "examples" / "python" / "sign_sgd.py")],
+                          capture_output=True, text=True, timeout=300)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "optimizer 'sign_sgd': 10 passed, 0 failed" in good.stdout
+    wrong = tmp_path / "forgets_to_zero.py"
+    wrong.write_text(
+        "class Forgetful:\n"
+        "    kind = 'optimizer'\n    name = 'forgetful'\n    parameters = {'learning_rate': 0.1}\n"
+        "    def __init__(self, learning_rate):\n        self.learning_rate = learning_rate\n"
+        "    def build(self, parameters, ctx):\n        pass\n"
+        "    def update(self, index, value, grad):\n        value += self.learning_rate * grad\n")
+    bad = subprocess.run([str(program()), "check-plugin", str(wrong)], capture_output=True,
+                         text=True, timeout=300)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "FAIL a first step from zero descends" in bad.stdout
