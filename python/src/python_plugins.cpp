@@ -1,6 +1,7 @@
 // Plugins written in Python (docs/plugin-authoring.md, "Plugins in Python"): dtnn.register(cls)
 // adds a class as a plugin of its kind to the registry the module's experiments use, beside the
-// shared objects; an experiment then names it like any other. Three kinds so far:
+// shared objects; an experiment then names it like any other. Six kinds (a dataset from Python is
+// dtnn.Experiment's `data`):
 //
 //   "conv"       a ConvAlgorithm: forward(x, w, y), backward_data(dy, w, dx),
 //                backward_filter(x, dy, dw) on numpy views of dtnn's tensors (x, w, dy read-only);
@@ -16,6 +17,15 @@
 //                -> a zeroed array dtnn owns and checkpoints. update(index, value, grad): updates
 //                value in place (the grad is zeroed after it); a learning_rate attribute.
 //                Optional: begin_step().
+//   "loss"       forward(y_pred, y_true) -> the batch's mean loss; backward(y_pred, y_true, dy)
+//                writes dLoss/dy_pred (or returns it).
+//   "metric"     totals (an int, or a method giving it); accumulate(y_pred, y_true) -> the batch's
+//                contribution to each total (they are summed over batches and ranks);
+//                value(totals) -> the metric. Optional: set_classes(classes).
+//   "scheduler"  on_train_begin, on_epoch_begin, on_batch_begin, on_batch_end, on_epoch_end,
+//                on_train_end (those it has) with s: epoch, batch, rank, ranks, logs (the epoch's
+//                losses and metrics), learning_rate and stop_training, the last two its to change.
+//                Optional: state() -> list of floats and set_state(values), for checkpoints.
 //
 // The class is constructed with the plugin's parameters as keywords (its `parameters` attribute
 // gives them and their defaults, checked like a shared object's). Every call into Python takes the
@@ -24,6 +34,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,8 +42,11 @@
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
+#include "dtnn/loss.hpp"
+#include "dtnn/metric.hpp"
 #include "dtnn/optimizer.hpp"
 #include "dtnn/params.hpp"
+#include "dtnn/scheduler.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
 #include "module_support.hpp"
 
@@ -321,7 +335,122 @@ class PythonOptimizer final : public Optimizer {
   std::vector<Tensor> state_;
 };
 
-const char* const kKinds[] = {"conv", "layer", "optimizer"};
+class PythonLoss final : public Loss {
+ public:
+  PythonLoss(std::string name, py::object object)
+      : name_(std::move(name)), object_(std::move(object), "loss plugin '" + name_ + "'") {}
+  std::string name() const override { return name_; }
+  double forward(const Tensor& y_pred, const Tensor& y_true) override {
+    return object_.call("forward", [&](const py::object& o) {
+      return o.attr("forward")(view(y_pred, false), view(y_true, false)).cast<double>();
+    });
+  }
+  void backward(const Tensor& y_pred, const Tensor& y_true, Tensor& dy) override {
+    object_.call("backward", [&](const py::object& o) {
+      const py::array out = view(dy, true);
+      store(out, o.attr("backward")(view(y_pred, false), view(y_true, false), out), false,
+            object_.who());
+    });
+  }
+
+ private:
+  std::string name_;
+  PythonObject object_;
+};
+
+class PythonMetric final : public Metric {
+ public:
+  PythonMetric(std::string name, py::object object)
+      : name_(std::move(name)), object_(std::move(object), "metric plugin '" + name_ + "'") {}
+  std::string name() const override { return name_; }
+  void set_classes(std::int64_t classes) override {
+    if (object_.has("set_classes"))
+      object_.call("set_classes", [&](const py::object& o) { o.attr("set_classes")(classes); });
+  }
+  std::size_t num_totals() const override {
+    return object_.call("totals", [](const py::object& o) {
+      const py::object n = o.attr("totals");
+      return (PyCallable_Check(n.ptr()) ? n() : n).cast<std::size_t>();
+    });
+  }
+  void accumulate(const Tensor& y_pred, const Tensor& y_true,
+                  std::span<double> totals) const override {
+    object_.call("accumulate", [&](const py::object& o) {
+      const auto add = o.attr("accumulate")(view(y_pred, false), view(y_true, false))
+                           .cast<std::vector<double>>();
+      if (add.size() != totals.size())
+        throw Error(object_.who() + ".accumulate returned " + std::to_string(add.size()) +
+                    " totals, expected " + std::to_string(totals.size()));
+      for (std::size_t i = 0; i < add.size(); ++i) totals[i] += add[i];
+    });
+  }
+  double value(std::span<const double> totals) const override {
+    return object_.call("value", [&](const py::object& o) {
+      return o.attr("value")(std::vector<double>(totals.begin(), totals.end())).cast<double>();
+    });
+  }
+
+ private:
+  std::string name_;
+  PythonObject object_;
+};
+
+class PythonScheduler final : public Scheduler {
+ public:
+  PythonScheduler(std::string name, py::object object)
+      : name_(std::move(name)), object_(std::move(object), "scheduler plugin '" + name_ + "'") {}
+  std::string name() const override { return name_; }
+  void on_train_begin(TrainingState& s) override { event("on_train_begin", s); }
+  void on_epoch_begin(TrainingState& s) override { event("on_epoch_begin", s); }
+  void on_batch_begin(TrainingState& s) override { event("on_batch_begin", s); }
+  void on_batch_end(TrainingState& s) override { event("on_batch_end", s); }
+  void on_epoch_end(TrainingState& s) override { event("on_epoch_end", s); }
+  void on_train_end(TrainingState& s) override { event("on_train_end", s); }
+  std::vector<double> state() const override {
+    if (!object_.has("state")) return {};
+    return object_.call(
+        "state", [](const py::object& o) { return o.attr("state")().cast<std::vector<double>>(); });
+  }
+  void set_state(std::span<const double> values) override {
+    if (object_.has("set_state"))
+      object_.call("set_state", [&](const py::object& o) {
+        o.attr("set_state")(std::vector<double>(values.begin(), values.end()));
+      });
+  }
+
+ private:
+  // The event's method, if the object has it, on s (epoch, batch, rank, ranks, logs,
+  // learning_rate, stop_training); what it sets of the last two is applied.
+  void event(const char* method, TrainingState& s) {
+    auto known = std::find_if(has_.begin(), has_.end(), [&](auto& e) { return e.first == method; });
+    if (known == has_.end()) known = has_.insert(has_.end(), {method, object_.has(method)});
+    if (!known->second) return;
+    object_.call(method, [&](const py::object& o) {
+      py::dict d;
+      d["epoch"] = s.epoch, d["batch"] = s.batch, d["rank"] = s.rank, d["ranks"] = s.ranks;
+      d["logs"] = py::cast(s.logs);
+      const double lr = s.optimizer ? s.optimizer->learning_rate() : 0.0;
+      d["learning_rate"] = lr;
+      d["stop_training"] = s.stop_training;
+      const py::object state = namespace_of(d);
+      o.attr(method)(state);
+      const double wanted = state.attr("learning_rate").cast<double>();
+      if (s.optimizer && wanted != lr) {
+        if (!(wanted > 0) || !std::isfinite(wanted))
+          throw Error(object_.who() + "." + method + " set the learning rate to " +
+                      std::to_string(wanted) + "; expected a finite number > 0");
+        s.optimizer->set_learning_rate(wanted);
+      }
+      s.stop_training = state.attr("stop_training").cast<bool>();
+    });
+  }
+
+  std::string name_;
+  PythonObject object_;
+  std::vector<std::pair<std::string, bool>> has_;
+};
+
+const char* const kKinds[] = {"conv", "layer", "optimizer", "loss", "metric", "scheduler"};
 
 // dtnn.register(cls, kind=None, name=None): cls's plugin record in the module's registry.
 std::string register_class(const py::object& cls, std::string kind, std::string name) {
@@ -331,7 +460,8 @@ std::string register_class(const py::object& cls, std::string kind, std::string 
       "dtnn.register(" + py::str(cls.attr("__name__")).cast<std::string>() + ")";
   if (std::find(std::begin(kKinds), std::end(kKinds), kind) == std::end(kKinds))
     throw Error(where + ": kind '" + kind +
-                "'; Python plugins are of kind conv, layer or optimizer");
+                "'; Python plugins are of kind conv, layer, optimizer, loss, metric or scheduler "
+                "(datasets from Python: dtnn.Experiment's data)");
   if (name.empty()) throw Error(where + ": give the plugin a name (a `name` attribute or name=)");
   PluginRecord r;
   r.kind = kind;
@@ -363,6 +493,9 @@ std::string register_class(const py::object& cls, std::string kind, std::string 
     }
     if (kind == "conv") return new PythonConv(name, std::move(object));
     if (kind == "layer") return new PythonLayer(name, std::move(object));
+    if (kind == "loss") return new PythonLoss(name, std::move(object));
+    if (kind == "metric") return new PythonMetric(name, std::move(object));
+    if (kind == "scheduler") return new PythonScheduler(name, std::move(object));
     return new PythonOptimizer(name, std::move(object));
   };
   registry().add(std::move(r));
@@ -398,7 +531,8 @@ py::list check(const std::string& kind, const std::string& name, const py::objec
 void bind_plugins(py::module_& m) {
   m.def("register", &register_class, py::arg("cls"), py::arg("kind") = "", py::arg("name") = "",
         "Adds a Python class as a plugin of its kind (`kind` and `name` attributes, or these "
-        "arguments): conv, layer or optimizer. Experiments created afterwards may name it. Returns "
+        "arguments): conv, layer, optimizer, loss, metric or scheduler. Experiments created "
+        "afterwards may name it. Returns "
         "the name. See docs/plugin-authoring.md, \"Plugins in Python\".");
   m.def("check_plugin", &check, py::arg("kind"), py::arg("name"), py::arg("cases") = py::none(),
         "The conformance checks `dtnn check-plugin` runs, for a plugin of the registry (one "

