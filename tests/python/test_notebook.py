@@ -1,7 +1,7 @@
 """examples/notebooks/getting_started.ipynb runs from top to bottom (nbclient and a python3 kernel:
 Debian's python3-nbclient and python3-ipykernel, which scripts/install-deps.sh installs; skipped
-without them), on one epoch: it trains, plots, shows the filters and checks its numpy convolution
-against dtnn's within 1e-4."""
+without them), on one epoch: it trains, plots, shows the filters, checks its numpy convolution
+against dtnn's within 1e-4, and races the numpy conv plugin in best_of."""
 import os
 import pathlib
 
@@ -31,6 +31,8 @@ def test_the_getting_started_notebook_runs(monkeypatch):
     assert "test: {'loss':" in text and "'categorical_accuracy':" in text
     assert "largest difference from dtnn's:" in text
     assert "dtnn i2c" in text and "numpy" in text
+    assert "conformance of numpy_conv:" in text and " 0 failed" in text
+    assert "best_of with a Python candidate, test:" in text
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if "image/png" in o.get("data", {})]
     assert len(images) >= 2  # the history and the filters
