@@ -11,6 +11,7 @@
 #include <numeric>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
@@ -38,16 +39,8 @@ int main(int argc, char** argv) {
       "trace-cost", po::bool_switch(&trace_cost),
       "alternate repeats without and with the trace recording (dtnn run --trace): both medians "
       "and their ratio");
-  po::positional_options_description pos;
-  pos.add("config", 1);
   try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    if (vm.count("help")) {
-      std::printf("usage: dtnn_bench EXP.json [options]\n");
-      return 0;
-    }
-    po::notify(vm);
+    if (!parse_bench_args(argc, argv, desc, "dtnn_bench EXP.json [options]")) return 0;
     dtnn::initialize_runtime();
     sets.push_back("output.progress=\"none\"");
     dtnn::ExperimentConfig cfg = dtnn::load_experiment(config_file, sets);

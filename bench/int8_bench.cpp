@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "bench_args.hpp"
 #include "dtnn/augmentation.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/config.hpp"
@@ -41,16 +42,10 @@ int main(int argc, char** argv) {
       "batches", po::value(&batches), "forward passes per timing (default 20)")(
       "repeats", po::value(&repeats), "timings of each (the median is reported; default 7)")(
       "profile", po::bool_switch(&profile), "per-layer forward times");
-  po::positional_options_description pos;
-  pos.add("config", 1);
   try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-    if (vm.count("help")) {
-      std::printf("usage: int8_bench EXP.json --weights FLOAT --int8 FILE.int8 [options]\n");
+    if (!parse_bench_args(argc, argv, desc,
+                          "int8_bench EXP.json --weights FLOAT --int8 FILE.int8 [options]"))
       return 0;
-    }
-    po::notify(vm);
     dtnn::initialize_runtime();
     for (const char* s :
          {"output.progress=\"none\"", "training.epochs=0", "training.evaluate=false",
