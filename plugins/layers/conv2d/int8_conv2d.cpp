@@ -57,16 +57,22 @@ void Runner::forward(const ConvGeometry& g, const Int8Product& product, const Te
   const std::int64_t plane = g.h * g.w, sample_in = plane * g.c, sample_out = pixels * g.k;
   const std::int64_t run_bytes = product.segment_bytes();
   const bool nhwc = g.layout == Layout::nhwc, windows = g.dilation_w != 1;
-  if (threads_.empty()) {
+  // One scratch per thread that may run (more if the thread count grew since the last batch).
+  if (threads_.size() < static_cast<std::size_t>(omp_get_max_threads())) {
+    const std::size_t had = threads_.size();
     threads_.resize(static_cast<std::size_t>(omp_get_max_threads()));
-    for (Scratch& s : threads_) {
+    for (std::size_t t = had; t < threads_.size(); ++t) {
+      Scratch& s = threads_[t];
       // The border stays coded zero; the interior is rewritten by every sample.
       s.image.assign(static_cast<std::size_t>(image_h * image_w * g.c + kSlack),
                      Int8Product::kZeroCode);
       if (windows)
         s.rows.assign(static_cast<std::size_t>(pixels * product.padded_k()),
                       Int8Product::kZeroCode);
-      if (!nhwc) s.out.resize(static_cast<std::size_t>(sample_out));
+      if (!nhwc) {
+        s.out.resize(static_cast<std::size_t>(sample_out));
+        s.row_codes.resize(static_cast<std::size_t>(g.w));
+      }
     }
   }
   const float* xp = x.data<float>();
@@ -83,11 +89,9 @@ void Runner::forward(const ConvGeometry& g, const Int8Product& product, const Te
         continue;
       }
       for (std::int64_t c = 0; c < g.c; ++c) {  // NCHW: a row of each channel, interleaved
-        thread_local std::vector<std::uint8_t> codes;
-        codes.resize(static_cast<std::size_t>(g.w));
-        product.encode(in + c * plane + iy * g.w, g.w, codes.data());
-        for (std::int64_t ix = 0; ix < g.w; ++ix)
-          to[ix * g.c + c] = codes[static_cast<std::size_t>(ix)];
+        std::uint8_t* codes = t.row_codes.data();
+        product.encode(in + c * plane + iy * g.w, g.w, codes);
+        for (std::int64_t ix = 0; ix < g.w; ++ix) to[ix * g.c + c] = codes[ix];
       }
     }
     float* out = nhwc ? yp + s * sample_out : t.out.data();

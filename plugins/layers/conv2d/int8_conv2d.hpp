@@ -29,9 +29,10 @@ class Runner {
 
  private:
   struct Scratch {
-    std::vector<std::uint8_t> image;  // the coded sample inside its border
-    std::vector<std::uint8_t> rows;   // dilated windows: one row per output pixel
-    std::vector<float> out;           // NCHW: the sample's output as [pixel, k]
+    std::vector<std::uint8_t> image;      // the coded sample inside its border
+    std::vector<std::uint8_t> rows;       // dilated windows: one row per output pixel
+    std::vector<float> out;               // NCHW: the sample's output as [pixel, k]
+    std::vector<std::uint8_t> row_codes;  // NCHW: one channel's row, coded
   };
   std::vector<Scratch> threads_;  // one per thread, sized on first use
 };
