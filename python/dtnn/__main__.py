@@ -5,7 +5,6 @@ build tree's package), with the same arguments.
 `python3 -m dtnn check-plugin FILE.py` (and `dtnn check-plugin FILE.py`, which comes here) checks
 plugins written in Python instead: every class of the file with `kind` and `name` attributes is
 registered and put through its kind's conformance checks, as `dtnn check-plugin` does a `.so`."""
-import importlib.util
 import os
 import pathlib
 import sys
@@ -21,17 +20,12 @@ def program() -> pathlib.Path:
 
 def check_python_plugins(file: str) -> int:
     import dtnn
+    from dtnn.plugin_files import import_file, plugin_classes
     path = pathlib.Path(file).resolve()
     if not path.is_file():
         print(f"dtnn check-plugin: {file}: no such file", file=sys.stderr)
         return 2
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
-    plugins = [c for c in vars(module).values()
-               if isinstance(c, type) and c.__module__ == module.__name__
-               and hasattr(c, "kind") and hasattr(c, "name")]
+    plugins = plugin_classes(import_file(path))
     if not plugins:
         print(f"dtnn check-plugin: {file}: no class with `kind` and `name` attributes",
               file=sys.stderr)

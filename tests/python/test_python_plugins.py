@@ -194,3 +194,28 @@ def test_dtnn_check_plugin_takes_a_python_file(tmp_path):
                          text=True, timeout=300)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "FAIL a first step from zero descends" in bad.stdout
+
+
+def test_plugin_files_and_folders(tmp_path):
+    import subprocess
+    loaded = dtnn.load_plugins(ROOT / "examples" / "python")
+    assert ("conv", "numpy_conv") in loaded and ("scheduler", "cosine_decay") in loaded
+    assert len(loaded) == 6
+    # A plugin folder's .py files are registered when dtnn is imported; a broken one is a warning.
+    (tmp_path / "halve.py").write_text(
+        "import numpy as np\n"
+        "class Halve:\n    kind = 'layer'\n    name = 'halve'\n"
+        "    def build(self, ctx):\n        return None\n"
+        "    def forward(self, x, y, training):\n        y[...] = x / 2\n"
+        "    def backward(self, x, y, dy, dx):\n        dx[...] = dy / 2\n")
+    (tmp_path / "broken.py").write_text("raise RuntimeError('not a plugin today')\n")
+    env = dict(__import__("os").environ, DTNN_PLUGIN_PATH=str(tmp_path))
+    env["PYTHONPATH"] = str(pathlib.Path(dtnn.__file__).resolve().parents[1])
+    code = ("import warnings, dtnn\n"
+            "print([p['status'] for p in dtnn.plugins() if p['name'] == 'halve'])\n"
+            "print(dtnn.check_plugin('layer', 'halve')[0]['passed'])\n")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["['ok']", "True"]
+    assert "broken.py: not loaded: RuntimeError: not a plugin today" in run.stderr
