@@ -1,7 +1,8 @@
 """A convolution algorithm in numpy, registered as dtnn's conv plugin "numpy_conv".
 
 Each pass is a sum over the filter's taps of one matrix product per tap (the window of tap (ky, kx)
-is a strided slice of the padded input), in NHWC; NCHW tensors are transposed in and out. Slower
+is a strided slice of the padded input, copied into rows of channels so that the product is one
+BLAS call), in NHWC; NCHW tensors are transposed in and out. Slower
 than dtnn's own algorithms, and checked against the same `reference` (dtnn.check_plugin).
 
     import dtnn, numpy_conv
@@ -39,29 +40,34 @@ class NumpyConv:
         ph, pw = self.g.padding
         return np.pad(self._nhwc(x), ((0, 0), (ph, ph), (pw, pw), (0, 0)))
 
+    def _rows(self, window):  # [N, Ho, Wo, C] as [N Ho Wo, C]
+        return np.ascontiguousarray(window).reshape(-1, window.shape[-1])
+
     def forward(self, x, w, y):
-        xp, wf = self._padded(x), self._filter(w)
-        out = np.zeros((x.shape[0], self.g.ho, self.g.wo, self.g.k), x.dtype)
-        for ky in range(self.g.kh):
-            for kx in range(self.g.kw):
-                out += self._window(xp, ky, kx) @ wf[ky, kx]
-        y[...] = out if self.g.layout == "nhwc" else out.transpose(0, 3, 1, 2)
+        g, xp, wf = self.g, self._padded(x), self._filter(w)
+        out = np.zeros((x.shape[0] * g.ho * g.wo, g.k), x.dtype)
+        for ky in range(g.kh):
+            for kx in range(g.kw):
+                out += self._rows(self._window(xp, ky, kx)) @ wf[ky, kx]
+        out = out.reshape(x.shape[0], g.ho, g.wo, g.k)
+        y[...] = out if g.layout == "nhwc" else out.transpose(0, 3, 1, 2)
 
     def backward_data(self, dy, w, dx):
-        g, wf, d = self.g, self._filter(w), self._nhwc(dy)
+        g, wf = self.g, self._filter(w)
+        d = self._rows(self._nhwc(dy))
         (ph, pw) = g.padding
         n = dy.shape[0]
         dxp = np.zeros((n, g.h + 2 * ph, g.w + 2 * pw, g.c), dy.dtype)
         for ky in range(g.kh):
             for kx in range(g.kw):
-                self._window(dxp, ky, kx)[...] += d @ wf[ky, kx].T
+                self._window(dxp, ky, kx)[...] += (d @ wf[ky, kx].T).reshape(n, g.ho, g.wo, g.c)
         out = dxp[:, ph:ph + g.h, pw:pw + g.w, :]
         dx[...] = out if g.layout == "nhwc" else out.transpose(0, 3, 1, 2)
 
     def backward_filter(self, x, dy, dw):
-        g, xp, d = self.g, self._padded(x), self._nhwc(dy).reshape(-1, self.g.k)
+        g, xp, d = self.g, self._padded(x), self._rows(self._nhwc(dy))
         grad = np.zeros((g.kh, g.kw, g.c, g.k), x.dtype)
         for ky in range(g.kh):
             for kx in range(g.kw):
-                grad[ky, kx] = self._window(xp, ky, kx).reshape(-1, g.c).T @ d
+                grad[ky, kx] = self._rows(self._window(xp, ky, kx)).T @ d
         return grad if g.layout == "nhwc" else grad.transpose(3, 2, 0, 1)  # added to dw
