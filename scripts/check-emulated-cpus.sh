@@ -6,7 +6,8 @@
 #     sweep against reference, each engine), every file above it is refused unopened, by name; the
 #     files below it run on the CPU whose level they are (the portable ones on the Nehalem);
 #   - the process maps each per-level plugin's best file for that CPU and none above (isa_ceiling);
-#   - the conv, layer, loss and optimizer checks of dtnn_tests pass on that CPU's plugins;
+#   - the conv, layer, loss and optimizer checks of dtnn_tests pass on that CPU's plugins, and
+#     the int8 kernels (vpmaddubsw on the Haswell, loops on the Nehalem) and layers;
 #   - a few training steps run: ResNet-20 with best_of, simplecnn with every conv algorithm.
 # Left out of dtnn_tests under emulation, each run natively by the README's test command: the
 # conformance sweep (check-plugin runs it on each file here) and the test that trains a model to an
@@ -32,7 +33,7 @@ fi
 
 dtnn=$build/bin/dtnn
 plugins=$build/lib/dtnn/plugins
-checks="every instruction-set variant*,the small GEMM*,gemm in bf16 and fp16*,every level's bulk rounding*,gradient check*,forward by hand*,sgd*,adam*,rmsprop*,nadam*,*binary_cross_entropy*,*categorical_cross_entropy*,maxpool2d*,batchnorm*,dropout*"
+checks="every instruction-set variant*,the small GEMM*,every int8 kernel*,int8 conv2d and fc*,gemm in bf16 and fp16*,every level's bulk rounding*,gradient check*,forward by hand*,sgd*,adam*,rmsprop*,nadam*,*binary_cross_entropy*,*categorical_cross_entropy*,maxpool2d*,batchnorm*,dropout*"
 failures=0
 # OpenMP's idle threads spin by default; under emulation spinning costs as much as the work.
 export OMP_WAIT_POLICY=passive
