@@ -1,7 +1,6 @@
 // Plugins written in Python (docs/plugin-authoring.md, "Plugins in Python"): dtnn.register(cls)
 // adds a class as a plugin of its kind to the registry the module's experiments use, beside the
-// shared objects; an experiment then names it like any other. Six kinds (a dataset from Python is
-// dtnn.Experiment's `data`):
+// shared objects; an experiment then names it like any other. Seven kinds:
 //
 //   "conv"       a ConvAlgorithm: forward(x, w, y), backward_data(dy, w, dx),
 //                backward_filter(x, dy, dw) on numpy views of dtnn's tensors (x, w, dy read-only);
@@ -26,6 +25,10 @@
 //                on_train_end (those it has) with s: epoch, batch, rank, ranks, logs (the epoch's
 //                losses and metrics), learning_rate and stop_training, the last two its to change.
 //                Optional: state() -> list of floats and set_state(values), for checkpoints.
+//   "dataset"    sample_shape (H, W, C or features), classes, size(split) -> samples of "train" or
+//                "test"; read(split, indices, x, y) writes sample indices[i] into x[i] (in the
+//                layout x's shape shows: (n, C, H, W) for NCHW images) and its one-hot label into
+//                y[i]. Called from the batch loader's thread too (with the GIL).
 //
 // The class is constructed with the plugin's parameters as keywords (its `parameters` attribute
 // gives them and their defaults, checked like a shared object's). Every call into Python takes the
@@ -40,6 +43,7 @@
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/dataset.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/loss.hpp"
@@ -450,7 +454,51 @@ class PythonScheduler final : public Scheduler {
   std::vector<std::pair<std::string, bool>> has_;
 };
 
-const char* const kKinds[] = {"conv", "layer", "optimizer", "loss", "metric", "scheduler"};
+class PythonDataset final : public Dataset {
+ public:
+  PythonDataset(std::string name, py::object object)
+      : name_(std::move(name)), object_(std::move(object), "dataset plugin '" + name_ + "'") {
+    object_.call("sample_shape", [&](const py::object& o) {
+      const auto dims = o.attr("sample_shape").cast<std::vector<std::int64_t>>();
+      shape_ = checked_shape(dims, object_.who() + ": sample_shape");
+      classes_ = o.attr("classes").cast<std::int64_t>();
+      if (classes_ < 1) throw Error(object_.who() + ": classes must be >= 1");
+      for (const Split s : {Split::train, Split::test}) {
+        const std::int64_t n = o.attr("size")(split_name(s)).cast<std::int64_t>();
+        if (n < 0) throw Error(object_.who() + ".size: negative");
+        sizes_[static_cast<int>(s)] = n;
+      }
+    });
+  }
+  Shape sample_shape(Layout layout) const override {
+    if (layout == Layout::nchw && shape_.rank() == 3) return Shape{shape_[2], shape_[0], shape_[1]};
+    return shape_;
+  }
+  std::int64_t num_classes() const override { return classes_; }
+  std::int64_t size(Split split) const override { return sizes_[static_cast<int>(split)]; }
+  void read(Split split, std::span<const std::int64_t> indices, Tensor& x,
+            Tensor& y) const override {
+    object_.call("read", [&](const py::object& o) {
+      const py::array ids(py::dtype::of<std::int64_t>(), {static_cast<py::ssize_t>(indices.size())},
+                          indices.data());  // a copy: the span is the caller's
+      const auto n = static_cast<std::int64_t>(indices.size());
+      o.attr("read")(split_name(split), ids, view(x.slice_batch(0, n), true),
+                     view(y.slice_batch(0, n), true));
+    });
+  }
+
+ private:
+  static const char* split_name(Split s) { return s == Split::train ? "train" : "test"; }
+
+  std::string name_;
+  PythonObject object_;
+  Shape shape_;
+  std::int64_t classes_ = 0;
+  std::int64_t sizes_[2] = {0, 0};
+};
+
+const char* const kKinds[] = {"conv",   "layer",     "optimizer", "loss",
+                              "metric", "scheduler", "dataset"};
 
 // dtnn.register(cls, kind=None, name=None): cls's plugin record in the module's registry.
 std::string register_class(const py::object& cls, std::string kind, std::string name) {
@@ -460,8 +508,8 @@ std::string register_class(const py::object& cls, std::string kind, std::string 
       "dtnn.register(" + py::str(cls.attr("__name__")).cast<std::string>() + ")";
   if (std::find(std::begin(kKinds), std::end(kKinds), kind) == std::end(kKinds))
     throw Error(where + ": kind '" + kind +
-                "'; Python plugins are of kind conv, layer, optimizer, loss, metric or scheduler "
-                "(datasets from Python: dtnn.Experiment's data)");
+                "'; Python plugins are of kind conv, layer, optimizer, loss, metric, scheduler or "
+                "dataset");
   if (name.empty()) throw Error(where + ": give the plugin a name (a `name` attribute or name=)");
   PluginRecord r;
   r.kind = kind;
@@ -496,6 +544,7 @@ std::string register_class(const py::object& cls, std::string kind, std::string 
     if (kind == "loss") return new PythonLoss(name, std::move(object));
     if (kind == "metric") return new PythonMetric(name, std::move(object));
     if (kind == "scheduler") return new PythonScheduler(name, std::move(object));
+    if (kind == "dataset") return new PythonDataset(name, std::move(object));
     return new PythonOptimizer(name, std::move(object));
   };
   registry().add(std::move(r));
@@ -529,11 +578,12 @@ py::list check(const std::string& kind, const std::string& name, const py::objec
 }  // namespace
 
 void bind_plugins(py::module_& m) {
-  m.def("register", &register_class, py::arg("cls"), py::arg("kind") = "", py::arg("name") = "",
-        "Adds a Python class as a plugin of its kind (`kind` and `name` attributes, or these "
-        "arguments): conv, layer, optimizer, loss, metric or scheduler. Experiments created "
-        "afterwards may name it. Returns "
-        "the name. See docs/plugin-authoring.md, \"Plugins in Python\".");
+  m.def(
+      "register", &register_class, py::arg("cls"), py::arg("kind") = "", py::arg("name") = "",
+      "Adds a Python class as a plugin of its kind (`kind` and `name` attributes, or these "
+      "arguments): conv, layer, optimizer, loss, metric, scheduler or dataset. Experiments created "
+      "afterwards may name it. Returns "
+      "the name. See docs/plugin-authoring.md, \"Plugins in Python\".");
   m.def("check_plugin", &check, py::arg("kind"), py::arg("name"), py::arg("cases") = py::none(),
         "The conformance checks `dtnn check-plugin` runs, for a plugin of the registry (one "
         "registered from Python too): a list of dicts (what, setting, supported, passed, "
