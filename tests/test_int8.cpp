@@ -202,7 +202,9 @@ TEST_CASE("an int8 product stays within its quantisation bound and saturates bey
         std::string::npos);
   CHECK_FALSE(q.ready());
   const float nan = NAN;
-  CHECK(test::error_of([&] { p.observe(&nan, 1); }).find("NaN") != std::string::npos);
+  p.set_observing(true, "layer 4 (fc)");
+  CHECK(test::error_of([&] { p.observe(&nan, 1); }) ==
+        "int8 calibration: the input of layer 4 (fc) holds NaN or infinity");
 }
 
 TEST_CASE(

@@ -108,7 +108,8 @@ int cmd_quantize(const std::vector<std::string>& args) {
       dtnn::checked_mul(batches, per_batch).value_or(trainer.train_size()), trainer.train_size());
   if (samples < 1)
     throw dtnn::Error(config_file + ": the training set is empty: nothing to calibrate on");
-  for (const auto& p : products) p.product->set_observing(true);
+  for (const auto& p : products)
+    p.product->set_observing(true, "layer " + p.layer + " (" + p.owner->type() + ")");
   const dtnn::EvalResult calibration = trainer.evaluate(dtnn::Split::train, 0, samples);
   for (const auto& p : products) p.product->set_observing(false);
   std::printf("calibration: %lld training samples in %.2f s\n",

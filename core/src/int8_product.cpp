@@ -29,7 +29,9 @@ void Int8Product::observe(const float* x, std::int64_t count) {
     finite &= std::isfinite(x[i]);
     m = std::max(m, std::fabs(x[i]));
   }
-  if (!finite) throw Error("int8 calibration: the layer's input holds NaN or infinity");
+  if (!finite)
+    throw Error("int8 calibration: the input of " + (label_.empty() ? "a layer" : label_) +
+                " holds NaN or infinity");
   range_ = m;
 }
 

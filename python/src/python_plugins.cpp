@@ -176,7 +176,6 @@ class PythonConv final : public ConvAlgorithm {
     });
   }
   void prepare(const ConvGeometry& g) override {
-    g_ = g;
     if (object_.has("prepare"))
       object_.call("prepare", [&](const py::object& o) { o.attr("prepare")(geometry(g)); });
   }
@@ -216,7 +215,6 @@ class PythonConv final : public ConvAlgorithm {
 
   std::string name_;
   PythonObject object_;
-  ConvGeometry g_;
 };
 
 class PythonLayer final : public Layer {

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "dtnn/core_export.hpp"
@@ -43,8 +44,11 @@ class DTNN_CORE_EXPORT Int8Product {
   std::int64_t padded_k() const { return segments_ * segment_bytes(); }
 
   // Calibration: while observing, the layer hands each input to observe(); range() is the largest
-  // |x| seen (NaN and infinities are refused: Error).
-  void set_observing(bool on) { observing_ = on; }
+  // |x| seen (NaN and infinities are refused: an Error naming the label, e.g. "layer 3 (conv2d)").
+  void set_observing(bool on, std::string label = "") {
+    observing_ = on;
+    label_ = std::move(label);
+  }
   bool observing() const { return observing_; }
   void observe(const float* x, std::int64_t count);
   float range() const { return range_; }
@@ -76,6 +80,7 @@ class DTNN_CORE_EXPORT Int8Product {
   std::int64_t k_ = 0, n_ = 0, segments_ = 1;
   WeightSource weights_;
   bool observing_ = false;
+  std::string label_;  // what calibration's errors name
   float range_ = 0;
   std::vector<std::int8_t> values_;
   std::vector<float> weight_scales_;
