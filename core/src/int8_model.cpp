@@ -126,7 +126,13 @@ void decode_int8_model(const std::string& bytes, const std::string& where, Model
                       " of data");
     return data + offset;
   };
-  if (meta.value("format", "") != "dtnn-int8-model") fail("format", "\"dtnn-int8-model\"");
+  // A string field, "" when missing or of another type (what JSON holds is never trusted).
+  auto text = [](const json& in, const char* key) {
+    const auto it = in.find(key);
+    return it != in.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (!meta.is_object()) fail("(all)", "a JSON object");
+  if (text(meta, "format") != "dtnn-int8-model") fail("format", "\"dtnn-int8-model\"");
   if (!meta.contains("checkpoint") || !meta["checkpoint"].is_object() ||
       !meta["checkpoint"].contains("bytes") || !meta["checkpoint"]["bytes"].is_number_unsigned())
     fail("checkpoint", "{\"offset\": O, \"bytes\": N}");
@@ -152,21 +158,23 @@ void decode_int8_model(const std::string& bytes, const std::string& where, Model
     const std::string field = "products[" + std::to_string(i) + "]";
     if (!e.is_object()) fail(field, "an object");
     const Int8Product& p = *refs[i].product;
-    if (e.value("layer", "") != refs[i].layer || e.value("type", "") != refs[i].owner->type() ||
+    if (text(e, "layer") != refs[i].layer || text(e, "type") != refs[i].owner->type() ||
         !e.contains("k") || e["k"] != p.k() || !e.contains("n") || e["n"] != p.n())
-      throw Error(where + ": " + field + " is " + e.value("type", "?") + " layer " +
-                  e.value("layer", "?") + " " + e.value("k", json()).dump() + " x " +
-                  e.value("n", json()).dump() + "; the model has " + refs[i].owner->type() +
-                  " layer " + refs[i].layer + " " + std::to_string(p.k()) + " x " +
-                  std::to_string(p.n()));
-    if (!e.contains("input_scale") || !e["input_scale"].is_number())
-      fail(field + ".input_scale", "a number");
+      throw Error(where + ": " + field + " is " + text(e, "type") + " layer " + text(e, "layer") +
+                  " " + e.value("k", json()).dump() + " x " + e.value("n", json()).dump() +
+                  "; the model has " + refs[i].owner->type() + " layer " + refs[i].layer + " " +
+                  std::to_string(p.k()) + " x " + std::to_string(p.n()));
+    const double input_scale = e.contains("input_scale") && e["input_scale"].is_number()
+                                   ? e["input_scale"].get<double>()
+                                   : -1.0;
+    if (!(input_scale > 0 && input_scale <= 3.4e38))
+      fail(field + ".input_scale", "a number > 0 (a float32)");
     const auto count = static_cast<std::size_t>(p.k() * p.n());
     const std::size_t values = range(e, "values", count, 1, field + ".values");
     const std::size_t scales =
         range(e, "scales", static_cast<std::size_t>(p.n()), sizeof(float), field + ".scales");
     Loaded l{std::vector<std::int8_t>(count), std::vector<float>(static_cast<std::size_t>(p.n())),
-             e["input_scale"].get<float>()};
+             static_cast<float>(input_scale)};
     std::memcpy(l.values.data(), bytes.data() + values, count);
     std::memcpy(l.scales.data(), bytes.data() + scales, l.scales.size() * sizeof(float));
     Int8Product check;  // the checks of load(), on a copy that is not the layer's

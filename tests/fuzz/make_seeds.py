@@ -2,7 +2,8 @@
 """Writes the fuzz targets' seed corpora under tests/fuzz/corpus/<target>/ (committed; rerun when
 a format changes). Small valid inputs of each kind, from which the fuzzers mutate.
 
-    make_seeds.py DTNN     (the dtnn binary: it writes the checkpoint and PyDTNN weights seeds)
+    make_seeds.py DTNN     (the dtnn binary: it writes the checkpoint, int8 model and PyDTNN weights
+                            seeds)
 
 The JPEG seed (corpus/image/small.jpg, 20x12) was written with libjpeg; it is kept as it is.
 """
@@ -58,6 +59,11 @@ with tempfile.TemporaryDirectory() as d:
     subprocess.run([DTNN, "run", os.path.join(d, "e.json")], check=True, capture_output=True)
     ck = os.path.join(d, "ck", sorted(os.listdir(os.path.join(d, "ck")))[-1])
     out("checkpoint", "tiny.dtnn", open(ck, "rb").read())
+    int8 = os.path.join(d, "tiny.int8")
+    subprocess.run([DTNN, "quantize", os.path.join(d, "e.json"), "--weights", ck,
+                    "--calibration-batches", "1", "--no-evaluate", "--output", int8],
+                   check=True, capture_output=True)
+    out("int8_model", "tiny.int8", open(int8, "rb").read())
     out("pydtnn_weights", "tiny.npz", open(os.path.join(d, "w.npz"), "rb").read())
 
 # Model files (numbers of at most 64: the target skips larger ones).
