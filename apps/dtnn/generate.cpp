@@ -15,17 +15,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <numeric>
-#include <sstream>
 
 #include "command_support.hpp"
-#include "dtnn/checkpoint.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/model.hpp"
-#include "dtnn/pydtnn_weights.hpp"
 #include "dtnn/rng.hpp"
 #include "dtnn/tokenizer.hpp"
 
@@ -136,13 +132,8 @@ int cmd_generate(const std::vector<std::string>& args) {
       "set,s", po::value(&sets)->composing(), "override a config key (repeatable)")(
       "plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder");
   const po::variables_map vm = parse_with_config(args, desc);
-  if (vm.count("help")) {
-    std::printf("usage: dtnn generate EXP.json --weights FILE --prompt TEXT [options]\n");
-    std::ostringstream s;
-    s << desc;
-    std::fputs(s.str().c_str(), stdout);
+  if (print_help(vm, desc, "dtnn generate EXP.json --weights FILE --prompt TEXT [options]"))
     return 0;
-  }
   if (config_file.empty()) throw UsageError("dtnn generate: give an experiment file");
   if (weights.empty()) throw UsageError("dtnn generate: give the trained weights (--weights FILE)");
   if (prompt.empty()) throw UsageError("dtnn generate: give a prompt (--prompt TEXT)");
@@ -152,9 +143,7 @@ int cmd_generate(const std::vector<std::string>& args) {
   if (top_k < 0) throw UsageError("--top-k: expected an integer >= 0");
 
   // The experiment's dataset (its tokenizer) and model, with the weights, for one sequence.
-  std::error_code ec;
-  if (std::filesystem::is_directory(weights, ec))  // a checkpoint folder: its newest
-    weights = dtnn::latest_checkpoint(weights).string();
+  weights = weights_file(weights);
   for (const std::string& s : std::vector<std::string>{
            "training.batch_size=1", "training.eval_batch_size=1", "training.epochs=0",
            "training.evaluate=false", "dataset.validation_split=0", "output.progress=\"none\"",
@@ -171,11 +160,7 @@ int cmd_generate(const std::vector<std::string>& args) {
                       config.json["dataset"]["name"].get<std::string>() +
                       "' is not a token dataset: dtnn generate needs a language model's");
   dtnn::Model& model = experiment.model();
-  if (std::filesystem::path(weights).extension() ==
-      ".npz")  // as training.weights_and_bias_filename
-    dtnn::load_pydtnn_weights(model, weights);
-  else
-    dtnn::load_checkpoint(weights, model);
+  load_weights(model, weights);
   const std::int64_t context = dataset.sample_shape(model.options().layout)[0];
   const std::int64_t classes = dataset.num_classes();
 

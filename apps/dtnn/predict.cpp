@@ -88,13 +88,7 @@ int cmd_predict(const std::vector<std::string>& args) {
                                        "override a config key (repeatable)")(
       "plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder");
   const po::variables_map vm = parse_with_config(args, desc);
-  if (vm.count("help")) {
-    std::printf("usage: dtnn predict EXP.json --ranks 1,2,4 [options]\n");
-    std::ostringstream s;
-    s << desc;
-    std::fputs(s.str().c_str(), stdout);
-    return 0;
-  }
+  if (print_help(vm, desc, "dtnn predict EXP.json --ranks 1,2,4 [options]")) return 0;
   if (config_file.empty()) throw UsageError("dtnn predict: give an experiment file");
   if (steps < 1 || warmup < 0 || shared_cores < 0)
     throw UsageError("--steps must be >= 1, --warmup and --shared-cores >= 0");

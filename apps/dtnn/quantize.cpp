@@ -9,13 +9,9 @@
 // results printed.
 #include <boost/program_options.hpp>
 #include <cstdio>
-#include <filesystem>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "command_support.hpp"
 #include "dtnn/checked.hpp"
-#include "dtnn/checkpoint.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/experiment.hpp"
 #include "dtnn/file_io.hpp"
@@ -24,7 +20,6 @@
 #include "dtnn/int8_product.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/model.hpp"
-#include "dtnn/pydtnn_weights.hpp"
 #include "dtnn/trainer.hpp"
 
 namespace dtnn_cli {
@@ -59,20 +54,12 @@ int cmd_quantize(const std::vector<std::string>& args) {
       "set,s", po::value(&sets)->composing(), "override a config key (repeatable)")(
       "plugin-path", po::value(&common.plugin_path)->composing(), "extra plugin folder");
   const po::variables_map vm = parse_with_config(args, desc);
-  if (vm.count("help")) {
-    std::printf("usage: dtnn quantize EXP.json --weights FILE [options]\n");
-    std::ostringstream s;
-    s << desc;
-    std::fputs(s.str().c_str(), stdout);
-    return 0;
-  }
+  if (print_help(vm, desc, "dtnn quantize EXP.json --weights FILE [options]")) return 0;
   if (config_file.empty()) throw UsageError("dtnn quantize: give an experiment file");
   if (weights.empty()) throw UsageError("dtnn quantize: give the trained weights (--weights FILE)");
   if (batches < 1 || batches > 1'000'000)
     throw UsageError("--calibration-batches: expected 1 to 1000000");
-  std::error_code ec;
-  if (std::filesystem::is_directory(weights, ec))  // a checkpoint folder: its newest
-    weights = dtnn::latest_checkpoint(weights).string();
+  weights = weights_file(weights);
   if (dtnn::is_int8_model_file(weights))
     throw UsageError("--weights: " + weights + " is already an int8 model");
   if (output.empty()) output = weights + ".int8";
@@ -90,20 +77,14 @@ int cmd_quantize(const std::vector<std::string>& args) {
   dtnn::Model& model = experiment.model();
   if (model.options().device != dtnn::Device::cpu || model.options().dtype != dtnn::DType::float32)
     throw dtnn::Error(config_file + ": int8 models are made from float32 models on the cpu");
-  if (std::filesystem::path(weights).extension() == ".npz")
-    dtnn::load_pydtnn_weights(model, weights);
-  else
-    dtnn::load_checkpoint(weights, model);
+  load_weights(model, weights);
   const std::vector<dtnn::Int8ProductRef> products = dtnn::int8_products(model);
   if (products.empty())
     throw dtnn::Error(config_file + ": model '" + model.name() +
                       "' has no layer that runs in int8 (conv2d with groups 1, fc)");
 
   dtnn::Trainer& trainer = experiment.trainer();
-  const nlohmann::json& training = config.json["training"];
-  const std::int64_t per_batch = training["eval_batch_size"].get<std::int64_t>() > 0
-                                     ? training["eval_batch_size"].get<std::int64_t>()
-                                     : training["batch_size"].get<std::int64_t>();
+  const std::int64_t per_batch = trainer.options().eval_batch_size;
   const std::int64_t samples = std::min(
       dtnn::checked_mul(batches, per_batch).value_or(trainer.train_size()), trainer.train_size());
   if (samples < 1)

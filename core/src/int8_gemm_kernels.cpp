@@ -229,39 +229,14 @@ DTNN_VNNI_TARGET void tile(const Int8Rows& rows, const std::int8_t* b, std::int6
 using Tile = void (*)(const Int8Rows&, const std::int8_t*, std::int64_t, const Int8Epilogue&,
                       std::int64_t, std::int64_t, float*, std::int64_t);
 
-template <int MR>
-constexpr Tile tile_for(std::int64_t nv) {
-  return nv == 2 ? &tile<MR, 2> : &tile<MR, 1>;
-}
-
 // The tile of rows x (16 nv) columns.
 Tile tile_of(std::int64_t rows, std::int64_t nv) {
-  switch (rows) {
-    case 1:
-      return tile_for<1>(nv);
-    case 2:
-      return tile_for<2>(nv);
-    case 3:
-      return tile_for<3>(nv);
-    case 4:
-      return tile_for<4>(nv);
-    case 5:
-      return tile_for<5>(nv);
-    case 6:
-      return tile_for<6>(nv);
-    case 7:
-      return tile_for<7>(nv);
-    case 8:
-      return tile_for<8>(nv);
-    case 9:
-      return tile_for<9>(nv);
-    case 10:
-      return tile_for<10>(nv);
-    case 11:
-      return tile_for<11>(nv);
-    default:
-      return tile_for<12>(nv);
-  }
+  static constexpr Tile kTiles[kMr][2] = {
+      {&tile<1, 1>, &tile<1, 2>},   {&tile<2, 1>, &tile<2, 2>},   {&tile<3, 1>, &tile<3, 2>},
+      {&tile<4, 1>, &tile<4, 2>},   {&tile<5, 1>, &tile<5, 2>},   {&tile<6, 1>, &tile<6, 2>},
+      {&tile<7, 1>, &tile<7, 2>},   {&tile<8, 1>, &tile<8, 2>},   {&tile<9, 1>, &tile<9, 2>},
+      {&tile<10, 1>, &tile<10, 2>}, {&tile<11, 1>, &tile<11, 2>}, {&tile<12, 1>, &tile<12, 2>}};
+  return kTiles[rows - 1][nv - 1];
 }
 
 void vnni(std::int64_t m, std::int64_t n, const Int8Rows& a, const std::int8_t* packed_b,

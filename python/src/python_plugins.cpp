@@ -141,6 +141,15 @@ class PythonObject {
       raise_from_python(who_ + "." + method, e);
     }
   }
+  // method(inputs (read-only)..., out): what it writes into out, or returns (copied in, or added
+  // when add).
+  template <class... Inputs>
+  void into(const char* method, Tensor& out, bool add, const Inputs&... inputs) const {
+    call(method, [&](const py::object& o) {
+      const py::array target = view(out, true);
+      store(target, o.attr(method)(view(inputs, false)..., target), add, who_);
+    });
+  }
 
  private:
   py::object object_;
@@ -180,24 +189,13 @@ class PythonConv final : public ConvAlgorithm {
       object_.call("prepare", [&](const py::object& o) { o.attr("prepare")(geometry(g)); });
   }
   void forward(const Tensor& x, const Tensor& w, Tensor& y) override {
-    object_.call("forward", [&](const py::object& o) {
-      const py::array out = view(y, true);
-      store(out, o.attr("forward")(view(x, false), view(w, false), out), false, object_.who());
-    });
+    object_.into("forward", y, false, x, w);
   }
   void backward_data(const Tensor& dy, const Tensor& w, Tensor& dx) override {
-    object_.call("backward_data", [&](const py::object& o) {
-      const py::array out = view(dx, true);
-      store(out, o.attr("backward_data")(view(dy, false), view(w, false), out), false,
-            object_.who());
-    });
+    object_.into("backward_data", dx, false, dy, w);
   }
   void backward_filter(const Tensor& x, const Tensor& dy, Tensor& dw) override {
-    object_.call("backward_filter", [&](const py::object& o) {
-      const py::array out = view(dw, true);
-      store(out, o.attr("backward_filter")(view(x, false), view(dy, false), out), true,
-            object_.who());
-    });
+    object_.into("backward_filter", dw, true, x, dy);  // added: dw accumulates
   }
 
  private:
@@ -348,11 +346,7 @@ class PythonLoss final : public Loss {
     });
   }
   void backward(const Tensor& y_pred, const Tensor& y_true, Tensor& dy) override {
-    object_.call("backward", [&](const py::object& o) {
-      const py::array out = view(dy, true);
-      store(out, o.attr("backward")(view(y_pred, false), view(y_true, false), out), false,
-            object_.who());
-    });
+    object_.into("backward", dy, false, y_pred, y_true);
   }
 
  private:

@@ -10,17 +10,14 @@
 namespace dtnn::int8_conv2d {
 
 std::vector<float> weight_matrix(const ConvGeometry& g, const float* w) {
+  const FilterStrides f = filter_strides(g);  // NHWC [KH, KW, C, K], NCHW [K, C, KH, KW]
   std::vector<float> m(static_cast<std::size_t>(g.kh * g.kw * g.c * g.k));
   for (std::int64_t ky = 0; ky < g.kh; ++ky)
     for (std::int64_t kx = 0; kx < g.kw; ++kx)
       for (std::int64_t c = 0; c < g.c; ++c)
-        for (std::int64_t k = 0; k < g.k; ++k) {
-          // NHWC filters are [KH, KW, C, K], NCHW ones [K, C, KH, KW].
-          const std::int64_t from = g.layout == Layout::nhwc
-                                        ? ((ky * g.kw + kx) * g.c + c) * g.k + k
-                                        : ((k * g.c + c) * g.kh + ky) * g.kw + kx;
-          m[static_cast<std::size_t>(((ky * g.kw + kx) * g.c + c) * g.k + k)] = w[from];
-        }
+        for (std::int64_t k = 0; k < g.k; ++k)
+          m[static_cast<std::size_t>(((ky * g.kw + kx) * g.c + c) * g.k + k)] =
+              w[ky * f.y + kx * f.x + c * f.c + k * f.k];
   return m;
 }
 
