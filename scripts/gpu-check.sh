@@ -9,15 +9,18 @@
 #   3. one epoch of the default experiment on the GPU (history JSON), 200 steps with
 #      the GPU's energy read through NVML (output.energy ["nvml"]), and 20 steps of each of the
 #      zoo's CNNs whose layers all have twins (MobileNetV2-tiny, ResNet-20, DenseNet)
-#   4. the sequence models (transformer_lm, the seq2seq transformer, ViT); two MPI ranks on the
+#   4. the sequence models (transformer_lm, the seq2seq transformer, ViT, BERT), the U-Net's
+#      segmentation (tests/segmentation.py --gpu); two MPI ranks on the
 #      GPU by each gradient route the machine allows (tests/gpu/two_ranks.sh, with the Open MPI
 #      that gpu-bundle packed)
 #   5. bench/gpu/compare_gpu.py (dtnn beside PyTorch), float32 with the per-layer tables,
-#      transformer_lm beside PyTorch (bench/compare_transformer.py lm --gpu), then TF32
+#      transformer_lm beside PyTorch (bench/compare_transformer.py lm --gpu; TRANSFORMER_REPEATS
+#      rounds, 3) and its per-layer times (dtnn_bench --profile), then TF32
 #      (BENCH_TF32=0 skips it); BENCH_ARGS replaces the short default ("--rounds 1
 #      --repeats 2 --steps 10"), BENCH_SECONDS each pass's time limit (300 s)
 # Each step has a time limit (its exit is then 124) and its log is gpu-out-WHAT/<step>.log; the last 40
-# lines of each (TAIL_LINES) are printed.
+# lines of each (TAIL_LINES) are printed. GPU_SKIP names steps to leave out (GPU_SKIP="bench bench_tf32"
+# runs everything but the CNN comparisons).
 # `sanitize` runs only info and the kernel-level GPU tests (layers, losses, metrics, optimizers)
 # under compute-sanitizer's memcheck: an out-of-bounds or misaligned device access, or a CUDA
 # error a test did not check, fails it. It needs a runtime where compute-sanitizer works (the
@@ -37,6 +40,10 @@ status=0
 step() {  # name, seconds, command...: a step that runs past its seconds is stopped (exit 124)
   name=$1 seconds=$2
   shift 2
+  case " ${GPU_SKIP:-} " in *" $name "*)
+    echo "== $name: skipped (GPU_SKIP)"
+    return ;;
+  esac
   echo "== $name: $*"
   start=$(date +%s)
   timeout -k 5 "$seconds" "$@" >"$out/$name.log" 2>&1
@@ -53,7 +60,7 @@ if [ "$what" = sanitize ]; then
   exit $status
 fi
 if [ "$what" != bench ]; then
-  step gpu_tests 240 $env .gpu/bin/dtnn_gpu_tests
+  step gpu_tests 300 $env .gpu/bin/dtnn_gpu_tests
   step train 120 $env .gpu/bin/dtnn run configs/fashion_mnist_simplecnn.json --enable-gpu true \
     --dataset-path .gpu/data/fashion-mnist --num-epochs 1 --set output.progress=\"lines\" \
     --history "$out/train_history.json"
@@ -87,7 +94,10 @@ if [ "$what" != bench ]; then
     run configs/fortunes_char_lm.json --dataset-path .gpu/data/fortunes --steps-per-epoch 100
     run configs/seq2seq_reverse.json --num-epochs 1
     run configs/fashion_mnist_vit.json --dataset-path .gpu/data/fashion-mnist --num-epochs 1
+    run configs/fortunes_char_bert.json --dataset-path .gpu/data/fortunes --steps-per-epoch 100
     exit $failed'
+  # The U-Net (conv2d_transpose, concat blocks, the dice loss) learns to segment on the GPU.
+  step unet 120 $env python3 tests/segmentation.py .gpu/bin/dtnn --gpu
   # shellcheck disable=SC2016
   step two_ranks 180 $env sh -c 'tests/gpu/two_ranks.sh "${DTNN_MPIEXEC:?no MPI was packed}" \
     .gpu/bin/dtnn .gpu/bin/check_history configs/fashion_mnist_simplecnn.json "$0"' "$out/two_ranks"
@@ -101,7 +111,11 @@ if [ "$what" != tests ]; then
     --dtnn-bench .gpu/bin/dtnn_bench --out "$out/bench" $bench_args
   # transformer_lm's training tokens/s beside PyTorch's, both on the GPU.
   step bench_transformer 150 $env python3 bench/compare_transformer.py lm --gpu --build .gpu \
-    --text .gpu/data/fortunes --peer-python python3 --steps 40 --repeats 1
+    --text .gpu/data/fortunes --peer-python python3 --steps 40 --repeats "${TRANSFORMER_REPEATS:-3}"
+  # Where its time goes: dtnn's per-layer forward/backward times of transformer_lm on the GPU.
+  step profile_transformer 90 $env .gpu/bin/dtnn_bench configs/fortunes_char_lm.json \
+    --set 'device="cuda"' --set 'dataset.path=".gpu/data/fortunes"' --steps 40 --warmup 10 \
+    --repeats 1 --profile
   if [ "${BENCH_TF32:-1}" = 1 ]; then
     # shellcheck disable=SC2086
     step bench_tf32 "${BENCH_SECONDS:-300}" $env python3 bench/gpu/compare_gpu.py \

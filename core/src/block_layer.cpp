@@ -11,6 +11,10 @@
 namespace dtnn {
 
 void BlockLayer::accumulate(Tensor& a, const Tensor& b) const {
+  if (a.device() != Device::cpu || b.device() != Device::cpu)
+    throw Error(type() + " on " + to_string(a.device()) +
+                ": the paths' input gradients are summed on the host unless the block overrides "
+                "accumulate");
   dispatch_dtype(a.dtype(), [&](auto z) {
     using T = decltype(z);
     T* __restrict ap = a.data<T>();

@@ -128,6 +128,9 @@ void compare_layer(const Case& c, DType dtype) {
   CAPTURE(params.dump());
   const std::string dtype_name = to_string(dtype);
   CAPTURE(dtype_name);
+  // Named before it runs: a case that crashes the program is the last one named in the log.
+  std::printf("twin check: %s %s %s\n", type.c_str(), params.dump().c_str(), dtype_name.c_str());
+  std::fflush(stdout);
   // A layer that throws (a cuDNN status, say) fails its own case and the others still run: the
   // first GPU session learns about every layer from one run.
   try {

@@ -1,6 +1,8 @@
 // cuda_multiplication: the multiplication block (multiplication.hpp, the CPU plugin's own class)
-// with cuBLAS's strided batches for its products; its paths build the layers' twins.
+// with cuBLAS's strided batches for its products and cuDNN's sum for the paths' input gradients;
+// its paths build the layers' twins.
 #include "cublas_gemm.hpp"
+#include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
 #include "layer_parameters.hpp"
 #include "multiplication.hpp"
@@ -20,6 +22,7 @@ struct DeviceGemms {
                        ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, 1.0, b, ldb, sb, a, lda, sa, 0.0, c,
                        ldc, sc, count);
   }
+  static void add_into(Tensor& a, const Tensor& b) { cuda::add_into(a, b); }
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Multiplication<DeviceGemms>(p); }

@@ -3,7 +3,8 @@
 // Gemms's batched row-major GEMM over the samples and leading axes,
 //   Gemms::batched(dtype, trans_a, trans_b, m, n, k, a, lda, stride_a, b, ldb, stride_b,
 //                  c, ldc, stride_c, count):  C_i = op(A_i) op(B_i), i < count
-// (BLIS on the host, cuBLAS's strided batches on the GPU).
+// (BLIS on the host, cuBLAS's strided batches on the GPU), and where Gemms has one,
+//   Gemms::add_into(a, b):  a += b  (the paths' input gradients summed on the device)
 #pragma once
 #include <string>
 #include <vector>
@@ -68,6 +69,12 @@ class Multiplication final : public BlockLayer {
     return buffer;
   }
   bool shares_need_buffers() const override { return true; }
+  void accumulate(Tensor& a, const Tensor& b) const override {
+    if constexpr (requires { Gemms::add_into(a, b); })
+      Gemms::add_into(a, b);
+    else
+      BlockLayer::accumulate(a, b);
+  }
 
  private:
   struct Dims {
