@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "caching_allocator.hpp"
+#include "dtnn/block_layer.hpp"
 #include "dtnn/config.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/experiment.hpp"
@@ -283,4 +284,42 @@ TEST_CASE(
   CHECK(worst("test_weights_stale", "forward (train)") >
         dtnn::testing::twin_tolerance(DType::float64));
   CHECK(d.runtime->copies > 0);  // the twin's tensors went through the device runtime
+}
+
+namespace {
+
+// A block whose paths' input gradients are summed by BlockLayer's host loop (it overrides no
+// accumulate), built on a device.
+class HostSumBlock final : public BlockLayer {
+ public:
+  using BlockLayer::BlockLayer;
+  std::string type() const override { return "host_sum"; }
+
+ protected:
+  Shape merged_shape(const std::vector<Shape>& paths) const override { return paths[0]; }
+  void merge(const std::vector<const Tensor*>&, Tensor&) const override {}
+  const Tensor& share(const Tensor& dy, std::size_t, Tensor&) const override { return dy; }
+  bool shares_need_buffers() const override { return false; }
+};
+
+}  // namespace
+
+TEST_CASE("a block on a device that sums its paths' gradients on the host says so, not crash") {
+  InstalledDouble d;
+  HostSumBlock block(Params(
+      nlohmann::json{{"paths", {nlohmann::json::array(), nlohmann::json::array()}}}, "host_sum"));
+  LayerBuildContext ctx;
+  ctx.input_shape = Shape{4};
+  ctx.dtype = DType::float32;
+  ctx.layout = Layout::nchw;
+  ctx.max_batch = 2;
+  ctx.device = Device::cuda;
+  const Registry registry(std::vector<std::filesystem::path>{});  // empty paths: no layers
+  ctx.registry = &registry;
+  block.build(ctx);
+  const Tensor dy = Tensor::zeros(Shape{2, 4}, DType::float32, Layout::nchw, Device::cuda);
+  Tensor dx = Tensor::empty(Shape{2, 4}, DType::float32, Layout::nchw, Device::cuda);
+  CHECK(test::error_of([&] { block.backward(dy, dy, dy, &dx); }) ==
+        "host_sum on cuda: the paths' input gradients are summed on the host unless the block "
+        "overrides accumulate");
 }
