@@ -4,8 +4,9 @@
 // An empty path is the identity (a residual shortcut). Backward sends each path its share of dy
 // and sums the paths' input gradients.
 //
-// The paths' buffers live on the build context's device; a device's plugins (cuda_add, cuda_concat)
-// override merge, share and accumulate with the device's own operations.
+// The paths' buffers live on the build context's device; a device's plugins (cuda_add, cuda_concat,
+// cuda_multiplication) override merge, share and accumulate with the device's own operations (the
+// host's accumulate refuses device tensors).
 #pragma once
 #include <memory>
 #include <string>
