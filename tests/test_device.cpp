@@ -215,6 +215,11 @@ TEST_CASE("every CUDA plugin loads without a GPU and reports itself unavailable 
 #else
   CHECK(cuda_plugins == 0);
 #endif
+  // A plugin nobody has is no unavailable twin's business: the error lists none of them.
+  const std::string missing =
+      test::error_of([] { test::plugins().require("layer", "no_such_layer", "here"); });
+  CHECK(missing.find("no layer plugin named 'no_such_layer'") != std::string::npos);
+  CHECK(missing.find("layer_cuda_") == std::string::npos);
 }
 
 namespace {

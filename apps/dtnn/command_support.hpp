@@ -1,5 +1,5 @@
 // What the dtnn command's subcommands share: a usage error (exit 2), the plugin folders, and the
-// subcommands defined outside main.cpp.
+// subcommands defined outside cli.cpp.
 #pragma once
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -23,11 +23,9 @@ struct UsageError : std::runtime_error {
 
 struct Common {
   std::vector<std::string> plugin_path;
-  dtnn::Registry registry() const {
-    dtnn::Registry r(dtnn::Registry::default_folders(plugin_path));
-    for (const auto& w : r.warnings()) dtnn::log_warning(w);
-    return r;
-  }
+  // The plugins of --plugin-path's folders and the default ones, with the host process's
+  // (cli.hpp: registry_extension); the folders' warnings logged.
+  dtnn::Registry registry() const;
 };
 
 // A subcommand's options, the experiment file as the first positional argument ("config").

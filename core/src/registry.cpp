@@ -343,9 +343,10 @@ void Registry::require(std::string_view kind, std::string_view name, const std::
   std::string hint = closest_match(std::string(name), names);
   std::string folders;
   for (const auto& f : folders_) folders += (folders.empty() ? "" : ":") + f.string();
-  std::string refused;  // files that may have been the one asked for
+  std::string refused;  // files that may have been the one asked for (another name's are not)
   for (const auto& r : records_)
-    if (r.status != PluginRecord::Status::ok && (r.kind.empty() || r.kind == kind))
+    if (r.status != PluginRecord::Status::ok && (r.kind.empty() || r.kind == kind) &&
+        (r.name.empty() || r.name == name))
       refused +=
           "; " + r.file.filename().string() + " was " + to_string(r.status) + ": " + r.reason;
   throw Error((where.empty() ? "" : where + ": ") + "no " + std::string(kind) + " plugin named '" +

@@ -126,4 +126,5 @@ PYBIND11_MODULE(_dtnn, m) {
 
   python::bind_experiment(m);
   python::bind_plugins(m);
+  python::bind_command(m);
 }

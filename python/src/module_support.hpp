@@ -25,5 +25,6 @@ nlohmann::json from_python(const pybind11::handle& value);
 
 void bind_experiment(pybind11::module_& m);
 void bind_plugins(pybind11::module_& m);
+void bind_command(pybind11::module_& m);
 
 }  // namespace dtnn::python

@@ -234,3 +234,54 @@ def test_plugin_files_and_folders(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["['ok']", "True"]
     assert "broken.py: not loaded: RuntimeError: not a plugin today" in run.stderr
+
+
+HALVE = ("import numpy as np\n"
+         "class Halve:\n    kind = 'layer'\n    name = 'halve'\n"
+         "    def build(self, ctx):\n        return None\n"
+         "    def forward(self, x, y, training):\n        y[...] = x / 2\n"
+         "    def backward(self, x, y, dy, dx):\n        dx[...] = dy / 2\n")
+
+
+def test_dtnn_run_finds_python_plugins_in_plugin_folders(tmp_path):
+    """The dtnn program, finding .py files in a plugin folder, runs the command in the Python
+    package's process (python3 -m dtnn), where they are registered: an experiment names them."""
+    import json
+    import os
+    import subprocess
+    from dtnn.__main__ import program
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "halve.py").write_text(HALVE)
+    experiment = tmp_path / "exp.json"
+    history = tmp_path / "history.json"
+    experiment.write_text(json.dumps(
+        {"model": {"name": "halved", "layers": [{"type": "flatten"}, {"type": "halve"},
+                                                {"type": "fc", "units": "$classes"},
+                                                {"type": "softmax"}]},
+         "dataset": {"name": "synthetic", "input_shape": [4, 4, 1], "classes": 3,
+                     "train_samples": 256, "test_samples": 64},
+         "training": {"epochs": 2, "batch_size": 32, "seed": 1},
+         "output": {"progress": "none"}}))
+    env = {k: v for k, v in os.environ.items() if k not in ("DTNN_PLUGIN_PATH", "DTNN_IN_PYTHON")}
+
+    def dtnn(*args, **extra):
+        return subprocess.run([str(program()), *args], env=dict(env, **extra),
+                              capture_output=True, text=True, timeout=300)
+
+    missing = dtnn("run", str(experiment))
+    assert missing.returncode == 1 and "no layer plugin named 'halve'" in missing.stderr
+    ran = dtnn("run", str(experiment), "--plugin-path", str(folder), "--history", str(history))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(history.read_text())["test"]["categorical_accuracy"] >= 0
+    listed = dtnn("plugins", DTNN_PLUGIN_PATH=str(folder))
+    assert listed.returncode == 0, listed.stderr
+    assert any(line.split()[:2] == ["layer", "halve"] and str(folder / "halve.py") in line
+               for line in listed.stdout.splitlines())
+    # A Python exception ends the command's run with the plugin's name and the traceback.
+    (folder / "halve.py").write_text(HALVE.replace("y[...] = x / 2", "raise ValueError('odd')"))
+    failed = dtnn("run", str(experiment), DTNN_PLUGIN_PATH=str(folder))
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "layer plugin 'halve'.forward (Python) raised" in failed.stderr
+    assert "ValueError: odd" in failed.stderr and "Traceback" in failed.stderr
+
