@@ -35,3 +35,28 @@ PY
 "$venv/bin/dtnn" run --model simplecnn --dataset synthetic --num-epochs 1 --steps-per-epoch 4 \
   --set output.progress=\"lines\" | grep -E "^Training"
 echo "check-pip-install: the dtnn command of the package: ok"
+# A plugin written in Python, in a plugin folder, reaches the package's dtnn program too (it hands
+# itself over to the venv's python3 -m dtnn).
+plugins=$(mktemp -d /tmp/dtnn-pip-plugins-XXXXXX)
+cat >"$plugins/halve.py" <<'PY'
+class Halve:
+    kind = "layer"
+    name = "halve"
+    def build(self, ctx):
+        return None
+    def forward(self, x, y, training):
+        y[...] = x / 2
+    def backward(self, x, y, dy, dx):
+        dx[...] = dy / 2
+PY
+cat >"$plugins/exp.json" <<'JSON'
+{"model": {"name": "halved", "layers": [{"type": "flatten"}, {"type": "halve"},
+                                         {"type": "fc", "units": "$classes"}, {"type": "softmax"}]},
+ "dataset": {"name": "synthetic", "input_shape": [4, 4, 1], "classes": 3, "train_samples": 128,
+             "test_samples": 32},
+ "training": {"epochs": 1, "batch_size": 32}, "output": {"progress": "lines"}}
+JSON
+program=$("$venv/bin/python" -c "import dtnn, pathlib; print(pathlib.Path(dtnn.__file__).parent / 'bin' / 'dtnn')")
+env -u DTNN_PLUGIN_PATH "$program" run "$plugins/exp.json" --plugin-path "$plugins" | grep -E "^Training"
+rm -rf "$plugins"
+echo "check-pip-install: a plugin written in Python through the package's program: ok"

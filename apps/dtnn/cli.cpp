@@ -457,13 +457,17 @@ dtnn::Registry Common::registry() const {
 void exec_python_dtnn(const std::vector<std::string>& args) {
   const std::string python =
       std::getenv("DTNN_PYTHON") ? std::getenv("DTNN_PYTHON") : DTNN_PYTHON_EXECUTABLE;
-  const std::filesystem::path beside = dtnn::executable_dir() / ".." / "python";
+  // The package: beside the program in the build tree (<build>/python/dtnn), or the program is
+  // inside it (pip's layout: site-packages/dtnn/bin/dtnn).
+  const std::filesystem::path exe = dtnn::executable_dir();
   std::error_code ec;
-  if (std::filesystem::is_directory(beside / "dtnn", ec)) {
+  for (const std::filesystem::path& packages : {exe / ".." / "python", exe / ".." / ".."}) {
+    if (!std::filesystem::is_regular_file(packages / "dtnn" / "__init__.py", ec)) continue;
     const char* old = std::getenv("PYTHONPATH");
     const std::string path =
-        beside.lexically_normal().string() + (old ? ":" + std::string(old) : "");
+        packages.lexically_normal().string() + (old ? ":" + std::string(old) : "");
     ::setenv("PYTHONPATH", path.c_str(), 1);
+    break;
   }
   ::setenv("DTNN_IN_PYTHON", "1", 1);
   std::vector<std::string> strings = {python, "-m", "dtnn"};
