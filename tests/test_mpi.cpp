@@ -175,10 +175,13 @@ TEST_CASE(
   // Over 50 steps fp16's rounding moved the weights by 5e-6 of their norm, bf16's by 1.4e-3, topk
   // sending 30% with error feedback by 9e-3 (2 and 3 ranks), secagg's fixed point (2^-32) by
   // 3.6e-8: the bounds leave ten times that or more. secagg sends 8 bytes a value, and 16 more a
-  // bucket.
+  // bucket. powersgd at rank 2 sends 215 of the bucket's 672 floats (the conv's 3x3x2x4 filters as
+  // 9 x 8: 34; the fc's 64 x 8: 144, 8 x 3: 22; the biases as they are: 15; no padding), and
+  // moved the weights by 1.1e-2 (2 ranks) and 8.6e-3 (3 ranks).
   for (const Case& c :
        {Case{"fp16", 0.5, 1e-4}, Case{"bf16", 0.5, 1e-2},
-        Case{{{"name", "topk"}, {"density", 0.3}}, 0.6, 0.1}, Case{"secagg", 2.0, 1e-6}}) {
+        Case{{{"name", "topk"}, {"density", 0.3}}, 0.6, 0.1}, Case{"secagg", 2.0, 1e-6},
+        Case{{{"name", "powersgd"}, {"rank", 2}}, 215.0 / 672.0, 0.1}}) {
     CAPTURE(c.codec.dump());
     json config = conv_experiment();
     config["parallel"]["codec"] = c.codec;
@@ -288,9 +291,10 @@ TEST_CASE("resume on N ranks: 1 epoch, stop, resume, 1 more gives the 2-epoch we
   auto comm = world();
   // Plain, and with a lossy codec whose error-feedback residuals (every rank's own) must come back
   // from the checkpoint for the weights to match.
-  // secagg: new keys in the resumed run, new masks, the same sums bit for bit.
-  for (const json& codec :
-       {json("none"), json{{"name", "topk"}, {"density", 0.2}}, json("secagg")}) {
+  // secagg: new keys in the resumed run, new masks, the same sums bit for bit. powersgd: its
+  // factors (the next step's warm start) come back from the checkpoint too.
+  for (const json& codec : {json("none"), json{{"name", "topk"}, {"density", 0.2}}, json("secagg"),
+                            json{{"name", "powersgd"}, {"rank", 2}}}) {
     CAPTURE(codec.dump());
     // Every rank names the same folder (rank 0's pid), so all load what rank 0 wrote.
     std::vector<double> id{static_cast<double>(::getpid())};

@@ -186,15 +186,19 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
                                {"offset", offset}});
     offset += e.tensor.bytes();
   }
-  for (std::size_t r = 0; r < info.exchange_residuals.size(); ++r) {
-    const auto& residual = info.exchange_residuals[r];
-    meta["tensors"].push_back({{"section", "exchange_residual"},
-                               {"name", "rank " + std::to_string(r)},
-                               {"dtype", "float32"},
-                               {"shape", json::array({residual.size()})},
-                               {"offset", offset}});
-    offset += residual.size() * sizeof(float);
-  }
+  auto add_vectors = [&](const std::vector<std::vector<float>>& vectors, const char* section,
+                         const char* name) {
+    for (std::size_t r = 0; r < vectors.size(); ++r) {
+      meta["tensors"].push_back({{"section", section},
+                                 {"name", name + std::to_string(r)},
+                                 {"dtype", "float32"},
+                                 {"shape", json::array({vectors[r].size()})},
+                                 {"offset", offset}});
+      offset += vectors[r].size() * sizeof(float);
+    }
+  };
+  add_vectors(info.exchange_residuals, "exchange_residual", "rank ");
+  add_vectors(info.exchange_codec_states, "exchange_codec_state", "bucket ");
   const std::string text = meta.dump();
   std::string out(kMagic, sizeof kMagic);
   put(out, kVersion);
@@ -204,8 +208,9 @@ std::string encode_checkpoint(Model& model, Optimizer* optimizer, const Checkpoi
     const Tensor host = e.tensor.to(Device::cpu);  // a model on a GPU: copied back
     out.append(static_cast<const char*>(host.raw()), host.bytes());
   }
-  for (const auto& residual : info.exchange_residuals)
-    out.append(reinterpret_cast<const char*>(residual.data()), residual.size() * sizeof(float));
+  for (const auto* vectors : {&info.exchange_residuals, &info.exchange_codec_states})
+    for (const auto& v : *vectors)
+      out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
   put(out, fnv1a(out.data(), out.size()));
   return out;
 }
@@ -268,7 +273,7 @@ std::vector<std::size_t> tensor_starts(const FileLayout& layout, const std::vect
   std::vector<const json*> wanted;
   for (const auto& t : meta.at("tensors"))
     if ((with_optimizer || t.at("section") != "optimizer_state") &&
-        t.at("section") != "exchange_residual")
+        t.at("section") != "exchange_residual" && t.at("section") != "exchange_codec_state")
       wanted.push_back(&t);
   const std::string models =
       " (checkpoint of model '" + meta.value("model", "?") + "', this is '" + model.name() + "')";
@@ -320,31 +325,34 @@ CheckpointInfo info_of(const json& meta) {
   return info;
 }
 
-// The exchange residuals a checkpoint holds, rank by rank ("rank 0", "rank 1", ...), each a
-// float32 vector inside the data and finite.
-std::vector<std::vector<float>> exchange_residuals(const FileLayout& layout,
-                                                   const std::string& bytes,
-                                                   const std::string& where) {
+// The float32 vectors of one of a checkpoint's exchange sections, in order ("rank 0", "rank 1",
+// ... of "exchange_residual"; "bucket 0", ... of "exchange_codec_state"), each inside the data and
+// finite. what: how messages name one ("exchange residual").
+std::vector<std::vector<float>> exchange_vectors(const FileLayout& layout, const std::string& bytes,
+                                                 const std::string& where,
+                                                 const std::string& section,
+                                                 const std::string& prefix,
+                                                 const std::string& what) {
   std::vector<std::vector<float>> out;
   for (const json& t : layout.meta.at("tensors")) {
-    if (t.at("section") != "exchange_residual") continue;
-    const std::string name = "rank " + std::to_string(out.size());
+    if (t.at("section") != section) continue;
+    const std::string name = prefix + std::to_string(out.size());
     const json& shape = t.at("shape");
     if (t.at("name") != name || t.at("dtype") != "float32" || !shape.is_array() ||
         shape.size() != 1 || !shape[0].is_number_unsigned() || !t.at("offset").is_number_unsigned())
-      throw Error(where + ": checkpoint's exchange residual " + t.at("name").dump() +
-                  ": expected '" + name + "', a float32 vector");
+      throw Error(where + ": checkpoint's " + what + " " + t.at("name").dump() + ": expected '" +
+                  name + "', a float32 vector");
     const std::size_t n = shape[0].get<std::size_t>(), offset = t.at("offset").get<std::size_t>();
     const std::size_t data = layout.body - layout.data;
     if (offset > data || n > (data - offset) / sizeof(float))
-      throw Error(where + ": truncated checkpoint (exchange residual '" + name + "' at offset " +
+      throw Error(where + ": truncated checkpoint (" + what + " '" + name + "' at offset " +
                   std::to_string(offset) + " of the data runs past its " + std::to_string(data) +
                   " bytes)");
-    std::vector<float> residual(n);
-    std::memcpy(residual.data(), bytes.data() + layout.data + offset, n * sizeof(float));
-    if (!std::all_of(residual.begin(), residual.end(), [](float v) { return std::isfinite(v); }))
-      throw Error(where + ": exchange residual '" + name + "' holds a value that is not finite");
-    out.push_back(std::move(residual));
+    std::vector<float> values(n);
+    std::memcpy(values.data(), bytes.data() + layout.data + offset, n * sizeof(float));
+    if (!std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); }))
+      throw Error(where + ": " + what + " '" + name + "' holds a value that is not finite");
+    out.push_back(std::move(values));
   }
   return out;
 }
@@ -368,7 +376,10 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
                 meta.value("optimizer", "") + "', this run uses '" + optimizer_name +
                 "' (load weights only with training.weights_and_bias_filename)");
   const std::vector<std::size_t> starts = tensor_starts(layout, list, optimizer, model, where);
-  std::vector<std::vector<float>> residuals = exchange_residuals(layout, bytes, where);
+  std::vector<std::vector<float>> residuals =
+      exchange_vectors(layout, bytes, where, "exchange_residual", "rank ", "exchange residual");
+  std::vector<std::vector<float>> codec_states = exchange_vectors(
+      layout, bytes, where, "exchange_codec_state", "bucket ", "exchange codec state");
   std::vector<Tensor> staged;  // every tensor read and checked before any is changed
   for (std::size_t i = 0; i < list.size(); ++i) {
     Tensor host = list[i].tensor.host_staging();
@@ -385,6 +396,7 @@ CheckpointInfo decode_checkpoint(const std::string& bytes, const std::string& wh
   }
   CheckpointInfo info = info_of(meta);
   info.exchange_residuals = std::move(residuals);
+  info.exchange_codec_states = std::move(codec_states);
   return info;
 }
 

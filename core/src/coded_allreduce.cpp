@@ -13,7 +13,19 @@ CodedAllreduce::CodedAllreduce(const Codec& codec, Communicator& comm)
     : codec_(codec), comm_(comm) {}
 
 std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, bool error_feedback,
-                                std::size_t region) {
+                                std::size_t region, std::span<const BucketMatrix> matrices) {
+  if (codec_.combination() == Codec::Combination::reduce) {
+    if (states_.size() <= region) states_.resize(region + 1);
+    if (!error_feedback) return codec_.reduce(comm_, data, matrices, states_[region], name);
+    if (residuals_.size() <= region) residuals_.resize(region + 1);
+    std::vector<float>& r = residuals_[region];
+    r.resize(data.size(), 0.0f);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = r[i] += data[i];
+    const std::size_t bytes = codec_.reduce(comm_, data, matrices, states_[region], name);
+    const float share = 1.0f / static_cast<float>(comm_.size());
+    for (std::size_t i = 0; i < data.size(); ++i) r[i] -= share * data[i];
+    return bytes;
+  }
   const std::size_t n = data.size(), bytes = codec_.payload_bytes(n);
   const std::size_t words = (bytes + sizeof(float) - 1) / sizeof(float);
   const auto ranks = static_cast<std::size_t>(comm_.size());

@@ -327,10 +327,12 @@ const Key kKeys[] = {
      "fixed point, `fraction_bits` 32, under pairwise masks that cancel in the sum; "
      "docs/federated.md), `\"ckks\"` (homomorphic encryption through Python's TenSEAL, "
      "`slots` 13, `scale` 40, `security` 128, `key_file`; PyDTNN 3.x's `--encryption "
-     "tenseal`). Each rank's payload is allgathered and decoded by every rank in rank order, or "
-     "(secagg) the payloads added and their sum decoded, or (ckks) the ciphertexts added and "
-     "their sum decrypted (blocking: no overlap with backward); gradients and, when the codec "
-     "carries weights (the casts, secagg and ckks do, topk not), model averaging go through it. "
+     "tenseal`), `{\"name\": \"powersgd\", \"rank\": 4}` (PowerSGD: each tensor as a rank-r "
+     "product, summed by two allreduces). Each rank's payload is allgathered and decoded by every "
+     "rank in rank order, or (secagg) the payloads added and their sum decoded, or (ckks) the "
+     "ciphertexts added and their sum decrypted, or (powersgd) the factors all-reduced (blocking: "
+     "no overlap with backward); gradients and, when the codec carries weights (the casts, secagg "
+     "and ckks do, topk and powersgd not), model averaging go through it. "
      "float32 models on the cpu; also `--codec`, `--encryption`"},
     {"parallel.codec_error_feedback",
      R"(true)",

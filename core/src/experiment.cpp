@@ -379,6 +379,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
     to.start = resumed->position;
     to.resumed_schedulers = resumed->schedulers;
     to.resumed_residuals = resumed->exchange_residuals;
+    to.resumed_codec_states = resumed->exchange_codec_states;
     if (resumed->learning_rate > 0) optimizer_->set_learning_rate(resumed->learning_rate);
     if (resumed->loss_scale > 0 && to.loss_scale.enabled && to.loss_scale.dynamic) {
       to.loss_scale.initial = resumed->loss_scale;  // where the interrupted run's scale was

@@ -61,6 +61,23 @@ const char* to_string(ExchangeRoute route) {
   return "?";
 }
 
+namespace {
+
+// A tensor as the squarest matrix its axes split into (rows: the leading axes), from `offset`:
+// a conv's filter bank (K, C, KH, KW) is K x C KH KW, an fc's weights a matrix, a bias one row.
+BucketMatrix as_matrix(const Shape& shape, std::int64_t offset) {
+  const std::int64_t n = shape.numel();
+  std::int64_t rows = 1, best = 1;
+  for (int axis = 0; axis + 1 < shape.rank(); ++axis) {
+    rows *= shape[axis];
+    if (rows + n / rows < best + n / best) best = rows;
+  }
+  return {static_cast<std::size_t>(offset), static_cast<std::size_t>(best),
+          static_cast<std::size_t>(n / best)};
+}
+
+}  // namespace
+
 GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOptions options)
     : model_(model), comm_(comm), options_(options) {
   const auto params = model_.parameters();
@@ -82,6 +99,7 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
     slot_of_[p] = b.parameters.size();
     b.parameters.push_back(p);
     b.offsets.push_back(b.numel);
+    b.matrices.push_back(as_matrix(params[p].value.shape(), b.numel));
     // Each parameter starts on a 64-byte boundary, so optimizers see aligned data.
     const std::int64_t align = static_cast<std::int64_t>(64 / element);
     const std::int64_t n = (params[p].value.numel() + align - 1) / align * align;
@@ -251,7 +269,8 @@ void GradientExchange::start(Bucket& b) {
     timed(stats_.wait_seconds, [&] {
       stats_.bytes_sent += coded_->sum(
           std::span<float>(flat_.data<float>() + b.offset, static_cast<std::size_t>(b.numel)),
-          b.name, options_.error_feedback, static_cast<std::size_t>(&b - buckets_.data()));
+          b.name, options_.error_feedback, static_cast<std::size_t>(&b - buckets_.data()),
+          b.matrices);
     });
   } else {
     stats_.bytes_sent += static_cast<std::uint64_t>(b.numel) * dtype_size(flat_.dtype());
@@ -416,6 +435,15 @@ void GradientExchange::average_weights(double weight) {
   }
   landed(0, flat_.numel());
   unpack_all_values();
+}
+
+std::vector<std::vector<float>> GradientExchange::codec_states() const {
+  return coded_ ? coded_->codec_states() : std::vector<std::vector<float>>{};
+}
+
+void GradientExchange::set_codec_states(std::vector<std::vector<float>> states) {
+  DTNN_CHECK(coded_ && states.size() <= buckets_.size(), "codec states of another exchange");
+  coded_->set_codec_states(std::move(states));
 }
 
 std::vector<float> GradientExchange::residuals() const {

@@ -54,6 +54,12 @@ void Codec::mask(std::span<unsigned char>, std::uint64_t) const {}
 void Codec::combine(std::span<unsigned char>, std::span<const unsigned char>) const {
   throw Error("a codec says its payloads combine (Codec::Combination::combine) but has no combine");
 }
+std::size_t Codec::reduce(Communicator&, std::span<float>, std::span<const BucketMatrix>,
+                          std::vector<float>&, const std::string&) const {
+  throw Error(
+      "a codec says it sums over the ranks itself (Codec::Combination::reduce) but has no "
+      "reduce");
+}
 
 void Loss::backward_through_softmax(const Tensor&, const Tensor&, Tensor&) {
   throw Error("loss '" + name() + "' has no combined softmax gradient");

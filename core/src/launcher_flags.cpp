@@ -50,8 +50,8 @@ const Flag kFlags[] = {
     {"server", "parallel.communicator.server", 's', "dtnn, tcp: rank 0's host:port"},
     {"broker", "parallel.communicator.broker", 's', "dtnn, mqtt: the MQTT broker's host:port"},
     {"codec", "parallel.codec", 's',
-     "dtnn: what goes over the wire: none, fp16, bf16, topk, secagg (secure aggregation) or "
-     "ckks (homomorphic encryption); "
+     "dtnn: what goes over the wire: none, fp16, bf16, topk, powersgd, secagg (secure "
+     "aggregation) or ckks (homomorphic encryption); "
      "parameters with --set 'parallel.codec={...}'"},
     {"tls-ca", "parallel.communicator.tls_ca", 's',
      "dtnn, tcp, mqtt: the run's certificate authority (PEM): only peers it signed are let in"},

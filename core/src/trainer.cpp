@@ -197,6 +197,15 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
       else
         exchange_->set_residuals(resumed[rank]);
     }
+    const auto& states = options_.resumed_codec_states;
+    if (!states.empty()) {
+      if (options_.sync.exchange.codec && states.size() <= exchange_->num_buckets())
+        exchange_->set_codec_states(states);
+      else
+        log_warning("the checkpoint's codec state is of " + std::to_string(states.size()) +
+                    " bucket(s), of another codec or bucket layout than this run's: it starts "
+                    "afresh");
+    }
   }
 }
 
@@ -435,6 +444,7 @@ CheckpointInfo Trainer::checkpoint_info(const Run& run) const {
   info.learning_rate = optimizer_.learning_rate();
   for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
   info.exchange_residuals = run.residuals;
+  if (exchange_) info.exchange_codec_states = exchange_->codec_states();  // the same on every rank
   if (loss_scale_.enabled()) {
     info.loss_scale = loss_scale_.value();
     info.loss_scale_good_steps = loss_scale_.good_steps();

@@ -5,7 +5,9 @@
 //   bytes before it
 //
 // A run whose codec keeps error-feedback residuals adds them, one float32 tensor per rank
-// (section "exchange_residual", named "rank R"), after the model's and the optimizer's.
+// (section "exchange_residual", named "rank R"), after the model's and the optimizer's; one whose
+// codec keeps a state per bucket (PowerSGD's factors, the same on every rank) adds it, one float32
+// tensor per bucket (section "exchange_codec_state", named "bucket B").
 //
 // The metadata lists every tensor (section, name, dtype, shape, offset). Loading checks the magic,
 // version, length and checksum, then that model, dtype and optimizer match, and names the file
@@ -44,6 +46,9 @@ struct CheckpointInfo {
   // A coded exchange's error-feedback residuals (parallel.codec), one per rank in rank order,
   // each laid out as the exchange's buckets; empty when the run kept none.
   std::vector<std::vector<float>> exchange_residuals;
+  // A reduce codec's state (PowerSGD's factors), bucket by bucket, the same on every rank; empty
+  // when the codec keeps none.
+  std::vector<std::vector<float>> exchange_codec_states;
   // fp16's dynamic loss scale (dtnn/loss_scale.hpp) and the finite steps in a row it has counted;
   // 0 when the run scaled no loss.
   double loss_scale = 0;

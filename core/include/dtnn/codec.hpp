@@ -6,7 +6,9 @@
 // each rank's payload into the sum in rank order (decode_each), or the payloads are words that add
 // up modulo 2^64 and their sum is decoded once (add_words: masks added to each payload cancel in
 // the sum), or the codec combines the payloads itself, in rank order, and decodes the result once
-// (combine: ciphertexts that add without being decrypted). Either way all ranks hold the same sum.
+// (combine: ciphertexts that add without being decrypted), or the codec sums the values over the
+// ranks itself, by its own collectives (reduce: PowerSGD's allreduces of two low-rank factors,
+// each depending on the last). Either way all ranks hold the same sum.
 // Error feedback, which keeps what a lossy payload dropped and adds it to the next step's
 // gradients, is the exchange's, not the codec's: encoding is a pure function of the values (masks
 // are added after it), except for a codec that encrypts, whose encodings must differ each time
@@ -15,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "dtnn/core_export.hpp"
 #include "dtnn/plugin.hpp"
@@ -23,12 +27,20 @@ namespace dtnn {
 
 class Communicator;
 
+// Where a bucket's tensors lie in it, as matrices, for a codec that works on matrices (PowerSGD):
+// rows x cols values, row by row, from `offset`. Values of the bucket outside every matrix (the
+// padding between tensors) are zeros and stay zeros.
+struct BucketMatrix {
+  std::size_t offset, rows, cols;
+};
+
 class DTNN_CORE_EXPORT Codec : public Plugin {
  public:
   enum class Combination {
     decode_each,  // every rank's payload decoded and added, in rank order
     add_words,    // payloads are uint64 words (host order) added modulo 2^64, the sum decoded once
     combine,  // payloads combined by the codec (combine), in rank order, the result decoded once
+    reduce,   // the codec sums over the ranks itself (reduce); encode/decode are one rank's case
   };
   ~Codec() override;
   // The payload's size in bytes for n values: the same on every rank for the same n.
@@ -58,6 +70,15 @@ class DTNN_CORE_EXPORT Codec : public Plugin {
   // combine codecs: sum becomes the payload of what sum and payload carry added (both
   // payload_bytes(n) long, for the same n). The default refuses.
   virtual void combine(std::span<unsigned char> sum, std::span<const unsigned char> payload) const;
+  // reduce codecs: data becomes its sum over comm's ranks as the codec carries it, the same bits
+  // on every rank, by the codec's own collectives on comm (named `name`). matrices: where data's
+  // tensors lie (empty: data is one tensor, its shape the codec's choice). state is what the codec
+  // keeps of this bucket between sums (PowerSGD's factors, its warm start): empty at the first,
+  // kept by the exchange. On one rank, with no matrices and an empty state, it must equal
+  // decode(encode(data)). Returns the bytes this rank sent. The default refuses.
+  virtual std::size_t reduce(Communicator& comm, std::span<float> data,
+                             std::span<const BucketMatrix> matrices, std::vector<float>& state,
+                             const std::string& name) const;
   // False for a codec whose encoding is randomised (encryption): two encodings of the same values
   // then differ, and decode to the values within the contraction, not bit for bit.
   virtual bool deterministic() const { return true; }

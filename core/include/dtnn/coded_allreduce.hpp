@@ -6,7 +6,10 @@
 // equals the sum of its gradients less the last residual. A codec whose payloads add as words
 // (Codec::Combination::add_words) has its mask added after the residual is taken, the words of
 // every rank's payload summed modulo 2^64, and the sum decoded once; one that combines its payloads
-// itself (Codec::Combination::combine: ciphertexts) folds them in rank order and decodes once.
+// itself (Codec::Combination::combine: ciphertexts) folds them in rank order and decodes once. A
+// codec that sums over the ranks itself (Codec::Combination::reduce: PowerSGD) is handed the values
+// plus the residual and the region's codec state; each rank's residual then becomes its values
+// less its share (1 / ranks) of the sum the codec carried.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,30 +23,36 @@ namespace dtnn {
 
 class Codec;
 class Communicator;
+struct BucketMatrix;
 
 class DTNN_CORE_EXPORT CodedAllreduce {
  public:
   CodedAllreduce(const Codec& codec, Communicator& comm);
 
   // data = sum over ranks of data, as the codec carries it. `region` names the residual used with
-  // error feedback (a bucket's index); without it the values go as they are. Returns the bytes of
-  // this rank's payload.
+  // error feedback (a bucket's index); without it the values go as they are. matrices: where
+  // data's tensors lie, for a codec that works on matrices (none: one tensor). Returns the bytes
+  // of this rank's payload.
   std::size_t sum(std::span<float> data, const std::string& name, bool error_feedback,
-                  std::size_t region = 0);
+                  std::size_t region = 0, std::span<const BucketMatrix> matrices = {});
 
   // The residuals, region by region (empty regions: never summed with feedback).
   const std::vector<std::vector<float>>& residuals() const { return residuals_; }
   void set_residuals(std::vector<std::vector<float>> residuals) {
     residuals_ = std::move(residuals);
   }
+  // A reduce codec's state, region by region (its warm starts).
+  const std::vector<std::vector<float>>& codec_states() const { return states_; }
+  void set_codec_states(std::vector<std::vector<float>> states) { states_ = std::move(states); }
 
  private:
   const Codec& codec_;
   Communicator& comm_;
   std::vector<std::vector<float>> residuals_;
-  std::vector<float> send_, recv_;    // payloads, in floats (the communicators' unit)
-  std::vector<unsigned char> words_;  // add_words, combine: the payloads' sum
-  std::uint64_t round_ = 0;           // add_words: sums so far, the masks' round
+  std::vector<std::vector<float>> states_;  // reduce codecs
+  std::vector<float> send_, recv_;          // payloads, in floats (the communicators' unit)
+  std::vector<unsigned char> words_;        // add_words, combine: the payloads' sum
+  std::uint64_t round_ = 0;                 // add_words: sums so far, the masks' round
 };
 
 }  // namespace dtnn

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dtnn/codec.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/model.hpp"
@@ -104,6 +105,10 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   // checkpoint; set_residuals restores them.
   std::vector<float> residuals() const;
   void set_residuals(std::span<const float> residuals);
+  // A reduce codec's state, bucket by bucket (PowerSGD's factors: the same on every rank; empty
+  // before the first exchange and for other codecs); set_codec_states restores it.
+  std::vector<std::vector<float>> codec_states() const;
+  void set_codec_states(std::vector<std::vector<float>> states);
   ExchangeRoute route() const { return route_; }
   const ExchangeStats& stats() const { return stats_; }
 
@@ -111,6 +116,7 @@ class DTNN_CORE_EXPORT GradientExchange final : public GradientListener {
   struct Bucket {
     std::vector<std::size_t> parameters;  // indices into model.parameters()
     std::vector<std::int64_t> offsets;    // element offset of each in the bucket
+    std::vector<BucketMatrix> matrices;   // each as a matrix, for a codec on matrices
     std::int64_t offset = 0, numel = 0;   // the bucket's region of flat_
     std::size_t pending = 0;              // parameters not yet packed this step
     std::unique_ptr<CommRequest> request;

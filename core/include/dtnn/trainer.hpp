@@ -92,6 +92,7 @@ struct TrainerOptions {
   std::vector<SchedulerState> resumed_schedulers;  // their state in the resumed checkpoint
   // The resumed checkpoint's exchange residuals, one per rank (CheckpointInfo).
   std::vector<std::vector<float>> resumed_residuals;
+  std::vector<std::vector<float>> resumed_codec_states;  // checkpoint's exchange_codec_states
 };
 
 struct EvalResult {
