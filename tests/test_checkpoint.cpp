@@ -2,6 +2,7 @@
 // with a message naming the file and the problem, and leave the model untouched.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -193,4 +194,19 @@ TEST_CASE("damaged and mismatched checkpoints are refused and change nothing") {
             "(load weights only with training.weights_and_bias_filename)");
   CHECK(weights(e.model()) == before);  // every failed load left the model as it was
   fs::remove_all(dir);
+}
+
+TEST_CASE("a codec's state (PowerSGD's factors) goes into a checkpoint and comes back, checked") {
+  Experiment e(make_experiment(experiment(1), {}, "test"), test::plugins());
+  CheckpointInfo info;
+  info.exchange_codec_states = {{1.0f, -2.0f, 3.5f}, {}, {0.25f}};
+  const std::string bytes = encode_checkpoint(e.model(), nullptr, info);
+  const CheckpointInfo back = decode_checkpoint(bytes, "exp.dtnn", e.model(), nullptr, "");
+  CHECK(back.exchange_codec_states == info.exchange_codec_states);
+  CHECK(back.exchange_residuals.empty());
+  info.exchange_codec_states[2][0] = std::nanf("");
+  CHECK(test::error_of([&] {
+          decode_checkpoint(encode_checkpoint(e.model(), nullptr, info), "exp.dtnn", e.model(),
+                            nullptr, "");
+        }) == "exp.dtnn: exchange codec state 'bucket 2' holds a value that is not finite");
 }
