@@ -266,6 +266,48 @@ class PyExperiment {
                                                                   : predict_as<float>(x);
   }
 
+  py::dict activations(const py::array& x) {
+    return experiment_->model().options().dtype == DType::float64 ? activations_as<double>(x)
+                                                                  : activations_as<float>(x);
+  }
+
+  // Every layer's output for the batch x in evaluation mode, "<i>.<type>" as the parameters' names
+  // number the layers: each copied as soon as its layer has written it (a layer that runs in place
+  // writes over its input's buffer after, so views would show later layers' values).
+  template <class T>
+  py::dict activations_as(const py::array& raw) {
+    Model& model = experiment_->model();
+    const auto x = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(raw);
+    if (!x) throw Error("activations: expected an array of numbers");
+    const Shape& sample = model.input_shape();
+    const std::int64_t n = x.ndim() > 0 ? x.shape(0) : 0;
+    if (n < 1 || n > model.options().max_batch || x.size() != n * sample.numel())
+      throw Error("activations: x holds " + std::to_string(x.size()) + " values: expected (n, " +
+                  sample.str().substr(1) +
+                  " with 1 <= n <= " + std::to_string(model.options().max_batch) +
+                  " (the run's batch), in " + to_string(model.options().layout) + " order");
+    auto kept = std::make_shared<std::vector<Tensor>>(model.num_layers());
+    {
+      py::gil_scoped_release release;
+      Tensor in = Tensor::empty(sample.with_batch(n), dtype_of<T>(), model.options().layout);
+      std::memcpy(in.raw(), x.data(), in.bytes());
+      model.forward(in.to(model.options().device), Mode::eval, [&](std::size_t i) {
+        const Tensor& out = model.layer_output(i);
+        (*kept)[i] = Tensor::empty(out.shape(), out.dtype(), out.layout());
+        (*kept)[i].copy_from(out);  // from the device, too
+      });
+    }
+    // The arrays view the copies, which a capsule keeps alive as long as any of them.
+    const py::capsule owner(new std::shared_ptr<std::vector<Tensor>>(kept), [](void* p) {
+      delete static_cast<std::shared_ptr<std::vector<Tensor>>*>(p);
+    });
+    py::dict out;
+    for (std::size_t i = 0; i < kept->size(); ++i)
+      out[py::str(std::to_string(i + 1) + "." + model.layer(i).type())] =
+          view_of((*kept)[i], owner);
+    return out;
+  }
+
   // The gradients of the loss for the batch (x, y), left in the parameters' gradients (no update).
   template <class T>
   void compute_gradients_as(const py::array& x_raw, const py::array& y_raw) {
@@ -441,6 +483,10 @@ void bind_experiment(py::module_& m) {
           "targets y (one-hot rows for a classifier), the gradients of the loss for that batch "
           "(forward in training mode and backward; the weights do not change). Without, the "
           "accumulators as they are (a training step consumes them: zero after fit)")
+      .def("activations", &PyExperiment::activations, py::arg("x"),
+           "every layer's output for the batch x (n <= the run's batch; the model's layout) in "
+           "evaluation mode, as a dict of numpy arrays named '<i>.<type>' as the parameters number "
+           "the layers: copies taken as each layer wrote its output")
       .def_property_readonly("layers", &PyExperiment::layers,
                              "the model table as data: index, type, output shape, parameters")
       .def_property_readonly("parameter_count", &PyExperiment::parameter_count)

@@ -154,6 +154,27 @@ def test_parameters_are_writable_views_of_dtnns_memory():
     assert np.count_nonzero(w) == 0
 
 
+def test_activations_are_each_layers_output_for_a_batch():
+    config = synthetic()
+    config["model"] = {"name": "acts", "layers": [
+        {"type": "flatten"}, {"type": "fc", "units": 6}, {"type": "relu"},
+        {"type": "fc", "units": "$classes"}, {"type": "softmax"}]}
+    exp = dtnn.Experiment(config)
+    x = np.random.default_rng(4).standard_normal((5, 28, 28, 1)).astype(np.float32)
+    acts = exp.activations(x)
+    assert list(acts) == ["1.flatten", "2.fc", "3.relu", "4.fc", "5.softmax"]
+    assert acts["1.flatten"].shape == (5, 784) and np.array_equal(acts["1.flatten"], x.reshape(5, -1))
+    w = exp.parameters()["2.fc.weights"]
+    b = exp.parameters()["2.fc.biases"]
+    assert np.allclose(acts["2.fc"], acts["1.flatten"] @ w + b, rtol=1e-5, atol=1e-5)
+    # relu runs over fc's output buffer: the fc's copy was taken before it did.
+    assert (acts["2.fc"] < 0).any()
+    assert np.array_equal(acts["3.relu"], np.maximum(acts["2.fc"], 0))
+    assert np.array_equal(acts["5.softmax"], exp.predict(x))
+    with pytest.raises(dtnn.Error, match=r"activations: x holds 10 values: expected \(n, 28, 28, 1\)"):
+        exp.activations(np.zeros(10, np.float32))
+
+
 def test_gradients_of_a_batch_match_finite_differences():
     exp = dtnn.Experiment(synthetic(epochs=1))
     exp.fit()

@@ -266,8 +266,8 @@ Plugin* create(const Params& p, const PluginContext&) { return new PowerSgd(p); 
 
 DTNN_EXPORT_PLUGIN(.kind = "codec", .name = "powersgd",
                    .description =
-                       "PowerSGD: each bucket as a rank-r product of two factors, summed "
-                       "by two allreduces (Vogels et al., 2019)",
+                       "PowerSGD: each tensor of a bucket as a rank-r product of two "
+                       "factors, summed by two allreduces (Vogels et al., 2019)",
                    .parameters = R"({"rank": 4})",
                    .traits = R"({"conformance": [{"params": {"rank": 1}},
                                                  {"params": {"rank": 4}}]})",
