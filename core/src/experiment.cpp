@@ -735,6 +735,12 @@ void Experiment::check_outputs() const {
     TensorBoardWriter::make_folder(board);
 }
 
+void Experiment::save_checkpoint(const std::filesystem::path& file) {
+  if (comm_->rank() != 0) return;
+  write_file_atomically(file.string(), encode_checkpoint(*model_, optimizer_.get(),
+                                                         trainer_->current_checkpoint_info()));
+}
+
 History Experiment::run() {
   const std::string progress = config_.json["output"]["progress"].get<std::string>();
   if (comm_->rank() == 0) check_outputs();  // before the first step, not after the last

@@ -452,6 +452,22 @@ CheckpointInfo Trainer::checkpoint_info(const Run& run) const {
   return info;
 }
 
+void Trainer::set_epochs(std::int64_t epochs) {
+  if (epochs < 0) throw Error("fit: epochs " + std::to_string(epochs) + ": expected 0 or more");
+  options_.epochs = epochs;
+}
+
+CheckpointInfo Trainer::current_checkpoint_info() const {
+  if (finished_) return *finished_;
+  CheckpointInfo info;
+  info.optimizer = options_.optimizer_name;
+  info.seed = options_.seed;
+  info.position = options_.start;
+  info.learning_rate = optimizer_.learning_rate();
+  for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
+  return info;
+}
+
 void Trainer::gather_residuals(Run& run) {
   if (!exchange_ || !exchange_->keeps_residuals()) return;
   std::vector<float> mine = exchange_->residuals();
@@ -732,6 +748,8 @@ void Trainer::finish_run(Run& run, Progress& progress, History& history) {
     exchange_->broadcast_weights(0);  // and make every rank's bit-identical
   }
   notify(&Scheduler::on_train_end, run.state);
+  finished_ = checkpoint_info(run);
+  finished_->exchange_residuals.clear();  // this rank's gathered copy may be stale
   history.train_seconds = seconds_since(run.start);
   if (exchange_ && exchange_->stats().steps > 0) {
     history.comm_wait_ms_per_step =

@@ -7,6 +7,7 @@
 // callback that raises ends fit with that exception, its traceback intact.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <cstring>
 #include <exception>
@@ -172,7 +173,11 @@ class PyExperiment {
 
   std::string summary() const { return experiment_->summary(); }
 
-  py::object fit(const py::object& callbacks) {
+  py::object fit(const py::object& callbacks, const py::object& epochs) {
+    if (!epochs.is_none()) {  // this many epochs from where training starts (resumed: after it)
+      Trainer& t = experiment_->trainer();
+      t.set_epochs(t.options().start.epoch + epochs.cast<std::int64_t>());
+    }
     auto raised = std::make_shared<std::exception_ptr>();
     std::vector<std::shared_ptr<Scheduler>> adapters;
     if (!callbacks.is_none())
@@ -264,6 +269,11 @@ class PyExperiment {
   py::array predict(const py::array& x) {
     return experiment_->model().options().dtype == DType::float64 ? predict_as<double>(x)
                                                                   : predict_as<float>(x);
+  }
+
+  void save(const std::filesystem::path& file) {
+    py::gil_scoped_release release;
+    experiment_->save_checkpoint(file);
   }
 
   py::dict activations(const py::array& x) {
@@ -454,8 +464,10 @@ void bind_experiment(py::module_& m) {
           "experiment file: [\"--model\", \"simplecnn\", \"--dataset\", \"mnist\", ...]")
       .def("summary", &PyExperiment::summary, "the model table and every parameter, as text")
       .def("fit", &PyExperiment::fit, py::arg("callbacks") = py::none(),
-           "Trains as `dtnn run` does (the epochs of training.epochs, evaluation, output files) "
-           "and returns the history as a dict. callbacks: objects with any of on_train_begin, "
+           py::arg("epochs") = py::none(),
+           "Trains as `dtnn run` does (the epochs of training.epochs, or `epochs` of them; "
+           "evaluation, output files) and returns the history as a dict. callbacks: objects with "
+           "any of on_train_begin, "
            "on_epoch_begin, on_batch_end, on_epoch_end, on_train_end (or plain callables, called "
            "at each epoch's end), each called with a CallbackState")
       .def("evaluate", &PyExperiment::evaluate, py::arg("split") = "test",
@@ -483,6 +495,12 @@ void bind_experiment(py::module_& m) {
           "targets y (one-hot rows for a classifier), the gradients of the loss for that batch "
           "(forward in training mode and backward; the weights do not change). Without, the "
           "accumulators as they are (a training step consumes them: zero after fit)")
+      .def(
+          "save", [](PyExperiment& e, const std::filesystem::path& file) { e.save(file); },
+          py::arg("file"),
+          "a checkpoint of the experiment as it is (weights, layer and optimizer state, where the "
+          "last fit ended): Experiment(config, {\"training.resume\": file}) goes on from it as "
+          "`dtnn run --resume` does")
       .def("activations", &PyExperiment::activations, py::arg("x"),
            "every layer's output for the batch x (n <= the run's batch; the model's layout) in "
            "evaluation mode, as a dict of numpy arrays named '<i>.<type>' as the parameters number "

@@ -154,6 +154,23 @@ def test_parameters_are_writable_views_of_dtnns_memory():
     assert np.count_nonzero(w) == 0
 
 
+def test_fit_epochs_save_and_resume(tmp_path):
+    """fit(epochs=N) trains N; save() writes a checkpoint that training.resume goes on from: 2
+    epochs, save, resume for 2 more give the weights of 4 straight (Adam's moments, the shuffle
+    seed and the position come back)."""
+    exp = dtnn.Experiment(synthetic(epochs=4))
+    assert len(exp.fit(epochs=2)["epochs"]) == 2
+    exp.save(tmp_path / "two.dtnn")
+    resumed = dtnn.Experiment(synthetic(epochs=4), {"training.resume": str(tmp_path / "two.dtnn")})
+    assert [e["epoch"] for e in resumed.fit()["epochs"]] == [3, 4]
+    straight = dtnn.Experiment(synthetic(epochs=4))
+    assert len(straight.fit()["epochs"]) == 4
+    for name, value in straight.parameters().items():
+        assert np.array_equal(resumed.parameters()[name], value), name
+    with pytest.raises(dtnn.Error, match="fit: epochs -1: expected 0 or more"):
+        exp.fit(epochs=-1)
+
+
 def test_activations_are_each_layers_output_for_a_batch():
     config = synthetic()
     config["model"] = {"name": "acts", "layers": [

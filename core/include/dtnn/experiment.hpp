@@ -52,6 +52,9 @@ class DTNN_CORE_EXPORT Experiment {
   // training stopped early: History::stopped), and the weights of a run that ended normally. Each
   // output is written whatever became of the others; one Error names every one that failed.
   History run();
+  // A checkpoint of the experiment now (weights, layer and optimizer state, shuffle seed, where the
+  // last run ended, schedulers' state), which training.resume goes on from; rank 0 writes it.
+  void save_checkpoint(const std::filesystem::path& file);
 
  private:
   void open_device_and_ranks(const Registry& registry, Device device);

@@ -200,6 +200,13 @@ class DTNN_CORE_EXPORT Trainer {
   std::int64_t validation_size() const { return validation_end_ - train_end_; }
   std::int64_t test_size() const { return test_end_; }
   const TrainerOptions& options() const { return options_; }
+  // The epochs fit() trains up to (training.epochs; Python's fit(epochs=...) sets it).
+  void set_epochs(std::int64_t epochs);
+  // What a checkpoint written now holds besides the tensors: where the last fit() ended (its
+  // position, shuffle seed, learning rate, schedulers' state), or before any fit() where it starts.
+  // Exchange residuals are not gathered here (a collective): a coded run resumed from it starts
+  // them at zero.
+  CheckpointInfo current_checkpoint_info() const;
 
  private:
   struct Run;  // what the steps and epochs of one fit() share
@@ -272,6 +279,7 @@ class DTNN_CORE_EXPORT Trainer {
   // TensorBoard (options_.tensorboard_dir, rank 0): the writer, and the host copies of the
   // gradients of a step train_step was asked to keep them of.
   std::unique_ptr<TensorBoardWriter> tensorboard_;
+  std::optional<CheckpointInfo> finished_;  // checkpoint_info at the end of the last fit()
   std::vector<Tensor> kept_gradients_;
   bool keep_gradients_ = false;
   void tensorboard_epoch(const EpochRecord& record);
