@@ -349,7 +349,8 @@ std::vector<std::vector<float>> exchange_vectors(const FileLayout& layout, const
                   std::to_string(offset) + " of the data runs past its " + std::to_string(data) +
                   " bytes)");
     std::vector<float> values(n);
-    std::memcpy(values.data(), bytes.data() + layout.data + offset, n * sizeof(float));
+    if (n > 0)  // an empty vector's data() may be null, which memcpy may not take
+      std::memcpy(values.data(), bytes.data() + layout.data + offset, n * sizeof(float));
     if (!std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); }))
       throw Error(where + ": " + what + " '" + name + "' holds a value that is not finite");
     out.push_back(std::move(values));
