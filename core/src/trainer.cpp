@@ -437,13 +437,19 @@ void Trainer::notify(void (Scheduler::*event)(TrainingState&), TrainingState& st
 }
 
 CheckpointInfo Trainer::checkpoint_info(const Run& run) const {
+  CheckpointInfo info = checkpoint_info(run.position, run.shuffle_seed);
+  info.exchange_residuals = run.residuals;
+  return info;
+}
+
+CheckpointInfo Trainer::checkpoint_info(const CheckpointPosition& position,
+                                        std::uint64_t seed) const {
   CheckpointInfo info;
   info.optimizer = options_.optimizer_name;
-  info.seed = run.shuffle_seed;
-  info.position = run.position;
+  info.seed = seed;
+  info.position = position;
   info.learning_rate = optimizer_.learning_rate();
   for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
-  info.exchange_residuals = run.residuals;
   if (exchange_) info.exchange_codec_states = exchange_->codec_states();  // the same on every rank
   if (loss_scale_.enabled()) {
     info.loss_scale = loss_scale_.value();
@@ -458,14 +464,7 @@ void Trainer::set_epochs(std::int64_t epochs) {
 }
 
 CheckpointInfo Trainer::current_checkpoint_info() const {
-  if (finished_) return *finished_;
-  CheckpointInfo info;
-  info.optimizer = options_.optimizer_name;
-  info.seed = options_.seed;
-  info.position = options_.start;
-  info.learning_rate = optimizer_.learning_rate();
-  for (const auto& s : schedulers_) info.schedulers.push_back({s->name(), s->state()});
-  return info;
+  return finished_ ? *finished_ : checkpoint_info(options_.start, options_.seed);
 }
 
 void Trainer::gather_residuals(Run& run) {

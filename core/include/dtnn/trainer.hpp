@@ -224,6 +224,8 @@ class DTNN_CORE_EXPORT Trainer {
   void finish_run(Run& run, Progress& progress, History& history);
   void reduce_totals(Run& run);
   CheckpointInfo checkpoint_info(const Run& run) const;
+  // The same without a run's residuals: the optimizer's, schedulers', codec's and loss scale's.
+  CheckpointInfo checkpoint_info(const CheckpointPosition& position, std::uint64_t seed) const;
   // Every rank's exchange residuals, gathered before a checkpoint is written (collective: every
   // rank calls it where rank 0 may write one) into run's, which checkpoint_info adds.
   void gather_residuals(Run& run);
