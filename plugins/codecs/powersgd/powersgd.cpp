@@ -35,10 +35,14 @@ struct Shape2 {
 };
 
 // A tensor of the bucket: count values from offset, as a matrix of s.rows x s.cols (zeros after
-// the count).
+// the count). at: where its values (plain) or its P (compressed) lie in the first allreduce's
+// buffer; q_at: where its Q lies in the state.
 struct Piece {
   std::size_t offset, count;
   Shape2 s;
+  std::size_t at = 0, q_at = 0;
+  std::size_t p_size() const { return static_cast<std::size_t>(s.rows * s.r); }
+  std::size_t q_size() const { return static_cast<std::size_t>(s.cols * s.r); }
 };
 
 class PowerSgd final : public Codec {
@@ -47,11 +51,17 @@ class PowerSgd final : public Codec {
     if (rank_ < 1) p.fail("rank", "a positive integer");
   }
 
+  // count values as a rows x cols matrix: factors of width r, compressed when they are fewer.
+  Shape2 plan(std::int64_t rows, std::int64_t cols, std::int64_t count) const {
+    const std::int64_t r = std::min({rank_, rows, cols});
+    return {rows, cols, r, (rows + cols) * r < count};
+  }
+
+  // n values on their own: ceil(n / c) x c, c = ceil(sqrt(n)).
   Shape2 shape(std::size_t n) const {
     const auto cols = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
     const std::int64_t rows = cols > 0 ? (static_cast<std::int64_t>(n) + cols - 1) / cols : 0;
-    const std::int64_t r = std::min({rank_, rows, cols});
-    return {rows, cols, r, (rows + cols) * r < static_cast<std::int64_t>(n)};
+    return plan(rows, cols, static_cast<std::int64_t>(n));
   }
 
   std::size_t payload_bytes(std::size_t n) const override {
@@ -68,8 +78,9 @@ class PowerSgd final : public Codec {
     }
     const std::vector<float> m = matrix(x, s);
     std::vector<float> q = initial_q(s), p(static_cast<std::size_t>(s.rows * s.r));
-    left_factor(m, q, p, s);
-    right_factor(m, p, q, s);
+    times_q(m, q, p, s);
+    orthonormalize(p, s);
+    times_p(m, p, q, s);
     std::memcpy(payload.data(), p.data(), p.size() * sizeof(float));
     std::memcpy(payload.data() + p.size() * sizeof(float), q.data(), q.size() * sizeof(float));
   }
@@ -98,24 +109,24 @@ class PowerSgd final : public Codec {
     if (matrices.empty()) {
       pieces.push_back({0, data.size(), shape(data.size())});
     } else {
-      for (const BucketMatrix& m : matrices) {
-        const auto r = static_cast<std::int64_t>(
-            std::min<std::size_t>({static_cast<std::size_t>(rank_), m.rows, m.cols}));
-        const auto rows = static_cast<std::int64_t>(m.rows),
-                   cols = static_cast<std::int64_t>(m.cols);
-        pieces.push_back(
-            {m.offset, m.rows * m.cols, {rows, cols, r, (rows + cols) * r < rows * cols}});
-      }
+      for (const BucketMatrix& m : matrices)
+        pieces.push_back({m.offset, m.rows * m.cols,
+                          plan(static_cast<std::int64_t>(m.rows), static_cast<std::int64_t>(m.cols),
+                               static_cast<std::int64_t>(m.rows * m.cols))});
     }
-    // One allreduce for the plain pieces' values and every compressed piece's P, one for the Qs.
+    // One allreduce for the plain pieces' values, then every compressed piece's P; one for the Qs.
     std::size_t first = 0, qs = 0;
-    for (const Piece& p : pieces)
-      if (!p.s.compressed) first += p.count;
-    const std::size_t plain = first;
-    for (const Piece& p : pieces)
+    for (Piece& p : pieces)
+      if (!p.s.compressed) {
+        p.at = first;
+        first += p.count;
+      }
+    for (Piece& p : pieces)
       if (p.s.compressed) {
-        first += static_cast<std::size_t>(p.s.rows * p.s.r);
-        qs += static_cast<std::size_t>(p.s.cols * p.s.r);
+        p.at = first;
+        p.q_at = qs;
+        first += p.p_size();
+        qs += p.q_size();
       }
     if (state.size() != qs) {  // the first sum, or another layout: the seeded start
       state.clear();
@@ -128,55 +139,37 @@ class PowerSgd final : public Codec {
     }
     std::vector<float> sums(first);
     std::vector<std::vector<float>> m(pieces.size());
-    std::size_t at = 0, p_at = plain, q_at = 0;
     for (std::size_t k = 0; k < pieces.size(); ++k) {
       const Piece& p = pieces[k];
       const std::span<const float> values = data.subspan(p.offset, p.count);
       if (!p.s.compressed) {
-        std::copy(values.begin(), values.end(), sums.begin() + static_cast<std::ptrdiff_t>(at));
-        at += p.count;
+        std::copy(values.begin(), values.end(), sums.begin() + static_cast<std::ptrdiff_t>(p.at));
         continue;
       }
       m[k] = matrix(values, p.s);
-      gemm(false, false, p.s.rows, p.s.r, p.s.cols, 1.0f, m[k].data(), p.s.cols,
-           state.data() + q_at, p.s.r, 0.0f, sums.data() + p_at, p.s.r);
-      p_at += static_cast<std::size_t>(p.s.rows * p.s.r);
-      q_at += static_cast<std::size_t>(p.s.cols * p.s.r);
+      times_q(m[k], std::span(state).subspan(p.q_at, p.q_size()),
+              std::span(sums).subspan(p.at, p.p_size()), p.s);
     }
     comm.allreduce_sum(sums.data(), sums.size(), DType::float32, name + " (PowerSGD's P)");
-    p_at = plain;
-    q_at = 0;
     for (std::size_t k = 0; k < pieces.size(); ++k) {
       const Piece& p = pieces[k];
       if (!p.s.compressed) continue;
-      const std::span<float> pk(sums.data() + p_at, static_cast<std::size_t>(p.s.rows * p.s.r));
+      const std::span<float> pk = std::span(sums).subspan(p.at, p.p_size());
       orthonormalize(pk, p.s);
-      gemm(true, false, p.s.cols, p.s.r, p.s.rows, 1.0f, m[k].data(), p.s.cols, pk.data(), p.s.r,
-           0.0f, state.data() + q_at, p.s.r);
-      p_at += pk.size();
-      q_at += static_cast<std::size_t>(p.s.cols * p.s.r);
+      times_p(m[k], pk, std::span(state).subspan(p.q_at, p.q_size()), p.s);
     }
     if (!state.empty())
       comm.allreduce_sum(state.data(), state.size(), DType::float32, name + " (PowerSGD's Q)");
     std::fill(data.begin(), data.end(), 0.0f);  // the padding between tensors stays zeros
-    at = 0;
-    p_at = plain;
-    q_at = 0;
     for (const Piece& p : pieces) {
       const std::span<float> out = data.subspan(p.offset, p.count);
       if (!p.s.compressed) {
-        std::copy_n(sums.begin() + static_cast<std::ptrdiff_t>(at), p.count, out.begin());
-        at += p.count;
+        std::copy_n(sums.begin() + static_cast<std::ptrdiff_t>(p.at), p.count, out.begin());
         continue;
       }
-      const std::span<const float> pk(sums.data() + p_at,
-                                      static_cast<std::size_t>(p.s.rows * p.s.r));
-      const std::span<const float> qk(state.data() + q_at,
-                                      static_cast<std::size_t>(p.s.cols * p.s.r));
-      const std::vector<float> sum = product(pk, qk, p.s);
+      const std::vector<float> sum = product(std::span(sums).subspan(p.at, p.p_size()),
+                                             std::span(state).subspan(p.q_at, p.q_size()), p.s);
       std::copy_n(sum.begin(), p.count, out.begin());
-      p_at += pk.size();
-      q_at += qk.size();
     }
     return sizeof(float) * (sums.size() + state.size());
   }
@@ -204,18 +197,16 @@ class PowerSgd final : public Codec {
     return q;
   }
 
-  // p = orthonormal columns of M q (one rank's P^).
-  static void left_factor(const std::vector<float>& m, const std::vector<float>& q,
-                          std::vector<float>& p, const Shape2& s) {
+  // p = M q (rows x r).
+  static void times_q(std::span<const float> m, std::span<const float> q, std::span<float> p,
+                      const Shape2& s) {
     gemm(false, false, s.rows, s.r, s.cols, 1.0f, m.data(), s.cols, q.data(), s.r, 0.0f, p.data(),
          s.r);
-    orthonormalize(p, s);
   }
 
-  // q = M^T p.
-  static void right_factor(const std::vector<float>& m, const std::vector<float>& p,
-                           std::vector<float>& q, const Shape2& s) {
-    q.resize(static_cast<std::size_t>(s.cols * s.r));
+  // q = M^T p (cols x r).
+  static void times_p(std::span<const float> m, std::span<const float> p, std::span<float> q,
+                      const Shape2& s) {
     gemm(true, false, s.cols, s.r, s.rows, 1.0f, m.data(), s.cols, p.data(), s.r, 0.0f, q.data(),
          s.r);
   }
