@@ -276,6 +276,20 @@ class PyExperiment {
     experiment_->save_checkpoint(file);
   }
 
+  // The samples of x, one batch of the model's input (at most the run's batch), or an Error that
+  // says what was expected.
+  std::int64_t one_batch(const py::array& x, const std::string& what) {
+    const Model& model = experiment_->model();
+    const Shape& sample = model.input_shape();
+    const std::int64_t n = x.ndim() > 0 ? x.shape(0) : 0;
+    if (n < 1 || n > model.options().max_batch || x.size() != n * sample.numel())
+      throw Error(what + ": x holds " + std::to_string(x.size()) + " values: expected (n, " +
+                  sample.str().substr(1) +
+                  " with 1 <= n <= " + std::to_string(model.options().max_batch) +
+                  " (the run's batch), in " + to_string(model.options().layout) + " order");
+    return n;
+  }
+
   py::dict activations(const py::array& x) {
     return experiment_->model().options().dtype == DType::float64 ? activations_as<double>(x)
                                                                   : activations_as<float>(x);
@@ -290,12 +304,7 @@ class PyExperiment {
     const auto x = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(raw);
     if (!x) throw Error("activations: expected an array of numbers");
     const Shape& sample = model.input_shape();
-    const std::int64_t n = x.ndim() > 0 ? x.shape(0) : 0;
-    if (n < 1 || n > model.options().max_batch || x.size() != n * sample.numel())
-      throw Error("activations: x holds " + std::to_string(x.size()) + " values: expected (n, " +
-                  sample.str().substr(1) +
-                  " with 1 <= n <= " + std::to_string(model.options().max_batch) +
-                  " (the run's batch), in " + to_string(model.options().layout) + " order");
+    const std::int64_t n = one_batch(x, "activations");
     auto kept = std::make_shared<std::vector<Tensor>>(model.num_layers());
     {
       py::gil_scoped_release release;
@@ -326,11 +335,7 @@ class PyExperiment {
     const auto y = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(y_raw);
     if (!x || !y) throw Error("gradients: expected arrays of numbers for x and y");
     const Shape& sample = model.input_shape();
-    const std::int64_t n = x.ndim() > 0 ? x.shape(0) : 0;
-    if (n < 1 || n > model.options().max_batch || x.size() != n * sample.numel())
-      throw Error("gradients: x holds " + std::to_string(x.size()) + " values: expected (n, " +
-                  sample.str().substr(1) + " with 1 <= n <= " +
-                  std::to_string(model.options().max_batch) + " (the run's batch)");
+    const std::int64_t n = one_batch(x, "gradients");
     const Shape out = model.output_shape();
     if (y.size() != n * out.numel())
       throw Error("gradients: y holds " + std::to_string(y.size()) +
