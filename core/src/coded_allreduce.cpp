@@ -12,15 +12,21 @@ namespace dtnn {
 CodedAllreduce::CodedAllreduce(const Codec& codec, Communicator& comm)
     : codec_(codec), comm_(comm) {}
 
+std::vector<float>& CodedAllreduce::carry(std::size_t region, std::span<const float> data) {
+  if (residuals_.size() <= region) residuals_.resize(region + 1);
+  std::vector<float>& r = residuals_[region];
+  r.resize(data.size(), 0.0f);
+  for (std::size_t i = 0; i < data.size(); ++i) r[i] += data[i];
+  return r;
+}
+
 std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, bool error_feedback,
                                 std::size_t region, std::span<const BucketMatrix> matrices) {
   if (codec_.combination() == Codec::Combination::reduce) {
     if (states_.size() <= region) states_.resize(region + 1);
     if (!error_feedback) return codec_.reduce(comm_, data, matrices, states_[region], name);
-    if (residuals_.size() <= region) residuals_.resize(region + 1);
-    std::vector<float>& r = residuals_[region];
-    r.resize(data.size(), 0.0f);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = r[i] += data[i];
+    std::vector<float>& r = carry(region, data);
+    std::copy(r.begin(), r.end(), data.begin());
     const std::size_t bytes = codec_.reduce(comm_, data, matrices, states_[region], name);
     const float share = 1.0f / static_cast<float>(comm_.size());
     for (std::size_t i = 0; i < data.size(); ++i) r[i] -= share * data[i];
@@ -35,10 +41,7 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
     return std::span<unsigned char>(reinterpret_cast<unsigned char*>(at), bytes);
   };
   if (error_feedback) {
-    if (residuals_.size() <= region) residuals_.resize(region + 1);
-    std::vector<float>& r = residuals_[region];
-    r.resize(n, 0.0f);
-    for (std::size_t i = 0; i < n; ++i) r[i] += data[i];  // what this step should carry
+    std::vector<float>& r = carry(region, data);
     codec_.encode(r, payload(send_.data()));
     codec_.decode_add(payload(send_.data()), r, -1.0f);  // less what the payload carries
   } else {

@@ -46,6 +46,9 @@ class DTNN_CORE_EXPORT CodedAllreduce {
   void set_codec_states(std::vector<std::vector<float>> states) { states_ = std::move(states); }
 
  private:
+  // Region's residual plus data: what this step should carry (error feedback).
+  std::vector<float>& carry(std::size_t region, std::span<const float> data);
+
   const Codec& codec_;
   Communicator& comm_;
   std::vector<std::vector<float>> residuals_;
