@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "dtnn/conv_options.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/testing/gradient_check.hpp"
 #include "dtnn/testing/guarded.hpp"
@@ -26,7 +27,7 @@ std::shared_ptr<Layer> make(const std::string& type, const json& params, const S
   ctx.max_batch = batch;
   ctx.seed = 11;
   ctx.registry = &test::plugins();
-  ctx.conv_algorithm = conv;
+  ctx.extensions.set(std::make_shared<ConvOptions>(conv, Params()));
   layer->build(ctx);
   return layer;
 }

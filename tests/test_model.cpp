@@ -273,3 +273,58 @@ TEST_CASE("profiling times every layer, the layers inside blocks by kind") {
   CHECK(row.substr(0, row.find('\n')).find("|     2 |") != std::string::npos);
   m.set_profiling(false);
 }
+
+TEST_CASE("the experiment's conv object reaches every convolution, blocks' paths included") {
+  // conv.algorithm "direct" for the conv2d on top and the one in the block's first path; the
+  // second path's names its own algorithm, which takes its own algorithm_params.
+  const ModelSpec spec = parse_model_spec(json::parse(R"({"layers": [
+      {"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1},
+      {"type": "add", "paths": [
+          [{"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1}],
+          [{"type": "conv2d", "filters": 4, "kernel": 3, "padding": 1, "algorithm": "i2c",
+            "algorithm_params": {"slab_bytes": 4096}}]]}]})"),
+                                          "m.json");
+  ModelOptions o;
+  o.max_batch = 2;
+  o.conv_algorithm = "direct";
+  o.conv_params = Params(json{{"algorithm", "direct"}}, "exp.json: conv");
+  Model m(spec, o, Shape{6, 6, 3}, test::plugins());
+  CHECK(m.layer(0).attributes().find("direct") != std::string::npos);
+  const auto paths = m.layer(1).inner_layers();
+  REQUIRE(paths.size() == 2);
+  CHECK(paths[0].second->attributes().find("direct") != std::string::npos);
+  CHECK(paths[1].second->attributes().find("i2c") != std::string::npos);
+
+  // Messages name the key where it was written: the layer's algorithm_params, the experiment's
+  // conv object.
+  const ModelSpec misspelt = parse_model_spec(json::parse(R"({"layers": [
+      {"type": "conv2d", "filters": 4, "kernel": 3, "algorithm": "i2c",
+       "algorithm_params": {"slab_byte": 1}}]})"),
+                                              "m.json");
+  CHECK(test::error_of([&] {
+          Model(misspelt, o, Shape{6, 6, 3}, test::plugins());
+        })
+            .find("m.json: layers[0].algorithm_params.slab_byte: unknown parameter of conv "
+                  "'i2c'") != std::string::npos);
+  o.conv_algorithm = "i2c";
+  o.conv_params = Params(json{{"algorithm", "i2c"}, {"slab_byte", 1}}, "exp.json: conv");
+  CHECK(test::error_of([&] {
+          Model(spec, o, Shape{6, 6, 3}, test::plugins());
+        }).find("exp.json: conv.slab_byte: unknown parameter of conv 'i2c'") != std::string::npos);
+}
+
+TEST_CASE("what a model asks of its layers' traits: a last softmax, layers that merely reshape") {
+  auto model = [](const char* last) {
+    return build(parse_model_spec(json::parse(std::string(R"({"layers": [
+        {"type": "flatten"}, {"type": "fc", "units": 3}, {"type": ")") +
+                                              last + R"("}]})"),
+                                  "m.json"),
+                 Shape{2, 2, 1});
+  };
+  Model softmax = model("softmax");
+  CHECK(softmax.ends_in_softmax());  // a loss may then give the logits' gradient directly
+  CHECK(softmax.reshapes(0));        // flatten: a view of its input, no forward, no backward
+  CHECK_FALSE(softmax.reshapes(1));
+  CHECK_FALSE(model("log_softmax").ends_in_softmax());
+  CHECK_FALSE(model("sigmoid").ends_in_softmax());
+}

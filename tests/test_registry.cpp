@@ -210,7 +210,7 @@ TEST_CASE("every GPU layer twin declares the cases the GPU tests check it on") {
     if (twin.device != Device::cuda || twin.kind != "layer") continue;
     CAPTURE(twin.name);
     const nlohmann::json checks =
-        nlohmann::json::parse(twin.traits).value("twin_checks", nlohmann::json());
+        nlohmann::json::parse(twin.traits_json).value("twin_checks", nlohmann::json());
     REQUIRE(checks.is_array());
     CHECK(!checks.empty());
     for (const nlohmann::json& c : checks) {
@@ -226,4 +226,41 @@ TEST_CASE("every GPU layer twin declares the cases the GPU tests check it on") {
           "layer", twin.name, Params(c.value("params", nlohmann::json::object()), twin.name)));
     }
   }
+}
+
+TEST_CASE("a plugin's traits are read once at load, and a malformed one names its key") {
+  const nlohmann::json parameters = {{"filters", 0}};
+  const PluginTraits t = read_plugin_traits(nlohmann::json::parse(R"({
+      "aliases": ["old"], "alias_defaults": {"old": {"filters": 3}}, "default": true,
+      "fuses": [{"option": "x_relu", "absorbs": ["relu"], "into": ["activation"]}],
+      "softmax": true, "groups": true, "precisions": ["bf16"], "auto_rank": 3})"),
+                                            parameters);
+  CHECK(t.aliases == std::vector<std::string>{"old"});
+  CHECK(nlohmann::json::parse(t.alias_defaults.at("old")) == nlohmann::json{{"filters", 3}});
+  CHECK((t.is_default && t.softmax && t.groups && !t.reshape));
+  REQUIRE(t.fuses.size() == 1);
+  CHECK(t.fuses[0].into == std::vector<std::string>{"activation"});
+  CHECK(t.precisions == std::vector<Precision>{Precision::bf16});
+  CHECK(t.auto_rank == 3);
+
+  auto error = [&](const char* traits) {
+    return test::error_of([&] { read_plugin_traits(nlohmann::json::parse(traits), parameters); });
+  };
+  CHECK(error(R"({"fuses": [{"option": "x", "absorbs": ["relu"], "into": []}]})") ==
+        "traits.fuses[0].into: expected a non-empty list of names, got []");
+  CHECK(error(R"({"softmax": "yes"})") == "traits.softmax: expected true or false, got \"yes\"");
+  CHECK(error(R"({"precisions": ["fp8"]})").rfind("traits.precisions: expected names of", 0) == 0);
+  CHECK(error(R"({"aliases": ["a"], "alias_defaults": {"a": {"filter": 1}}})") ==
+        "traits.alias_defaults.a.filter: expected one of its parameters, got \"filter\"");
+
+  // A plugin made in this process with such traits is refused as it is added, by name.
+  Registry r(std::vector<std::filesystem::path>{});
+  PluginRecord record;
+  record.kind = "layer";
+  record.name = "odd";
+  record.parameters = "{}";
+  record.traits_json = R"({"reshape": 1})";
+  record.make = [](const Params&, const PluginContext&) -> Plugin* { return nullptr; };
+  CHECK(test::error_of([&] { r.add(record); }) ==
+        "plugin layer/odd: its traits.reshape: expected true or false, got 1");
 }

@@ -212,7 +212,6 @@ TEST_CASE("padding: what follows a sequence's padding id changes none of its unp
     ctx.seed = 3;
     ctx.registry = &test::plugins();
     ctx.needs_input_gradient = false;
-    ctx.sequence.lengths = std::make_shared<SequenceLengths>();
     chain.build(parse_layer_list(json::parse(R"([
         {"type": "embedding", "vocab": 6, "units": 8, "padding_id": )" +
                                              std::to_string(padding_id) + R"(},

@@ -228,7 +228,7 @@ int cmd_plugins(const std::vector<std::string>& args) {
       if (p.empty()) std::printf("%-*s parameters: none\n", indent, "");
       for (auto it = p.begin(); it != p.end(); ++it)
         std::printf("%-*s   %s = %s\n", indent, "", it.key().c_str(), it.value().dump().c_str());
-      const json traits = json::parse(r.traits);
+      const json traits = json::parse(r.traits_json);
       for (auto it = traits.begin(); it != traits.end(); ++it)
         std::printf("%-*s traits.%s = %s\n", indent, "", it.key().c_str(),
                     it.value().dump().c_str());

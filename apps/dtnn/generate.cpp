@@ -61,7 +61,7 @@ std::vector<double> scores_at(dtnn::Model& model, const dtnn::Tensor& x, std::in
     const dtnn::Tensor out =
         model.forward(x.to(model.options().device), dtnn::Mode::eval).to(dtnn::Device::cpu);
     const T* row = out.data<T>() + position * classes;
-    const bool probabilities = model.layer(model.num_layers() - 1).is_softmax();
+    const bool probabilities = model.ends_in_softmax();
     for (std::int64_t c = 0; c < classes; ++c)
       scores[static_cast<std::size_t>(c)] =
           probabilities ? std::log(std::max(double(row[c]), 1e-300)) : double(row[c]);

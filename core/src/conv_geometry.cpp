@@ -1,4 +1,4 @@
-#include <nlohmann/json.hpp>
+#include <algorithm>
 #include <string>
 #include <tuple>
 
@@ -43,27 +43,16 @@ std::string ConvGeometry::str() const {
                                        : "");
 }
 
-namespace {
-// Conv plugin `name`'s traits, or an empty object when there is no such plugin or they are not one.
-nlohmann::json conv_traits(const Registry& registry, const std::string& name) {
-  const PluginRecord* record = registry.find("conv", name);
-  if (!record) return nlohmann::json::object();
-  nlohmann::json traits = nlohmann::json::parse(record->traits, nullptr, false);
-  return traits.is_object() ? traits : nlohmann::json::object();
-}
-}  // namespace
-
 bool takes_groups(const Registry& registry, const std::string& name) {
-  return conv_traits(registry, name).value("groups", false) == true;
+  const PluginRecord* record = registry.find("conv", name);
+  return record && record->traits.groups;
 }
 
 bool takes_precision(const Registry& registry, const std::string& name, Precision p) {
   if (p == Precision::fp32) return true;
-  const nlohmann::json listed = conv_traits(registry, name).value("precisions", nlohmann::json());
-  if (!listed.is_array()) return false;
-  for (const nlohmann::json& entry : listed)
-    if (entry.is_string() && entry.get<std::string>() == to_string(p)) return true;
-  return false;
+  const PluginRecord* record = registry.find("conv", name);
+  return record && std::find(record->traits.precisions.begin(), record->traits.precisions.end(),
+                             p) != record->traits.precisions.end();
 }
 
 }  // namespace dtnn

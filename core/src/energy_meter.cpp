@@ -40,11 +40,8 @@ std::unique_ptr<EnergyMeter> EnergyMeter::open(const Registry& registry,
     // Per kind of device covered, the first source (by traits.auto_rank) that works here.
     std::map<std::string, std::vector<std::pair<std::int64_t, std::string>>> by_cover;
     for (const std::string& name : registry.available("energy")) {
-      const nlohmann::json traits =
-          nlohmann::json::parse(registry.find("energy", name)->traits, nullptr, false);
-      const std::string cover = traits.is_object() ? traits.value("covers", name) : name;
-      const std::int64_t rank = traits.is_object() ? traits.value("auto_rank", 100) : 100;
-      by_cover[cover].emplace_back(rank, name);
+      const PluginTraits& traits = registry.find("energy", name)->traits;
+      by_cover[traits.covers.value_or(name)].emplace_back(traits.auto_rank, name);
     }
     std::string reasons;
     for (auto& [cover, names] : by_cover) {

@@ -60,9 +60,8 @@ long launcher_world_size() {
 std::vector<std::string> launched_communicators(const Registry& registry) {
   std::vector<std::string> out;
   for (const std::string& name : registry.available("communicator")) {
-    const json traits = json::parse(registry.find("communicator", name)->traits);
-    for (const json& v : traits.value("launched_when", json::array()))
-      if (v.is_string() && std::getenv(v.get<std::string>().c_str())) {
+    for (const std::string& variable : registry.find("communicator", name)->traits.launched_when)
+      if (std::getenv(variable.c_str())) {
         out.push_back(name);
         break;
       }

@@ -13,13 +13,19 @@ namespace dtnn {
 
 namespace {
 
+// True when ls's layer plugin merely reshapes (traits.reshape: flatten).
+bool merely_reshapes(const LayerSpec& ls, const Registry& registry) {
+  const PluginRecord* r = registry.find("layer", ls.type);
+  return r && r->status == PluginRecord::Status::ok && r->traits.reshape;
+}
+
 // The layer plugin of ls's type for ctx.device. A layer without a twin on the device is accepted
-// only if it merely reshapes (flatten): it runs no code on any device.
+// only if it merely reshapes: it runs no code on any device.
 std::shared_ptr<Layer> create_layer(const LayerSpec& ls, const LayerBuildContext& ctx) {
   const Registry& registry = *ctx.registry;
-  if (ctx.device != Device::cpu && !registry.find("layer", ls.type, ctx.device))
-    if (auto layer = registry.create_as<Layer>("layer", ls.type, ls.params); layer->is_reshape())
-      return layer;
+  if (ctx.device != Device::cpu && !registry.find("layer", ls.type, ctx.device) &&
+      merely_reshapes(ls, registry))
+    return registry.create_as<Layer>("layer", ls.type, ls.params);
   return registry.create_as<Layer>("layer", ls.type, ls.params, {}, ctx.device);
 }
 
@@ -74,7 +80,8 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
     in_place_.push_back(in_place);
     const Shape batch_shape = current.with_batch(ctx.max_batch);
     held_bytes_.push_back(0);
-    if (layer->is_reshape()) {
+    reshapes_.push_back(merely_reshapes(specs[i], *ctx.registry));
+    if (reshapes_[i]) {
       outputs_.emplace_back();
     } else if (in_place) {
       outputs_.push_back(outputs_[i - 1].view(batch_shape));
@@ -104,7 +111,7 @@ const Tensor& LayerChain::forward(const Tensor& x, Mode mode,
   const Tensor* in = &input_;
   const std::int64_t batch = x.dim(0);
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    if (layers_[i]->is_reshape()) {
+    if (reshapes_[i]) {
       views_[i] = in->view(layers_[i]->output_shape().with_batch(batch));
     } else {
       views_[i] = outputs_[i].slice_batch(0, batch);
@@ -130,7 +137,7 @@ void LayerChain::backward(const Tensor& dy_in, Tensor* dx, GradientListener* lis
   for (std::size_t i = end; i-- > stop;) {
     const Tensor& x = i ? views_[i - 1] : input_;
     const bool wants_dx = i > stop || dx;
-    if (layers_[i]->is_reshape()) {
+    if (reshapes_[i]) {
       dy = dy.view(x.shape());
       if (i == 0 && dx) dx->copy_from(dy);
       continue;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtnn/config.hpp"
+#include "dtnn/conv_options.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer_chain.hpp"
@@ -82,53 +83,24 @@ std::vector<FusionRule> fusion_rules(const Registry& registry, const std::string
                                      Device device) {
   const PluginRecord* r = registry.find("layer", type, device);
   if (!r || r->status != PluginRecord::Status::ok) return {};
-  const json traits = json::parse(r->traits);  // an object: the registry checked
-  const auto fuses = traits.find("fuses");
-  if (fuses == traits.end()) return {};
-  auto bad = [&](const std::string& what) -> Error {
-    return Error(r->file.string() + ": layer '" + type + "': traits.fuses: " + what);
-  };
-  if (!fuses->is_array()) throw bad("expected a list of fusions");
-  auto strings = [&](const json& j, const char* key) {
-    const auto it = j.find(key);
-    if (it == j.end() || !it->is_array() || it->empty() ||
-        !std::all_of(it->begin(), it->end(), [](const json& v) { return v.is_string(); }))
-      throw bad(std::string(key) + ": expected a list of names");
-    return it->get<std::vector<std::string>>();
-  };
-  std::vector<FusionRule> rules;
-  for (const json& f : *fuses) {
-    if (!f.is_object() || !f.contains("option") || !f["option"].is_string())
-      throw bad("expected {\"option\": name, \"absorbs\": [types], \"into\": [parameters]}");
-    FusionRule rule{f["option"].get<std::string>(), strings(f, "absorbs"), strings(f, "into")};
-    if (rule.absorbs.size() != rule.into.size())
-      throw bad(rule.option + ": absorbs and into differ in length");
-    rules.push_back(std::move(rule));
-  }
-  return rules;
+  return r->traits.fuses;
 }
 
 void resolve_aliases(std::vector<LayerSpec>& specs, const Registry& registry) {
   for (LayerSpec& spec : specs) {
     const PluginRecord* r = registry.find("layer", spec.type);
     if (!r || r->status != PluginRecord::Status::ok) continue;  // creating it names the problem
-    const json traits = json::parse(r->traits);
-    const auto alias = traits.find("alias");
-    if (alias == traits.end()) continue;
-    if (!alias->is_object() || !alias->contains("type") || !(*alias)["type"].is_string() ||
-        !alias->value("fixed", json::object()).is_object())
-      throw Error(r->file.string() + ": layer '" + spec.type +
-                  "': traits.alias: expected {\"type\": name, \"fixed\": {parameters}}");
+    if (!r->traits.alias) continue;
+    const LayerAlias& alias = *r->traits.alias;
     json params = spec.params.json();
-    const json fixed = alias->value("fixed", json::object());
+    const json fixed = json::parse(alias.fixed);
     for (const auto& [key, value] : fixed.items()) {
       if (params.contains(key))
         throw Error(spec.params.where() + ": " + spec.type + ": '" + key + "' is fixed (" +
-                    spec.type + " is a " + (*alias)["type"].get<std::string>() + " with " +
-                    fixed.dump() + ")");
+                    spec.type + " is a " + alias.type + " with " + fixed.dump() + ")");
       params[key] = value;
     }
-    spec = LayerSpec{(*alias)["type"].get<std::string>(), Params(params, spec.params.where())};
+    spec = LayerSpec{alias.type, Params(params, spec.params.where())};
   }
 }
 
@@ -348,17 +320,17 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   ctx.max_batch = options.max_batch;
   ctx.seed = options.seed;
   ctx.registry = &registry;
-  ctx.conv_algorithm = options.conv_algorithm;
-  ctx.conv_params = options.conv_params;
+  ctx.extensions.set(std::make_shared<ConvOptions>(options.conv_algorithm, options.conv_params));
   ctx.communicator = options.communicator;
   ctx.workspace = workspace_.get();
   ctx.gradient_buffers = &gradient_buffers_;
   ctx.needs_input_gradient = false;  // the data needs no gradient
   ctx.fusions = options.fusions;
-  ctx.sequence.lengths = std::make_shared<SequenceLengths>();
   chain_.build(spec.layers, ctx);
   parameters_ = chain_.parameters();
-  ends_in_softmax_ = chain_.layer(chain_.size() - 1).is_softmax();
+  const PluginRecord* last =
+      registry.find("layer", chain_.layer(chain_.size() - 1).type(), options.device);
+  ends_in_softmax_ = last && last->traits.softmax;
   dy_ = Tensor::empty(output_shape().with_batch(options.max_batch), options.dtype, options.layout,
                       options.device);
 }

@@ -182,7 +182,7 @@ std::string Registry::read_descriptor(const PluginDescriptor& d, PluginRecord& r
   rec.name = d.name ? d.name : "";
   rec.description = d.description ? d.description : "";
   rec.parameters = d.parameters ? d.parameters : "{}";
-  rec.traits = d.traits ? d.traits : "{}";
+  rec.traits_json = d.traits ? d.traits : "{}";
   if (!kKinds.count(rec.kind)) return "unknown plugin kind '" + rec.kind + "'";
   const std::string device = d.device ? d.device : "";
   if (device != "cpu" && device != "cuda")
@@ -191,22 +191,12 @@ std::string Registry::read_descriptor(const PluginDescriptor& d, PluginRecord& r
   const json defaults = json::parse(rec.parameters, nullptr, false);
   if (defaults.is_discarded() || !defaults.is_object())
     return "its parameter defaults are not a JSON object";
-  const json traits = json::parse(rec.traits, nullptr, false);
+  const json traits = json::parse(rec.traits_json, nullptr, false);
   if (traits.is_discarded() || !traits.is_object()) return "its traits are not a JSON object";
-  for (const json& alias : traits.value("aliases", json::array())) {
-    if (!alias.is_string()) return "its traits.aliases are not a list of names";
-    rec.aliases.push_back(alias.get<std::string>());
-  }
-  // An alias may stand for the plugin with other defaults (PyDTNN's name of a variant).
-  const json alias_defaults = traits.value("alias_defaults", json::object());
-  for (const auto& [alias, values] : alias_defaults.items()) {
-    if (std::find(rec.aliases.begin(), rec.aliases.end(), alias) == rec.aliases.end())
-      return "its traits.alias_defaults name '" + alias + "', which is not one of its aliases";
-    if (!values.is_object()) return "its traits.alias_defaults." + alias + " is not an object";
-    for (const auto& [key, value] : values.items())
-      if (!defaults.contains(key))
-        return "its traits.alias_defaults." + alias + " sets '" + key +
-               "', which is not one of its parameters";
+  try {
+    rec.traits = read_plugin_traits(traits, defaults);
+  } catch (const Error& e) {
+    return "its " + std::string(e.what());
   }
   if (const PluginRecord* other = find(rec.kind, rec.name, rec.device);
       other && other->status == PluginRecord::Status::ok)
@@ -285,12 +275,19 @@ void Registry::add(PluginRecord record) {
   if (record.kind.empty() || record.name.empty())
     throw Error("a plugin needs a kind and a name, got '" + record.kind + "' and '" + record.name +
                 "'");
-  for (const char* json_field : {"parameters", "traits"}) {
-    const std::string& text = json_field[0] == 'p' ? record.parameters : record.traits;
-    const json parsed = json::parse(text, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object())
-      throw Error("plugin " + record.kind + "/" + record.name + ": its " + json_field +
-                  " must be a JSON object, got " + text.substr(0, 100));
+  json parsed[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string& text = i == 0 ? record.parameters : record.traits_json;
+    parsed[i] = json::parse(text, nullptr, false);
+    if (parsed[i].is_discarded() || !parsed[i].is_object())
+      throw Error("plugin " + record.kind + "/" + record.name + ": its " +
+                  (i == 0 ? "parameters" : "traits") + " must be a JSON object, got " +
+                  text.substr(0, 100));
+  }
+  try {
+    record.traits = read_plugin_traits(parsed[1], parsed[0]);
+  } catch (const Error& e) {
+    throw Error("plugin " + record.kind + "/" + record.name + ": its " + e.what());
   }
   for (auto it = records_.begin(); it != records_.end(); ++it) {
     if (it->kind != record.kind || it->name != record.name || it->device != record.device) continue;
@@ -315,7 +312,7 @@ const PluginRecord* Registry::find(std::string_view kind, std::string_view name,
   if (best) return best;
   for (const auto& r : records_)
     if (r.kind == kind && r.device == device && r.status == PluginRecord::Status::ok &&
-        std::find(r.aliases.begin(), r.aliases.end(), name) != r.aliases.end())
+        std::find(r.traits.aliases.begin(), r.traits.aliases.end(), name) != r.traits.aliases.end())
       return &r;
   return nullptr;
 }
@@ -332,7 +329,7 @@ std::vector<std::string> Registry::available(std::string_view kind, Device devic
 std::vector<std::string> Registry::defaults(std::string_view kind) const {
   std::vector<std::string> out;
   for (const std::string& name : available(kind))
-    if (json::parse(find(kind, name)->traits).value("default", false) == true) out.push_back(name);
+    if (find(kind, name)->traits.is_default) out.push_back(name);
   return out;
 }
 
@@ -376,9 +373,11 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
 
   json merged = json::parse(rec->parameters);
   if (name != rec->name) {  // an alias's own defaults (traits.alias_defaults), checked at load
-    const json alias = json::parse(rec->traits).value("alias_defaults", json::object());
-    if (const auto it = alias.find(std::string(name)); it != alias.end())
-      for (const auto& [key, value] : it->items()) merged[key] = value;
+    const auto& alias = rec->traits.alias_defaults;
+    if (const auto it = alias.find(std::string(name)); it != alias.end()) {
+      const json defaults = json::parse(it->second);
+      for (const auto& [key, value] : defaults.items()) merged[key] = value;
+    }
   }
   std::vector<std::string> valid;
   for (auto it = merged.begin(); it != merged.end(); ++it) valid.push_back(it.key());

@@ -71,7 +71,7 @@ StepCost measure_step_cost(Experiment& e, int warmup, int steps) {
   StepCost cost = layers_of(e);
   std::map<int, std::size_t> index;  // trace number -> the model's layer
   for (std::size_t i = 0; i < e.model().num_layers(); ++i)
-    if (!e.model().layer(i).is_reshape())  // a reshape runs nothing: no span, no number
+    if (!e.model().reshapes(i))  // a reshape runs nothing: no span, no number
       index[layer_trace::number(e.model().layer(i))] = i;
   for (const trace::Event& ev : r.events) {
     if (ev.phase != trace::Phase::forward && ev.phase != trace::Phase::backward) continue;
@@ -182,7 +182,7 @@ StepCost step_cost_from_profile(Experiment& e, const ProfileTimes& profile,
   std::map<std::int64_t, const ProfileTimes::Row*> rows;
   for (const ProfileTimes::Row& row : profile.layers) rows[row.layer] = &row;
   for (std::size_t i = 0; i < e.model().num_layers(); ++i) {
-    if (e.model().layer(i).is_reshape()) continue;  // runs nothing
+    if (e.model().reshapes(i)) continue;  // runs nothing
     const int number = layer_trace::number(e.model().layer(i));
     const auto it = rows.find(number);
     if (it == rows.end()) continue;  // a layer that costs nothing (flatten)

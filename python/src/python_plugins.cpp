@@ -513,7 +513,7 @@ std::string register_class(const py::object& cls, std::string kind, std::string 
   nlohmann::json traits =
       py::hasattr(cls, "traits") ? from_python(cls.attr("traits")) : nlohmann::json::object();
   if (!traits.is_object()) throw Error(where + ": `traits` must be a dict");
-  r.traits = traits.dump();
+  r.traits_json = traits.dump();
   const py::object module = py::module_::import("inspect").attr("getmodule")(cls);
   r.file =
       !module.is_none() && py::hasattr(module, "__file__") && !module.attr("__file__").is_none()

@@ -104,7 +104,7 @@ std::vector<Case> layer_cases() {
   std::vector<Case> cases;
   for (const PluginRecord& r : plugins().records()) {
     if (r.kind != "layer" || r.device != Device::cuda) continue;
-    for (const json& c : json::parse(r.traits).value("twin_checks", json::array())) {
+    for (const json& c : json::parse(r.traits_json).value("twin_checks", json::array())) {
       const json dims = c.at("input_nchw");
       Case k{r.name, c.value("params", json::object()), Shape::from(dims.begin(), dims.end()), {}};
       if (c.contains("input_range")) {

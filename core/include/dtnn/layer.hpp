@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "dtnn/core_export.hpp"
+#include "dtnn/layer_extensions.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin.hpp"
 #include "dtnn/precision.hpp"
-#include "dtnn/sequence_context.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -45,8 +45,6 @@ struct LayerBuildContext {
   std::int64_t max_batch = 1;
   std::uint64_t seed = 0;                // this layer's own seed (initialisers, dropout)
   const Registry* registry = nullptr;    // conv2d asks it for its ConvAlgorithm
-  std::string conv_algorithm;            // the experiment's conv.algorithm
-  Params conv_params;                    // the experiment's conv object (algorithm options)
   Communicator* communicator = nullptr;  // the run's, when it has more than one process
   Workspace* workspace = nullptr;  // scratch memory the model's layers share (null: each its own)
   // The dLoss/d(activation) buffers the model's chains share, and the level of the chains this
@@ -55,7 +53,10 @@ struct LayerBuildContext {
   int chain_level = 0;
   bool needs_input_gradient = true;  // false when no layer before has parameters: dx == nullptr
   Fusions fusions;                   // what blocks apply to the layers of their paths
-  SequenceContext sequence;          // padding lengths and decoder memory (sequence_context.hpp)
+  // What families of layers share among themselves by name: the experiment's conv object
+  // (conv_options.hpp), the sequence layers' padding lengths and decoder memory
+  // (sequence_context.hpp); see layer_extensions.hpp.
+  LayerExtensions extensions;
 };
 
 // A trainable tensor and its gradient (same shape and dtype).
@@ -76,10 +77,11 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   // x and y are what forward saw and produced; dy = dLoss/dy.
   virtual void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) = 0;
 
-  // True for layers whose output is their input's memory under another per-sample shape
-  // (flatten, reshape): the model then aliases y to x and dx to dy and calls neither forward
-  // nor backward, so such a layer costs nothing.
-  virtual bool is_reshape() const { return false; }
+  // A layer whose output is its input's memory under another per-sample shape (flatten) says so
+  // in its traits, {"reshape": true}: the chain then aliases y to x and dx to dy and calls neither
+  // forward nor backward, so such a layer costs nothing. A softmax over each sample says
+  // {"softmax": true}: a model ending in one lets a loss that offers it give dLoss/d(softmax
+  // input) directly (Loss::backward_through_softmax). See plugin_traits.hpp.
   // Memory reuse (LayerChain). backward_reads_output: false when backward never reads y, so that
   // the layer after may write its output over y. runs_in_place: true when forward may write y
   // over x (the same memory) and backward is right when x holds y (an activation whose derivative
@@ -120,9 +122,6 @@ class DTNN_CORE_EXPORT Layer : public Plugin {
   // The layers this one holds (a block's paths: "path<p>.<i>"), for walks over every layer of a
   // model (int8_model.hpp); none by default.
   virtual std::vector<std::pair<std::string, Layer*>> inner_layers() { return {}; }
-  // True for a softmax over each sample: a model ending in one lets a loss that offers it give
-  // dLoss/d(softmax input) directly (Loss::backward_through_softmax).
-  virtual bool is_softmax() const { return false; }
 };
 
 }  // namespace dtnn

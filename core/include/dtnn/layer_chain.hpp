@@ -50,6 +50,9 @@ class DTNN_CORE_EXPORT LayerChain {
   bool empty() const { return layers_.empty(); }
   std::size_t size() const { return layers_.size(); }
   Layer& layer(std::size_t i) { return *layers_[i]; }
+  // Layer i merely reshapes (its plugin's traits.reshape): its output is its input's memory and
+  // it runs nothing.
+  bool reshapes(std::size_t i) const { return reshapes_[i]; }
   const Layer& layer(std::size_t i) const { return *layers_[i]; }
   Shape output_shape() const { return output_shape_; }
 
@@ -94,6 +97,7 @@ class DTNN_CORE_EXPORT LayerChain {
   std::vector<std::string> types_;
   std::vector<Tensor> outputs_;  // [max_batch, output of layer i]; empty for reshapes
   std::vector<Tensor> views_;    // the current batch's outputs
+  std::vector<bool> reshapes_;   // layer i merely reshapes (traits.reshape): runs nothing
   std::vector<bool> in_place_;   // layer i's output is layer i - 1's buffer
   std::vector<std::size_t> held_bytes_;
   std::unique_ptr<GradientBuffers> own_buffers_;  // when the context brought none

@@ -30,6 +30,7 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/layer_chain.hpp"
 #include "dtnn/params.hpp"
+#include "dtnn/plugin_traits.hpp"
 #include "dtnn/tensor.hpp"
 #include "dtnn/workspace.hpp"
 
@@ -54,18 +55,10 @@ struct ModelSpec {
 // A list of layer entries (repeat blocks expanded); where names it in errors.
 DTNN_CORE_EXPORT std::vector<LayerSpec> parse_layer_list(const nlohmann::json& layers,
                                                          const std::string& where);
-// A run of layers a layer plugin can take into itself, from its traits:
-//   {"fuses": [{"option": "conv_batchnorm_relu", "absorbs": ["batchnorm", "relu"],
-//               "into": ["batchnorm", "activation"]}, ...]}
-// absorbs[k], the k-th layer after it, becomes its parameter into[k]: the absorbed layer's type
-// name where the plugin's default for that parameter is a string ("activation": "relu"), else the
-// absorbed layer's parameters ("batchnorm": {...}).
-struct FusionRule {
-  std::string option;
-  std::vector<std::string> absorbs, into;
-};
-// The fusion rules of the layer plugin `type` on device (none for a type without a plugin there);
-// an Error naming the plugin's file when its traits are malformed.
+// The fusion rules (plugin_traits.hpp) of the layer plugin `type` on device (none for a type
+// without a plugin there). An absorbed layer becomes the fusing one's parameter: its type name
+// where the plugin's default for that parameter is a string ("activation": "relu"), else its
+// parameters ("batchnorm": {...}).
 DTNN_CORE_EXPORT std::vector<FusionRule> fusion_rules(const Registry& registry,
                                                       const std::string& type, Device device);
 // Rewrites the entries whose layer plugin is an alias (traits {"alias": {"type": "conv2d",
@@ -140,6 +133,9 @@ class DTNN_CORE_EXPORT Model {
   }
   Layer& layer(std::size_t i) { return chain_.layer(i); }
   const Layer& layer(std::size_t i) const { return const_cast<LayerChain&>(chain_).layer(i); }
+  bool reshapes(std::size_t i) const { return chain_.reshapes(i); }  // see LayerChain
+  // The last layer is a softmax over each sample (its plugin's traits.softmax).
+  bool ends_in_softmax() const { return ends_in_softmax_; }
   // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view;
   // a layer followed by one that runs in place holds that one's output).
   const Tensor& layer_output(std::size_t i) const { return chain_.output(i); }

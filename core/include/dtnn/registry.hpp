@@ -27,6 +27,7 @@
 #include "dtnn/error.hpp"
 #include "dtnn/isa.hpp"
 #include "dtnn/plugin.hpp"
+#include "dtnn/plugin_traits.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -38,9 +39,8 @@ struct PluginRecord {
   Status status = Status::ok;
   std::string kind, name, description, parameters;  // parameters: JSON with defaults
   Device device = Device::cpu;
-  std::string traits = "{}";  // JSON object (PluginDescriptor::traits)
-  // Other names configs may give it (traits.aliases: a renamed plugin's old name, PyDTNN's).
-  std::vector<std::string> aliases;
+  std::string traits_json = "{}";  // PluginDescriptor::traits as declared (a JSON object)
+  PluginTraits traits;             // read from traits_json at load (plugin_traits.hpp)
   std::filesystem::path file;
   std::string reason;  // why not ok
   // For a plugin built per instruction-set level: the levels found and the one loaded.

@@ -5,13 +5,15 @@
 //     counts.
 //   - the decoder's memory in an encoder-decoder: the encoder's output, which the cross-attention
 //     layers of the decoder read as keys and values and whose gradient they add to.
-// The model makes one set for its top-level chain; an encoder_decoder gives its encoder and its
-// decoder their own lengths and its decoder the memory. Both are per batch: valid from a forward
-// through the backward that follows it.
+// They travel in the layers' build context as the extension "sequence" (layer_extensions.hpp):
+// the first sequence layer of a model to ask makes the set its chain shares; an encoder_decoder
+// gives its encoder and its decoder scopes of their own, with their own lengths and the decoder the
+// memory. Both are per batch: valid from a forward through the backward that follows it.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "dtnn/tensor.hpp"
@@ -37,8 +39,9 @@ struct DecoderMemory {
 };
 
 struct SequenceContext {
-  std::shared_ptr<SequenceLengths> lengths;  // this chain's sequences'
-  std::shared_ptr<DecoderMemory> memory;     // null outside a decoder
+  static constexpr std::string_view kExtensionName = "sequence";
+  std::shared_ptr<SequenceLengths> lengths = std::make_shared<SequenceLengths>();  // this chain's
+  std::shared_ptr<DecoderMemory> memory;  // null outside a decoder
 };
 
 }  // namespace dtnn

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <memory>
 
+#include "dtnn/conv_options.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/rng.hpp"
+#include "dtnn/sequence_context.hpp"
 
 namespace dtnn::testing {
 
@@ -50,10 +52,9 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
   ctx.registry = &registry;
   if (!inputs.lengths.empty()) {
     DTNN_CHECK(std::int64_t(inputs.lengths.size()) == batch, "one length per sample");
-    ctx.sequence.lengths = std::make_shared<SequenceLengths>();
-    ctx.sequence.lengths->of = inputs.lengths;
+    ctx.extensions.shared<SequenceContext>().lengths->of = inputs.lengths;
   }
-  ctx.conv_algorithm = "reference";
+  ctx.extensions.set(std::make_shared<ConvOptions>("reference", Params()));
   auto cpu = registry.create_as<Layer>("layer", type, params);
   cpu->build(ctx);
   ctx.device = device;

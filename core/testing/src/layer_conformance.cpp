@@ -4,8 +4,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "dtnn/conv_options.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/model.hpp"
+#include "dtnn/sequence_context.hpp"
 #include "dtnn/testing/gradient_check.hpp"
 #include "dtnn/testing/guarded.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
@@ -85,8 +87,8 @@ class Builder {
     ctx.max_batch = max_batch;
     ctx.seed = 11;
     ctx.registry = &registry_;
-    ctx.conv_algorithm = "reference";
-    ctx.sequence = sequence_;
+    ctx.extensions.set(std::make_shared<ConvOptions>("reference", Params()));
+    ctx.extensions.set(std::make_shared<SequenceContext>(sequence_));
     layer->build(ctx);
     return layer;
   }

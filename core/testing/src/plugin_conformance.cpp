@@ -43,7 +43,7 @@ const std::filesystem::path& fixture_root() {
 }  // namespace
 
 std::string conformance_cases(const PluginRecord& record) {
-  const json traits = json::parse(record.traits);
+  const json traits = json::parse(record.traits_json);
   const auto declared = traits.find("conformance");
   json cases = declared == traits.end() ? default_cases(record.kind) : *declared;
   if (!cases.is_array() ||

@@ -1,6 +1,7 @@
 // The ConvAlgorithm a convolution layer runs (conv2d, conv2d_transpose): the layer's own
-// "algorithm", else the experiment's conv.algorithm, else the first of i2c and reference that
-// computes every pass the layer needs. A fallback is said once in the log (and shows in the
+// "algorithm" with its "algorithm_params", else the experiment's conv.algorithm with the conv
+// object's other keys (dtnn/conv_options.hpp), else the first of i2c and reference that computes
+// every pass the layer needs. A fallback is said once in the log (and shows in the
 // summary). The algorithm comes prepared for g, with the run's communicator and workspace, and
 // computes in the context's precision where its traits list it (float32 elsewhere, said once).
 #pragma once
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "dtnn/conv_algorithm.hpp"
+#include "dtnn/conv_options.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/log.hpp"
@@ -30,7 +32,11 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(
     std::vector<ConvPass> needed, ConvPass input_gradient, const std::string& layer) {
   if (ctx.needs_input_gradient) needed.push_back(input_gradient);
   const std::string own = params.get_string("algorithm");
-  const std::string wanted = own.empty() ? ctx.conv_algorithm : own;
+  const ConvOptions* run = ctx.extensions.find<ConvOptions>();
+  const std::string wanted = !own.empty() ? own : run ? run->algorithm : "";
+  const Params wanted_params = !own.empty() ? params.get_object("algorithm_params")
+                               : run        ? run->params
+                                            : Params();
   std::vector<std::string> order{wanted};
   for (const char* fallback : {"i2c", "reference"})
     if (wanted != fallback) order.emplace_back(fallback);
@@ -38,8 +44,7 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(
   for (const std::string& name : order) {
     if (name.empty()) continue;
     auto candidate = ctx.registry->create_as<ConvAlgorithm>(
-        "conv", name, name == wanted && own.empty() ? ctx.conv_params : Params(),
-        {"algorithm", "workspace"});
+        "conv", name, name == wanted ? wanted_params : Params(), {"algorithm", "workspace"});
     std::string why;
     const ConvPass* failed = nullptr;
     if (g.groups > 1 && !takes_groups(*ctx.registry, name)) {

@@ -18,7 +18,6 @@ class SoftmaxLayer final : public Layer {
       : type_(std::move(type)), algorithm_(algorithm), over_(over) {}
   std::string type() const override { return type_; }
   // A softmax before categorical cross-entropy: the model skips its backward.
-  bool is_softmax() const override { return algorithm_ == CUDNN_SOFTMAX_ACCURATE; }
   Shape output_shape() const override { return shape_; }
   void build(const LayerBuildContext& ctx) override {
     shape_ = ctx.input_shape;

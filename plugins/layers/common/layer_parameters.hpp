@@ -12,6 +12,7 @@
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/params.hpp"
+#include "dtnn/sequence_context.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn::layer_parameters {
@@ -22,7 +23,7 @@ inline constexpr const char* kFcParameters =
         "biases_initializer": "zeros", "flatten": true})";
 inline constexpr const char* kConv2dParameters =
     R"({"filters": 0, "kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
-        "groups": 1, "use_bias": true, "algorithm": "", "weights_initializer": "glorot_uniform",
+        "groups": 1, "use_bias": true, "algorithm": "", "algorithm_params": {}, "weights_initializer": "glorot_uniform",
         "biases_initializer": "zeros", "activation": "", "batchnorm": null})";
 inline constexpr const char* kDepthwiseConv2dParameters =
     R"({"kernel": [3, 3], "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1],
@@ -43,7 +44,7 @@ inline constexpr const char* kSequencePoolParameters = R"({"mode": "mean"})";
 inline constexpr const char* kUpsample2dParameters = R"({"size": [2, 2]})";
 inline constexpr const char* kConv2dTransposeParameters =
     R"({"filters": 0, "kernel": [2, 2], "stride": [2, 2], "padding": [0, 0], "dilation": [1, 1],
-        "output_padding": [0, 0], "use_bias": true, "algorithm": "",
+        "output_padding": [0, 0], "use_bias": true, "algorithm": "", "algorithm_params": {},
         "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
 inline constexpr const char* kPatchEmbeddingParameters =
     R"({"patch": 4, "units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
@@ -242,11 +243,12 @@ struct MultiHeadAttention {
   // Cross-attention's decoder memory (null for self-attention); an Error outside a decoder.
   std::shared_ptr<DecoderMemory> memory(const LayerBuildContext& ctx) const {
     if (!cross) return nullptr;
-    if (!ctx.sequence.memory || ctx.sequence.memory->shape.rank() != 2)
+    const SequenceContext* sequence = ctx.extensions.find<SequenceContext>();
+    if (!sequence || !sequence->memory || sequence->memory->shape.rank() != 2)
       throw Error(
           "multi_head_attention: \"cross\": true attends to a decoder's memory: put it in the "
           "\"decoder\" of an encoder_decoder");
-    return ctx.sequence.memory;
+    return sequence->memory;
   }
   // The width of a head for `features` input features; an Error when they do not split.
   std::int64_t head_of(std::int64_t features) const {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dtnn/conv_options.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/testing/guarded.hpp"
@@ -31,7 +32,7 @@ TEST_CASE("conv2d_transpose scatters each input pixel's filter at stride apart")
     ctx.layout = layout;
     ctx.max_batch = n;
     ctx.registry = &test::plugins();
-    ctx.conv_algorithm = "i2c";
+    ctx.extensions.set(std::make_shared<ConvOptions>("i2c", Params()));
     layer->build(ctx);
     REQUIRE(layer->output_shape() == (nhwc ? Shape{ho, wo, cout} : Shape{cout, ho, wo}));
     Tensor x = Tensor::zeros(ctx.input_shape.with_batch(n), DType::float64, layout);

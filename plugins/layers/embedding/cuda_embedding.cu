@@ -61,7 +61,7 @@ class CudaEmbedding final : public Layer {
       if (input_.rank() != 1)
         throw Error("embedding: \"padding_id\" needs sequences of ids (positions), got " +
                     input_.str());
-      lengths_ = ctx.sequence.lengths;
+      lengths_ = ctx.extensions.shared<SequenceContext>().lengths;
     }
     reserve(ctx.max_batch * input_.numel());
   }

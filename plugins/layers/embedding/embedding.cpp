@@ -10,6 +10,7 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/sequence_context.hpp"
 #include "layer_parameters.hpp"
 #include "token_ids.hpp"
 
@@ -41,7 +42,7 @@ class Embedding final : public Layer {
       if (input_.rank() != 1)
         throw Error("embedding: \"padding_id\" needs sequences of ids (positions), got " +
                     input_.str());
-      lengths_ = ctx.sequence.lengths;
+      lengths_ = ctx.extensions.shared<SequenceContext>().lengths;
     }
   }
 

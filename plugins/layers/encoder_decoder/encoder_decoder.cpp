@@ -23,6 +23,7 @@
 #include "dtnn/model.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/rng.hpp"
+#include "dtnn/sequence_context.hpp"
 #ifdef DTNN_ENCODER_DECODER_CUDA
 #include "cuda_plugin.hpp"
 #endif
@@ -60,7 +61,8 @@ class EncoderDecoder final : public Layer {
     c.needs_input_gradient = false;  // ids
     c.input_shape = Shape{source_};
     c.seed = Rng::derive(ctx.seed, 1);
-    c.sequence = SequenceContext{std::make_shared<SequenceLengths>(), nullptr};
+    c.extensions = ctx.extensions.fork();  // the encoder's sequences
+    c.extensions.set(std::make_shared<SequenceContext>());
     encoder_.build(stack("encoder"), c);
     if (encoder_.output_shape().rank() != 2)
       throw Error(params_.key_path("encoder") +
@@ -69,11 +71,12 @@ class EncoderDecoder final : public Layer {
     memory_ = std::make_shared<DecoderMemory>();
     memory_->shape = encoder_.output_shape();
     memory_->grad = Tensor::empty(memory_->shape.with_batch(n), ctx.dtype, Layout::nchw, device_);
-    memory_->lengths = c.sequence.lengths;
+    memory_->lengths = c.extensions.find<SequenceContext>()->lengths;
 
     c.input_shape = Shape{target_};
     c.seed = Rng::derive(ctx.seed, 2);
-    c.sequence = SequenceContext{std::make_shared<SequenceLengths>(), memory_};
+    c.extensions = ctx.extensions.fork();  // the decoder's, and its memory
+    c.extensions.set(std::make_shared<SequenceContext>(SequenceContext{.memory = memory_}));
     decoder_.build(stack("decoder"), c);
 
     source_ids_ = Tensor::empty(Shape{n, source_}, ctx.dtype, Layout::nchw, device_);

@@ -12,12 +12,12 @@ class Flatten final : public Layer {
   std::string type() const override { return "flatten"; }
   void build(const LayerBuildContext& ctx) override { out_ = Shape{ctx.input_shape.numel()}; }
   Shape output_shape() const override { return out_; }
-  bool is_reshape() const override { return true; }  // the model aliases; these are for direct use
   // An fc after it orders its PyDTNN rows by this input.
   void pydtnn_arrays(PydtnnArrays& out, const Shape& input) override {
     out.layer("Flatten");
     out.flattened = input;
   }
+  // A chain aliases its output to its input (traits.reshape); these are for direct use.
   void forward(const Tensor& x, Tensor& y, Mode) override { y.copy_from(x); }
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
     if (dx) dx->copy_from(dy);
@@ -31,8 +31,9 @@ Plugin* create(const Params&, const PluginContext&) { return new Flatten(); }
 
 }  // namespace
 
-// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
-constexpr const char* kTraits = R"({"conformance": [
+// Its output is its input's memory (dtnn/plugin_traits.hpp); the settings its conformance checks
+// run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"reshape": true, "conformance": [
     {"input": [3, 2, 2]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "flatten",

@@ -95,7 +95,8 @@ class CudaMultiHeadAttention final : public Layer {
     e_ = params_.heads * head_;
     dtype_ = ctx.dtype;
     const bool cross = params_.cross;
-    std::shared_ptr<const SequenceLengths> lengths = ctx.sequence.lengths;
+    std::shared_ptr<const SequenceLengths> lengths =
+        ctx.extensions.shared<SequenceContext>().lengths;
     memory_ = params_.memory(ctx);
     if (cross) {
       s_ = memory_->shape[0];

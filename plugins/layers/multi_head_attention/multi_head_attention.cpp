@@ -36,6 +36,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/reductions.hpp"
+#include "dtnn/sequence_context.hpp"
 #include "layer_parameters.hpp"
 
 namespace {
@@ -86,7 +87,7 @@ class MultiHeadAttention final : public Layer {
     } else {
       s_ = t_;
       d_memory_ = d_model_;
-      lengths_ = ctx.sequence.lengths;
+      lengths_ = ctx.extensions.shared<SequenceContext>().lengths;
     }
     const DType dt = ctx.dtype;
     const std::int64_t d = d_model_, e = inner_, n = ctx.max_batch;

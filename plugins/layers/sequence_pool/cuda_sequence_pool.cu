@@ -52,7 +52,8 @@ class CudaSequencePool final : public Layer {
     t_ = ctx.input_shape[0];
     d_ = ctx.input_shape[1];
     dtype_ = ctx.dtype;
-    lengths_ = std::make_unique<DeviceLengths>(ctx.sequence.lengths, ctx.max_batch);
+    lengths_ = std::make_unique<DeviceLengths>(ctx.extensions.shared<SequenceContext>().lengths,
+                                               ctx.max_batch);
   }
   void forward(const Tensor& x, Tensor& y, Mode) override {
     const auto n = static_cast<std::size_t>(x.dim(0) * d_);

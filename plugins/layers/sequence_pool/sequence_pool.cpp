@@ -8,6 +8,7 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/sequence_context.hpp"
 #include "layer_parameters.hpp"
 
 namespace {
@@ -24,7 +25,7 @@ class SequencePool final : public Layer {
     layer_parameters::SequencePool::check_input(ctx.input_shape);
     t_ = ctx.input_shape[0];
     d_ = ctx.input_shape[1];
-    lengths_ = ctx.sequence.lengths;
+    lengths_ = ctx.extensions.shared<SequenceContext>().lengths;
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {

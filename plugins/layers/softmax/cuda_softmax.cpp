@@ -10,7 +10,8 @@ dtnn::Plugin* create(const dtnn::Params&, const dtnn::PluginContext&) {
 }
 }  // namespace
 
-constexpr const char* kTwinChecks = R"({"twin_checks": [
+// A softmax over each sample (dtnn/plugin_traits.hpp), like its CPU twin.
+constexpr const char* kTwinChecks = R"({"softmax": true, "twin_checks": [
     {"input_nchw": [10]}]})";
 
 DTNN_CUDA_LAYER("softmax", "softmax over each sample on an NVIDIA GPU (cuDNN)", "{}", kTwinChecks,

@@ -14,7 +14,6 @@ using namespace dtnn;
 class Softmax final : public Layer {
  public:
   std::string type() const override { return "softmax"; }
-  bool is_softmax() const override { return true; }
   void build(const LayerBuildContext& ctx) override { shape_ = ctx.input_shape; }
   Shape output_shape() const override { return shape_; }
 
@@ -59,8 +58,9 @@ Plugin* create(const Params&, const PluginContext&) { return new Softmax(); }
 
 }  // namespace
 
-// The settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
-constexpr const char* kTraits = R"({"conformance": [
+// A softmax over each sample (dtnn/plugin_traits.hpp: a loss may take the model's gradient
+// through it); the settings its conformance checks run at (dtnn/testing/plugin_conformance.hpp).
+constexpr const char* kTraits = R"({"softmax": true, "conformance": [
     {"input": [7]},
     {"input": [4, 5, 3], "batch": 3}]})";
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dtnn/layer.hpp"
+#include "dtnn/sequence_context.hpp"
 
 namespace dtnn::testing {
 
