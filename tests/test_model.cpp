@@ -306,6 +306,16 @@ TEST_CASE("the experiment's conv object reaches every convolution, blocks' paths
         })
             .find("m.json: layers[0].algorithm_params.slab_byte: unknown parameter of conv "
                   "'i2c'") != std::string::npos);
+  // The run's own conv keys ("workspace") are no algorithm's parameters in a layer's object.
+  const ModelSpec with_run_key = parse_model_spec(json::parse(R"({"layers": [
+      {"type": "conv2d", "filters": 4, "kernel": 3, "algorithm": "i2c",
+       "algorithm_params": {"workspace": "shared"}}]})"),
+                                                  "m.json");
+  CHECK(test::error_of([&] {
+          Model(with_run_key, o, Shape{6, 6, 3}, test::plugins());
+        })
+            .find("m.json: layers[0].algorithm_params.workspace: unknown parameter of conv "
+                  "'i2c'") != std::string::npos);
   o.conv_algorithm = "i2c";
   o.conv_params = Params(json{{"algorithm", "i2c"}, {"slab_byte", 1}}, "exp.json: conv");
   CHECK(test::error_of([&] {

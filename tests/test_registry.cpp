@@ -236,7 +236,7 @@ TEST_CASE("a plugin's traits are read once at load, and a malformed one names it
       "softmax": true, "groups": true, "precisions": ["bf16"], "auto_rank": 3})"),
                                             parameters);
   CHECK(t.aliases == std::vector<std::string>{"old"});
-  CHECK(nlohmann::json::parse(t.alias_defaults.at("old")) == nlohmann::json{{"filters", 3}});
+  CHECK(t.alias_defaults.at("old").json() == nlohmann::json{{"filters", 3}});
   CHECK((t.is_default && t.softmax && t.groups && !t.reshape));
   REQUIRE(t.fuses.size() == 1);
   CHECK(t.fuses[0].into == std::vector<std::string>{"activation"});

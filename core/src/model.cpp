@@ -93,7 +93,7 @@ void resolve_aliases(std::vector<LayerSpec>& specs, const Registry& registry) {
     if (!r->traits.alias) continue;
     const LayerAlias& alias = *r->traits.alias;
     json params = spec.params.json();
-    const json fixed = json::parse(alias.fixed);
+    const json& fixed = alias.fixed.json();
     for (const auto& [key, value] : fixed.items()) {
       if (params.contains(key))
         throw Error(spec.params.where() + ": " + spec.type + ": '" + key + "' is fixed (" +

@@ -62,7 +62,7 @@ PluginTraits read_plugin_traits(const json& traits, const json& parameters) {
       if (!values.is_object()) bad(key, "an object of parameters", values);
       for (const auto& [name, value] : values.items())
         if (!parameters.contains(name)) bad(key + "." + name, "one of its parameters", json(name));
-      t.alias_defaults[alias] = values.dump();
+      t.alias_defaults.emplace(alias, Params(values, "traits." + key));
     }
   }
   t.is_default = read_bool(traits, "default");
@@ -73,7 +73,7 @@ PluginTraits read_plugin_traits(const json& traits, const json& parameters) {
     if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string() ||
         !fixed.is_object())
       bad("alias", "{\"type\": name, \"fixed\": {parameters}}", *it);
-    t.alias = LayerAlias{(*it)["type"].get<std::string>(), fixed.dump()};
+    t.alias = LayerAlias{(*it)["type"].get<std::string>(), Params(fixed, "traits.alias.fixed")};
   }
   t.softmax = read_bool(traits, "softmax");
   t.reshape = read_bool(traits, "reshape");

@@ -275,19 +275,19 @@ void Registry::add(PluginRecord record) {
   if (record.kind.empty() || record.name.empty())
     throw Error("a plugin needs a kind and a name, got '" + record.kind + "' and '" + record.name +
                 "'");
-  json parsed[2];
-  for (int i = 0; i < 2; ++i) {
-    const std::string& text = i == 0 ? record.parameters : record.traits_json;
-    parsed[i] = json::parse(text, nullptr, false);
-    if (parsed[i].is_discarded() || !parsed[i].is_object())
-      throw Error("plugin " + record.kind + "/" + record.name + ": its " +
-                  (i == 0 ? "parameters" : "traits") + " must be a JSON object, got " +
-                  text.substr(0, 100));
-  }
+  const std::string plugin = "plugin " + record.kind + "/" + record.name;
+  auto object = [&](const std::string& text, const char* what) {
+    json parsed = json::parse(text, nullptr, false);
+    if (parsed.is_discarded() || !parsed.is_object())
+      throw Error(plugin + ": its " + what + " must be a JSON object, got " + text.substr(0, 100));
+    return parsed;
+  };
+  const json parameters = object(record.parameters, "parameters");
+  const json traits = object(record.traits_json, "traits");
   try {
-    record.traits = read_plugin_traits(parsed[1], parsed[0]);
+    record.traits = read_plugin_traits(traits, parameters);
   } catch (const Error& e) {
-    throw Error("plugin " + record.kind + "/" + record.name + ": its " + e.what());
+    throw Error(plugin + ": its " + e.what());
   }
   for (auto it = records_.begin(); it != records_.end(); ++it) {
     if (it->kind != record.kind || it->name != record.name || it->device != record.device) continue;
@@ -374,10 +374,8 @@ std::shared_ptr<Plugin> Registry::create(std::string_view kind, std::string_view
   json merged = json::parse(rec->parameters);
   if (name != rec->name) {  // an alias's own defaults (traits.alias_defaults), checked at load
     const auto& alias = rec->traits.alias_defaults;
-    if (const auto it = alias.find(std::string(name)); it != alias.end()) {
-      const json defaults = json::parse(it->second);
-      for (const auto& [key, value] : defaults.items()) merged[key] = value;
-    }
+    if (const auto it = alias.find(std::string(name)); it != alias.end())
+      for (const auto& [key, value] : it->second.json().items()) merged[key] = value;
   }
   std::vector<std::string> valid;
   for (auto it = merged.begin(); it != merged.end(); ++it) valid.push_back(it.key());

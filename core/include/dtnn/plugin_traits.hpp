@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dtnn/core_export.hpp"
+#include "dtnn/params.hpp"
 #include "dtnn/precision.hpp"
 
 namespace dtnn {
@@ -29,15 +30,15 @@ struct FusionRule {
 // kernel 1): {"alias": {"type": "conv2d", "fixed": {"kernel": 1}}}.
 struct LayerAlias {
   std::string type;
-  std::string fixed = "{}";  // a JSON object
+  Params fixed;  // the parameters it fixes
 };
 
 struct PluginTraits {
   // Any kind.
   std::vector<std::string> aliases;  // other names configs may give it ("aliases")
   // An alias that stands for the plugin with other defaults ("alias_defaults": {alias: {...}}):
-  // alias -> a JSON object of its parameters.
-  std::map<std::string, std::string> alias_defaults;
+  // alias -> those parameters.
+  std::map<std::string, Params> alias_defaults;
   bool is_default = false;  // "default": what an experiment uses where it names none of its kind
 
   // Layers.

@@ -37,6 +37,9 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(
   const Params wanted_params = !own.empty() ? params.get_object("algorithm_params")
                                : run        ? run->params
                                             : Params();
+  // The run's conv object also holds the run's own keys; a layer's algorithm_params holds none.
+  const std::vector<std::string> run_keys =
+      own.empty() ? std::vector<std::string>{"algorithm", "workspace"} : std::vector<std::string>{};
   std::vector<std::string> order{wanted};
   for (const char* fallback : {"i2c", "reference"})
     if (wanted != fallback) order.emplace_back(fallback);
@@ -44,7 +47,7 @@ inline std::shared_ptr<ConvAlgorithm> choose_conv_algorithm(
   for (const std::string& name : order) {
     if (name.empty()) continue;
     auto candidate = ctx.registry->create_as<ConvAlgorithm>(
-        "conv", name, name == wanted ? wanted_params : Params(), {"algorithm", "workspace"});
+        "conv", name, name == wanted ? wanted_params : Params(), run_keys);
     std::string why;
     const ConvPass* failed = nullptr;
     if (g.groups > 1 && !takes_groups(*ctx.registry, name)) {
