@@ -27,7 +27,7 @@ std::shared_ptr<Layer> make(const std::string& type, const json& params, const S
   ctx.max_batch = batch;
   ctx.seed = 11;
   ctx.registry = &test::plugins();
-  ctx.extensions.set(std::make_shared<ConvOptions>(conv, Params()));
+  ctx.extensions.set(std::make_shared<ConvOptions>(ConvOptions{conv, Params()}));
   layer->build(ctx);
   return layer;
 }

@@ -320,7 +320,8 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   ctx.max_batch = options.max_batch;
   ctx.seed = options.seed;
   ctx.registry = &registry;
-  ctx.extensions.set(std::make_shared<ConvOptions>(options.conv_algorithm, options.conv_params));
+  ctx.extensions.set(
+      std::make_shared<ConvOptions>(ConvOptions{options.conv_algorithm, options.conv_params}));
   ctx.communicator = options.communicator;
   ctx.workspace = workspace_.get();
   ctx.gradient_buffers = &gradient_buffers_;

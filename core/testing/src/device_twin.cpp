@@ -54,7 +54,7 @@ std::vector<TwinCheck> check_device_twin(const Registry& registry, Device device
     DTNN_CHECK(std::int64_t(inputs.lengths.size()) == batch, "one length per sample");
     ctx.extensions.shared<SequenceContext>().lengths->of = inputs.lengths;
   }
-  ctx.extensions.set(std::make_shared<ConvOptions>("reference", Params()));
+  ctx.extensions.set(std::make_shared<ConvOptions>(ConvOptions{"reference", Params()}));
   auto cpu = registry.create_as<Layer>("layer", type, params);
   cpu->build(ctx);
   ctx.device = device;

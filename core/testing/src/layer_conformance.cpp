@@ -87,7 +87,7 @@ class Builder {
     ctx.max_batch = max_batch;
     ctx.seed = 11;
     ctx.registry = &registry_;
-    ctx.extensions.set(std::make_shared<ConvOptions>("reference", Params()));
+    ctx.extensions.set(std::make_shared<ConvOptions>(ConvOptions{"reference", Params()}));
     ctx.extensions.set(std::make_shared<SequenceContext>(sequence_));
     layer->build(ctx);
     return layer;

@@ -32,7 +32,7 @@ TEST_CASE("conv2d_transpose scatters each input pixel's filter at stride apart")
     ctx.layout = layout;
     ctx.max_batch = n;
     ctx.registry = &test::plugins();
-    ctx.extensions.set(std::make_shared<ConvOptions>("i2c", Params()));
+    ctx.extensions.set(std::make_shared<ConvOptions>(ConvOptions{"i2c", Params()}));
     layer->build(ctx);
     REQUIRE(layer->output_shape() == (nhwc ? Shape{ho, wo, cout} : Shape{cout, ho, wo}));
     Tensor x = Tensor::zeros(ctx.input_shape.with_batch(n), DType::float64, layout);
