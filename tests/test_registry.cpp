@@ -233,7 +233,8 @@ TEST_CASE("a plugin's traits are read once at load, and a malformed one names it
   const PluginTraits t = read_plugin_traits(nlohmann::json::parse(R"({
       "aliases": ["old"], "alias_defaults": {"old": {"filters": 3}}, "default": true,
       "fuses": [{"option": "x_relu", "absorbs": ["relu"], "into": ["activation"]}],
-      "softmax": true, "groups": true, "precisions": ["bf16"], "auto_rank": 3})"),
+      "softmax": true, "groups": true, "precisions": ["bf16"], "auto_rank": 3,
+      "better": "max"})"),
                                             parameters);
   CHECK(t.aliases == std::vector<std::string>{"old"});
   CHECK(t.alias_defaults.at("old").json() == nlohmann::json{{"filters", 3}});
@@ -242,12 +243,16 @@ TEST_CASE("a plugin's traits are read once at load, and a malformed one names it
   CHECK(t.fuses[0].into == std::vector<std::string>{"activation"});
   CHECK(t.precisions == std::vector<Precision>{Precision::bf16});
   CHECK(t.auto_rank == 3);
+  CHECK(t.maximise);
+  CHECK(!read_plugin_traits(nlohmann::json{{"better", "min"}}, parameters).maximise);
 
   auto error = [&](const char* traits) {
     return test::error_of([&] { read_plugin_traits(nlohmann::json::parse(traits), parameters); });
   };
   CHECK(error(R"({"fuses": [{"option": "x", "absorbs": ["relu"], "into": []}]})") ==
         "traits.fuses[0].into: expected a non-empty list of names, got []");
+  CHECK(error(R"({"better": "higher"})") ==
+        "traits.better: expected \"min\" or \"max\", got \"higher\"");
   CHECK(error(R"({"softmax": "yes"})") == "traits.softmax: expected true or false, got \"yes\"");
   CHECK(error(R"({"precisions": ["fp8"]})").rfind("traits.precisions: expected names of", 0) == 0);
   CHECK(error(R"({"aliases": ["a"], "alias_defaults": {"a": {"filter": 1}}})") ==

@@ -37,6 +37,8 @@ struct Rig {
     sgd->build(model.parameters());
     state.optimizer = sgd.get();
     state.model = &model;
+    for (const PluginRecord& r : test::plugins().records())  // as Experiment gives the trainer
+      if (r.kind == "metric" && r.traits.maximise) state.maximised.insert(r.name);
   }
   // Ends epoch `e` (0-based) with these logs.
   void end_epoch(Scheduler& s, std::int64_t e, std::map<std::string, double> logs) {
@@ -173,7 +175,25 @@ TEST_CASE("a missing or mistyped metric names the key and what there is") {
   CHECK_THROWS_WITH(scheduler("early_stopping", {{"mode", "lowest"}}),
                     "exp.json: schedulers[0].mode: expected \"auto\", \"min\" or \"max\", got "
                     "\"lowest\"");
-  CHECK(MonitoredValue("val_categorical_accuracy", "auto", "x").maximise());
-  CHECK(!MonitoredValue("val_categorical_cross_entropy", "auto", "x").maximise());
-  CHECK(!MonitoredValue("val_categorical_accuracy", "min", "x").maximise());
+}
+
+TEST_CASE("mode auto goes by the metric plugin's trait better, min or max overriding it") {
+  const TrainingState& state = Rig().state;
+  CHECK(MonitoredValue("val_categorical_accuracy", "auto", "x").maximise(state));
+  CHECK(MonitoredValue("f1_score", "auto", "x").maximise(state));
+  // Valued by their accuracy, though no word in their names says so.
+  CHECK(MonitoredValue("val_binary_confusion_matrix", "auto", "x").maximise(state));
+  CHECK(MonitoredValue("multiclass_confusion_matrix", "auto", "x").maximise(state));
+  CHECK(!MonitoredValue("val_perplexity", "auto", "x").maximise(state));
+  CHECK(!MonitoredValue("val_categorical_cross_entropy", "auto", "x").maximise(state));
+  CHECK(!MonitoredValue("val_categorical_accuracy", "min", "x").maximise(state));
+  CHECK(MonitoredValue("loss", "max", "x").maximise(state));
+}
+
+TEST_CASE("every metric plugin says whether a higher or a lower value is better") {
+  for (const PluginRecord& r : test::plugins().records()) {
+    if (r.kind != "metric") continue;
+    INFO(r.name, " (", r.file.string(), ")");
+    CHECK(json::parse(r.traits_json).contains("better"));
+  }
 }

@@ -324,3 +324,15 @@ TEST_CASE(
                        doctest::Contains("output.history_format"), Error);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a scheduler in mode auto maximises a metric whose plugin says better is max") {
+  // multiclass_confusion_matrix is valued by its accuracy: any value above 0 passes the
+  // threshold when maximised, so training stops after its first epoch; minimised, it never would.
+  json j = synthetic_experiment("float32", "nhwc");
+  j["training"]["epochs"] = 3;
+  j["metrics"] = {"multiclass_confusion_matrix"};
+  j["schedulers"] = json::parse(R"([{"name": "stop_at_loss",
+      "metric": "multiclass_confusion_matrix", "threshold": 0.0}])");
+  const History h = run(j);
+  CHECK(h.epochs.size() == 1);
+}

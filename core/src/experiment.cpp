@@ -337,6 +337,17 @@ json rank_dataset(json dataset, bool shared, int rank, const std::string& where)
   return dataset;
 }
 
+// The configured metrics whose plugin says a higher value is better ("better": "max").
+std::set<std::string> maximised_metrics(const Registry& registry, const json& metrics) {
+  std::set<std::string> names;
+  for (const json& m : metrics) {
+    const std::string name = (m.is_string() ? m : m["name"]).get<std::string>();
+    const PluginRecord* record = registry.find("metric", name, Device::cpu);
+    if (record && record->traits.maximise) names.insert(record->name);
+  }
+  return names;
+}
+
 }  // namespace
 
 // The steps, in order: the device and the communicators, the dataset, the model, the optimizer
@@ -359,6 +370,7 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
   check_ranks_agree(*comm_, data_facts(resumed), where);
   open_loss_and_metrics(registry, device);
   TrainerOptions to = trainer_options(j);
+  to.maximised_metrics = maximised_metrics(registry, j["metrics"]);
   energy_meter_ = EnergyMeter::open(registry, j["output"]["energy"], where + ": output.energy",
                                     energy_unavailable_);
   to.measure_energy = j["output"]["energy"] != "none";

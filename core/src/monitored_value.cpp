@@ -1,4 +1,4 @@
-#include <limits>
+#include <cmath>
 
 #include "dtnn/error.hpp"
 #include "dtnn/scheduler.hpp"
@@ -7,15 +7,18 @@ namespace dtnn {
 
 MonitoredValue::MonitoredValue(std::string name, const std::string& mode, const std::string& where)
     : name_(std::move(name)), where_(where) {
-  if (mode == "auto") {
-    maximise_ = false;
-    for (const char* word : {"accuracy", "precision", "recall", "f1"})
-      maximise_ = maximise_ || name_.find(word) != std::string::npos;
-  } else if (mode == "max" || mode == "min") {
-    maximise_ = mode == "max";
-  } else {
+  if (mode == "auto")
+    mode_ = Mode::automatic;
+  else if (mode == "min" || mode == "max")
+    mode_ = mode == "max" ? Mode::max : Mode::min;
+  else
     throw Error(where + ".mode: expected \"auto\", \"min\" or \"max\", got \"" + mode + "\"");
-  }
+}
+
+bool MonitoredValue::maximise(const TrainingState& state) const {
+  if (mode_ != Mode::automatic) return mode_ == Mode::max;
+  const bool validation = name_.rfind("val_", 0) == 0;
+  return state.maximised.contains(validation ? name_.substr(4) : name_);
 }
 
 double MonitoredValue::read(const TrainingState& state) const {
@@ -29,15 +32,11 @@ double MonitoredValue::read(const TrainingState& state) const {
               (validation ? "; val_ values need dataset.validation_split > 0" : ""));
 }
 
-double MonitoredValue::worst() const {
-  return maximise_ ? -std::numeric_limits<double>::infinity()
-                   : std::numeric_limits<double>::infinity();
-}
-
 bool ImprovementTracker::observe(const TrainingState& state) {
   last_ = watched_.read(state);
   ++epochs_;
-  if (!watched_.better(last_, best_)) return false;
+  if (std::isnan(last_)) return false;
+  if (best_epoch_ > 0 && !watched_.better(last_, best_, state)) return false;
   best_ = last_;
   best_epoch_ = epochs_;
   return true;

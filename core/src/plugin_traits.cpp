@@ -86,6 +86,11 @@ PluginTraits read_plugin_traits(const json& traits, const json& parameters) {
       t.precisions.push_back(*p);
     }
 
+  if (const auto it = traits.find("better"); it != traits.end()) {
+    if (*it != "min" && *it != "max") bad("better", "\"min\" or \"max\"", *it);
+    t.maximise = *it == "max";
+  }
+
   if (const auto it = traits.find("launched_when"); it != traits.end())
     t.launched_when = read_names(*it, "launched_when", false);
 

@@ -487,6 +487,7 @@ void Trainer::start_run(Run& run) {
   run.state.model = &model_;
   run.state.rank = comm_.rank();
   run.state.ranks = comm_.size();
+  run.state.maximised = options_.maximised_metrics;
   // A scheduler's stem may hold a name from a file (the model's): it is made one plain file name
   // here, so that no such name writes, or later deletes, outside the checkpoint folder.
   run.state.write_checkpoint = [this, &run](const std::string& stem) {

@@ -12,6 +12,7 @@ class Top2Accuracy:
     kind = "metric"
     name = "top2_accuracy"
     parameters = {}
+    traits = {"better": "max"}  # schedulers in mode "auto" maximise it
     totals = 2  # hits, rows
 
     def accumulate(self, y_pred, y_true):

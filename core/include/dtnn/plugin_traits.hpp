@@ -51,6 +51,11 @@ struct PluginTraits {
   bool groups = false;                // "groups": it computes grouped geometries
   std::vector<Precision> precisions;  // "precisions": the low precisions it has paths for
 
+  // Metrics: whether a higher value is better ("better": "max", accuracy) or a lower one
+  // ("better": "min", an error; also what an undeclared one is taken for). A scheduler watching a
+  // metric in mode "auto" goes by it (MonitoredValue, scheduler.hpp).
+  bool maximise = false;
+
   // Communicators: environment variables that say a launcher started this process among others
   // ("launched_when": ["OMPI_COMM_WORLD_SIZE", ...]).
   std::vector<std::string> launched_when;

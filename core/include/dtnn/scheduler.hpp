@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct TrainingState {
   // At on_epoch_end: "loss" (also under the loss's name, "categorical_cross_entropy"), each metric,
   // and the same with "val_" in front when there is a validation set. Global over ranks.
   std::map<std::string, double> logs;
+  // The metrics better when higher (their plugins' trait "better": "max"), by the name logs has
+  // them under without "val_"; every other value in logs (losses, errors) is better when lower.
+  std::set<std::string> maximised;
   Optimizer* optimizer = nullptr;
   Model* model = nullptr;
   int rank = 0, ranks = 1;
@@ -51,23 +55,25 @@ class DTNN_CORE_EXPORT Scheduler : public Plugin {
 };
 
 // The loss or metric a scheduler watches, by PyDTNN's convention: "val_" + name reads the
-// validation value, name alone the training value; mode "auto" maximises names containing
-// "accuracy" (and precision, recall, f1) and minimises the rest; "min" or "max" overrides.
+// validation value, name alone the training value. Mode "auto" maximises the metrics whose plugin
+// says "better": "max" (TrainingState::maximised) and minimises the rest; "min" or "max" overrides.
 class DTNN_CORE_EXPORT MonitoredValue {
  public:
   // where: the config location for errors ("exp.json: schedulers[1]").
   MonitoredValue(std::string name, const std::string& mode, const std::string& where);
   // The value in state.logs; an Error naming the key and the values there when it is missing.
   double read(const TrainingState& state) const;
-  bool better(double value, double than) const { return maximise_ ? value > than : value < than; }
-  // The worst possible value: what "best so far" starts at.
-  double worst() const;
-  bool maximise() const { return maximise_; }
+  // Whether a higher value is the better one in this run.
+  bool maximise(const TrainingState& state) const;
+  bool better(double value, double than, const TrainingState& state) const {
+    return maximise(state) ? value > than : value < than;
+  }
   const std::string& name() const { return name_; }
 
  private:
+  enum class Mode { automatic, min, max };
   std::string name_, where_;
-  bool maximise_;
+  Mode mode_;
 };
 
 // A MonitoredValue followed across epochs: the best value so far and the epoch it came in, for
@@ -75,9 +81,9 @@ class DTNN_CORE_EXPORT MonitoredValue {
 // checkpoint.
 class DTNN_CORE_EXPORT ImprovementTracker {
  public:
-  explicit ImprovementTracker(MonitoredValue watched)
-      : watched_(std::move(watched)), best_(watched_.worst()) {}
-  // Reads the value at the end of this epoch; true when it beats the best so far.
+  explicit ImprovementTracker(MonitoredValue watched) : watched_(std::move(watched)) {}
+  // Reads the value at the end of this epoch; true when it beats the best so far (the first
+  // value that is not NaN does).
   bool observe(const TrainingState& state);
   std::int64_t epochs() const { return epochs_; }
   std::int64_t epochs_since_best() const { return epochs_ - best_epoch_; }
@@ -92,7 +98,7 @@ class DTNN_CORE_EXPORT ImprovementTracker {
  private:
   MonitoredValue watched_;
   std::int64_t epochs_ = 0, best_epoch_ = 0;
-  double best_, last_ = 0;
+  double best_ = 0, last_ = 0;
 };
 
 }  // namespace dtnn

@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -89,6 +90,8 @@ struct TrainerOptions {
   // histograms of weights and of gradients (rank 0's, of the epoch's last step) under the
   // parameters' names, the graph at the start and the test after training. "" for none.
   std::string tensorboard_dir;
+  // The metrics better when higher, for the schedulers (TrainingState::maximised).
+  std::set<std::string> maximised_metrics;
   std::vector<SchedulerState> resumed_schedulers;  // their state in the resumed checkpoint
   // The resumed checkpoint's exchange residuals, one per rank (CheckpointInfo).
   std::vector<std::vector<float>> resumed_residuals;

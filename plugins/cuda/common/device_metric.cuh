@@ -72,11 +72,14 @@ class OnGpu final : public HostMetric {
 
 }  // namespace dtnn::cuda
 
-#define DTNN_CUDA_METRIC(Class, Name)                                               \
-  namespace {                                                                       \
-  ::dtnn::Plugin* create(const ::dtnn::Params& p, const ::dtnn::PluginContext&) {   \
-    return new ::dtnn::cuda::OnGpu<Class>(p);                                       \
-  }                                                                                 \
-  }                                                                                 \
-  DTNN_CUDA_PLUGIN("metric", Name, Name " computed on an NVIDIA GPU (as " Name ")", \
-                   Class::kParameters, create)
+// The CUDA twin of metric Class (its kParameters and kTraits, so that both declare the same).
+#define DTNN_CUDA_METRIC(Class, Name)                                                \
+  namespace {                                                                        \
+  ::dtnn::Plugin* create(const ::dtnn::Params& p, const ::dtnn::PluginContext&) {    \
+    return new ::dtnn::cuda::OnGpu<Class>(p);                                        \
+  }                                                                                  \
+  }                                                                                  \
+  DTNN_EXPORT_PLUGIN(.kind = "metric", .name = Name, .device = "cuda",               \
+                     .description = Name " computed on an NVIDIA GPU (as " Name ")", \
+                     .parameters = Class::kParameters, .traits = Class::kTraits,     \
+                     .probe = ::dtnn::cuda::probe, .factory = create)

@@ -2,6 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "binary_confusion_matrix", dtnn::metrics::BinaryConfusionMatrix::kDescription,
-            dtnn::metrics::BinaryConfusionMatrix::kParameters,
-            dtnn::create_metric<dtnn::metrics::BinaryConfusionMatrix>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "binary_confusion_matrix",
+                   .description = dtnn::metrics::BinaryConfusionMatrix::kDescription,
+                   .parameters = dtnn::metrics::BinaryConfusionMatrix::kParameters,
+                   .traits = dtnn::metrics::BinaryConfusionMatrix::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::BinaryConfusionMatrix>)

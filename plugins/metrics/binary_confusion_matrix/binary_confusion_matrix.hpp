@@ -13,6 +13,7 @@ class BinaryConfusionMatrix : public BinaryDecisionMetric {
  public:
   static constexpr const char* kDescription =
       "[[TN, FP], [FN, TP]] for positive_class; value: the decision's accuracy";
+  static constexpr const char* kTraits = R"({"better": "max"})";
   explicit BinaryConfusionMatrix(const Params& p) : BinaryDecisionMetric(p, /*count_rows=*/true) {}
   std::string name() const override { return "binary_confusion_matrix"; }
   double value(std::span<const double> t) const override {

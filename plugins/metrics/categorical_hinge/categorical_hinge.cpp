@@ -2,6 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "categorical_hinge", dtnn::metrics::CategoricalHinge::kDescription,
-            dtnn::metrics::CategoricalHinge::kParameters,
-            dtnn::create_metric<dtnn::metrics::CategoricalHinge>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "categorical_hinge",
+                   .description = dtnn::metrics::CategoricalHinge::kDescription,
+                   .parameters = dtnn::metrics::CategoricalHinge::kParameters,
+                   .traits = dtnn::metrics::CategoricalHinge::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::CategoricalHinge>)

@@ -26,6 +26,7 @@ class CategoricalHinge : public RowMeanMetric<CategoricalHingeRule> {
  public:
   static constexpr const char* kDescription =
       "mean of max(0, 1 + largest wrong-class score - target score)";
+  static constexpr const char* kTraits = R"({"better": "min"})";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalHinge(const Params&) {}
   std::string name() const override { return "categorical_hinge"; }

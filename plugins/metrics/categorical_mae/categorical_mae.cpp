@@ -2,6 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "categorical_mae", dtnn::metrics::CategoricalMae::kDescription,
-            dtnn::metrics::CategoricalMae::kParameters,
-            dtnn::create_metric<dtnn::metrics::CategoricalMae>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "categorical_mae",
+                   .description = dtnn::metrics::CategoricalMae::kDescription,
+                   .parameters = dtnn::metrics::CategoricalMae::kParameters,
+                   .traits = dtnn::metrics::CategoricalMae::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::CategoricalMae>)

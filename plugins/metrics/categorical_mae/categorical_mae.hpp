@@ -18,6 +18,7 @@ class CategoricalMae : public RowMeanMetric<CategoricalMaeRule> {
  public:
   static constexpr const char* kDescription =
       "mean of |1 - predicted probability of the target class|";
+  static constexpr const char* kTraits = R"({"better": "min"})";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalMae(const Params&) {}
   std::string name() const override { return "categorical_mae"; }

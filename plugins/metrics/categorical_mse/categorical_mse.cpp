@@ -2,6 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "categorical_mse", dtnn::metrics::CategoricalMse::kDescription,
-            dtnn::metrics::CategoricalMse::kParameters,
-            dtnn::create_metric<dtnn::metrics::CategoricalMse>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "categorical_mse",
+                   .description = dtnn::metrics::CategoricalMse::kDescription,
+                   .parameters = dtnn::metrics::CategoricalMse::kParameters,
+                   .traits = dtnn::metrics::CategoricalMse::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::CategoricalMse>)

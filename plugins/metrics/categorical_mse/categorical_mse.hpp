@@ -19,6 +19,7 @@ class CategoricalMse : public RowMeanMetric<CategoricalMseRule> {
  public:
   static constexpr const char* kDescription =
       "mean of (1 - predicted probability of the target class)^2";
+  static constexpr const char* kTraits = R"({"better": "min"})";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalMse(const Params&) {}
   std::string name() const override { return "categorical_mse"; }

@@ -2,5 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "f1_score", dtnn::metrics::F1Score::kDescription,
-            dtnn::metrics::F1Score::kParameters, dtnn::create_metric<dtnn::metrics::F1Score>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "f1_score",
+                   .description = dtnn::metrics::F1Score::kDescription,
+                   .parameters = dtnn::metrics::F1Score::kParameters,
+                   .traits = dtnn::metrics::F1Score::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::F1Score>)

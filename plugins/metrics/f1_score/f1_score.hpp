@@ -12,6 +12,7 @@ namespace dtnn::metrics {
 class F1Score : public BinaryDecisionMetric {
  public:
   static constexpr const char* kDescription = "2 TP / (2 TP + FP + FN) for positive_class";
+  static constexpr const char* kTraits = R"({"better": "max"})";
   explicit F1Score(const Params& p) : BinaryDecisionMetric(p) {}
   std::string name() const override { return "f1_score"; }
   double value(std::span<const double> totals) const override {

@@ -42,7 +42,9 @@ class KlDivergenceMetric final : public RowMeanMetric<KlDivergenceRule> {
 
 }  // namespace
 
-DTNN_PLUGIN("metric", "kl_divergence_metric",
-            "PyDTNN 3.x's KL divergence of the predicted distribution from the target's, mean "
-            "over rows of sum |p log|p / (t + eps) + eps||",
-            R"({"eps": 1e-8})", dtnn::create_metric<KlDivergenceMetric>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "kl_divergence_metric",
+                   .description =
+                       "PyDTNN 3.x's KL divergence of the predicted distribution from "
+                       "the target's, mean over rows of sum |p log|p / (t + eps) + eps||",
+                   .parameters = R"({"eps": 1e-8})", .traits = R"({"better": "min"})",
+                   .factory = dtnn::create_metric<KlDivergenceMetric>)

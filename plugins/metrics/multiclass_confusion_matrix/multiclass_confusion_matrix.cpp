@@ -2,7 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "multiclass_confusion_matrix",
-            dtnn::metrics::MulticlassConfusionMatrix::kDescription,
-            dtnn::metrics::MulticlassConfusionMatrix::kParameters,
-            dtnn::create_metric<dtnn::metrics::MulticlassConfusionMatrix>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "multiclass_confusion_matrix",
+                   .description = dtnn::metrics::MulticlassConfusionMatrix::kDescription,
+                   .parameters = dtnn::metrics::MulticlassConfusionMatrix::kParameters,
+                   .traits = dtnn::metrics::MulticlassConfusionMatrix::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::MulticlassConfusionMatrix>)

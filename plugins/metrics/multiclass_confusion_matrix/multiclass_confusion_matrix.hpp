@@ -23,6 +23,7 @@ class MulticlassConfusionMatrix : public RowRuleMetric<ConfusionRule> {
  public:
   static constexpr const char* kDescription =
       "counts of (target class, predicted class); value: their accuracy";
+  static constexpr const char* kTraits = R"({"better": "max"})";
   static constexpr const char* kParameters = "{}";
   explicit MulticlassConfusionMatrix(const Params&) : RowRuleMetric({}) {}
   std::string name() const override { return "multiclass_confusion_matrix"; }

@@ -47,7 +47,7 @@ class Perplexity final : public Metric {
 
 }  // namespace
 
-constexpr const char* kTraits = R"({"conformance": [
+constexpr const char* kTraits = R"({"better": "min", "conformance": [
     {"params": {"inputs": "probabilities"}}, {"labels": "ids"}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "perplexity",

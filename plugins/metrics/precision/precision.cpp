@@ -2,5 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "precision", dtnn::metrics::Precision::kDescription,
-            dtnn::metrics::Precision::kParameters, dtnn::create_metric<dtnn::metrics::Precision>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "precision",
+                   .description = dtnn::metrics::Precision::kDescription,
+                   .parameters = dtnn::metrics::Precision::kParameters,
+                   .traits = dtnn::metrics::Precision::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::Precision>)

@@ -12,6 +12,7 @@ namespace dtnn::metrics {
 class Precision : public BinaryDecisionMetric {
  public:
   static constexpr const char* kDescription = "TP / (TP + FP) for positive_class";
+  static constexpr const char* kTraits = R"({"better": "max"})";
   explicit Precision(const Params& p) : BinaryDecisionMetric(p) {}
   std::string name() const override { return "precision"; }
   double value(std::span<const double> totals) const override {

@@ -2,5 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "recall", dtnn::metrics::Recall::kDescription,
-            dtnn::metrics::Recall::kParameters, dtnn::create_metric<dtnn::metrics::Recall>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "recall",
+                   .description = dtnn::metrics::Recall::kDescription,
+                   .parameters = dtnn::metrics::Recall::kParameters,
+                   .traits = dtnn::metrics::Recall::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::Recall>)

@@ -12,6 +12,7 @@ namespace dtnn::metrics {
 class Recall : public BinaryDecisionMetric {
  public:
   static constexpr const char* kDescription = "TP / (TP + FN) for positive_class";
+  static constexpr const char* kTraits = R"({"better": "max"})";
   explicit Recall(const Params& p) : BinaryDecisionMetric(p) {}
   std::string name() const override { return "recall"; }
   double value(std::span<const double> totals) const override {

@@ -2,6 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "regression_mae", dtnn::metrics::RegressionMae::kDescription,
-            dtnn::metrics::RegressionMae::kParameters,
-            dtnn::create_metric<dtnn::metrics::RegressionMae>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "regression_mae",
+                   .description = dtnn::metrics::RegressionMae::kDescription,
+                   .parameters = dtnn::metrics::RegressionMae::kParameters,
+                   .traits = dtnn::metrics::RegressionMae::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::RegressionMae>)

@@ -19,6 +19,7 @@ struct RegressionMaeRule : rules::MeanRule {
 class RegressionMae : public RowMeanMetric<RegressionMaeRule> {
  public:
   static constexpr const char* kDescription = "mean absolute error over all outputs";
+  static constexpr const char* kTraits = R"({"better": "min"})";
   static constexpr const char* kParameters = "{}";
   explicit RegressionMae(const Params&) {}
   std::string name() const override { return "regression_mae"; }

@@ -2,6 +2,8 @@
 
 #include "dtnn/plugin_api.hpp"
 
-DTNN_PLUGIN("metric", "regression_mse", dtnn::metrics::RegressionMse::kDescription,
-            dtnn::metrics::RegressionMse::kParameters,
-            dtnn::create_metric<dtnn::metrics::RegressionMse>)
+DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "regression_mse",
+                   .description = dtnn::metrics::RegressionMse::kDescription,
+                   .parameters = dtnn::metrics::RegressionMse::kParameters,
+                   .traits = dtnn::metrics::RegressionMse::kTraits,
+                   .factory = dtnn::create_metric<dtnn::metrics::RegressionMse>)

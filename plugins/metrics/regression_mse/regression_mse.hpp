@@ -22,6 +22,7 @@ struct RegressionMseRule : rules::MeanRule {
 class RegressionMse : public RowMeanMetric<RegressionMseRule> {
  public:
   static constexpr const char* kDescription = "mean squared error over all outputs";
+  static constexpr const char* kTraits = R"({"better": "min"})";
   static constexpr const char* kParameters = "{}";
   explicit RegressionMse(const Params&) {}
   std::string name() const override { return "regression_mse"; }

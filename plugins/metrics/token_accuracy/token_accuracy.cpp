@@ -38,7 +38,7 @@ class TokenAccuracy final : public Metric {
 
 }  // namespace
 
-constexpr const char* kTraits = R"({"conformance": [{}, {"labels": "ids"}]})";
+constexpr const char* kTraits = R"({"better": "max", "conformance": [{}, {"labels": "ids"}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "token_accuracy",
                    .description =

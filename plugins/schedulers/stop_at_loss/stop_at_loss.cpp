@@ -20,7 +20,7 @@ class StopAtLoss final : public Scheduler {
 
   void on_epoch_end(TrainingState& s) override {
     const double value = watched_.read(s);
-    if (!watched_.better(value, threshold_)) return;
+    if (!watched_.better(value, threshold_, s)) return;
     s.stop_training = true;
     char line[160];
     std::snprintf(line, sizeof line, "stop_at_loss: %s = %.6g passed %.6g: training stops",
