@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 
+#include "dtnn/batch_plan.hpp"
 #include "dtnn/epoch_order.hpp"
 #include "dtnn/gradient_sink.hpp"
 #include "dtnn/model_sync.hpp"
@@ -58,6 +60,28 @@ TEST_CASE(
   over.begin_epoch(1, 0, false);
   const std::vector<std::int64_t> all(over.indices(0, 0).begin(), over.indices(1, 0).end());
   CHECK(all == std::vector<std::int64_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1});
+}
+
+TEST_CASE("batch plan: the global batch, and each rank's part as the epoch order cuts it") {
+  CHECK(BatchPlan::of(64, 0, 4).global == 256);  // batch_size on every rank
+  CHECK(BatchPlan::of(64, 0, 4).rank_max == 64);
+  CHECK(BatchPlan::of(64, 100, 3).global == 100);  // a global batch cut three ways: 33, 33, 34
+  CHECK(BatchPlan::of(64, 100, 3).rank_max == 34);
+  for (const auto& [batch, global, ranks] :
+       {std::tuple{8, 0, 1}, {8, 0, 3}, {8, 10, 4}, {8, 7, 7}, {1, 13, 5}, {5, 96, 8}}) {
+    const BatchPlan plan = BatchPlan::of(batch, global, ranks);
+    const EpochOrder order(/*train*/ 3 * plan.global, /*epoch*/ 3 * plan.global, plan.global,
+                           ranks);
+    std::int64_t largest = 0, total = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const std::int64_t part = order.part(/*step*/ 1, r).second;
+      CHECK(plan.share(r) == part);
+      largest = std::max(largest, part);
+      total += part;
+    }
+    CHECK(plan.rank_max == largest);  // what the model is sized for: no rank takes more
+    CHECK(total == plan.global);
+  }
 }
 
 TEST_CASE("rank counts: a step adds to the counts since the last sync and of the run") {

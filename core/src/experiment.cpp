@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "dtnn/batch_plan.hpp"
 #include "dtnn/checked.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/class_frequencies.hpp"
@@ -479,13 +480,10 @@ ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
   // "auto": NHWC on the cpu (what its algorithms are fastest in), NCHW on a GPU (cuDNN's).
   mo.layout = t["tensor_format"] == "auto" ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)
                                            : parse_layout(t["tensor_format"].get<std::string>());
-  // A rank's batch: training.batch_size, or its share of training.global_batch_size.
-  const std::int64_t global_batch = t["global_batch_size"].get<std::int64_t>();
-  const std::int64_t rank_batch = global_batch > 0
-                                      ? (global_batch + comm_->size() - 1) / comm_->size()
-                                      : t["batch_size"].get<std::int64_t>();
-  mo.max_batch = std::max(
-      {rank_batch, t["batch_size"].get<std::int64_t>(), t["eval_batch_size"].get<std::int64_t>()});
+  const BatchPlan plan = BatchPlan::of(t["batch_size"].get<std::int64_t>(),
+                                       t["global_batch_size"].get<std::int64_t>(), comm_->size());
+  mo.max_batch = std::max({plan.rank_max, t["batch_size"].get<std::int64_t>(),
+                           t["eval_batch_size"].get<std::int64_t>()});
   check_batch_fits(mo.max_batch, mo.dtype, mo.layout);
   // One token or one class: every target is it, the loss is 0 from the first step, and a run
   // that looks perfect has learnt nothing.
@@ -840,7 +838,7 @@ History Experiment::traced(const std::function<History()>& fit,
       profile["energy_source"] = energy_meter_->describe();
     else
       profile["energy_unavailable"] = energy_unavailable_;
-    profile["batch_size"] = trainer_->global_batch() / comm_->size();  // per rank, about
+    profile["batch_size"] = trainer_->batch_plan().share(0);  // whose times these are
     // What the layers' algorithms said of their choices (best_of: times and errors), a line each.
     json reports = json::array();
     for (std::size_t i = 0; i < model_->num_layers(); ++i) {

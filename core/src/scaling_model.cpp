@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "dtnn/batch_plan.hpp"
+
 namespace dtnn {
 
 namespace {
@@ -16,8 +18,7 @@ struct Bucket {
 ScalingPoint predict_step(const StepCost& cost, const ScalingOptions& o, int ranks) {
   ScalingPoint p;
   p.ranks = ranks;
-  p.batch_per_rank =
-      o.global_batch_size > 0 ? (o.global_batch_size + ranks - 1) / ranks : o.batch_size;
+  p.batch_per_rank = BatchPlan::of(o.batch_size, o.global_batch_size, ranks).rank_max;
   double scale = static_cast<double>(p.batch_per_rank) / static_cast<double>(cost.batch);
   if (o.shared_cores > 0)  // the busiest core runs ceil(threads / cores) of them, and the
     // collectives wait for its ranks

@@ -21,7 +21,7 @@ namespace {
 // Runs `steps` training steps on consecutive batches, the next one named as in training.
 void train_steps(Experiment& e, int steps) {
   Trainer& trainer = e.trainer();
-  const std::int64_t batch = trainer.global_batch();
+  const std::int64_t batch = trainer.batch_plan().global;
   const std::int64_t n = trainer.train_size();
   if (n < batch)
     throw Error("dtnn predict: the training split holds " + std::to_string(n) +
@@ -41,7 +41,7 @@ void train_steps(Experiment& e, int steps) {
 StepCost layers_of(Experiment& e) {
   Model& model = e.model();
   StepCost cost;
-  cost.batch = e.trainer().global_batch();
+  cost.batch = e.trainer().batch_plan().global;
   for (std::size_t i = 0; i < model.num_layers(); ++i) {
     LayerCost l;
     const auto [begin, end] = model.parameter_range(i);

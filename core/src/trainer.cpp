@@ -179,7 +179,7 @@ Trainer::Trainer(Model& model, const Dataset& dataset, Optimizer& optimizer, Los
   }
   local_sink_ = local_gradient_sink(optimizer_, model_.parameters(), gradient_policy);
   if (comm_.size() > 1) {
-    const std::int64_t share = (global_batch() + comm_.size() - 1) / comm_.size();
+    const std::int64_t share = batch_plan().rank_max;
     if (share > max_batch)
       throw Error("trainer: a rank's share of the global batch (" + std::to_string(share) +
                   ") is above the model's max_batch (" + std::to_string(max_batch) + ")");
@@ -231,9 +231,8 @@ std::pair<Tensor, Tensor> Trainer::to_model_device(const Tensor& x, const Tensor
   return {xd, yd};
 }
 
-std::int64_t Trainer::global_batch() const {
-  return options_.global_batch_size > 0 ? options_.global_batch_size
-                                        : options_.batch_size * comm_.size();
+BatchPlan Trainer::batch_plan() const {
+  return BatchPlan::of(options_.batch_size, options_.global_batch_size, comm_.size());
 }
 
 bool Trainer::local_data() const { return !options_.shared_data && comm_.size() > 1; }
@@ -241,7 +240,7 @@ bool Trainer::local_data() const { return !options_.shared_data && comm_.size() 
 EpochOrder Trainer::epoch_order() const {
   if (local_data())
     return EpochOrder(train_end_, rank_epoch_samples_, options_.batch_size, comm_.rank());
-  return EpochOrder(train_end_, epoch_samples_, global_batch(), comm_.size());
+  return EpochOrder(train_end_, epoch_samples_, batch_plan().global, comm_.size());
 }
 
 std::int64_t Trainer::steps_per_epoch(const EpochOrder& order) const {

@@ -19,6 +19,7 @@
 
 #include "dtnn/augmentation.hpp"
 #include "dtnn/batch_loader.hpp"
+#include "dtnn/batch_plan.hpp"
 #include "dtnn/checkpoint.hpp"
 #include "dtnn/core_export.hpp"
 #include "dtnn/dataset.hpp"
@@ -191,8 +192,8 @@ class DTNN_CORE_EXPORT Trainer {
   // samples of the next step: their batch is made in the background while this step trains.
   double train_step(std::span<const std::int64_t> indices, double weight = 1.0,
                     bool sync_gradients = false, std::span<const std::int64_t> next = {});
-  // The global batch of a step and this rank's contiguous part of it (sizes differ by <= 1).
-  std::int64_t global_batch() const;
+  // A step's samples over all ranks and on each (dtnn/batch_plan.hpp).
+  BatchPlan batch_plan() const;
   bool local_data() const;         // per-rank datasets, with several ranks
   EpochOrder epoch_order() const;  // this run's, before its first epoch begins
   // The steps of an epoch of `order` (the run's), cut to training.steps_per_epoch.
