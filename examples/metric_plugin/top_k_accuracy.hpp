@@ -25,6 +25,10 @@ class TopKAccuracy : public RowMeanMetric<TopKRule> {
   static constexpr const char* kDescription =
       "example out-of-tree metric: fraction of rows whose target is among the k largest outputs";
   static constexpr const char* kParameters = R"({"k": 5})";
+  // Both the plugin and its CUDA twin export these. Conformance (dtnn check-plugin): k below and
+  // above the classes; "better": schedulers in mode auto maximise it.
+  static constexpr const char* kTraits = R"({"better": "max", "conformance": [
+      {"params": {"k": 2}, "classes": 5}, {"params": {}, "classes": 3}]})";
   explicit TopKAccuracy(const Params& p) : RowMeanMetric<TopKRule>(rule_of(p)) {}
   std::string name() const override { return "top_k_accuracy"; }
 

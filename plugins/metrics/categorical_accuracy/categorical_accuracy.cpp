@@ -5,5 +5,5 @@
 DTNN_EXPORT_PLUGIN(.kind = "metric", .name = "categorical_accuracy",
                    .description = dtnn::metrics::CategoricalAccuracy::kDescription,
                    .parameters = dtnn::metrics::CategoricalAccuracy::kParameters,
-                   .traits = R"({"default": true, "better": "max"})",
+                   .traits = dtnn::metrics::CategoricalAccuracy::kTraits,
                    .factory = dtnn::create_metric<dtnn::metrics::CategoricalAccuracy>)

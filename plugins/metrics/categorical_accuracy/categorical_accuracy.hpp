@@ -18,7 +18,7 @@ class CategoricalAccuracy : public RowMeanMetric<CategoricalAccuracyRule> {
  public:
   static constexpr const char* kDescription =
       "fraction of samples whose argmax matches the target's";
-  static constexpr const char* kTraits = R"({"better": "max"})";
+  static constexpr const char* kTraits = R"({"default": true, "better": "max"})";
   static constexpr const char* kParameters = "{}";
   explicit CategoricalAccuracy(const Params&) {}
   std::string name() const override { return "categorical_accuracy"; }
