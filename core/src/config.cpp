@@ -86,7 +86,7 @@ json experiment_defaults() {
       node = &(*node)[std::string(path.substr(0, dot))];
       path.remove_prefix(dot + 1);
     }
-    (*node)[std::string(path)] = json::parse(k.default_value);
+    (*node)[std::string(path)] = config::default_of(k);
   }
   return out;
 }

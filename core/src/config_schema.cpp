@@ -3,12 +3,23 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <type_traits>
+
+#include "dtnn/error.hpp"
+#include "dtnn/trainer.hpp"
 
 namespace dtnn::config {
 
 using nlohmann::json;
 
 namespace {
+
+// "training.batch_size" -> "training/batch_size"
+std::string dotted_to_pointer(std::string path) {
+  for (char& c : path)
+    if (c == '.') c = '/';
+  return path;
+}
 
 bool positive_integer(const json& v) { return v.get<std::int64_t>() > 0; }
 bool non_negative_integer(const json& v) { return v.get<std::int64_t>() >= 0; }
@@ -50,119 +61,149 @@ const Key kKeys[] = {
      {},
      "dataset plugin (`dtnn plugins` lists them); left empty, the one whose traits declare it "
      "the default"},
-    {"dataset.validation_split",
-     R"(0.0)",
-     {fraction_below_one, "a number in [0, 1)"},
-     "fraction in [0, 1) of the training split held out for validation (its last samples)"},
-    {"dataset.train_limit",
-     R"(0)",
-     {non_negative_integer, "an integer >= 0"},
-     "use only the first N training samples (0: all)"},
-    {"dataset.test_limit",
-     R"(0)",
-     {non_negative_integer, "an integer >= 0"},
-     "use only the first N test samples (0: all)"},
-    {"dataset.test_as_validation",
-     R"(false)",
-     {},
-     "validate on the test split after every epoch (PyDTNN's `--test-as-validation`)"},
-    {"dataset.percentage",
-     R"(0.0)",
-     {non_negative, "a number >= 0 (0: off; below 1: undersampling; above 1: oversampling)"},
-     "samples per epoch as a fraction of the training split (PyDTNN's `--dataset-percentage`): "
-     "0 off; below 1 a different random part every epoch; above 1 the split gone through again "
-     "(oversampling)"},
-    {"dataset.augment_horizontal_flip",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability that a training image is mirrored left to right"},
-    {"dataset.augment_random_crop",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability that a training image is shifted by up to `augment_crop_padding` (default 4) "
-     "pixels each way, zeros coming in (pad, then crop at a random place)"},
-    {"dataset.augment_vertical_flip",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability that a training image is mirrored top to bottom"},
-    {"dataset.augment_rotate",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability of turning a training image about its centre by an angle uniform in "
-     "[-degree, degree], bilinear, zero outside (PyDTNN uses PIL's nearest neighbour)"},
-    {"dataset.augment_rotate_degree",
-     R"(90.0)",
-     {non_negative, "a number >= 0"},
-     "see `dataset.augment_rotate`"},
-    {"dataset.augment_brightness",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability of multiplying a training image by f, uniform in [0, factor) (PyDTNN's PIL "
-     "Brightness; dtnn neither clips to [0, 1] nor rounds to 8 bits, since inputs may already "
-     "be standardised)"},
-    {"dataset.augment_brightness_factor",
-     R"(1.0)",
-     {non_negative, "a number >= 0"},
-     "see `dataset.augment_brightness`"},
-    {"dataset.augment_contrast",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability of m + f (x - m), m each channel's mean, f uniform in [0, factor)"},
-    {"dataset.augment_contrast_factor",
-     R"(1.0)",
-     {non_negative, "a number >= 0"},
-     "see `dataset.augment_contrast`"},
-    {"dataset.augment_saturation",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability of g + f (x - g), g the pixel's grey level (ITU-R 601 luma for 3 channels, "
-     "else the channels' mean), f uniform in [0, factor). PyDTNN applies PIL's Color to each "
-     "channel alone, which leaves images unchanged"},
-    {"dataset.augment_saturation_factor",
-     R"(1.0)",
-     {non_negative, "a number >= 0"},
-     "see `dataset.augment_saturation`"},
-    {"dataset.augment_blur",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability of a Gaussian blur of standard deviation `blur_size` pixels over height and "
-     "width (radius round(4 sigma), borders mirrored: scipy's `gaussian_filter`, as PyDTNN)"},
-    {"dataset.augment_blur_size",
-     R"(16.0)",
-     {blur_sigma, "a number of pixels in [0, 1000]"},
-     "see `dataset.augment_blur`"},
-    {"dataset.augment_perspective",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability of a perspective distortion: each corner of the image moves inwards by up to "
-     "p of the width and height (p uniform in [0, factor), factor below 0.5), and that "
-     "quadrilateral is stretched over the image (a projective map, bilinear, zero outside). "
-     "PyDTNN's corner jitter, without its rescaling of the corners and with bilinear instead "
-     "of bicubic sampling"},
-    {"dataset.augment_perspective_factor",
-     R"(0.25)",
-     {below_half, "a number in [0, 0.5): how far, as a fraction of the size, corners move inwards"},
-     "see `dataset.augment_perspective`"},
-    {"dataset.augment_mask",
-     R"(0.0)",
-     {probability, "a probability in [0, 1]"},
-     "probability of zeroing a `mask_size` square at a random place (cutout). PyDTNN's mask "
-     "zeroes two corner regions around a window and rolls the image; dtnn does the usual "
-     "cutout"},
-    {"dataset.augment_mask_size",
-     R"(16)",
-     {at_least_one, "an integer >= 1"},
-     "see `dataset.augment_mask`"},
-    {"dataset.normalize_scale",
-     R"(1.0)",
-     {},
-     "every split's inputs become x * scale + offset (after the dataset's own normalisation)"},
-    {"dataset.normalize_offset", R"(0.0)", {}, "see `dataset.normalize_scale`"},
-    {"dataset.normalize_mean",
-     R"([])",
-     {},
-     "per-channel standardisation after that: (x - mean[c]) / std[c], one value per channel"},
-    {"dataset.normalize_std", R"([])", {}, "see `dataset.normalize_mean`"},
+    {"dataset.validation_split", nullptr, {fraction_below_one, "a number in [0, 1)"},
+     "fraction in [0, 1) of the training split held out for validation (its last samples)",
+     [](TrainerOptions& o) -> auto& {return o.validation_split;
+}  // namespace
+}  // namespace dtnn::config
+, {"dataset.train_limit", nullptr, {non_negative_integer, "an integer >= 0"},
+   "use only the first N training samples (0: all)",
+   [](TrainerOptions& o) -> auto& {return o.train_limit;
+}
+}
+, {"dataset.test_limit", nullptr, {non_negative_integer, "an integer >= 0"},
+   "use only the first N test samples (0: all)",
+   [](TrainerOptions& o) -> auto& {return o.test_limit;
+}
+}
+, {"dataset.test_as_validation", nullptr, {},
+   "validate on the test split after every epoch (PyDTNN's `--test-as-validation`)",
+   [](TrainerOptions& o) -> auto& {return o.test_as_validation;
+}
+}
+, {"dataset.percentage", nullptr,
+   {non_negative, "a number >= 0 (0: off; below 1: undersampling; above 1: oversampling)"},
+   "samples per epoch as a fraction of the training split (PyDTNN's `--dataset-percentage`): "
+   "0 off; below 1 a different random part every epoch; above 1 the split gone through again "
+   "(oversampling)",
+   [](TrainerOptions& o) -> auto& {return o.dataset_percentage;
+}
+}
+, {"dataset.augment_horizontal_flip", nullptr, {probability, "a probability in [0, 1]"},
+   "probability that a training image is mirrored left to right",
+   [](TrainerOptions& o) -> auto& {return o.augment.horizontal_flip;
+}
+}
+, {"dataset.augment_random_crop", nullptr, {probability, "a probability in [0, 1]"},
+   "probability that a training image is shifted by up to `augment_crop_padding` (default 4) "
+   "pixels each way, zeros coming in (pad, then crop at a random place)",
+   [](TrainerOptions& o) -> auto& {return o.augment.random_crop;
+}
+}
+, {"dataset.augment_vertical_flip", nullptr, {probability, "a probability in [0, 1]"},
+   "probability that a training image is mirrored top to bottom",
+   [](TrainerOptions& o) -> auto& {return o.augment.vertical_flip;
+}
+}
+, {"dataset.augment_rotate", nullptr, {probability, "a probability in [0, 1]"},
+   "probability of turning a training image about its centre by an angle uniform in "
+   "[-degree, degree], bilinear, zero outside (PyDTNN uses PIL's nearest neighbour)",
+   [](TrainerOptions& o) -> auto& {return o.augment.rotate;
+}
+}
+, {"dataset.augment_rotate_degree", nullptr, {non_negative, "a number >= 0"},
+   "see `dataset.augment_rotate`", [](TrainerOptions& o) -> auto& {return o.augment.rotate_degrees;
+}
+}
+, {"dataset.augment_brightness", nullptr, {probability, "a probability in [0, 1]"},
+   "probability of multiplying a training image by f, uniform in [0, factor) (PyDTNN's PIL "
+   "Brightness; dtnn neither clips to [0, 1] nor rounds to 8 bits, since inputs may already "
+   "be standardised)",
+   [](TrainerOptions& o) -> auto& {return o.augment.brightness;
+}
+}
+, {"dataset.augment_brightness_factor", nullptr, {non_negative, "a number >= 0"},
+   "see `dataset.augment_brightness`",
+   [](TrainerOptions& o) -> auto& {return o.augment.brightness_factor;
+}
+}
+, {"dataset.augment_contrast", nullptr, {probability, "a probability in [0, 1]"},
+   "probability of m + f (x - m), m each channel's mean, f uniform in [0, factor)",
+   [](TrainerOptions& o) -> auto& {return o.augment.contrast;
+}
+}
+, {"dataset.augment_contrast_factor", nullptr, {non_negative, "a number >= 0"},
+   "see `dataset.augment_contrast`",
+   [](TrainerOptions& o) -> auto& {return o.augment.contrast_factor;
+}
+}
+, {"dataset.augment_saturation", nullptr, {probability, "a probability in [0, 1]"},
+   "probability of g + f (x - g), g the pixel's grey level (ITU-R 601 luma for 3 channels, "
+   "else the channels' mean), f uniform in [0, factor). PyDTNN applies PIL's Color to each "
+   "channel alone, which leaves images unchanged",
+   [](TrainerOptions& o) -> auto& {return o.augment.saturation;
+}
+}
+, {"dataset.augment_saturation_factor", nullptr, {non_negative, "a number >= 0"},
+   "see `dataset.augment_saturation`",
+   [](TrainerOptions& o) -> auto& {return o.augment.saturation_factor;
+}
+}
+, {"dataset.augment_blur", nullptr, {probability, "a probability in [0, 1]"},
+   "probability of a Gaussian blur of standard deviation `blur_size` pixels over height and "
+   "width (radius round(4 sigma), borders mirrored: scipy's `gaussian_filter`, as PyDTNN)",
+   [](TrainerOptions& o) -> auto& {return o.augment.blur;
+}
+}
+, {"dataset.augment_blur_size", nullptr, {blur_sigma, "a number of pixels in [0, 1000]"},
+   "see `dataset.augment_blur`", [](TrainerOptions& o) -> auto& {return o.augment.blur_size;
+}
+}
+, {"dataset.augment_perspective", nullptr, {probability, "a probability in [0, 1]"},
+   "probability of a perspective distortion: each corner of the image moves inwards by up to "
+   "p of the width and height (p uniform in [0, factor), factor below 0.5), and that "
+   "quadrilateral is stretched over the image (a projective map, bilinear, zero outside). "
+   "PyDTNN's corner jitter, without its rescaling of the corners and with bilinear instead "
+   "of bicubic sampling",
+   [](TrainerOptions& o) -> auto& {return o.augment.perspective;
+}
+}
+, {"dataset.augment_perspective_factor", nullptr,
+   {below_half, "a number in [0, 0.5): how far, as a fraction of the size, corners move inwards"},
+   "see `dataset.augment_perspective`",
+   [](TrainerOptions& o) -> auto& {return o.augment.perspective_factor;
+}
+}
+, {"dataset.augment_mask", nullptr, {probability, "a probability in [0, 1]"},
+   "probability of zeroing a `mask_size` square at a random place (cutout). PyDTNN's mask "
+   "zeroes two corner regions around a window and rolls the image; dtnn does the usual "
+   "cutout",
+   [](TrainerOptions& o) -> auto& {return o.augment.mask;
+}
+}
+, {"dataset.augment_mask_size", nullptr, {at_least_one, "an integer >= 1"},
+   "see `dataset.augment_mask`", [](TrainerOptions& o) -> auto& {return o.augment.mask_size;
+}
+}
+, {"dataset.normalize_scale", nullptr, {},
+   "every split's inputs become x * scale + offset (after the dataset's own normalisation)",
+   [](TrainerOptions& o) -> auto& {return o.augment.normalize_scale;
+}
+}
+, {"dataset.normalize_offset", nullptr, {}, "see `dataset.normalize_scale`",
+   [](TrainerOptions& o) -> auto& {return o.augment.normalize_offset;
+}
+}
+, {"dataset.normalize_mean", nullptr, {},
+   "per-channel standardisation after that: (x - mean[c]) / std[c], one value per channel",
+   [](TrainerOptions& o) -> auto& {return o.augment.channel_mean;
+}
+}
+, {"dataset.normalize_std", nullptr, {}, "see `dataset.normalize_mean`",
+   [](TrainerOptions& o) -> auto& {return o.augment.channel_std;
+}
+}
+,
     {"dataset.transform_central_crop",
      R"(1.0)",
      {fraction_above_zero, "the fraction of height and width kept, in (0, 1] (1: off)"},
@@ -177,33 +218,42 @@ const Key kKeys[] = {
      "slightly); PyDTNN's `--transform-resize-size` (0: off). The model is built for the "
      "transformed size. dtnn applies a transform when its value is set; PyDTNN's switches "
      "`--transform-crop` / `--transform-resize` do not exist"},
-    {"dataset.prefetch",
-     R"(false)",
-     {},
+    {"dataset.prefetch", nullptr, {},
      "make the next training batch (read, augmentation, normalisation) in a background thread "
      "while the current one trains; that thread runs its OpenMP loops on one thread. Off: the "
      "batch is made at the start of its step (`imagenet` still decodes ahead in its own "
      "threads). Off by default because it only pays when a core is free: with every core "
      "training (2 threads on 2 cores), ResNet-20 on synthetic data ran 3-13% slower with it "
-     "(609/618/569 against 627/638/658 samples/s, alternating runs)"},
-    {"training.batch_size",
-     R"(64)",
-     {positive_integer, "a positive integer"},
-     "samples per batch (per rank)"},
-    {"training.global_batch_size",
-     R"(0)",
-     {non_negative_integer, "an integer >= 0 (0: batch_size x ranks)"},
-     "samples per step over all ranks, cut into per-rank parts that differ by at most one "
-     "(PyDTNN's `--global-batch-size`); 0: `batch_size` x ranks"},
-    {"training.eval_batch_size",
-     R"(0)",
-     {non_negative_integer, "an integer >= 0"},
-     "batch size for evaluation (0: `batch_size`)"},
-    {"training.epochs", R"(1)", {non_negative_integer, "an integer >= 0"}, "epochs to train"},
-    {"training.steps_per_epoch",
-     R"(0)",
-     {non_negative_integer, "an integer >= 0"},
-     "batches per epoch (0: the whole training split)"},
+     "(609/618/569 against 627/638/658 samples/s, alternating runs)",
+     [](TrainerOptions& o) -> auto& {return o.prefetch;
+}
+}
+, {"training.batch_size", nullptr, {positive_integer, "a positive integer"},
+   "samples per batch (per rank)", [](TrainerOptions& o) -> auto& {return o.batch_size;
+}
+}
+, {"training.global_batch_size", nullptr,
+   {non_negative_integer, "an integer >= 0 (0: batch_size x ranks)"},
+   "samples per step over all ranks, cut into per-rank parts that differ by at most one "
+   "(PyDTNN's `--global-batch-size`); 0: `batch_size` x ranks",
+   [](TrainerOptions& o) -> auto& {return o.global_batch_size;
+}
+}
+, {"training.eval_batch_size", nullptr, {non_negative_integer, "an integer >= 0"},
+   "batch size for evaluation (0: `batch_size`)",
+   [](TrainerOptions& o) -> auto& {return o.eval_batch_size;
+}
+}
+, {"training.epochs", nullptr, {non_negative_integer, "an integer >= 0"}, "epochs to train",
+   [](TrainerOptions& o) -> auto& {return o.epochs;
+}
+}
+, {"training.steps_per_epoch", nullptr, {non_negative_integer, "an integer >= 0"},
+   "batches per epoch (0: the whole training split)",
+   [](TrainerOptions& o) -> auto& {return o.steps_per_epoch;
+}
+}
+,
     {"training.dtype",
      R"("float32")",
      {nullptr, "\"float32\" or \"float64\"", "float32|float64"},
@@ -218,22 +268,26 @@ const Key kKeys[] = {
      "format and sum in float32; parameters, optimizer state, batchnorm, softmax, layer norm and "
      "losses stay float32 (docs/precision.md). `\"fp16\"` scales the loss (`training.loss_scale`). "
      "Needs `training.dtype` float32 and the cpu"},
-    {"training.loss_scale",
-     R"(65536.0)",
-     {at_least_one_number, "a number >= 1"},
+    {"training.loss_scale", nullptr, {at_least_one_number, "a number >= 1"},
      "with `training.precision` `\"fp16\"`: the loss's gradient is multiplied by this before "
      "backward and the gradients divided by it before the update (the scale at the start when "
-     "dynamic); a step whose gradients overflowed is skipped. Ignored for other precisions"},
-    {"training.loss_scale_dynamic",
-     R"(true)",
-     {},
-     "halve the loss scale at every overflowed step and double it after "
-     "`training.loss_scale_growth_interval` finite steps in a row (`false`: a fixed scale); the "
-     "history reports the final scale and the skipped steps"},
-    {"training.loss_scale_growth_interval",
-     R"(2000)",
-     {positive_integer, "a positive integer"},
-     "finite steps in a row before a dynamic loss scale doubles"},
+     "dynamic); a step whose gradients overflowed is skipped. Ignored for other precisions",
+     [](TrainerOptions& o) -> auto& {return o.loss_scale.initial;
+}
+}
+, {"training.loss_scale_dynamic", nullptr, {},
+   "halve the loss scale at every overflowed step and double it after "
+   "`training.loss_scale_growth_interval` finite steps in a row (`false`: a fixed scale); the "
+   "history reports the final scale and the skipped steps",
+   [](TrainerOptions& o) -> auto& {return o.loss_scale.dynamic;
+}
+}
+, {"training.loss_scale_growth_interval", nullptr, {positive_integer, "a positive integer"},
+   "finite steps in a row before a dynamic loss scale doubles",
+   [](TrainerOptions& o) -> auto& {return o.loss_scale.growth_interval;
+}
+}
+,
     {"training.tensor_format",
      R"("auto")",
      {tensor_format, "\"auto\" (NHWC on the cpu, NCHW on a GPU), \"NHWC\" or \"NCHW\""},
@@ -258,24 +312,34 @@ const Key kKeys[] = {
      "GPU's memory): cuDNN's search skips the algorithms that need more. The fast algorithms of "
      "large activations need gigabytes: VGG-16 at batch 128 trains 1.4x faster with 16 GiB than "
      "with 1 GiB (docs/gpu.md)"},
-    {"gpu.gpudirect",
-     R"(false)",
-     {},
+    {"gpu.gpudirect", nullptr, {},
      "PyDTNN's `--enable-gpudirect`, `--enable-nccl`: how several GPUs exchange gradients: "
      "NCCL when `nccl` (and the `nccl` plugin is usable), else device memory to a "
      "CUDA-aware MPI when `gpudirect`, else MPI through pinned host memory (docs/gpu.md, "
-     "\"Several GPUs\")"},
-    {"gpu.nccl", R"(true)", {}, "see `gpu.gpudirect`"},
-    {"training.seed",
-     R"(1)",
-     {non_negative_integer, "an integer >= 0"},
-     "seeds weight initialisation, shuffling and dropout"},
-    {"training.shuffle",
-     R"(true)",
-     {},
-     "reshuffle the training split every epoch (order is a function of seed and epoch)"},
-    {"training.evaluate", R"(true)", {}, "evaluate on the test set before and after training"},
-    {"training.evaluate_only", R"(false)", {}, "evaluate on the test set and stop"},
+     "\"Several GPUs\")",
+     [](TrainerOptions& o) -> auto& {return o.sync.exchange.gpudirect;
+}
+}
+, {"gpu.nccl", R"(true)", {}, "see `gpu.gpudirect`"},
+    {"training.seed", nullptr, {non_negative_integer, "an integer >= 0"},
+     "seeds weight initialisation, shuffling and dropout",
+     [](TrainerOptions& o) -> auto& {return o.seed;
+}
+}
+, {"training.shuffle", nullptr, {},
+   "reshuffle the training split every epoch (order is a function of seed and epoch)",
+   [](TrainerOptions& o) -> auto& {return o.shuffle;
+}
+}
+, {"training.evaluate", nullptr, {}, "evaluate on the test set before and after training",
+   [](TrainerOptions& o) -> auto& {return o.evaluate;
+}
+}
+, {"training.evaluate_only", nullptr, {}, "evaluate on the test set and stop",
+   [](TrainerOptions& o) -> auto& {return o.evaluate_only;
+}
+}
+,
     {"training.threads",
      R"(0)",
      {thread_count, "an integer in [0, 1024] (0: all cores)"},
@@ -334,28 +398,33 @@ const Key kKeys[] = {
      "no overlap with backward); gradients and, when the codec carries weights (the casts, secagg "
      "and ckks do, topk and powersgd not), model averaging go through it. "
      "float32 models on the cpu; also `--codec`, `--encryption`"},
-    {"parallel.codec_error_feedback",
-     R"(true)",
-     {},
+    {"parallel.codec_error_feedback", nullptr, {},
      "with a lossy codec, each bucket keeps what its payloads dropped and adds it to the next "
-     "step's gradients (error feedback); false: dropped for good"},
+     "step's gradients (error feedback); false: dropped for good",
+     [](TrainerOptions& o) -> auto& {return o.sync.exchange.error_feedback;
+}
+}
+,
     {"parallel.bucket_size_mb",
      R"(4.0)",
      {positive, "a number > 0"},
      "gradients are exchanged in buckets of about this size, each started as soon as backward "
      "has filled it"},
-    {"parallel.blocking",
-     R"(false)",
-     {},
+    {"parallel.blocking", nullptr, {},
      "PyDTNN's `--use-blocking-mpi`: each bucket's allreduce completes before backward goes on "
-     "(no overlap; for comparison)"},
-    {"parallel.pipeline",
-     R"(false)",
-     {},
-     "PyDTNN 3.x's `--parallel-pipeline`: a step's gradient sums stay in flight through the next "
-     "step's forward and backward and are applied at its end (updates one step stale; an epoch's "
-     "last step applies its own too), so the exchange overlaps a whole step; gradient averaging "
-     "(`model_sync_freq` 0), models on the cpu"},
+     "(no overlap; for comparison)",
+     [](TrainerOptions& o) -> auto& {return o.sync.exchange.blocking;
+}
+}
+, {"parallel.pipeline", nullptr, {},
+   "PyDTNN 3.x's `--parallel-pipeline`: a step's gradient sums stay in flight through the next "
+   "step's forward and backward and are applied at its end (updates one step stale; an epoch's "
+   "last step applies its own too), so the exchange overlaps a whole step; gradient averaging "
+   "(`model_sync_freq` 0), models on the cpu",
+   [](TrainerOptions& o) -> auto& {return o.sync.exchange.pipeline;
+}
+}
+,
     {"parallel.simulated_network.latency_us",
      R"(0.0)",
      {non_negative, "a number of microseconds >= 0"},
@@ -366,12 +435,14 @@ const Key kKeys[] = {
      R"(0.0)",
      {non_negative, "a number of gigabits per second >= 0 (0: unlimited)"},
      "see `parallel.simulated_network.latency_us`"},
-    {"parallel.model_sync_freq",
-     R"(0)",
-     {},
+    {"parallel.model_sync_freq", nullptr, {},
      "`0`: average gradients every batch (one model); `N > 0`: every rank updates its own "
      "weights and the weights are averaged every N batches; negative: never (see "
-     "`final_model_sync`)"},
+     "`final_model_sync`)",
+     [](TrainerOptions& o) -> auto& {return o.sync.frequency;
+}
+}
+,
     {"parallel.model_sync_alg",
      R"("wavg")",
      {nullptr, "\"avg\", \"wavg\" or \"invwavg\" (or 3.x's \"invavg\")", "avg|wavg|invwavg|invavg"},
@@ -386,24 +457,31 @@ const Key kKeys[] = {
      "without a rank that leaves (its connection closes, or it is silent for half "
      "`timeout_s`), and the history's `participation` says who took part in the "
      "synchronisations (docs/federated.md)"},
-    {"parallel.model_sync_min_avail",
-     R"(0)",
-     {non_negative_integer, "an integer >= 0"},
+    {"parallel.model_sync_min_avail", nullptr, {non_negative_integer, "an integer >= 0"},
      "skip a synchronisation when fewer ranks hold samples (ranks then update from their own "
-     "gradients)"},
-    {"parallel.shared_data",
-     R"(true)",
-     {},
-     "`true`: every rank reads one dataset and trains its share of each step; `false`: each rank "
-     "reads its own (PyDTNN 3.x's `--no-shared-data`, the federated setting): `{rank}` in the "
-     "dataset's strings becomes the rank, each rank goes through its own samples with "
-     "`training.batch_size`, and `model_sync_alg` weighs the ranks by their own sample counts"},
-    {"parallel.initial_model_sync", R"(true)", {}, "every rank starts from rank 0's weights"},
-    {"parallel.final_model_sync",
-     R"(true)",
-     {},
-     "after training, weights are averaged (when `model_sync_freq` is not 0) and every rank "
-     "takes rank 0's, so all hold bit-identical weights"},
+     "gradients)",
+     [](TrainerOptions& o) -> auto& {return o.sync.min_available;
+}
+}
+, {"parallel.shared_data", nullptr, {},
+   "`true`: every rank reads one dataset and trains its share of each step; `false`: each rank "
+   "reads its own (PyDTNN 3.x's `--no-shared-data`, the federated setting): `{rank}` in the "
+   "dataset's strings becomes the rank, each rank goes through its own samples with "
+   "`training.batch_size`, and `model_sync_alg` weighs the ranks by their own sample counts",
+   [](TrainerOptions& o) -> auto& {return o.shared_data;
+}
+}
+, {"parallel.initial_model_sync", nullptr, {}, "every rank starts from rank 0's weights",
+   [](TrainerOptions& o) -> auto& {return o.sync.initial_sync;
+}
+}
+, {"parallel.final_model_sync", nullptr, {},
+   "after training, weights are averaged (when `model_sync_freq` is not 0) and every rank "
+   "takes rank 0's, so all hold bit-identical weights",
+   [](TrainerOptions& o) -> auto& {return o.sync.final_sync;
+}
+}
+,
     {"parallel.timeout_s",
      R"(600.0)",
      {non_negative, "a number of seconds >= 0 (0: wait forever)"},
@@ -426,30 +504,35 @@ const Key kKeys[] = {
      "val or test, `time`, `epoch`, the loss and each metric by name). Values are dtnn's "
      "(accuracy as a fraction). `auto`: JSON for a `.json` name, YAML for `.yaml` or `.yml`, "
      "else PyDTNN 1.x's text"},
-    {"output.checkpoint_dir",
-     R"("")",
-     {},
+    {"output.checkpoint_dir", nullptr, {},
      "write a checkpoint here after every epoch (rank 0; atomically: temporary file, fsync, "
-     "rename); also `--checkpoint-dir`"},
-    {"output.tensorboard",
-     R"("")",
-     {},
-     "TensorBoard event files in this folder as the run goes (rank 0; `tensorboard --logdir` its "
-     "parent): per step `train/batch_loss` and `train/learning_rate`; per epoch `epoch/loss`, "
-     "each metric, `epoch/val_*`, `epoch/samples_per_second`, `epoch/learning_rate`, "
-     "`epoch/joules` (with energy), histograms `weights/<parameter>` (`weights/1.conv2d.weights`) "
-     "and `gradients/<parameter>` (rank 0's, of the epoch's last step); the model graph; "
-     "`test/*` after training; also `--tensorboard`"},
-    {"output.checkpoint_keep",
-     R"(3)",
-     {at_least_one, "an integer >= 1"},
-     "keep the newest N of this run's checkpoints in that folder (see Checkpoints: a run "
-     "removes only its own)"},
-    {"output.checkpoint_overwrite",
-     R"(false)",
-     {},
-     "a fresh run refuses a checkpoint folder that holds checkpoints it did not write and does "
-     "not continue; `true`: it removes them"},
+     "rename); also `--checkpoint-dir`",
+     [](TrainerOptions& o) -> auto& {return o.checkpoint_dir;
+}
+}
+, {"output.tensorboard", nullptr, {},
+   "TensorBoard event files in this folder as the run goes (rank 0; `tensorboard --logdir` its "
+   "parent): per step `train/batch_loss` and `train/learning_rate`; per epoch `epoch/loss`, "
+   "each metric, `epoch/val_*`, `epoch/samples_per_second`, `epoch/learning_rate`, "
+   "`epoch/joules` (with energy), histograms `weights/<parameter>` (`weights/1.conv2d.weights`) "
+   "and `gradients/<parameter>` (rank 0's, of the epoch's last step); the model graph; "
+   "`test/*` after training; also `--tensorboard`",
+   [](TrainerOptions& o) -> auto& {return o.tensorboard_dir;
+}
+}
+, {"output.checkpoint_keep", nullptr, {at_least_one, "an integer >= 1"},
+   "keep the newest N of this run's checkpoints in that folder (see Checkpoints: a run "
+   "removes only its own)",
+   [](TrainerOptions& o) -> auto& {return o.checkpoint_keep;
+}
+}
+, {"output.checkpoint_overwrite", nullptr, {},
+   "a fresh run refuses a checkpoint folder that holds checkpoints it did not write and does "
+   "not continue; `true`: it removes them",
+   [](TrainerOptions& o) -> auto& {return o.checkpoint_overwrite;
+}
+}
+,
     {"training.on_nonfinite",
      R"("stop")",
      {nullptr, "\"stop\", \"skip_batch\" or \"ignore\"", "stop|skip_batch|ignore"},
@@ -460,11 +543,13 @@ const Key kKeys[] = {
      "practice; a skipped batch counts in the metrics, not in the loss; the history counts "
      "them); `\"ignore\"` trains on. Under MPI every rank stops or skips the same step. On a GPU "
      "only the loss is checked (gradients would be copied to the host every step)"},
-    {"training.resume",
-     R"("")",
-     {},
+    {"training.resume", nullptr, {},
      "a checkpoint folder (its newest checkpoint) or file: load weights, layer and optimizer "
-     "state, shuffle seed and position, and go on from there; also `--resume DIR`"},
+     "state, shuffle seed and position, and go on from there; also `--resume DIR`",
+     [](TrainerOptions& o) -> auto& {return o.resumed_from;
+}
+}
+,
     {"training.weights_and_bias_filename",
      R"("")",
      {},
@@ -515,10 +600,12 @@ const Key kKeys[] = {
      R"("auto")",
      {nullptr, "\"auto\", \"bar\", \"lines\" or \"none\"", "auto|bar|lines|none"},
      "`\"bar\"` (a terminal), `\"lines\"` (a log), `\"none\"`, or `\"auto\"` (bar on a terminal)"},
-    {"dataset.augment_crop_padding",
-     R"(4)",
-     {image_side, "an integer of pixels in [0, 65536]"},
-     "see `dataset.augment_random_crop`"},
+    {"dataset.augment_crop_padding", nullptr, {image_side, "an integer of pixels in [0, 65536]"},
+     "see `dataset.augment_random_crop`",
+     [](TrainerOptions& o) -> auto& {return o.augment.crop_padding;
+}
+}
+,
     {"gpu.tf32",
      R"(false)",
      {},
@@ -529,7 +616,8 @@ const Key kKeys[] = {
      "`fusion.<option>`: `true` fuses the runs of layers that a layer plugin declares under that "
      "option (its traits, `dtnn plugins --verbose`; an option no plugin declares is refused). "
      "The built-in ones are below the table"},
-};
+}
+;
 
 // Rows of the table that are not keys with a default: the open objects' other keys.
 const char* const kOpenRows[][2] = {
@@ -560,10 +648,37 @@ bool Rule::allows(const json& value) const {
 
 std::span<const Key> keys() { return kKeys; }
 
+json default_of(const Key& key) {
+  if (key.default_value) return json::parse(key.default_value);
+  TrainerOptions defaults;
+  return std::visit(
+      [&](auto field) -> json {
+        if constexpr (std::is_same_v<decltype(field), std::monostate>)
+          throw Error(std::string("config key ") + key.path + " has neither a default nor a field");
+        else
+          return field(defaults);
+      },
+      key.trainer);
+}
+
+void set_trainer_fields(const json& j, TrainerOptions& options) {
+  for (const Key& key : kKeys)
+    std::visit(
+        [&](auto field) {
+          if constexpr (!std::is_same_v<decltype(field), std::monostate>) {
+            auto& target = field(options);
+            target = j.at(json::json_pointer("/" + dotted_to_pointer(key.path)))
+                         .get<std::remove_reference_t<decltype(target)>>();
+          }
+        },
+        key.trainer);
+}
+
 std::string markdown_table() {
   std::string out = "| key | default | meaning |\n| --- | --- | --- |\n";
   for (const Key& k : kKeys)
-    out += std::string("| `") + k.path + "` | `" + k.default_value + "` | " + k.meaning + " |\n";
+    out +=
+        std::string("| `") + k.path + "` | `" + default_of(k).dump() + "` | " + k.meaning + " |\n";
   for (const auto& row : kOpenRows) out += std::string("| `") + row[0] + "` | | " + row[1] + " |\n";
   return out;
 }

@@ -19,6 +19,7 @@
 #include "dtnn/class_frequencies.hpp"
 #include "dtnn/codec.hpp"
 #include "dtnn/communicator.hpp"
+#include "dtnn/config_schema.hpp"
 #include "dtnn/dataset.hpp"
 #include "dtnn/device.hpp"
 #include "dtnn/device_communicator.hpp"
@@ -224,81 +225,19 @@ std::shared_ptr<DeviceCommunicator> open_device_communicator(const Registry& reg
 
 namespace {
 
-// The augmentation and normalisation of the dataset object's keys.
-AugmentOptions augment_options(const json& d) {
-  static constexpr std::pair<double AugmentOptions::*, const char*> kNumbers[] = {
-      {&AugmentOptions::horizontal_flip, "augment_horizontal_flip"},
-      {&AugmentOptions::vertical_flip, "augment_vertical_flip"},
-      {&AugmentOptions::random_crop, "augment_random_crop"},
-      {&AugmentOptions::rotate, "augment_rotate"},
-      {&AugmentOptions::rotate_degrees, "augment_rotate_degree"},
-      {&AugmentOptions::brightness, "augment_brightness"},
-      {&AugmentOptions::brightness_factor, "augment_brightness_factor"},
-      {&AugmentOptions::contrast, "augment_contrast"},
-      {&AugmentOptions::contrast_factor, "augment_contrast_factor"},
-      {&AugmentOptions::saturation, "augment_saturation"},
-      {&AugmentOptions::saturation_factor, "augment_saturation_factor"},
-      {&AugmentOptions::blur, "augment_blur"},
-      {&AugmentOptions::blur_size, "augment_blur_size"},
-      {&AugmentOptions::mask, "augment_mask"},
-      {&AugmentOptions::perspective, "augment_perspective"},
-      {&AugmentOptions::perspective_factor, "augment_perspective_factor"},
-      {&AugmentOptions::normalize_scale, "normalize_scale"},
-      {&AugmentOptions::normalize_offset, "normalize_offset"}};
-  AugmentOptions a;
-  for (const auto& [member, key] : kNumbers) a.*member = d[key].get<double>();
-  a.crop_padding = d["augment_crop_padding"].get<std::int64_t>();
-  a.mask_size = d["augment_mask_size"].get<std::int64_t>();
-  a.channel_mean = d["normalize_mean"].get<std::vector<double>>();
-  a.channel_std = d["normalize_std"].get<std::vector<double>>();
-  return a;
-}
-
 // What the experiment's keys say of the trainer, read once (the run adds what it learns: the
 // ranks' device communicator, a resumed position).
 TrainerOptions trainer_options(const json& j) {
-  const json &t = j["training"], &d = j["dataset"], &par = j["parallel"], &out = j["output"];
+  const json &t = j["training"], &par = j["parallel"], &out = j["output"];
   TrainerOptions to;
-  to.batch_size = t["batch_size"].get<std::int64_t>();
-  to.shared_data = par["shared_data"].get<bool>();
-  to.global_batch_size = t["global_batch_size"].get<std::int64_t>();
-  to.eval_batch_size = t["eval_batch_size"].get<std::int64_t>();
-  to.epochs = t["epochs"].get<std::int64_t>();
-  to.steps_per_epoch = t["steps_per_epoch"].get<std::int64_t>();
-  to.seed = t["seed"].get<std::uint64_t>();
-  to.shuffle = t["shuffle"].get<bool>();
-  to.evaluate = t["evaluate"].get<bool>();
-  to.evaluate_only = t["evaluate_only"].get<bool>();
+  config::set_trainer_fields(j, to);  // the keys the trainer takes as they are (config_schema.cpp)
   to.on_nonfinite = parse_nonfinite_policy(t["on_nonfinite"].get<std::string>());
   to.loss_scale.enabled = parse_precision(t["precision"].get<std::string>()) == Precision::fp16;
-  to.loss_scale.initial = t["loss_scale"].get<double>();
-  to.loss_scale.dynamic = t["loss_scale_dynamic"].get<bool>();
-  to.loss_scale.growth_interval = t["loss_scale_growth_interval"].get<std::int64_t>();
-  to.resumed_from = t["resume"].get<std::string>();
-  to.validation_split = d["validation_split"].get<double>();
-  to.train_limit = d["train_limit"].get<std::int64_t>();
-  to.test_limit = d["test_limit"].get<std::int64_t>();
-  to.test_as_validation = d["test_as_validation"].get<bool>();
-  to.dataset_percentage = d["percentage"].get<double>();
-  to.prefetch = d["prefetch"].get<bool>();
-  to.augment = augment_options(d);
-  to.sync.frequency = par["model_sync_freq"].get<std::int64_t>();
   to.sync.algorithm = parse_sync_algorithm(par["model_sync_alg"].get<std::string>());
   to.sync.participation =
       parse_sync_participation(par["model_sync_participation"].get<std::string>());
-  to.sync.min_available = par["model_sync_min_avail"].get<std::int64_t>();
-  to.sync.initial_sync = par["initial_model_sync"].get<bool>();
-  to.sync.final_sync = par["final_model_sync"].get<bool>();
   to.sync.exchange.bucket_bytes =
       static_cast<std::size_t>(par["bucket_size_mb"].get<double>() * 1024.0 * 1024.0);
-  to.sync.exchange.blocking = par["blocking"].get<bool>();
-  to.sync.exchange.gpudirect = j["gpu"]["gpudirect"].get<bool>();
-  to.sync.exchange.error_feedback = par["codec_error_feedback"].get<bool>();
-  to.sync.exchange.pipeline = par["pipeline"].get<bool>();
-  to.checkpoint_dir = out["checkpoint_dir"].get<std::string>();
-  to.tensorboard_dir = out["tensorboard"].get<std::string>();
-  to.checkpoint_keep = static_cast<int>(out["checkpoint_keep"].get<std::int64_t>());
-  to.checkpoint_overwrite = out["checkpoint_overwrite"].get<bool>();
   to.optimizer_name = j["optimizer"]["name"].get<std::string>();
   const std::string progress = out["progress"].get<std::string>();
   to.progress = progress == "bar"     ? ProgressStyle::bar

@@ -21,9 +21,7 @@ struct BatchPlan {
     return plan;
   }
   // Rank r's part of a whole step (EpochOrder::part's cut).
-  std::int64_t share(int rank) const {
-    return cut(rank + 1) - cut(rank);
-  }
+  std::int64_t share(int rank) const { return cut(rank + 1) - cut(rank); }
 
  private:
   std::int64_t cut(int rank) const { return global * rank / ranks; }
