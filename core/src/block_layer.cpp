@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dtnn/error.hpp"
-#include "dtnn/model.hpp"
+#include "dtnn/model_spec.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/pydtnn_arrays.hpp"
 #include "dtnn/rng.hpp"

@@ -5,7 +5,7 @@
 #include "dtnn/device.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer_profile.hpp"
-#include "dtnn/model.hpp"
+#include "dtnn/model_spec.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/rng.hpp"
 
