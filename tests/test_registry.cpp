@@ -183,7 +183,7 @@ TEST_CASE("a plugin's alias (traits.aliases) finds it: implicit_gemm by its form
   CHECK(std::count(names.begin(), names.end(), "gemm") == 0);
 }
 
-TEST_CASE("every GPU twin declares its CPU plugin's parameters, with the same defaults") {
+TEST_CASE("every GPU twin declares its CPU plugin's parameters and the traits a run reads alike") {
   // A twin that drifts (a parameter the CPU plugin gained and the twin ignores) fails here, on
   // any machine that builds the CUDA plugins, with or without a GPU.
   const Registry& r = test::plugins();
@@ -198,6 +198,8 @@ TEST_CASE("every GPU twin declares its CPU plugin's parameters, with the same de
       if (c.device == Device::cpu && c.kind == twin.kind && c.name == twin.name) cpu = &c;
     REQUIRE_MESSAGE(cpu != nullptr, "a twin without a CPU plugin");
     CHECK(nlohmann::json::parse(twin.parameters) == nlohmann::json::parse(cpu->parameters));
+    CHECK(twin.traits.maximise == cpu->traits.maximise);  // a metric's direction
+    CHECK(twin.traits.softmax == cpu->traits.softmax);    // a layer's softmax, for the loss
     ++twins;
   }
   if (twins == 0) MESSAGE("no CUDA plugins in this build: nothing to compare");
