@@ -14,13 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-// "training.batch_size" -> "training/batch_size"
-std::string dotted_to_pointer(std::string path) {
-  for (char& c : path)
-    if (c == '.') c = '/';
-  return path;
-}
-
 bool positive_integer(const json& v) { return v.get<std::int64_t>() > 0; }
 bool non_negative_integer(const json& v) { return v.get<std::int64_t>() >= 0; }
 bool at_least_one(const json& v) { return v.get<std::int64_t>() >= 1; }
@@ -661,14 +654,22 @@ json default_of(const Key& key) {
       key.trainer);
 }
 
+const json& value_at(const json& experiment, std::string_view path) {
+  const json* node = &experiment;
+  for (auto dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
+    node = &node->at(std::string(path.substr(0, dot)));
+    path.remove_prefix(dot + 1);
+  }
+  return node->at(std::string(path));
+}
+
 void set_trainer_fields(const json& j, TrainerOptions& options) {
   for (const Key& key : kKeys)
     std::visit(
         [&](auto field) {
           if constexpr (!std::is_same_v<decltype(field), std::monostate>) {
             auto& target = field(options);
-            target = j.at(json::json_pointer("/" + dotted_to_pointer(key.path)))
-                         .get<std::remove_reference_t<decltype(target)>>();
+            target = value_at(j, key.path).get<std::remove_reference_t<decltype(target)>>();
           }
         },
         key.trainer);

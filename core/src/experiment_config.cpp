@@ -151,20 +151,6 @@ void require(bool ok, const std::string& where, const std::string& path,
   if (!ok) type_error(where, path, expected, got);
 }
 
-}  // namespace
-
-namespace {
-
-// The value at a dotted path of a merged config (every key of the schema is there).
-const json& at(const json& config, std::string_view path) {
-  const json* node = &config;
-  for (auto dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
-    node = &(*node)[std::string(path.substr(0, dot))];
-    path.remove_prefix(dot + 1);
-  }
-  return (*node)[std::string(path)];
-}
-
 // What no single key's rule says: keys that go together, lists of plugins, the model.
 void check_across_keys(const json& config, const std::string& where) {
   const json& d = config["dataset"];
@@ -211,7 +197,7 @@ void validate_experiment(json& config, const std::string& where) {
   if (!config.is_object()) throw Error(where + ": expected a JSON object at the top level");
   merge_checked(config, experiment_defaults(), where, "", false);
   for (const config::Key& k : config::keys()) {
-    const json& value = at(config, k.path);
+    const json& value = config::value_at(config, k.path);
     if (!k.rule.allows(value)) type_error(where, k.path, k.rule.expected, value);
   }
   check_across_keys(config, where);

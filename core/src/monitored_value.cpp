@@ -17,8 +17,7 @@ MonitoredValue::MonitoredValue(std::string name, const std::string& mode, const 
 
 bool MonitoredValue::maximise(const TrainingState& state) const {
   if (mode_ != Mode::automatic) return mode_ == Mode::max;
-  const bool validation = name_.rfind("val_", 0) == 0;
-  return state.maximised.contains(validation ? name_.substr(4) : name_);
+  return state.maximised.contains(validation() ? name_.substr(4) : name_);
 }
 
 double MonitoredValue::read(const TrainingState& state) const {
@@ -26,10 +25,9 @@ double MonitoredValue::read(const TrainingState& state) const {
   if (it != state.logs.end()) return it->second;
   std::string known;
   for (const auto& [k, v] : state.logs) known += (known.empty() ? "" : ", ") + k;
-  const bool validation = name_.rfind("val_", 0) == 0;
   throw Error(where_ + ".metric: no value named '" + name_ + "' after epoch " +
               std::to_string(state.epoch + 1) + " (there are: " + known + ")" +
-              (validation ? "; val_ values need dataset.validation_split > 0" : ""));
+              (validation() ? "; val_ values need dataset.validation_split > 0" : ""));
 }
 
 bool ImprovementTracker::observe(const TrainingState& state) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct Key {
 DTNN_CORE_EXPORT std::span<const Key> keys();
 // The key's default: its default_value, or its trainer field's in TrainerOptions{}.
 DTNN_CORE_EXPORT nlohmann::json default_of(const Key& key);
+// The value at a key's dotted path ("training.batch_size") in a complete experiment (every key
+// of the schema there).
+DTNN_CORE_EXPORT const nlohmann::json& value_at(const nlohmann::json& experiment,
+                                                std::string_view path);
 // Sets every field of `options` that a key of the (checked, complete) experiment `j` names.
 DTNN_CORE_EXPORT void set_trainer_fields(const nlohmann::json& j, TrainerOptions& options);
 // The rows of docs/config.md's key table, the open keys' rows last.

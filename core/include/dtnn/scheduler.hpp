@@ -72,6 +72,7 @@ class DTNN_CORE_EXPORT MonitoredValue {
 
  private:
   enum class Mode { automatic, min, max };
+  bool validation() const { return name_.starts_with("val_"); }  // a validation value
   std::string name_, where_;
   Mode mode_;
 };
