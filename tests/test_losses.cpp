@@ -55,6 +55,34 @@ TEST_CASE("class weights: the weighted mean over rows, for nll and categorical_c
         std::string::npos);
 }
 
+TEST_CASE("a loss refuses targets that fit neither its rows nor class ids, naming itself") {
+  const Tensor p = rows({0.2, 0.3, 0.5, 0.6, 0.3, 0.1}, 2);
+  const Tensor three = Tensor::zeros(Shape{3}, DType::float64);
+  const Tensor ids = Tensor::zeros(Shape{2}, DType::float64);
+  // mse and categorical_cross_entropy take targets of the predictions' shape only.
+  CHECK(test::error_of([&] { loss("mse", json::object())->forward(p, ids); }) ==
+        "mse: targets (2,) for predictions (2, 3): expected targets of the predictions' shape");
+  CHECK(test::error_of([&] {
+          loss("categorical_cross_entropy", json::object())->forward(p, ids);
+        }).find("categorical_cross_entropy: targets (2,)") == 0);
+  // nll takes one class id per row too, but not three ids for two rows, nor in backward.
+  CHECK(test::error_of([&] { loss("nll", json::object())->forward(p, three); }) ==
+        "nll: targets (3,) for predictions (2, 3): expected targets of the predictions' shape or "
+        "one class id per row (2)");
+  Tensor d = Tensor::empty(p.shape(), DType::float64);
+  CHECK(test::error_of([&] {
+          loss("nll", json::object())->backward(p, three, d);
+        }).find("nll: targets (3,)") == 0);
+  // A target that is no class id is named by its row, in forward and in backward.
+  Tensor bad = Tensor::zeros(Shape{2}, DType::float64);
+  bad.data<double>()[1] = 3;
+  CHECK(test::error_of([&] { loss("kl_divergence", json::object())->forward(p, bad); }) ==
+        "kl_divergence: target 1 is 3.000000, not a class id in [0, 3) nor the ignored id");
+  CHECK(test::error_of([&] {
+          loss("cross_entropy", json::object())->backward(p, bad, d);
+        }).find("cross_entropy: target 1 is 3") == 0);
+}
+
 TEST_CASE("the loss key: a name, or an object with the loss's parameters") {
   json config = json::parse(R"({"model": "simplemlp",
       "dataset": {"name": "synthetic", "train_samples": 64, "test_samples": 32},

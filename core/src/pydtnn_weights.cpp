@@ -64,6 +64,17 @@ std::vector<std::int64_t> PydtnnArrays::Entry::file_shape() const {
   return {std::accumulate(c.begin(), c.end() - 1, std::int64_t(1), std::multiplies<>()), last};
 }
 
+const Tensor* PydtnnArrays::find(const std::vector<Parameter>& params, const std::string& name) {
+  for (const Parameter& p : params)
+    if (p.name == name) return &p.value;
+  return nullptr;
+}
+
+void PydtnnArrays::vector(const std::string& key, const std::string& name,
+                          const std::vector<Parameter>& params) {
+  if (const Tensor* t = find(params, name)) array(key + name, *t, {t->dim(0)}, {0});
+}
+
 std::string PydtnnArrays::layer(const std::string& cls) {
   return std::to_string(next_id_++) + "_" + cls + "_";
 }

@@ -1,6 +1,7 @@
 // Loss: the scalar training objective and its gradient, averaged over the batch.
 #pragma once
 #include "dtnn/core_export.hpp"
+#include "dtnn/params.hpp"
 #include "dtnn/plugin.hpp"
 #include "dtnn/tensor.hpp"
 
@@ -20,5 +21,11 @@ class DTNN_CORE_EXPORT Loss : public Plugin {
   virtual void backward_through_softmax(const Tensor& probabilities, const Tensor& y_true,
                                         Tensor& dlogits);
 };
+
+// The factory of a loss plugin whose class is made from its parameters.
+template <class L>
+Plugin* create_loss(const Params& p, const PluginContext&) {
+  return new L(p);
+}
 
 }  // namespace dtnn

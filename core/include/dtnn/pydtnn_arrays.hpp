@@ -16,6 +16,7 @@
 namespace dtnn {
 
 class Layer;
+struct Parameter;
 
 class DTNN_CORE_EXPORT PydtnnArrays {
  public:
@@ -38,6 +39,12 @@ class DTNN_CORE_EXPORT PydtnnArrays {
   std::string layer(const std::string& cls);
   void array(std::string key, const Tensor& tensor, std::vector<std::int64_t> dims,
              std::vector<int> perm, bool matrix = false);
+
+  // The parameter `name` of a layer's params, or null.
+  static const Tensor* find(const std::vector<Parameter>& params, const std::string& name);
+  // Parameter `name`, a vector (n,), as array key + name, when the layer has it ("biases").
+  void vector(const std::string& key, const std::string& name,
+              const std::vector<Parameter>& params);
 
   // Layers 0 .. count - 1 (layer_at(i)), the first on `input`, each on the previous one's output.
   void walk(std::size_t count, const std::function<Layer&(std::size_t)>& layer_at, Shape input);

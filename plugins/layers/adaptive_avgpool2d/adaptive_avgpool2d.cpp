@@ -5,10 +5,10 @@
 // cell's dy divided by the window's size.
 #include <cstdint>
 
+#include "adaptive_avgpool2d_parameters.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
 
 namespace {
 

@@ -3,10 +3,10 @@
 // ceil((oy + 1) H / Ho)) and columns likewise (they overlap when H is not a multiple of Ho).
 // Backward gathers: each input sums dy / window size over the cells whose windows hold it, so
 // that no two threads write one value (no atomics; the same sums every run).
+#include "adaptive_avgpool2d_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
 
 namespace {
 

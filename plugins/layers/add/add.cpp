@@ -2,7 +2,6 @@
 // layers beside an empty path, the identity shortcut). Every path must give the same shape.
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
 #include "merge_blocks.hpp"
 
 namespace {

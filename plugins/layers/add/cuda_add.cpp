@@ -2,7 +2,7 @@
 // cuDNN). The paths and their shapes are the CPU plugin's (merge_blocks.hpp).
 #include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
-#include "layer_parameters.hpp"
+#include "merge_blocks.hpp"
 
 namespace {
 

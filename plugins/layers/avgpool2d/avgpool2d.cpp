@@ -6,7 +6,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/window.hpp"
-#include "layer_parameters.hpp"
+#include "pool2d_parameters.hpp"
 
 namespace {
 

@@ -19,13 +19,12 @@
 #include <cmath>
 #include <vector>
 
+#include "batchnorm_parameters.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
-#include "pydtnn_names.hpp"
 
 namespace {
 

@@ -3,12 +3,11 @@
 // running = momentum running + (1 - momentum) batch (Keras's momentum). cuDNN's own running
 // update (unbiased variance, the other momentum) is switched off (factor 0) and a dtnn kernel
 // applies dtnn's from the batch statistics cuDNN saved.
+#include "batchnorm_parameters.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
-#include "pydtnn_names.hpp"
 
 namespace {
 

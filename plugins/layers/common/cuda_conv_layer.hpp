@@ -18,13 +18,12 @@
 #include <string>
 
 #include "check.hpp"
+#include "conv_parameters.hpp"
 #include "cuda_conv_choice.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "kernels.hpp"
-#include "layer_parameters.hpp"
-#include "pydtnn_names.hpp"
 
 namespace dtnn::cuda {
 

@@ -10,6 +10,13 @@
 #include "dtnn/error.hpp"
 #include "dtnn/tensor.hpp"
 
+namespace dtnn::layer_parameters {
+
+// add's and concat's parameters, with their defaults (their CPU plugins' and CUDA twins').
+inline constexpr const char* kBlockParameters = R"({"paths": [[], []]})";
+
+}  // namespace dtnn::layer_parameters
+
 namespace dtnn::block_geometry {
 
 // add: every path must give the same shape, which is the sum's.

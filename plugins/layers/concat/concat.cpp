@@ -5,7 +5,6 @@
 
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
 #include "merge_blocks.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 // (merge_blocks.hpp).
 #include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
-#include "layer_parameters.hpp"
+#include "merge_blocks.hpp"
 
 namespace {
 

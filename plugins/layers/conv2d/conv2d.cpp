@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "conv_algorithm_choice.hpp"
+#include "conv_parameters.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
 #include "dtnn/initializer.hpp"
@@ -29,8 +30,6 @@
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
 #include "int8_conv2d.hpp"
-#include "layer_parameters.hpp"
-#include "pydtnn_names.hpp"
 
 namespace {
 

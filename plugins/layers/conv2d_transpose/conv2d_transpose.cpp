@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "conv2d_transpose_parameters.hpp"
 #include "conv_algorithm_choice.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
@@ -20,7 +21,6 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/registry.hpp"
-#include "layer_parameters.hpp"
 
 namespace {
 

@@ -6,10 +6,10 @@
 #include <array>
 
 #include "check.hpp"
+#include "conv2d_transpose_parameters.hpp"
 #include "cuda_conv_choice.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
-#include "layer_parameters.hpp"
 
 namespace {
 

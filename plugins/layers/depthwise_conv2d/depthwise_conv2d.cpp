@@ -11,13 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "conv_parameters.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
-#include "pydtnn_names.hpp"
 
 namespace {
 

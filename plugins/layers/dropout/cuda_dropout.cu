@@ -8,9 +8,9 @@
 
 #include "check.hpp"
 #include "cuda_plugin.hpp"
+#include "dropout_parameters.hpp"
 #include "dtnn/rng.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
 
 namespace {
 

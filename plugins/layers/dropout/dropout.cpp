@@ -4,11 +4,11 @@
 // re-run) see the same mask, so the layer is a deterministic function within a step.
 #include <cstdint>
 
+#include "dropout_parameters.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/rng.hpp"
-#include "layer_parameters.hpp"
 
 namespace {
 

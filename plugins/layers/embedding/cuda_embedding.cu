@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cuda_plugin.hpp"
+#include "embedding_base.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
 #include "token_ids.hpp"
 
 namespace {
@@ -41,31 +41,15 @@ __global__ void backward_kernel(T* dw, const T* dy, const int* rows, const int* 
   }
 }
 
-class CudaEmbedding final : public Layer {
+class CudaEmbedding final : public layer_parameters::EmbeddingBase {
  public:
-  explicit CudaEmbedding(const Params& p) : params_(p) {}
-  std::string type() const override { return "embedding"; }
-  Shape output_shape() const override { return params_.output_shape(input_); }
-  std::string weights_shape() const override { return w_.value.shape().str(); }
-  std::string attributes() const override { return params_.attributes(); }
+  using EmbeddingBase::EmbeddingBase;
 
   void build(const LayerBuildContext& ctx) override {
-    input_ = ctx.input_shape;
-    params_.output_shape(input_);  // checks the input's rank
+    build_table(ctx, Device::cuda);
     dtype_ = ctx.dtype;
-    const Shape shape{params_.vocab, params_.units};
-    w_ = {"weights",
-          initialized(shape, dtype_, params_.init, params_.vocab, params_.units, ctx.seed),
-          Tensor::zeros(shape, dtype_, Layout::nchw, Device::cuda)};
-    if (params_.padding_id >= 0) {
-      if (input_.rank() != 1)
-        throw Error("embedding: \"padding_id\" needs sequences of ids (positions), got " +
-                    input_.str());
-      lengths_ = ctx.extensions.shared<SequenceContext>().lengths;
-    }
     reserve(ctx.max_batch * input_.numel());
   }
-  std::vector<Parameter> parameters() override { return {w_}; }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     const std::int64_t tokens = x.numel();
@@ -78,14 +62,13 @@ class CudaEmbedding final : public Layer {
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       const T* ids = reinterpret_cast<const T*>(ids_.data());
-      token_ids::check(ids, tokens, params_.vocab);
-      if (lengths_)
-        token_ids::write_lengths(*lengths_, ids, x.dim(0), input_[0], params_.padding_id);
+      token_ids::check(ids, tokens, s_.vocab);
+      if (lengths_) token_ids::write_lengths(*lengths_, ids, x.dim(0), input_[0], s_.padding_id);
       group_by_id(ids, tokens);
-      const auto n = static_cast<std::size_t>(tokens * params_.units);
+      const auto n = static_cast<std::size_t>(tokens * s_.units);
       forward_kernel<<<blocks(n), kThreads, 0, cx.stream()>>>(
-          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()),
-          static_cast<const T*>(w_.value.raw()), n, params_.units);
+          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), static_cast<const T*>(w_.raw()),
+          n, s_.units);
     });
     check_launch();
   }
@@ -97,8 +80,8 @@ class CudaEmbedding final : public Layer {
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       backward_kernel<<<unsigned(distinct_), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(w_.grad.raw()), static_cast<const T*>(dy.raw()), groups,
-          groups + distinct_, groups + 2 * distinct_ + 1, params_.units);
+          static_cast<T*>(dw_.raw()), static_cast<const T*>(dy.raw()), groups, groups + distinct_,
+          groups + 2 * distinct_ + 1, s_.units);
     });
     check_launch();
   }
@@ -135,12 +118,8 @@ class CudaEmbedding final : public Layer {
                               cudaMemcpyHostToDevice, Context::get().stream()));
   }
 
-  layer_parameters::Embedding params_;
-  Shape input_;
   DType dtype_ = DType::float32;
-  Parameter w_;
-  std::shared_ptr<SequenceLengths> lengths_;  // written when padding_id is set
-  std::vector<unsigned char> ids_;            // the batch's ids, on the host
+  std::vector<unsigned char> ids_;  // the batch's ids, on the host
   std::vector<int> order_, rows_, offsets_, host_groups_;
   std::int64_t distinct_ = 0, capacity_ = 0;
   std::shared_ptr<std::byte> groups_;  // int [rows, offsets, positions] on the device

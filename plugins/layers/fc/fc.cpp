@@ -7,42 +7,23 @@
 #include <vector>
 
 #include "dtnn/dense.hpp"
-#include "dtnn/initializer.hpp"
 #include "dtnn/int8_product.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
-#include "pydtnn_names.hpp"
+#include "fc_base.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-class FullyConnected final : public Layer {
+class FullyConnected final : public layer_parameters::FcBase {
  public:
-  explicit FullyConnected(const Params& p) : s_(p) {}
-
-  std::string type() const override { return "fc"; }
-  Shape output_shape() const override { return s_.output_shape(input_); }
-  std::string weights_shape() const override { return w_.shape().str(); }
-  double forward_flops(std::int64_t batch) const override {
-    return 2.0 * static_cast<double>(batch * input_.numel() / in_) *
-           static_cast<double>(w_.numel());
-  }
+  using FcBase::FcBase;
 
   void build(const LayerBuildContext& ctx) override {
-    input_ = ctx.input_shape;
-    in_ = s_.features(input_);
+    build_weights(ctx, Device::cpu);
     precision_ = ctx.precision;
-    w_ = Tensor::empty(Shape{in_, s_.units}, ctx.dtype);
-    dw_ = Tensor::zeros(w_.shape(), ctx.dtype);
-    initialize(w_, s_.init.weights, in_, s_.units, ctx.seed);
-    if (s_.use_bias) {
-      b_ = Tensor::empty(Shape{s_.units}, ctx.dtype);
-      db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, s_.init.biases, in_, s_.units, ctx.seed + 1);
-    }
     if (ctx.dtype == DType::float32)
       int8_.bind(in_, s_.units, [this] {
         const float* w = w_.data<float>();
@@ -50,15 +31,6 @@ class FullyConnected final : public Layer {
       });
   }
   Int8Product* int8_product() override { return int8_.k() > 0 ? &int8_ : nullptr; }
-
-  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
-    pydtnn_names::fc(out, parameters());
-  }
-  std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (s_.use_bias) p.push_back({"biases", b_, db_});
-    return p;
-  }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     if (int8_.observing()) int8_.observe(x.data<float>(), x.numel());
@@ -69,26 +41,25 @@ class FullyConnected final : public Layer {
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
     dispatch_dtype(x.dtype(), [&](auto z) { backward_t<decltype(z)>(x, dy, dx); });
   }
-  bool backward_reads_output() const override { return false; }
 
  private:
   template <class T>
   void forward_t(const Tensor& x, Tensor& y) {
-    dense::forward(x.data<T>(), x.numel() / in_, in_, w_.data<T>(), s_.units,
+    dense::forward(x.data<T>(), rows(x), in_, w_.data<T>(), s_.units,
                    s_.use_bias ? b_.data<T>() : nullptr, y.data<T>(), precision_);
   }
 
   // Rows coded in blocks of kRows, each block a task: the codes of a block are the task's own.
   void forward_int8(const Tensor& x, Tensor& y) {
     constexpr std::int64_t kRows = 48;
-    const std::int64_t rows = x.numel() / in_, lda = int8_.padded_k();
-    if (static_cast<std::int64_t>(codes_.size()) < rows * lda)
-      codes_.assign(static_cast<std::size_t>(rows * lda), Int8Product::kZeroCode);
+    const std::int64_t n = rows(x), lda = int8_.padded_k();
+    if (static_cast<std::int64_t>(codes_.size()) < n * lda)
+      codes_.assign(static_cast<std::size_t>(n * lda), Int8Product::kZeroCode);
     const float* xp = x.data<float>();
     float* yp = y.data<float>();
     const float* bias = s_.use_bias ? b_.data<float>() : nullptr;
-    parallel_for((rows + kRows - 1) / kRows, 2, [&](std::int64_t block) {
-      const std::int64_t r0 = block * kRows, count = std::min(kRows, rows - r0);
+    parallel_for((n + kRows - 1) / kRows, 2, [&](std::int64_t block) {
+      const std::int64_t r0 = block * kRows, count = std::min(kRows, n - r0);
       std::uint8_t* codes = codes_.data() + r0 * lda;
       for (std::int64_t r = 0; r < count; ++r)
         int8_.encode(xp + (r0 + r) * in_, in_, codes + r * lda);
@@ -99,16 +70,12 @@ class FullyConnected final : public Layer {
   // From y = x w + b:  dw += x^T dy,  db += sum_rows(dy),  dx = dy w^T.
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
-    dense::backward(x.data<T>(), dy.data<T>(), x.numel() / in_, in_, w_.data<T>(), s_.units,
-                    dw_.data<T>(), s_.use_bias ? db_.data<T>() : nullptr,
-                    dx ? dx->data<T>() : nullptr, precision_);
+    dense::backward(x.data<T>(), dy.data<T>(), rows(x), in_, w_.data<T>(), s_.units, dw_.data<T>(),
+                    s_.use_bias ? db_.data<T>() : nullptr, dx ? dx->data<T>() : nullptr,
+                    precision_);
   }
 
-  layer_parameters::Fc s_;
-  Shape input_;
-  std::int64_t in_ = 0;
   Precision precision_ = Precision::fp32;
-  Tensor w_, dw_, b_, db_;
   Int8Product int8_;
   std::vector<std::uint8_t> codes_;  // int8: x's rows coded, padded_k() bytes each
 };

@@ -1,8 +1,8 @@
 // cuda_gelu: the CPU layer's y = x Phi(x) on the GPU, both of its forms (gelu.cpp has the
 // formulas): "none" with CUDA's erf, "tanh" with its tanh, a thread per value.
 #include "cuda_plugin.hpp"
+#include "gelu_parameters.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
 
 namespace {
 

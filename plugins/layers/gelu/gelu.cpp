@@ -11,7 +11,7 @@
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/fast_math.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
+#include "gelu_parameters.hpp"
 
 namespace {
 

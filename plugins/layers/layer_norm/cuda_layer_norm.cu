@@ -7,7 +7,7 @@
 #include "block_reduce.cuh"
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
+#include "layer_norm_parameters.hpp"
 
 namespace {
 

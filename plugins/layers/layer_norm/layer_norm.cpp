@@ -12,7 +12,7 @@
 
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
+#include "layer_norm_parameters.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // cuda_leaky_relu: y = x > 0 ? x : slope x on the GPU (a dtnn kernel: cuDNN has no leaky relu).
 #include "cuda_plugin.hpp"
 #include "kernels.hpp"
-#include "layer_parameters.hpp"
+#include "leaky_relu_parameters.hpp"
 
 namespace {
 

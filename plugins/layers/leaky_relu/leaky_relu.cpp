@@ -2,7 +2,7 @@
 // default); dy/dx = 1 or negative_slope.
 #include "dtnn/elementwise_layer.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
+#include "leaky_relu_parameters.hpp"
 
 namespace {
 struct LeakyRelu {

@@ -1,6 +1,6 @@
 // cuda_maxpool2d: 2-D max pooling on the GPU through cuDNN (stride 0 means stride = pool).
 #include "cuda_pooling_layer.hpp"
-#include "layer_parameters.hpp"
+#include "pool2d_parameters.hpp"
 
 namespace {
 dtnn::Plugin* create(const dtnn::Params& p, const dtnn::PluginContext&) {

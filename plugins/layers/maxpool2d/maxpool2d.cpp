@@ -9,7 +9,7 @@
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/simd.hpp"
 #include "dtnn/window.hpp"
-#include "layer_parameters.hpp"
+#include "pool2d_parameters.hpp"
 
 namespace {
 

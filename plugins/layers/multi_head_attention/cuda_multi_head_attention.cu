@@ -18,7 +18,7 @@
 #include "cuda_plugin.hpp"
 #include "cuda_sequence_lengths.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
+#include "multi_head_attention_parameters.hpp"
 
 namespace {
 

@@ -37,7 +37,7 @@
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/reductions.hpp"
 #include "dtnn/sequence_context.hpp"
-#include "layer_parameters.hpp"
+#include "multi_head_attention_parameters.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include "cublas_gemm.hpp"
 #include "cuda_merge_blocks.hpp"
 #include "cuda_plugin.hpp"
-#include "layer_parameters.hpp"
 #include "multiplication.hpp"
+#include "multiplication_parameters.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include "dtnn/gemm.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
+#include "multiplication_parameters.hpp"
 
 namespace {
 

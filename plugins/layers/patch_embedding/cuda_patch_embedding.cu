@@ -6,7 +6,7 @@
 #include "cuda_dense.hpp"
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
+#include "patch_embedding_parameters.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
+#include "patch_embedding_parameters.hpp"
 
 namespace {
 

@@ -1,9 +1,10 @@
 // cuda_positional_encoding: the CPU layer's y[n, t] = x[n, t] + p[t] on the GPU, with the same
-// table (layer_parameters.hpp computes or initialises it on the host; it is uploaded once).
-// Learned: dp += the batch's sum of dy, a thread per table entry adding the samples in order.
+// table (positional_encoding_parameters.hpp computes or initialises it on the host; it is uploaded
+// once). Learned: dp += the batch's sum of dy, a thread per table entry adding the samples in
+// order.
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
+#include "positional_encoding_base.hpp"
 
 namespace {
 
@@ -24,25 +25,12 @@ __global__ void table_gradient_kernel(T* dp, const T* dy, std::size_t m, std::in
   }
 }
 
-class CudaPositionalEncoding final : public Layer {
+class CudaPositionalEncoding final : public layer_parameters::PositionalEncodingBase {
  public:
-  explicit CudaPositionalEncoding(const Params& p) : params_(p) {}
-  std::string type() const override { return "positional_encoding"; }
-  Shape output_shape() const override { return shape_; }
-  std::string attributes() const override { return params_.learned ? "learned" : "sinusoidal"; }
-  std::string weights_shape() const override {
-    return params_.learned ? table_.value.shape().str() : "";
-  }
+  using PositionalEncodingBase::PositionalEncodingBase;
   void build(const LayerBuildContext& ctx) override {
-    shape_ = ctx.input_shape;
+    build_table(ctx, Device::cuda);
     dtype_ = ctx.dtype;
-    table_.name = "weights";
-    table_.value = params_.table(shape_, dtype_, ctx.seed).to(Device::cuda);
-    if (params_.learned) table_.grad = Tensor::zeros(shape_, dtype_, Layout::nchw, Device::cuda);
-  }
-  std::vector<Parameter> parameters() override {
-    if (!params_.learned) return {};
-    return {table_};
   }
   void forward(const Tensor& x, Tensor& y, Mode) override {
     const auto n = static_cast<std::size_t>(x.numel()),
@@ -51,28 +39,25 @@ class CudaPositionalEncoding final : public Layer {
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       forward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()),
-          static_cast<const T*>(table_.value.raw()), n, m);
+          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), static_cast<const T*>(p_.raw()),
+          n, m);
     });
     check_launch();
   }
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
     if (dx) dx->copy_from(dy);
-    if (!params_.learned || dy.dim(0) == 0) return;
+    if (!s_.learned || dy.dim(0) == 0) return;
     const auto m = static_cast<std::size_t>(shape_.numel());
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       table_gradient_kernel<<<blocks(m), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(table_.grad.raw()), static_cast<const T*>(dy.raw()), m, dy.dim(0));
+          static_cast<T*>(dp_.raw()), static_cast<const T*>(dy.raw()), m, dy.dim(0));
     });
     check_launch();
   }
 
  private:
-  layer_parameters::PositionalEncoding params_;
-  Shape shape_;
   DType dtype_ = DType::float32;
-  Parameter table_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new CudaPositionalEncoding(p); }

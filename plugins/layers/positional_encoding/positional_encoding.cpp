@@ -6,35 +6,19 @@
 // dx = dy.
 #include <string>
 
-#include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
+#include "positional_encoding_base.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-class PositionalEncoding final : public Layer {
+class PositionalEncoding final : public layer_parameters::PositionalEncodingBase {
  public:
-  explicit PositionalEncoding(const Params& p) : params_(p) {}
-
-  std::string type() const override { return "positional_encoding"; }
-  Shape output_shape() const override { return shape_; }
-  std::string attributes() const override { return params_.learned ? "learned" : "sinusoidal"; }
-  std::string weights_shape() const override { return params_.learned ? p_.shape().str() : ""; }
-
-  void build(const LayerBuildContext& ctx) override {
-    shape_ = ctx.input_shape;
-    p_ = params_.table(shape_, ctx.dtype, ctx.seed);
-    if (params_.learned) dp_ = Tensor::zeros(shape_, ctx.dtype);
-  }
-
-  std::vector<Parameter> parameters() override {
-    if (!params_.learned) return {};
-    return {{"weights", p_, dp_}};
-  }
+  using PositionalEncodingBase::PositionalEncodingBase;
+  void build(const LayerBuildContext& ctx) override { build_table(ctx, Device::cpu); }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
@@ -53,7 +37,7 @@ class PositionalEncoding final : public Layer {
 
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
     if (dx) dx->copy_from(dy);
-    if (!params_.learned) return;
+    if (!s_.learned) return;
     dispatch_dtype(dy.dtype(), [&](auto z) {
       using T = decltype(z);
       const std::int64_t m = shape_.numel();
@@ -68,11 +52,6 @@ class PositionalEncoding final : public Layer {
       });
     });
   }
-
- private:
-  layer_parameters::PositionalEncoding params_;
-  Shape shape_;
-  Tensor p_, dp_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new PositionalEncoding(p); }

@@ -6,7 +6,7 @@
 #include "cuda_plugin.hpp"
 #include "cuda_sequence_lengths.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
+#include "sequence_pool_parameters.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/sequence_context.hpp"
-#include "layer_parameters.hpp"
+#include "sequence_pool_parameters.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // gradient in the CPU layer's order (no atomics).
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "layer_parameters.hpp"
+#include "upsample2d_parameters.hpp"
 
 namespace {
 

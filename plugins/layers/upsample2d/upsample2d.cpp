@@ -6,7 +6,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_parameters.hpp"
+#include "upsample2d_parameters.hpp"
 
 namespace {
 

@@ -1,72 +1,54 @@
-// The weighted negative log-likelihood of log-probabilities y (rows of C classes) against class-id
-// or one-hot targets, shared by nll (log-probabilities in) and cross_entropy (logits in, their
-// log_softmax taken first). Classes weighted by w (class_weights.hpp; all 1 without weights):
-//   class ids:  L = -(1/W) sum_r w[t_r] y[r, t_r] over the rows not ignored, W = sum_r w[t_r]
-//               (their count unweighted);  dL/dy[r, t_r] = -w[t_r] / W, 0 elsewhere.
-//   one-hot:    L = -(1/N) sum_rj w_j t_rj y_rj,  dL/dy = -w t / N,
-//               N = the rows unweighted, sum_rj w_j t_rj weighted.
+// The weighted negative log-likelihood of a row's log-probabilities, shared by the rules of nll
+// (log-probabilities in) and cross_entropy (logits in: log p_j = y_j - lse, lse their
+// log-sum-exp). Classes weighted by w (all 1 without weights):
+//   class id c:  loss = -w_c log p_c,        weight = w_c (0 for the ignored id)
+//   one-hot t:   loss = -sum_j w_j t_j log p_j,   weight = 1 unweighted, sum_j w_j t_j weighted
+// so L = sum loss / sum weight is PyTorch's weighted mean; d loss / d log p_j = -w_j t_j (one-hot)
+// or -w_c at the id.
 #pragma once
-#include <algorithm>
-#include <cstdint>
-
-#include "class_weights.hpp"
-#include "dtnn/class_targets.hpp"
+#include "dtnn/loss_rule.hpp"
 
 namespace dtnn::losses {
 
-// N or W above.
-template <class T>
-double log_likelihood_normalizer(const T* t, const ClassTargets& targets,
-                                 const ClassWeights& weights) {
-  const std::int64_t m = targets.classes();
-  double total = 0;
-  if (targets.ids()) {
-    for (std::int64_t r = 0; r < targets.rows(); ++r)
-      if (const std::int64_t id = targets.id(t, r); id >= 0) total += weights.at(id);
+struct LogLikelihood {
+  double ignored = -1;  // the class id of no target (padding)
+
+  template <class T>
+  DTNN_HOST_DEVICE double weight(const rules::LossRow<T>& row, bool* bad) const {
+    if (row.ids) {
+      const std::int64_t id = rules::class_id(row, ignored, bad);
+      return id < 0 ? 0.0 : row.weight_of(id);
+    }
+    if (!row.w) return 1.0;
+    double total = 0;
+    for (std::int64_t j = 0; j < row.m; ++j) total += row.w[j] * double(row.t[j]);
     return total;
   }
-  if (weights.empty()) return double(targets.rows());
-  for (std::int64_t r = 0; r < targets.rows(); ++r)
-    for (std::int64_t j = 0; j < m; ++j) total += weights.at(j) * double(t[r * m + j]);
-  return total;
-}
-
-template <class T>
-double log_likelihood_loss(const T* y, const T* t, const ClassTargets& targets,
-                           const ClassWeights& weights) {
-  const std::int64_t m = targets.classes();
-  weights.check(m);
-  double sum = 0;
-  for (std::int64_t r = 0; r < targets.rows(); ++r) {
-    if (targets.ids()) {
-      if (const std::int64_t id = targets.id(t, r); id >= 0)
-        sum -= weights.at(id) * double(y[r * m + id]);
-      continue;
+  // The row's term for log p_j = y_j - shift.
+  template <class T>
+  DTNN_HOST_DEVICE double loss(const rules::LossRow<T>& row, double shift) const {
+    if (row.ids) {
+      bool bad = false;
+      const std::int64_t id = rules::class_id(row, ignored, &bad);
+      return id < 0 ? 0.0 : -row.weight_of(id) * (double(row.y[id]) - shift);
     }
-    for (std::int64_t j = 0, i = r * m; j < m; ++j, ++i)
-      if (t[i] != T(0)) sum -= weights.at(j) * double(t[i]) * double(y[i]);
+    double sum = 0;
+    for (std::int64_t j = 0; j < row.m; ++j)
+      if (row.t[j] != T(0)) sum -= row.weight_of(j) * double(row.t[j]) * (double(row.y[j]) - shift);
+    return sum;
   }
-  const double n = log_likelihood_normalizer(t, targets, weights);
-  return n > 0 ? sum / n : 0.0;
-}
-
-// d = dL/dy, written whole.
-template <class T>
-void log_likelihood_gradient(const T* t, T* d, const ClassTargets& targets,
-                             const ClassWeights& weights) {
-  const std::int64_t m = targets.classes();
-  weights.check(m);
-  const double n = log_likelihood_normalizer(t, targets, weights);
-  const T inv_n = n > 0 ? T(1.0 / n) : T(0);
-  if (!targets.ids()) {
-    for (std::int64_t r = 0; r < targets.rows(); ++r)
-      for (std::int64_t j = 0, i = r * m; j < m; ++j, ++i) d[i] = -T(weights.at(j)) * t[i] * inv_n;
-    return;
+  // d = scale * d loss / d log p.
+  template <class T>
+  DTNN_HOST_DEVICE void gradient(const rules::LossRow<T>& row, T scale, T* d) const {
+    if (!row.ids) {
+      for (std::int64_t j = 0; j < row.m; ++j) d[j] = -T(row.weight_of(j)) * row.t[j] * scale;
+      return;
+    }
+    bool bad = false;
+    const std::int64_t id = rules::class_id(row, ignored, &bad);
+    for (std::int64_t j = 0; j < row.m; ++j) d[j] = T(0);
+    if (id >= 0) d[id] = -T(row.weight_of(id)) * scale;
   }
-  std::fill_n(d, targets.rows() * m, T(0));
-  for (std::int64_t r = 0; r < targets.rows(); ++r)
-    if (const std::int64_t id = targets.id(t, r); id >= 0)
-      d[r * m + id] = -T(weights.at(id)) * inv_n;
-}
+};
 
 }  // namespace dtnn::losses

@@ -1,0 +1,15 @@
+// The parameters of gelu, with their defaults: what its CPU plugin and its CUDA twin both
+// declare.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "dtnn/error.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/params.hpp"
+
+namespace dtnn::layer_parameters {
+
+inline constexpr const char* kGeluParameters = R"({"approximate": "none"})";
+
+}  // namespace dtnn::layer_parameters

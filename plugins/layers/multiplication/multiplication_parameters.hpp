@@ -1,0 +1,16 @@
+// The parameters of multiplication, with their defaults: what its CPU plugin and its CUDA twin both
+// declare.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "dtnn/error.hpp"
+#include "dtnn/layer.hpp"
+#include "dtnn/params.hpp"
+
+namespace dtnn::layer_parameters {
+
+inline constexpr const char* kMultiplicationParameters =
+    R"({"paths": [[], []], "transpose_b": false})";
+
+}  // namespace dtnn::layer_parameters
