@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Configures and builds dtnn into build/ (Release, Ninja, ccache when present).
 #   scripts/build.sh [--run] [extra cmake arguments, e.g. -DDTNN_ENABLE_CUDA=OFF]
-#   --run: only what `dtnn run` needs on the CPU (the command and its CPU plugins: the target
-#          dtnn_run), the README's first command; without it, everything (tests, benchmarks,
-#          fuzz targets' sources, CUDA twins, the Python module).
+#   --run: only the command and the CPU plugins the default experiment loads (the target
+#          dtnn_run, DTNN_FIRST_RUN_PLUGINS in CMakeLists.txt), the README's first command;
+#          without it, everything (every plugin, tests, benchmarks, fuzz targets' sources, CUDA
+#          twins, the Python module).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=()
@@ -18,6 +19,9 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 cmake -S . -B build -G Ninja "${launcher[@]}" "$@"
 cmake --build build --parallel "$(nproc)" "${target[@]}"
+if [ ${#target[@]} -gt 0 ]; then
+  echo "build.sh: built dtnn with the default experiment's plugins only; scripts/build.sh builds the rest"
+fi
 
 # `import dtnn` from any folder: a .pth file naming build/python in the site-packages of python3
 # and of the interpreter the module was built for, where they are that Python version and the
