@@ -34,7 +34,7 @@ Registry& registry() {
     // lib/dtnn/plugins from the package: <build>/python/dtnn/../../lib, or an install's
     // (python/CMakeLists.txt: DTNN_PYTHON_TO_LIB), whichever is there.
     std::vector<std::string> beside;
-    for (const std::filesystem::path lib :
+    for (const std::filesystem::path& lib :
          {std::filesystem::path("../../lib"), std::filesystem::path(DTNN_PYTHON_TO_LIB)}) {
       const std::filesystem::path folder =
           (module_dir() / lib / "dtnn" / "plugins").lexically_normal();
