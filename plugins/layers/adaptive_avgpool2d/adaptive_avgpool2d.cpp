@@ -5,7 +5,7 @@
 // cell's dy divided by the window's size.
 #include <cstdint>
 
-#include "adaptive_avgpool2d_parameters.hpp"
+#include "adaptive_avgpool2d_base.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -14,24 +14,10 @@ namespace {
 
 using namespace dtnn;
 
-class AdaptiveAvgPool2d final : public Layer {
+class AdaptiveAvgPool2d final : public layer_parameters::AdaptiveAvgPool2dBase {
  public:
-  explicit AdaptiveAvgPool2d(const Params& p)
-      : output_(p), ho_(output_.height), wo_(output_.width) {}
-  std::string type() const override { return "adaptive_avgpool2d"; }
-  Shape output_shape() const override {
-    return layout_ == Layout::nhwc ? Shape{ho_, wo_, c_} : Shape{c_, ho_, wo_};
-  }
-  std::string attributes() const override { return output_.attributes(); }
-  void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 3)
-      throw Error("adaptive_avgpool2d: expected an image (3 axes), got " + ctx.input_shape.str());
-    layout_ = ctx.layout;
-    const Shape& s = ctx.input_shape;
-    h_ = layout_ == Layout::nhwc ? s[0] : s[1];
-    w_ = layout_ == Layout::nhwc ? s[1] : s[2];
-    c_ = layout_ == Layout::nhwc ? s[2] : s[0];
-  }
+  using AdaptiveAvgPool2dBase::AdaptiveAvgPool2dBase;
+  void build(const LayerBuildContext& ctx) override { build_shape(ctx); }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
@@ -98,11 +84,6 @@ class AdaptiveAvgPool2d final : public Layer {
   std::int64_t out_at(std::int64_t y, std::int64_t x, std::int64_t ch) const {
     return layout_ == Layout::nhwc ? (y * wo_ + x) * c_ + ch : (ch * ho_ + y) * wo_ + x;
   }
-
-  layer_parameters::AdaptivePool2d output_;
-  std::int64_t ho_, wo_;  // output_'s
-  std::int64_t h_ = 0, w_ = 0, c_ = 0;
-  Layout layout_ = Layout::nhwc;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new AdaptiveAvgPool2d(p); }

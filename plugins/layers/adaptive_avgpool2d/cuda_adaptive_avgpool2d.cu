@@ -3,7 +3,7 @@
 // ceil((oy + 1) H / Ho)) and columns likewise (they overlap when H is not a multiple of Ho).
 // Backward gathers: each input sums dy / window size over the cells whose windows hold it, so
 // that no two threads write one value (no atomics; the same sums every run).
-#include "adaptive_avgpool2d_parameters.hpp"
+#include "adaptive_avgpool2d_base.hpp"
 #include "check.hpp"
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
@@ -58,20 +58,12 @@ __global__ void backward_kernel(T* dx, const T* dy, std::size_t n, std::int64_t 
   }
 }
 
-class CudaAdaptiveAvgPool2d final : public Layer {
+class CudaAdaptiveAvgPool2d final : public layer_parameters::AdaptiveAvgPool2dBase {
  public:
-  explicit CudaAdaptiveAvgPool2d(const Params& p)
-      : output_(p), ho_(output_.height), wo_(output_.width) {}
-  std::string type() const override { return "adaptive_avgpool2d"; }
-  Shape output_shape() const override { return Shape{c_, ho_, wo_}; }
-  std::string attributes() const override { return output_.attributes(); }
+  using AdaptiveAvgPool2dBase::AdaptiveAvgPool2dBase;
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 3)
-      throw Error("adaptive_avgpool2d: expected an image (3 axes), got " + ctx.input_shape.str());
-    const Chw in = chw_of(ctx, "adaptive_avgpool2d");
-    c_ = in.c;
-    h_ = in.h;
-    w_ = in.w;
+    build_shape(ctx);
+    chw_of(ctx, "adaptive_avgpool2d");  // NCHW: the kernels' layout
     dtype_ = ctx.dtype;
   }
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -97,8 +89,6 @@ class CudaAdaptiveAvgPool2d final : public Layer {
   }
 
  private:
-  layer_parameters::AdaptivePool2d output_;
-  std::int64_t ho_, wo_, c_ = 0, h_ = 0, w_ = 0;  // ho_, wo_: output_'s
   DType dtype_ = DType::float32;
 };
 

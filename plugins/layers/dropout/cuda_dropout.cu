@@ -8,7 +8,7 @@
 
 #include "check.hpp"
 #include "cuda_plugin.hpp"
-#include "dropout_parameters.hpp"
+#include "dropout_base.hpp"
 #include "dtnn/rng.hpp"
 #include "launch.cuh"
 
@@ -44,20 +44,14 @@ __global__ void backward_kernel(T* dx, const T* dy, const std::uint8_t* keep, st
   DTNN_GRID_STRIDE(i, n) dx[i] = keep[i] ? dy[i] * inv_keep : T(0);
 }
 
-class CudaDropout final : public Layer {
+class CudaDropout final : public layer_parameters::DropoutBase {
  public:
-  explicit CudaDropout(const Params& p) : rate_(layer_parameters::dropout_rate(p)) {}
-  std::string type() const override { return "dropout"; }
-  Shape output_shape() const override { return shape_; }
-  std::string attributes() const override { return "rate=" + std::to_string(rate_).substr(0, 4); }
+  using DropoutBase::DropoutBase;
   void build(const LayerBuildContext& ctx) override {
-    shape_ = ctx.input_shape;
+    build_state(ctx);
     dtype_ = ctx.dtype;
-    seed_ = ctx.seed;
     keep_ = Context::get().allocate(static_cast<std::size_t>(shape_.numel() * ctx.max_batch));
-    state_ = Tensor::zeros(Shape{2}, DType::float64);
   }
-  std::vector<Tensor> state() override { return {state_}; }
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     Context& cx = Context::get();
     if (mode == Mode::eval || rate_ == 0.0) {
@@ -66,23 +60,19 @@ class CudaDropout final : public Layer {
             cudaMemcpyAsync(y.raw(), x.raw(), x.bytes(), cudaMemcpyDeviceToDevice, cx.stream()));
       return;
     }
-    double* st = state_.data<double>();  // [step, stepped]
-    if (st[1] != 0) {  // the previous mask has been used by a backward: a new step, a new mask
-      st[0] += 1;
-      st[1] = 0;
-    }
+    const std::uint64_t stream = mask_stream();
     const auto n = std::size_t(x.numel());
     if (n == 0) return;
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       forward_kernel<<<blocks(n), kThreads, 0, cx.stream()>>>(
-          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), mask(), n, rate_,
-          Rng::derive(seed_, static_cast<std::uint64_t>(st[0])), T(1.0 / (1.0 - rate_)));
+          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), mask(), n, rate_, stream,
+          T(1.0 / (1.0 - rate_)));
     });
     check_launch();
   }
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    state_.data<double>()[1] = 1;
+    mask_used();
     if (!dx) return;
     const auto n = std::size_t(dy.numel());
     if (n == 0) return;
@@ -103,11 +93,7 @@ class CudaDropout final : public Layer {
 
  private:
   std::uint8_t* mask() const { return reinterpret_cast<std::uint8_t*>(keep_.get()); }
-  double rate_;
-  Shape shape_;
   DType dtype_ = DType::float32;
-  std::uint64_t seed_ = 0;
-  Tensor state_;                     // host float64 [step, stepped]
   std::shared_ptr<std::byte> keep_;  // one byte per element of the largest batch
 };
 

@@ -4,7 +4,7 @@
 // re-run) see the same mask, so the layer is a deterministic function within a step.
 #include <cstdint>
 
-#include "dropout_parameters.hpp"
+#include "dropout_base.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -14,32 +14,21 @@ namespace {
 
 using namespace dtnn;
 
-class Dropout final : public Layer {
+class Dropout final : public layer_parameters::DropoutBase {
  public:
-  explicit Dropout(const Params& p) : rate_(layer_parameters::dropout_rate(p)) {}
-  std::string type() const override { return "dropout"; }
-  Shape output_shape() const override { return shape_; }
-  std::string attributes() const override { return "rate=" + std::to_string(rate_).substr(0, 4); }
+  using DropoutBase::DropoutBase;
 
   void build(const LayerBuildContext& ctx) override {
-    shape_ = ctx.input_shape;
-    seed_ = ctx.seed;
+    build_state(ctx);
     mask_ = Tensor::empty(shape_.with_batch(ctx.max_batch), ctx.dtype, ctx.layout);
-    state_ = Tensor::zeros(Shape{2}, DType::float64);
   }
-  std::vector<Tensor> state() override { return {state_}; }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     if (mode == Mode::eval || rate_ == 0.0) {
       y.copy_from(x);
       return;
     }
-    double* st = state_.data<double>();  // [step, stepped]
-    if (st[1] != 0) {  // the previous mask has been used by a backward: a new step, a new mask
-      st[0] += 1;
-      st[1] = 0;
-    }
-    const std::uint64_t stream = Rng::derive(seed_, static_cast<std::uint64_t>(st[0]));
+    const std::uint64_t stream = mask_stream();
     // keep when the element's hash falls at or above rate * 2^32: counter-based, so every thread
     // draws the same numbers whatever the thread count.
     const auto threshold = static_cast<std::uint64_t>(rate_ * 4294967296.0);
@@ -57,7 +46,7 @@ class Dropout final : public Layer {
   }
 
   void backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    state_.data<double>()[1] = 1;
+    mask_used();
     if (!dx) return;
     if (rate_ == 0.0) {
       dx->copy_from(dy);
@@ -72,10 +61,6 @@ class Dropout final : public Layer {
   }
 
  private:
-  double rate_;
-  Shape shape_;
-  std::uint64_t seed_ = 0;
-  Tensor state_;  // float64 [step, stepped]: the mask's step, carried by checkpoints
   Tensor mask_;
 };
 

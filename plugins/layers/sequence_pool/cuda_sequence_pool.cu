@@ -6,7 +6,7 @@
 #include "cuda_plugin.hpp"
 #include "cuda_sequence_lengths.hpp"
 #include "launch.cuh"
-#include "sequence_pool_parameters.hpp"
+#include "sequence_pool_base.hpp"
 
 namespace {
 
@@ -41,19 +41,12 @@ __global__ void backward_kernel(T* dx, const T* dy, std::size_t n, std::int64_t 
   }
 }
 
-class CudaSequencePool final : public Layer {
+class CudaSequencePool final : public layer_parameters::SequencePoolBase {
  public:
-  explicit CudaSequencePool(const Params& p) : params_(p) {}
-  std::string type() const override { return "sequence_pool"; }
-  std::string attributes() const override { return params_.attributes(); }
-  Shape output_shape() const override { return Shape{d_}; }
+  using SequencePoolBase::SequencePoolBase;
   void build(const LayerBuildContext& ctx) override {
-    layer_parameters::SequencePool::check_input(ctx.input_shape);
-    t_ = ctx.input_shape[0];
-    d_ = ctx.input_shape[1];
     dtype_ = ctx.dtype;
-    lengths_ = std::make_unique<DeviceLengths>(ctx.extensions.shared<SequenceContext>().lengths,
-                                               ctx.max_batch);
+    lengths_ = std::make_unique<DeviceLengths>(build_shape(ctx), ctx.max_batch);
   }
   void forward(const Tensor& x, Tensor& y, Mode) override {
     const auto n = static_cast<std::size_t>(x.dim(0) * d_);
@@ -63,7 +56,7 @@ class CudaSequencePool final : public Layer {
       using T = decltype(z);
       forward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
           static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), n, t_, d_, lengths_now_,
-          params_.mean);
+          s_.mean);
     });
     check_launch();
   }
@@ -74,14 +67,12 @@ class CudaSequencePool final : public Layer {
       using T = decltype(z);
       backward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
           static_cast<T*>(dx->raw()), static_cast<const T*>(dy.raw()), n, t_, d_, lengths_now_,
-          params_.mean);
+          s_.mean);
     });
     check_launch();
   }
 
  private:
-  layer_parameters::SequencePool params_;
-  std::int64_t t_ = 0, d_ = 0;
   DType dtype_ = DType::float32;
   std::unique_ptr<DeviceLengths> lengths_;
   const std::int64_t* lengths_now_ = nullptr;  // this batch's, uploaded by forward

@@ -9,24 +9,16 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/sequence_context.hpp"
-#include "sequence_pool_parameters.hpp"
+#include "sequence_pool_base.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-class SequencePool final : public Layer {
+class SequencePool final : public layer_parameters::SequencePoolBase {
  public:
-  explicit SequencePool(const Params& p) : params_(p) {}
-  std::string type() const override { return "sequence_pool"; }
-  std::string attributes() const override { return params_.attributes(); }
-  Shape output_shape() const override { return Shape{d_}; }
-  void build(const LayerBuildContext& ctx) override {
-    layer_parameters::SequencePool::check_input(ctx.input_shape);
-    t_ = ctx.input_shape[0];
-    d_ = ctx.input_shape[1];
-    lengths_ = ctx.extensions.shared<SequenceContext>().lengths;
-  }
+  using SequencePoolBase::SequencePoolBase;
+  void build(const LayerBuildContext& ctx) override { lengths_ = build_shape(ctx); }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
@@ -37,7 +29,7 @@ class SequencePool final : public Layer {
         const T* xs = xp + n * t_ * d_;
         T* __restrict out = yp + n * d_;
         std::copy_n(xs, d_, out);
-        if (!params_.mean) return;
+        if (!s_.mean) return;
         const std::int64_t length = positions(n);
         for (std::int64_t t = 1; t < length; ++t) {
           const T* __restrict row = xs + t * d_;
@@ -56,7 +48,7 @@ class SequencePool final : public Layer {
       T* dxp = dx->data<T>();
       parallel_for(dy.dim(0), 4, [&](std::int64_t n) {
         T* out = dxp + n * t_ * d_;
-        const std::int64_t length = params_.mean ? positions(n) : 1;
+        const std::int64_t length = s_.mean ? positions(n) : 1;
         for (std::int64_t t = 0; t < t_; ++t)
           for (std::int64_t j = 0; j < d_; ++j)
             out[t * d_ + j] = t < length ? g[n * d_ + j] / T(length) : T(0);
@@ -68,8 +60,6 @@ class SequencePool final : public Layer {
   // The positions sample n averages over: those before its padding.
   std::int64_t positions(std::int64_t n) const { return lengths_ ? lengths_->keys(n, t_) : t_; }
 
-  layer_parameters::SequencePool params_;
-  std::int64_t t_ = 0, d_ = 0;
   std::shared_ptr<const SequenceLengths> lengths_;
 };
 

@@ -3,7 +3,7 @@
 // gradient in the CPU layer's order (no atomics).
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "upsample2d_parameters.hpp"
+#include "upsample2d_base.hpp"
 
 namespace {
 
@@ -34,17 +34,12 @@ __global__ void backward_kernel(T* dx, const T* dy, std::size_t n, std::int64_t 
   }
 }
 
-class CudaUpsample2d final : public Layer {
+class CudaUpsample2d final : public layer_parameters::Upsample2dBase {
  public:
-  explicit CudaUpsample2d(const Params& p) : params_(p) {}
-  std::string type() const override { return "upsample2d"; }
-  std::string attributes() const override { return params_.attributes(); }
-  Shape output_shape() const override { return Shape{c_, h_ * params_.rows, w_ * params_.columns}; }
+  using Upsample2dBase::Upsample2dBase;
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 3)
-      throw Error("upsample2d expects image input (H, W, C), got " + ctx.input_shape.str());
-    const Chw in = chw_of(ctx, "upsample2d");
-    c_ = in.c, h_ = in.h, w_ = in.w;
+    build_shape(ctx);
+    chw_of(ctx, "upsample2d");  // NCHW: the kernels' layout
     dtype_ = ctx.dtype;
   }
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -53,8 +48,7 @@ class CudaUpsample2d final : public Layer {
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       forward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), n, h_, w_, params_.rows,
-          params_.columns);
+          static_cast<T*>(y.raw()), static_cast<const T*>(x.raw()), n, h_, w_, s_.rows, s_.columns);
     });
     check_launch();
   }
@@ -64,15 +58,13 @@ class CudaUpsample2d final : public Layer {
     by_dtype(dtype_, [&](auto z) {
       using T = decltype(z);
       backward_kernel<<<blocks(n), kThreads, 0, Context::get().stream()>>>(
-          static_cast<T*>(dx->raw()), static_cast<const T*>(dy.raw()), n, h_, w_, params_.rows,
-          params_.columns);
+          static_cast<T*>(dx->raw()), static_cast<const T*>(dy.raw()), n, h_, w_, s_.rows,
+          s_.columns);
     });
     check_launch();
   }
 
  private:
-  layer_parameters::Upsample2d params_;
-  std::int64_t c_ = 0, h_ = 0, w_ = 0;
   DType dtype_ = DType::float32;
 };
 

@@ -6,52 +6,39 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "upsample2d_parameters.hpp"
+#include "upsample2d_base.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-class Upsample2d final : public Layer {
+class Upsample2d final : public layer_parameters::Upsample2dBase {
  public:
-  explicit Upsample2d(const Params& p) : params_(p), sh_(params_.rows), sw_(params_.columns) {}
-
-  std::string type() const override { return "upsample2d"; }
-  std::string attributes() const override { return params_.attributes(); }
-  Shape output_shape() const override {
-    return nhwc_ ? Shape{h_ * sh_, w_ * sw_, c_} : Shape{c_, h_ * sh_, w_ * sw_};
-  }
-
-  void build(const LayerBuildContext& ctx) override {
-    const Shape& in = ctx.input_shape;
-    if (in.rank() != 3) throw Error("upsample2d expects image input (H, W, C), got " + in.str());
-    nhwc_ = ctx.layout == Layout::nhwc;
-    h_ = nhwc_ ? in[0] : in[1];
-    w_ = nhwc_ ? in[1] : in[2];
-    c_ = nhwc_ ? in[2] : in[0];
-  }
+  using Upsample2dBase::Upsample2dBase;
+  void build(const LayerBuildContext& ctx) override { build_shape(ctx); }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
-      const std::int64_t ho = h_ * sh_, wo = w_ * sw_;
+      const std::int64_t ho = h_ * s_.rows, wo = w_ * s_.columns;
       if (nhwc_) {  // a row of the output: each input pixel's channels repeated sw times
         parallel_for(x.dim(0) * ho, 8, [&](std::int64_t row) {
           const std::int64_t n = row / ho, i = row % ho;
-          const T* in = xp + (n * h_ + i / sh_) * w_ * c_;
+          const T* in = xp + (n * h_ + i / s_.rows) * w_ * c_;
           T* out = yp + row * wo * c_;
           for (std::int64_t j = 0; j < w_; ++j)
-            for (std::int64_t r = 0; r < sw_; ++r)
-              for (std::int64_t c = 0; c < c_; ++c) out[(j * sw_ + r) * c_ + c] = in[j * c_ + c];
+            for (std::int64_t r = 0; r < s_.columns; ++r)
+              for (std::int64_t c = 0; c < c_; ++c)
+                out[(j * s_.columns + r) * c_ + c] = in[j * c_ + c];
         });
       } else {
         parallel_for(x.dim(0) * c_ * ho, 16, [&](std::int64_t row) {
           const std::int64_t plane = row / ho, i = row % ho;
-          const T* in = xp + (plane * h_ + i / sh_) * w_;
+          const T* in = xp + (plane * h_ + i / s_.rows) * w_;
           T* out = yp + row * wo;
-          for (std::int64_t j = 0; j < wo; ++j) out[j] = in[j / sw_];
+          for (std::int64_t j = 0; j < wo; ++j) out[j] = in[j / s_.columns];
         });
       }
     });
@@ -63,15 +50,15 @@ class Upsample2d final : public Layer {
       using T = decltype(z);
       const T* d = dy.data<T>();
       T* out = dx->data<T>();
-      const std::int64_t ho = h_ * sh_, wo = w_ * sw_;
+      const std::int64_t ho = h_ * s_.rows, wo = w_ * s_.columns;
       // One input pixel (all its channels) per task: its block's sum in a fixed order.
       parallel_for(x.dim(0) * h_ * w_, 64, [&](std::int64_t pixel) {
         const std::int64_t n = pixel / (h_ * w_), i = pixel / w_ % h_, j = pixel % w_;
         for (std::int64_t c = 0; c < c_; ++c) {
           T sum = 0;
-          for (std::int64_t a = 0; a < sh_; ++a)
-            for (std::int64_t b = 0; b < sw_; ++b) {
-              const std::int64_t oy = i * sh_ + a, ox = j * sw_ + b;
+          for (std::int64_t a = 0; a < s_.rows; ++a)
+            for (std::int64_t b = 0; b < s_.columns; ++b) {
+              const std::int64_t oy = i * s_.rows + a, ox = j * s_.columns + b;
               sum += d[nhwc_ ? ((n * ho + oy) * wo + ox) * c_ + c
                              : ((n * c_ + c) * ho + oy) * wo + ox];
             }
@@ -80,12 +67,6 @@ class Upsample2d final : public Layer {
       });
     });
   }
-
- private:
-  layer_parameters::Upsample2d params_;
-  std::int64_t sh_, sw_;
-  bool nhwc_ = true;
-  std::int64_t h_ = 0, w_ = 0, c_ = 0;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new Upsample2d(p); }
