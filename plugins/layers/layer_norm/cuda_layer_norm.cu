@@ -7,7 +7,7 @@
 #include "block_reduce.cuh"
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "layer_norm_parameters.hpp"
+#include "layer_norm_base.hpp"
 
 namespace {
 
@@ -110,33 +110,17 @@ __global__ void parameter_gradient_kernel(T* dgamma, T* dbeta, const T* partial_
   }
 }
 
-class CudaLayerNorm final : public Layer {
+class CudaLayerNorm final : public layer_parameters::LayerNormBase {
  public:
-  explicit CudaLayerNorm(const Params& p) : epsilon_(p.get_double("epsilon")) {
-    if (!(epsilon_ > 0)) p.fail("epsilon", "a positive number");
-  }
-  std::string type() const override { return "layer_norm"; }
-  Shape output_shape() const override { return shape_; }
-  std::string weights_shape() const override { return gamma_.value.shape().str(); }
+  using LayerNormBase::LayerNormBase;
 
   void build(const LayerBuildContext& ctx) override {
-    shape_ = ctx.input_shape;
+    build_weights(ctx, Device::cuda);
     dtype_ = ctx.dtype;
-    width_ = shape_[shape_.rank() - 1];
-    rows_ = shape_.numel() / width_;
-    Tensor ones = Tensor::empty(Shape{width_}, dtype_, Layout::nchw);
-    by_dtype(dtype_, [&](auto z) {
-      using T = decltype(z);
-      std::fill_n(ones.data<T>(), width_, T(1));
-    });
-    auto zeros = [&] { return Tensor::zeros(Shape{width_}, dtype_, Layout::nchw, Device::cuda); };
-    gamma_ = {"gamma", ones.to(Device::cuda), zeros()};
-    beta_ = {"beta", zeros(), zeros()};
     stats_ = Tensor::empty(Shape{ctx.max_batch * rows_, 2}, dtype_, Layout::nchw, Device::cuda);
     partials_ = Tensor::empty(Shape{2, row_chunks(ctx.max_batch * rows_), width_}, dtype_,
                               Layout::nchw, Device::cuda);
   }
-  std::vector<Parameter> parameters() override { return {gamma_, beta_}; }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
     const std::int64_t rows = x.dim(0) * rows_;
@@ -145,8 +129,8 @@ class CudaLayerNorm final : public Layer {
       using T = decltype(z);
       forward_kernel<<<row_blocks(rows), kThreads, 0, Context::get().stream()>>>(
           static_cast<T*>(y.raw()), static_cast<T*>(stats_.raw()), static_cast<const T*>(x.raw()),
-          static_cast<const T*>(gamma_.value.raw()), static_cast<const T*>(beta_.value.raw()), rows,
-          width_, T(epsilon_));
+          static_cast<const T*>(gamma_.raw()), static_cast<const T*>(beta_.raw()), rows, width_,
+          T(epsilon_));
     });
     check_launch();
   }
@@ -167,22 +151,18 @@ class CudaLayerNorm final : public Layer {
       parameter_partials_kernel<<<tiles, dim3(kColumns, kRowLanes), 0, s>>>(
           partial_g, partial_b, xp, g, stats, rows, width_);
       parameter_gradient_kernel<<<blocks(std::size_t(width_)), kThreads, 0, s>>>(
-          static_cast<T*>(gamma_.grad.raw()), static_cast<T*>(beta_.grad.raw()), partial_g,
-          partial_b, chunks, width_);
+          static_cast<T*>(dgamma_.raw()), static_cast<T*>(dbeta_.raw()), partial_g, partial_b,
+          chunks, width_);
       if (dx)
         input_gradient_kernel<<<row_blocks(rows), kThreads, 0, s>>>(
-            static_cast<T*>(dx->raw()), xp, g, static_cast<const T*>(gamma_.value.raw()), stats,
-            rows, width_);
+            static_cast<T*>(dx->raw()), xp, g, static_cast<const T*>(gamma_.raw()), stats, rows,
+            width_);
     });
     check_launch();
   }
 
  private:
-  double epsilon_;
-  Shape shape_;
   DType dtype_ = DType::float32;
-  std::int64_t width_ = 0, rows_ = 0;  // features per position; positions per sample
-  Parameter gamma_, beta_;
   Tensor stats_;     // mean, rstd per row
   Tensor partials_;  // gamma's and beta's gradients per chunk of rows (backward's first stage)
 };

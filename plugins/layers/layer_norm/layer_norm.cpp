@@ -12,44 +12,21 @@
 
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
-#include "layer_norm_parameters.hpp"
+#include "layer_norm_base.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-class LayerNorm final : public Layer {
+class LayerNorm final : public layer_parameters::LayerNormBase {
  public:
-  explicit LayerNorm(const Params& p) : epsilon_(p.get_double("epsilon")) {
-    if (!(epsilon_ > 0)) p.fail("epsilon", "a positive number");
-  }
-
-  std::string type() const override { return "layer_norm"; }
-  Shape output_shape() const override { return shape_; }
-  std::string weights_shape() const override { return gamma_.shape().str(); }
-  double forward_flops(std::int64_t batch) const override {
-    return 8.0 * double(batch) * double(shape_.numel());
-  }
+  using LayerNormBase::LayerNormBase;
 
   void build(const LayerBuildContext& ctx) override {
-    shape_ = ctx.input_shape;
-    width_ = shape_[shape_.rank() - 1];
-    rows_ = shape_.numel() / width_;
-    gamma_ = Tensor::empty(Shape{width_}, ctx.dtype);
-    beta_ = Tensor::zeros(Shape{width_}, ctx.dtype);
-    dgamma_ = Tensor::zeros(Shape{width_}, ctx.dtype);
-    dbeta_ = Tensor::zeros(Shape{width_}, ctx.dtype);
-    dispatch_dtype(ctx.dtype, [&](auto z) {
-      using T = decltype(z);
-      std::fill_n(gamma_.data<T>(), width_, T(1));
-    });
+    build_weights(ctx, Device::cpu);
     stats_ = Tensor::empty(Shape{ctx.max_batch * rows_, 2}, ctx.dtype);  // mean, rstd per row
     threads_ = std::max(1, omp_get_max_threads());
     partial_ = Tensor::empty(Shape{threads_, 2 * width_}, ctx.dtype);
-  }
-
-  std::vector<Parameter> parameters() override {
-    return {{"gamma", gamma_, dgamma_}, {"beta", beta_, dbeta_}};
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -126,11 +103,8 @@ class LayerNorm final : public Layer {
       }
   }
 
-  double epsilon_;
-  Shape shape_;
-  std::int64_t width_ = 0, rows_ = 0;  // features per position; positions per sample
   int threads_ = 1;
-  Tensor gamma_, beta_, dgamma_, dbeta_, stats_, partial_;
+  Tensor stats_, partial_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new LayerNorm(p); }
