@@ -171,6 +171,7 @@ TEST_CASE(
   struct Case {
     json codec;
     double bytes_ratio, tolerance;  // sent bytes against plain's; |weights - plain's| / |plain's|
+    bool may_equal = false;  // its rounding can fall within float32's: the plain run's very weights
   };
   // Over 50 steps fp16's rounding moved the weights by 5e-6 of their norm, bf16's by 1.4e-3, topk
   // sending 30% with error feedback by 9e-3 (2 and 3 ranks), secagg's fixed point (2^-32) by
@@ -180,7 +181,7 @@ TEST_CASE(
   // moved the weights by 1.1e-2 (2 ranks) and 8.6e-3 (3 ranks).
   for (const Case& c :
        {Case{"fp16", 0.5, 1e-4}, Case{"bf16", 0.5, 1e-2},
-        Case{{{"name", "topk"}, {"density", 0.3}}, 0.6, 0.1}, Case{"secagg", 2.0, 1e-6},
+        Case{{{"name", "topk"}, {"density", 0.3}}, 0.6, 0.1}, Case{"secagg", 2.0, 1e-6, true},
         Case{{{"name", "powersgd"}, {"rank", 2}}, 215.0 / 672.0, 0.1}}) {
     CAPTURE(c.codec.dump());
     json config = conv_experiment();
@@ -192,7 +193,10 @@ TEST_CASE(
     CHECK(std::memcmp(rank0.data(), coded.weights.data(), rank0.size() * sizeof(double)) == 0);
     const double difference = relative_distance(coded.weights, plain.weights);
     CHECK(difference < c.tolerance);
-    CHECK(difference > 0);  // the codec did carry the exchange
+    // The codec did carry the exchange: the weights moved (the bytes, below, say it too). secagg's
+    // fixed point (2^-32) moved them by 3.6e-8 with gcc's build and by nothing with clang's on a
+    // Zen 5 of model 17.
+    if (!c.may_equal) CHECK(difference > 0);
     CHECK(coded.history.sent_bytes_per_step ==
           doctest::Approx(c.bytes_ratio * plain.history.sent_bytes_per_step).epsilon(0.05));
     CHECK(std::isfinite(coded.history.epochs.back().loss));
