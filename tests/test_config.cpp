@@ -161,6 +161,15 @@ TEST_CASE("docs/config.md's key table is the schema's, and the schema's defaults
         "\"fancy\"");
 }
 
+// The launcher flag kind that parses a value of j's JSON type: 'i', 'f', 'b' or 's' ('?' if none).
+char kind_of(const json& j) {
+  return j.is_number_integer() ? 'i'
+         : j.is_number()       ? 'f'
+         : j.is_boolean()      ? 'b'
+         : j.is_string()       ? 's'
+                               : '?';
+}
+
 TEST_CASE(
     "every launcher flag sets a key of the schema or a plugin's parameter, and parses its kind") {
   std::set<std::string> schema;
@@ -201,6 +210,11 @@ TEST_CASE(
                       key.rfind("loss.", 0) == 0;
     CHECK((schema.count(key) == 1 || open));
     if (f.gate) CHECK(config::find_flag(f.gate));
+    // A flag that passes its value on as it is parses it as the key's type.
+    const auto k = std::find_if(config::keys().begin(), config::keys().end(),
+                                [&](const config::Key& s) { return key == s.path; });
+    if (k != config::keys().end() && std::string("sifb").find(f.kind) != std::string::npos)
+      CHECK(f.kind == kind_of(config::default_of(*k)));
   }
   std::string why;
   const config::Flag batch{"batch-size", "training.batch_size", 'i', ""};
