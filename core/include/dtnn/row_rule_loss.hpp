@@ -58,6 +58,19 @@ double ignored_id(const Rule& rule) {
     return kIgnoredLabel;
 }
 
+// The loss's denominator, sum_r weight(r) in row order (w: the class weights or null); the
+// error of a bad class id among the targets.
+template <class T, class Rule>
+double total_weight(const Rule& rule, const LossRows& s, const Tensor& y, const Tensor& t,
+                    const double* w, std::string_view who) {
+  const T *yp = y.data<T>(), *tp = t.data<T>();
+  double total = 0;
+  bool bad = false;
+  for (std::int64_t r = 0; r < s.rows; ++r) total += rule.weight(s.row(yp, tp, r, w), &bad);
+  if (bad) throw_bad_class_id(y, t, who, ignored_id(rule));
+  return total;
+}
+
 // The host executor. The loss, sum_r loss(r) / sum_r weight(r), summed in row order.
 template <class Rule>
 double row_rule_loss(const Rule& rule, const Tensor& y, const Tensor& t,
@@ -66,15 +79,10 @@ double row_rule_loss(const Rule& rule, const Tensor& y, const Tensor& t,
   const double* w = weights.empty() ? nullptr : weights.data();
   return dispatch_dtype(y.dtype(), [&](auto z) {
     using T = decltype(z);
+    const double total = total_weight<T>(rule, s, y, t, w, who);
     const T *yp = y.data<T>(), *tp = t.data<T>();
-    double sum = 0, total = 0;
-    bool bad = false;
-    for (std::int64_t r = 0; r < s.rows; ++r) {
-      const rules::LossRow<T> row = s.row(yp, tp, r, w);
-      total += rule.weight(row, &bad);
-      sum += rule.loss(row);
-    }
-    if (bad) throw_bad_class_id(y, t, who, ignored_id(rule));
+    double sum = 0;
+    for (std::int64_t r = 0; r < s.rows; ++r) sum += rule.loss(s.row(yp, tp, r, w));
     return total > 0 ? sum / total : 0.0;
   });
 }
@@ -88,11 +96,8 @@ void row_rule_gradient(const Rule& rule, const Tensor& y, const Tensor& t,
   const double* w = weights.empty() ? nullptr : weights.data();
   dispatch_dtype(y.dtype(), [&](auto z) {
     using T = decltype(z);
+    const double total = total_weight<T>(rule, s, y, t, w, who);
     const T *yp = y.data<T>(), *tp = t.data<T>();
-    double total = 0;
-    bool bad = false;
-    for (std::int64_t r = 0; r < s.rows; ++r) total += rule.weight(s.row(yp, tp, r, w), &bad);
-    if (bad) throw_bad_class_id(y, t, who, ignored_id(rule));
     const T scale = total > 0 ? T(1.0 / total) : T(0);
     T* dp = d.data<T>();
     const std::int64_t grain =
