@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "dtnn/error.hpp"
+#include "dtnn/image_shape.hpp"
 #include "dtnn/parallel.hpp"
 #include "image_view.hpp"
 
@@ -30,12 +31,6 @@ ResampleAxis ResampleAxis::make(std::int64_t in, double central_crop, std::int64
   }
   return a;
 }
-
-namespace {
-Shape image_shape(std::int64_t h, std::int64_t w, std::int64_t c, Layout layout) {
-  return layout == Layout::nhwc ? Shape{h, w, c} : Shape{c, h, w};
-}
-}  // namespace
 
 TransformedDataset::TransformedDataset(std::shared_ptr<const Dataset> source,
                                        const TransformOptions& options, std::int64_t max_batch,

@@ -18,6 +18,15 @@ namespace dtnn {
 
 DTNN_CORE_EXPORT void initialize(Tensor& t, const std::string& initializer, std::int64_t fan_in,
                                  std::int64_t fan_out, std::uint64_t seed);
+// A new tensor on `device` holding what initialize gives on the host with these arguments: the
+// host draws the values, so a layer and its GPU twin start from the very same weights.
+inline Tensor initialized(const Shape& shape, DType dtype, const std::string& initializer,
+                          std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed,
+                          Device device = Device::cpu) {
+  Tensor host = Tensor::empty(shape, dtype, Layout::nchw);
+  initialize(host, initializer, fan_in, fan_out, seed);
+  return host.to(device);
+}
 // Throws an Error naming the valid initialisers when name is not one of them.
 DTNN_CORE_EXPORT void check_initializer(const std::string& name, const std::string& where);
 

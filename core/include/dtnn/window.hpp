@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dtnn/error.hpp"
+#include "dtnn/image_shape.hpp"
 #include "dtnn/params.hpp"
 #include "dtnn/tensor.hpp"
 
@@ -28,9 +29,7 @@ struct Window2d {
   std::int64_t out_at(std::int64_t y, std::int64_t x, std::int64_t ch) const {
     return layout == Layout::nhwc ? (y * wo() + x) * c + ch : (ch * ho() + y) * wo() + x;
   }
-  Shape out_shape() const {
-    return layout == Layout::nhwc ? Shape{ho(), wo(), c} : Shape{c, ho(), wo()};
-  }
+  Shape out_shape() const { return image_shape(ho(), wo(), c, layout); }
   std::string str() const {
     return "pool=(" + std::to_string(ph) + "," + std::to_string(pw) + ") stride=(" +
            std::to_string(sh) + "," + std::to_string(sw) + ") padding=(" + std::to_string(pad_h) +
@@ -40,12 +39,12 @@ struct Window2d {
   // From {"pool": 2 | [2, 2] (0: the whole dimension), "stride": 0 (= pool) | [..], "padding":
   // 0 | [..]} and the input shape.
   static Window2d from(const Params& p, const Shape& input, Layout layout) {
-    if (input.rank() != 3) throw Error("expects image input (H, W, C), got " + input.str());
+    const ImageShape image = image_of(input, layout, "");
     Window2d g;
     g.layout = layout;
-    g.h = layout == Layout::nhwc ? input[0] : input[1];
-    g.w = layout == Layout::nhwc ? input[1] : input[2];
-    g.c = layout == Layout::nhwc ? input[2] : input[0];
+    g.h = image.h;
+    g.w = image.w;
+    g.c = image.c;
     std::tie(g.ph, g.pw) = p.get_pair("pool", 0);
     if (g.ph == 0) g.ph = g.h;  // 0: the whole dimension (global pooling)
     if (g.pw == 0) g.pw = g.w;

@@ -49,13 +49,4 @@ inline Chw chw_of(const LayerBuildContext& ctx, const std::string& layer) {
   return {s.numel(), 1, 1};
 }
 
-// A parameter tensor on the GPU holding what dtnn::initialize gives on the host with the same
-// arguments: a GPU model starts from the very weights its CPU twin starts from.
-inline Tensor initialized(const Shape& shape, DType dtype, const std::string& initializer,
-                          std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed) {
-  Tensor host = Tensor::empty(shape, dtype, Layout::nchw);
-  initialize(host, initializer, fan_in, fan_out, seed);
-  return host.to(Device::cuda);
-}
-
 }  // namespace dtnn::cuda

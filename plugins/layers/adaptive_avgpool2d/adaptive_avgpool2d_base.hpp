@@ -5,7 +5,7 @@
 #include <string>
 
 #include "adaptive_avgpool2d_parameters.hpp"
-#include "dtnn/error.hpp"
+#include "dtnn/image_shape.hpp"
 #include "dtnn/layer.hpp"
 
 namespace dtnn::layer_parameters {
@@ -15,21 +15,17 @@ class AdaptiveAvgPool2dBase : public Layer {
   explicit AdaptiveAvgPool2dBase(const Params& p)
       : output_(p), ho_(output_.height), wo_(output_.width) {}
   std::string type() const override { return "adaptive_avgpool2d"; }
-  Shape output_shape() const override {
-    return layout_ == Layout::nhwc ? Shape{ho_, wo_, c_} : Shape{c_, ho_, wo_};
-  }
+  Shape output_shape() const override { return image_shape(ho_, wo_, c_, layout_); }
   std::string attributes() const override { return output_.attributes(); }
 
  protected:
   // The input image (H, W, C in the model's layout), checked.
   void build_shape(const LayerBuildContext& ctx) {
-    const Shape& s = ctx.input_shape;
-    if (s.rank() != 3)
-      throw Error("adaptive_avgpool2d: expected an image (3 axes), got " + s.str());
+    const ImageShape in = image_of(ctx.input_shape, ctx.layout, "adaptive_avgpool2d");
     layout_ = ctx.layout;
-    h_ = layout_ == Layout::nhwc ? s[0] : s[1];
-    w_ = layout_ == Layout::nhwc ? s[1] : s[2];
-    c_ = layout_ == Layout::nhwc ? s[2] : s[0];
+    h_ = in.h;
+    w_ = in.w;
+    c_ = in.c;
   }
 
   AdaptivePool2d output_;

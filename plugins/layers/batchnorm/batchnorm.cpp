@@ -19,7 +19,7 @@
 #include <cmath>
 #include <vector>
 
-#include "batchnorm_parameters.hpp"
+#include "batchnorm_base.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
@@ -30,45 +30,21 @@ namespace {
 
 using namespace dtnn;
 
-class BatchNorm final : public Layer {
+class BatchNorm final : public layer_parameters::BatchnormBase {
  public:
-  explicit BatchNorm(const Params& p) : BatchNorm(layer_parameters::Batchnorm(p)) {}
-  explicit BatchNorm(const layer_parameters::Batchnorm& s)
-      : momentum_(s.momentum),
-        epsilon_(s.epsilon),
-        gamma_init_(s.gamma),
-        beta_init_(s.beta),
-        sync_stats_(s.sync_stats),
-        relu_(s.relu) {}
+  explicit BatchNorm(const Params& p) : BatchnormBase(layer_parameters::Batchnorm(p)) {}
 
-  std::string type() const override { return "batchnorm"; }
-  Shape output_shape() const override { return shape_; }
-  std::string weights_shape() const override { return "(" + std::to_string(c_) + ")"; }
   std::string attributes() const override {
-    return "momentum=" + format(momentum_) + " epsilon=" + format(epsilon_) +
-           (sync_stats_ ? " sync_stats" : "") + (relu_ ? " +relu" : "");
+    return "momentum=" + format(s_.momentum) + " epsilon=" + format(s_.epsilon) +
+           (s_.sync_stats ? " sync_stats" : "") + (s_.relu ? " +relu" : "");
   }
 
   void build(const LayerBuildContext& ctx) override {
-    shape_ = ctx.input_shape;
+    const Shape& in = ctx.input_shape;
     const bool nhwc = ctx.layout == Layout::nhwc;
-    c_ = nhwc ? shape_[shape_.rank() - 1] : shape_[0];
-    inner_ = nhwc ? 1 : shape_.numel() / c_;
-    rows_per_sample_ = nhwc ? shape_.numel() / c_ : 1;
-    const Shape per_channel{c_};
-    gamma_ = {"gamma", Tensor::empty(per_channel, ctx.dtype),
-              Tensor::zeros(per_channel, ctx.dtype)};
-    beta_ = {"beta", Tensor::empty(per_channel, ctx.dtype), Tensor::zeros(per_channel, ctx.dtype)};
-    running_mean_ = Tensor::zeros(per_channel, ctx.dtype);
-    running_var_ = Tensor::empty(per_channel, ctx.dtype);
-    dispatch_dtype(ctx.dtype, [&](auto z) {
-      using T = decltype(z);
-      for (std::int64_t c = 0; c < c_; ++c) {
-        gamma_.value.data<T>()[c] = static_cast<T>(gamma_init_);
-        beta_.value.data<T>()[c] = static_cast<T>(beta_init_);
-        running_var_.data<T>()[c] = T(1);
-      }
-    });
+    build_parameters(ctx, nhwc ? in[in.rank() - 1] : in[0], Device::cpu);
+    inner_ = nhwc ? 1 : in.numel() / c_;
+    rows_per_sample_ = nhwc ? in.numel() / c_ : 1;
     threads_ = std::max(1, omp_get_max_threads());
     partial_.assign(static_cast<std::size_t>(threads_ * 2 * c_), 0.0);
     local_.assign(static_cast<std::size_t>(2 * c_ + 1), 0.0);
@@ -77,25 +53,18 @@ class BatchNorm final : public Layer {
     run_sums_ = Tensor::empty(Shape{threads_ * 2 * c_}, ctx.dtype);
     mean_.assign(static_cast<std::size_t>(c_), 0.0);
     inv_std_.assign(static_cast<std::size_t>(c_), 0.0);
-    communicator_ = sync_stats_ ? ctx.communicator : nullptr;
+    communicator_ = s_.sync_stats ? ctx.communicator : nullptr;
   }
-
-  std::vector<Parameter> parameters() override { return {gamma_, beta_}; }
-  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
-    pydtnn_names::batchnorm(out, parameters(), state());
-    if (relu_) out.layer("Relu");
-  }
-  std::vector<Tensor> state() override { return {running_mean_, running_var_}; }
 
   void forward(const Tensor& x, Tensor& y, Mode mode) override {
     dispatch_dtype(x.dtype(), [&](auto z) { forward_t<decltype(z)>(x, y, mode); });
   }
-  bool backward_reads_output() const override { return relu_; }  // the fused relu's mask
+  bool backward_reads_output() const override { return s_.relu; }  // the fused relu's mask
   void backward(const Tensor& x, const Tensor& y, const Tensor& dy, Tensor* dx) override {
     dispatch_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
       // Through the fused relu: dy where y > 0, else 0, as the passes read it.
-      backward_t<T>(x, dy, relu_ ? y.data<T>() : nullptr, dx);
+      backward_t<T>(x, dy, s_.relu ? y.data<T>() : nullptr, dx);
     });
   }
 
@@ -235,14 +204,14 @@ class BatchNorm final : public Layer {
         const double var = std::max(
             0.0, total_[k + static_cast<std::size_t>(c_)] / m - mean * (mean - double(shift[c])));
         mean_[k] = mean;
-        inv_std_[k] = 1.0 / std::sqrt(var + epsilon_);
-        rm[c] = static_cast<T>(momentum_ * rm[c] + (1 - momentum_) * mean);
-        rv[c] = static_cast<T>(momentum_ * rv[c] + (1 - momentum_) * var);
+        inv_std_[k] = 1.0 / std::sqrt(var + s_.epsilon);
+        rm[c] = static_cast<T>(s_.momentum * rm[c] + (1 - s_.momentum) * mean);
+        rv[c] = static_cast<T>(s_.momentum * rv[c] + (1 - s_.momentum) * var);
       }
     } else {
       for (std::int64_t c = 0; c < c_; ++c) {
         mean_[static_cast<std::size_t>(c)] = rm[c];
-        inv_std_[static_cast<std::size_t>(c)] = 1.0 / std::sqrt(double(rv[c]) + epsilon_);
+        inv_std_[static_cast<std::size_t>(c)] = 1.0 / std::sqrt(double(rv[c]) + s_.epsilon);
       }
     }
     // y = gamma * inv_std * x + (beta - gamma * inv_std * mean)
@@ -256,7 +225,7 @@ class BatchNorm final : public Layer {
       a[c_ + c] = T(0);
       a[2 * c_ + c] = static_cast<T>(beta[c] - mean_[k] * scale);
     }
-    if (relu_)
+    if (s_.relu)
       combine<T, true>(x.dim(0), xp, xp, y.data<T>());
     else
       combine<T>(x.dim(0), xp, xp, y.data<T>());
@@ -300,13 +269,7 @@ class BatchNorm final : public Layer {
     combine<T>(x.dim(0), dyp, xp, dx->data<T>(), keep);
   }
 
-  double momentum_, epsilon_, gamma_init_, beta_init_;
-  bool sync_stats_;
-  bool relu_;  // batchnorm+relu fused: y = max(0, batchnorm(x))
-  Shape shape_;
-  std::int64_t c_ = 0, inner_ = 1, rows_per_sample_ = 1;
-  Parameter gamma_, beta_;
-  Tensor running_mean_, running_var_;
+  std::int64_t inner_ = 1, rows_per_sample_ = 1;
   Communicator* communicator_ = nullptr;
   int threads_ = 1;
   std::vector<double> partial_;         // [thread][2C] partial sums

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "check.hpp"
-#include "conv_parameters.hpp"
+#include "conv_base.hpp"
 #include "cuda_conv_choice.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
@@ -27,33 +27,16 @@
 
 namespace dtnn::cuda {
 
-class ConvLayer final : public Layer {
+class ConvLayer final : public layer_parameters::ConvBase {
  public:
   // depthwise: depthwise_conv2d's parameters, else conv2d's, read as the CPU plugins read them.
-  ConvLayer(const Params& p, bool depthwise) : params_(p), depthwise_(depthwise) {
-    if (depthwise) {
-      const layer_parameters::DepthwiseConv2d settings(p);
-      g_ = settings.geometry;
-      use_bias_ = settings.use_bias;
-      return;
-    }
-    const layer_parameters::Conv2d settings(p);
-    g_ = settings.geometry;
-    use_bias_ = settings.use_bias;
-    relu_ = settings.relu;
+  ConvLayer(const Params& p, bool depthwise) : ConvBase(p, depthwise) {
+    if (depthwise) return;
     if (g_.groups != 1) p.fail("groups", "1 on cuda (grouped convolutions run on the cpu)");
     if (!p.is_null("batchnorm"))
       p.fail("batchnorm", "null: conv2d+batchnorm fusion is a CPU option (fusion.*)");
   }
 
-  std::string type() const override { return depthwise_ ? "depthwise_conv2d" : "conv2d"; }
-  Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
-  std::string weights_shape() const override { return w_.shape().str(); }
-  double forward_flops(std::int64_t batch) const override {
-    const std::int64_t per_output = depthwise_ ? g_.kh * g_.kw : g_.c * g_.kh * g_.kw;
-    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo() * g_.k) *
-           static_cast<double>(per_output);
-  }
   std::string attributes() const override {
     return g_.window_str() + " cudnn" + (relu_ ? " +relu" : "");
   }
@@ -67,58 +50,24 @@ class ConvLayer final : public Layer {
   std::size_t workspace_bytes() const override { return workspace_; }
 
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 3)
-      throw Error(type() + " expects image input (C, H, W), got " + ctx.input_shape.str());
-    const Chw in = chw_of(ctx, type());
-    g_.c = in.c;
-    g_.h = in.h;
-    g_.w = in.w;
-    if (depthwise_) g_.k = in.c;
-    const std::int64_t groups = depthwise_ ? in.c : 1;  // depthwise: one group per channel
-    g_.n = ctx.max_batch;
-    g_.layout = Layout::nchw;
-    g_.dtype = ctx.dtype;
-    if (g_.ho() < 1 || g_.wo() < 1) throw Error("kernel larger than the padded input: " + g_.str());
+    chw_of(ctx, type());  // refuses NHWC by name
+    build_geometry(ctx, Layout::nchw);
+    build_weights(ctx, Device::cuda);
     needs_dx_ = ctx.needs_input_gradient;
     Context& cx = Context::get();
-    // Fans per group; depthwise weights are [C, KH, KW] (the CPU plugin's NCHW layout).
-    const std::int64_t window = g_.kh * g_.kw, fan_in = g_.c / groups * window,
-                       fan_out = g_.k / groups * window;
-    const Shape w_shape = depthwise_ ? Shape{g_.c, g_.kh, g_.kw} : g_.w_shape();
-    w_ = initialized(w_shape, g_.dtype, params_.get_string("weights_initializer"), fan_in, fan_out,
-                     ctx.seed);
-    dw_ = Tensor::zeros(w_.shape(), g_.dtype, Layout::nchw, Device::cuda);
-    if (use_bias_) {
-      b_ = initialized(Shape{g_.k}, g_.dtype, params_.get_string("biases_initializer"), fan_in,
-                       fan_out, ctx.seed + 1);
-      db_ = Tensor::zeros(b_.shape(), g_.dtype, Layout::nchw, Device::cuda);
-      bias_desc_.set(1, g_.k, 1, 1, g_.dtype);
-    }
+    if (use_bias_) bias_desc_.set(1, g_.k, 1, 1, g_.dtype);
     if (relu_)
       grad_ = Tensor::empty(output_shape().with_batch(ctx.max_batch), g_.dtype, Layout::nchw,
                             Device::cuda);
-    filter_ = std::make_unique<FilterDesc>(g_.k, g_.c / groups, g_.kh, g_.kw, g_.dtype);
+    filter_ = std::make_unique<FilterDesc>(g_.k, g_.c / groups(), g_.kh, g_.kw, g_.dtype);
     conv_ = std::make_unique<ConvDesc>(g_.pad_h, g_.pad_w, g_.stride_h, g_.stride_w, g_.dilation_h,
-                                       g_.dilation_w, g_.dtype, cx.options().tf32, groups);
+                                       g_.dilation_w, g_.dtype, cx.options().tf32, groups());
     forward_math_ = data_math_ = filter_math_ = cx.options().tf32 && g_.dtype == DType::float32
                                                     ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
                                                     : CUDNN_FMA_MATH;
     set_batch(ctx.max_batch);
     choose_algorithms(cx);
     cx.reserve_workspace(workspace_);
-  }
-
-  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
-    if (depthwise_)
-      pydtnn_names::depthwise_conv2d(out, parameters());
-    else
-      pydtnn_names::conv2d(out, parameters());
-    if (relu_) out.layer("Relu");
-  }
-  std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (use_bias_) p.push_back({"biases", b_, db_});
-    return p;
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -219,12 +168,9 @@ class ConvLayer final : public Layer {
       throw Error(std::string("cuDNN found no usable ") + pass + " algorithm for this convolution");
   }
 
-  Params params_;
-  bool depthwise_ = false;
-  ConvGeometry g_;  // NCHW
   std::int64_t batch_ = -1;
-  bool use_bias_ = true, relu_ = false, needs_dx_ = true;
-  Tensor w_, dw_, b_, db_, grad_;
+  bool needs_dx_ = true;
+  Tensor grad_;
   TensorDesc x_desc_, y_desc_, bias_desc_;
   std::unique_ptr<FilterDesc> filter_;
   std::unique_ptr<ConvDesc> conv_;

@@ -19,10 +19,9 @@
 #include <vector>
 
 #include "conv_algorithm_choice.hpp"
-#include "conv_parameters.hpp"
+#include "conv_base.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/fused_relu.hpp"
-#include "dtnn/initializer.hpp"
 #include "dtnn/int8_product.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/log.hpp"
@@ -37,13 +36,9 @@ using namespace dtnn;
 
 constexpr std::int64_t kMaxPattern = 128;  // longest bias pattern of the vectorised NHWC paths
 
-class Conv2d final : public Layer {
+class Conv2d final : public layer_parameters::ConvBase {
  public:
-  explicit Conv2d(const Params& p) : params_(p) {
-    const layer_parameters::Conv2d settings(p);
-    g_ = settings.geometry;
-    use_bias_ = settings.use_bias;
-    relu_ = settings.relu;
+  explicit Conv2d(const Params& p) : ConvBase(p, /*depthwise=*/false), params_(p) {
     if (!p.is_null("batchnorm")) {
       bn_params_ = p.get_object("batchnorm");
       if (bn_params_->has("activation") && !bn_params_->get_string("activation").empty())
@@ -53,13 +48,6 @@ class Conv2d final : public Layer {
     }
   }
 
-  std::string type() const override { return "conv2d"; }
-  Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
-  std::string weights_shape() const override { return w_.shape().str(); }
-  double forward_flops(std::int64_t batch) const override {
-    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo()) *
-           static_cast<double>(g_.k * g_.c * g_.kh * g_.kw);
-  }
   std::size_t workspace_bytes() const override { return algorithm_->workspace_bytes(); }
   std::string report() const override { return algorithm_->report(); }
   std::string attributes() const override {
@@ -68,30 +56,8 @@ class Conv2d final : public Layer {
   }
 
   void build(const LayerBuildContext& ctx) override {
-    const Shape& in = ctx.input_shape;
-    if (in.rank() != 3) throw Error("conv2d expects image input (H, W, C), got " + in.str());
-    g_.layout = ctx.layout;
-    g_.dtype = ctx.dtype;
-    g_.n = ctx.max_batch;
-    g_.h = ctx.layout == Layout::nhwc ? in[0] : in[1];
-    g_.w = ctx.layout == Layout::nhwc ? in[1] : in[2];
-    g_.c = ctx.layout == Layout::nhwc ? in[2] : in[0];
-    if (g_.ho() < 1 || g_.wo() < 1) throw Error("kernel larger than the padded input: " + g_.str());
-    if (g_.c % g_.groups != 0)
-      throw Error("conv2d: " + std::to_string(g_.groups) + " groups do not divide the input's " +
-                  std::to_string(g_.c) + " channels");
-
-    w_ = Tensor::empty(g_.w_shape(), ctx.dtype, ctx.layout);
-    dw_ = Tensor::zeros(w_.shape(), ctx.dtype, ctx.layout);
-    const std::int64_t window = g_.kh * g_.kw;
-    initialize(w_, params_.get_string("weights_initializer"), g_.c / g_.groups * window,
-               g_.k / g_.groups * window, ctx.seed);
-    if (use_bias_) {
-      b_ = Tensor::empty(Shape{g_.k}, ctx.dtype);
-      db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, params_.get_string("biases_initializer"), g_.c / g_.groups * window,
-                 g_.k / g_.groups * window, ctx.seed + 1);
-    }
+    build_geometry(ctx, ctx.layout);
+    build_weights(ctx, Device::cpu);
     if (use_bias_ && ctx.layout == Layout::nhwc) {
       // NHWC repeats the K biases along memory: P = lcm(K, 16) values of the pattern make every
       // chunk of P values of y start at channel 0, so bias add and gradient run as flat vector
@@ -141,8 +107,7 @@ class Conv2d final : public Layer {
   Int8Product* int8_product() override { return int8_.k() > 0 ? &int8_ : nullptr; }
 
   std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (use_bias_) p.push_back({"biases", b_, db_});
+    std::vector<Parameter> p = ConvBase::parameters();
     if (bn_)
       for (auto& q : bn_->parameters()) p.push_back({"batchnorm." + q.name, q.value, q.grad});
     return p;
@@ -305,9 +270,6 @@ class Conv2d final : public Layer {
   }
 
   Params params_;
-  ConvGeometry g_;
-  bool use_bias_ = true;
-  bool relu_ = false;                // fused relu
   std::optional<Params> bn_params_;  // fused batchnorm's parameters
   std::shared_ptr<Layer> bn_;        // the fused batchnorm
   Tensor z_;                         // [max_batch, output] conv + bias before the batchnorm
@@ -315,7 +277,7 @@ class Conv2d final : public Layer {
   Tensor probe_in_, probe_out_;      // [2, output] fold()'s probes of the batchnorm
   Tensor w_fold_, b_fold_;           // the folded filter and bias (evaluation)
 
-  Tensor w_, dw_, b_, db_, bias_pattern_, bias_sums_;
+  Tensor bias_pattern_, bias_sums_;
   std::int64_t pattern_ = 0;
   std::shared_ptr<ConvAlgorithm> algorithm_;
   Int8Product int8_;

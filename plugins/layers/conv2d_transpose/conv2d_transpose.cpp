@@ -12,10 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "conv2d_transpose_parameters.hpp"
+#include "conv2d_transpose_base.hpp"
 #include "conv_algorithm_choice.hpp"
 #include "dtnn/conv_algorithm.hpp"
-#include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/parallel.hpp"
@@ -26,19 +25,12 @@ namespace {
 
 using namespace dtnn;
 
-class Conv2dTranspose final : public Layer {
+class Conv2dTranspose final : public layer_parameters::Conv2dTransposeBase {
  public:
-  explicit Conv2dTranspose(const Params& p) : params_(p), settings_(p) {}
+  explicit Conv2dTranspose(const Params& p) : Conv2dTransposeBase(p), params_(p) {}
 
-  std::string type() const override { return "conv2d_transpose"; }
-  Shape output_shape() const override { return g_.x_shape(1).without_batch(); }
-  std::string weights_shape() const override { return w_.shape().str(); }
   std::string attributes() const override {
     return g_.window_str() + " " + (algorithm_ ? algorithm_->name() : std::string());
-  }
-  double forward_flops(std::int64_t batch) const override {  // G's, the same products
-    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo()) *
-           static_cast<double>(g_.k * g_.c * g_.kh * g_.kw);
   }
   std::size_t workspace_bytes() const override {
     return algorithm_ ? algorithm_->workspace_bytes() : 0;
@@ -46,36 +38,20 @@ class Conv2dTranspose final : public Layer {
   std::string report() const override { return algorithm_ ? algorithm_->report() : ""; }
 
   void build(const LayerBuildContext& ctx) override {
-    g_ = settings_.geometry(ctx.input_shape, ctx.layout, ctx.dtype, ctx.max_batch);
-    w_ = Tensor::empty(g_.w_shape(), ctx.dtype, ctx.layout);
-    dw_ = Tensor::zeros(w_.shape(), ctx.dtype, ctx.layout);
-    const std::int64_t window = g_.kh * g_.kw;
-    initialize(w_, settings_.init.weights, g_.k * window, g_.c * window, ctx.seed);
-    if (settings_.use_bias) {
-      b_ = Tensor::empty(Shape{settings_.filters}, ctx.dtype);
-      db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, settings_.init.biases, g_.k * window, g_.c * window, ctx.seed + 1);
-    }
+    build_weights(ctx, ctx.layout, Device::cpu);
     // G's backward-data and backward-filter always, its forward for an input gradient.
     algorithm_ = layer_parameters::choose_conv_algorithm(
         ctx, params_, g_, {ConvPass::backward_data, ConvPass::backward_filter}, ConvPass::forward,
         "conv2d_transpose");
   }
 
-  std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (settings_.use_bias) p.push_back({"biases", b_, db_});
-    return p;
-  }
-
   void forward(const Tensor& x, Tensor& y, Mode) override {
     algorithm_->backward_data(x, w_, y);
-    if (settings_.use_bias) dispatch_dtype(y.dtype(), [&](auto z) { add_bias<decltype(z)>(y); });
+    if (s_.use_bias) dispatch_dtype(y.dtype(), [&](auto z) { add_bias<decltype(z)>(y); });
   }
 
   void backward(const Tensor& x, const Tensor& /*y*/, const Tensor& dy, Tensor* dx) override {
-    if (settings_.use_bias)
-      dispatch_dtype(dy.dtype(), [&](auto z) { bias_gradient<decltype(z)>(dy); });
+    if (s_.use_bias) dispatch_dtype(dy.dtype(), [&](auto z) { bias_gradient<decltype(z)>(dy); });
     if (dx) algorithm_->forward(dy, w_, *dx);  // first: backward-filter may reuse its work
     algorithm_->backward_filter(dy, x, dw_);
   }
@@ -85,7 +61,7 @@ class Conv2dTranspose final : public Layer {
   void add_bias(Tensor& y) const {
     const T* b = b_.data<T>();
     T* yp = y.data<T>();
-    const std::int64_t n = y.dim(0), pixels = g_.h * g_.w, k = settings_.filters;
+    const std::int64_t n = y.dim(0), pixels = g_.h * g_.w, k = s_.filters;
     if (g_.layout == Layout::nhwc) {
       parallel_for(n * pixels, 256, [&](std::int64_t r) {
         for (std::int64_t j = 0; j < k; ++j) yp[r * k + j] += b[j];
@@ -102,7 +78,7 @@ class Conv2dTranspose final : public Layer {
   void bias_gradient(const Tensor& dy) {  // one channel per task: sums in a fixed order
     T* db = db_.data<T>();
     const T* d = dy.data<T>();
-    const std::int64_t n = dy.dim(0), pixels = g_.h * g_.w, k = settings_.filters;
+    const std::int64_t n = dy.dim(0), pixels = g_.h * g_.w, k = s_.filters;
     const bool nhwc = g_.layout == Layout::nhwc;
     parallel_for(k, 1, [&](std::int64_t ch) {
       double total = 0;
@@ -114,9 +90,6 @@ class Conv2dTranspose final : public Layer {
   }
 
   Params params_;
-  layer_parameters::Conv2dTranspose settings_;
-  ConvGeometry g_;  // the convolution this layer transposes
-  Tensor w_, dw_, b_, db_;
   std::shared_ptr<ConvAlgorithm> algorithm_;
 };
 

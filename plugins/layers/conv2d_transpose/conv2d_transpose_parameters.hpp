@@ -8,6 +8,7 @@
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/image_shape.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/params.hpp"
 #include "initializers.hpp"
@@ -41,15 +42,13 @@ struct Conv2dTranspose {
   }
   // G for a per-sample input `in` (an image in `layout`), batches up to `batch`.
   ConvGeometry geometry(const Shape& in, Layout layout, DType dtype, std::int64_t batch) const {
-    if (in.rank() != 3)
-      throw Error("conv2d_transpose expects image input (H, W, C), got " + in.str());
-    const bool nhwc = layout == Layout::nhwc;
-    const std::int64_t h_in = nhwc ? in[0] : in[1], w_in = nhwc ? in[1] : in[2];
+    const ImageShape image = image_of(in, layout, "conv2d_transpose");
+    const std::int64_t h_in = image.h, w_in = image.w;
     ConvGeometry g = window;
     g.layout = layout;
     g.dtype = dtype;
     g.n = batch;
-    g.k = nhwc ? in[2] : in[0];  // G's output channels: this layer's input channels
+    g.k = image.c;  // G's output channels: this layer's input channels
     g.c = filters;
     g.h = (h_in - 1) * g.stride_h - 2 * g.pad_h + g.dilation_h * (g.kh - 1) + 1 + output_padding_h;
     g.w = (w_in - 1) * g.stride_w - 2 * g.pad_w + g.dilation_w * (g.kw - 1) + 1 + output_padding_w;

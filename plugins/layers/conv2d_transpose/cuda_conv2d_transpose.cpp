@@ -6,7 +6,7 @@
 #include <array>
 
 #include "check.hpp"
-#include "conv2d_transpose_parameters.hpp"
+#include "conv2d_transpose_base.hpp"
 #include "cuda_conv_choice.hpp"
 #include "cuda_plugin.hpp"
 #include "descriptors.hpp"
@@ -16,34 +16,16 @@ namespace {
 using namespace dtnn;
 using namespace dtnn::cuda;
 
-class CudaConv2dTranspose final : public Layer {
+class CudaConv2dTranspose final : public layer_parameters::Conv2dTransposeBase {
  public:
-  explicit CudaConv2dTranspose(const Params& p) : settings_(p) {}
-  std::string type() const override { return "conv2d_transpose"; }
-  Shape output_shape() const override { return g_.x_shape(1).without_batch(); }
-  std::string weights_shape() const override { return w_.value.shape().str(); }
+  using Conv2dTransposeBase::Conv2dTransposeBase;
   std::string attributes() const override { return g_.window_str() + " cudnn"; }
-  double forward_flops(std::int64_t batch) const override {
-    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo()) *
-           static_cast<double>(g_.k * g_.c * g_.kh * g_.kw);
-  }
 
   void build(const LayerBuildContext& ctx) override {
     chw_of(ctx, "conv2d_transpose");  // refuses NHWC by name
-    g_ = settings_.geometry(ctx.input_shape, Layout::nchw, ctx.dtype, ctx.max_batch);
+    build_weights(ctx, Layout::nchw, Device::cuda);
     Context& cx = Context::get();
-    const std::int64_t window = g_.kh * g_.kw;
-    w_ = {"weights",
-          initialized(g_.w_shape(), g_.dtype, settings_.init.weights, g_.k * window, g_.c * window,
-                      ctx.seed),
-          Tensor::zeros(g_.w_shape(), g_.dtype, Layout::nchw, Device::cuda)};
-    if (settings_.use_bias) {
-      b_ = {"biases",
-            initialized(Shape{g_.c}, g_.dtype, settings_.init.biases, g_.k * window, g_.c * window,
-                        ctx.seed + 1),
-            Tensor::zeros(Shape{g_.c}, g_.dtype, Layout::nchw, Device::cuda)};
-      bias_desc_.set(1, g_.c, 1, 1, g_.dtype);
-    }
+    if (s_.use_bias) bias_desc_.set(1, g_.c, 1, 1, g_.dtype);
     filter_ = std::make_unique<FilterDesc>(g_.k, g_.c, g_.kh, g_.kw, g_.dtype);
     conv_ = std::make_unique<ConvDesc>(g_.pad_h, g_.pad_w, g_.stride_h, g_.stride_w, g_.dilation_h,
                                        g_.dilation_w, g_.dtype, cx.options().tf32);
@@ -51,43 +33,37 @@ class CudaConv2dTranspose final : public Layer {
     choose_algorithms(cx);
     cx.reserve_workspace(workspace_);
   }
-  std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{w_};
-    if (settings_.use_bias) p.push_back(b_);
-    return p;
-  }
-
   // G's input is this layer's output (big_desc_), G's output this layer's input (small_desc_).
   void forward(const Tensor& x, Tensor& y, Mode) override {
     Context& cx = Context::get();
     set_batch(x.dim(0));
     const Scalars s(g_.dtype);
     conv_->set_math(data_math_);
-    DTNN_CUDNN(cudnnConvolutionBackwardData(
-        cx.cudnn(), s.one(), *filter_, w_.value.raw(), small_desc_, x.raw(), *conv_, data_algo_,
-        cx.workspace(), cx.workspace_bytes(), s.zero(), big_desc_, y.raw()));
-    if (settings_.use_bias)
-      DTNN_CUDNN(cudnnAddTensor(cx.cudnn(), s.one(), bias_desc_, b_.value.raw(), s.one(), big_desc_,
-                                y.raw()));
+    DTNN_CUDNN(cudnnConvolutionBackwardData(cx.cudnn(), s.one(), *filter_, w_.raw(), small_desc_,
+                                            x.raw(), *conv_, data_algo_, cx.workspace(),
+                                            cx.workspace_bytes(), s.zero(), big_desc_, y.raw()));
+    if (s_.use_bias)
+      DTNN_CUDNN(
+          cudnnAddTensor(cx.cudnn(), s.one(), bias_desc_, b_.raw(), s.one(), big_desc_, y.raw()));
   }
 
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
     Context& cx = Context::get();
     set_batch(x.dim(0));
     const Scalars s(g_.dtype);
-    if (settings_.use_bias)
+    if (s_.use_bias)
       DTNN_CUDNN(cudnnConvolutionBackwardBias(cx.cudnn(), s.one(), big_desc_, dy.raw(), s.one(),
-                                              bias_desc_, b_.grad.raw()));
+                                              bias_desc_, db_.raw()));
     if (dx) {
       conv_->set_math(forward_math_);
       DTNN_CUDNN(cudnnConvolutionForward(cx.cudnn(), s.one(), big_desc_, dy.raw(), *filter_,
-                                         w_.value.raw(), *conv_, forward_algo_, cx.workspace(),
+                                         w_.raw(), *conv_, forward_algo_, cx.workspace(),
                                          cx.workspace_bytes(), s.zero(), small_desc_, dx->raw()));
     }
     conv_->set_math(filter_math_);
-    DTNN_CUDNN(cudnnConvolutionBackwardFilter(
-        cx.cudnn(), s.one(), big_desc_, dy.raw(), small_desc_, x.raw(), *conv_, filter_algo_,
-        cx.workspace(), cx.workspace_bytes(), s.one(), *filter_, w_.grad.raw()));
+    DTNN_CUDNN(cudnnConvolutionBackwardFilter(cx.cudnn(), s.one(), big_desc_, dy.raw(), small_desc_,
+                                              x.raw(), *conv_, filter_algo_, cx.workspace(),
+                                              cx.workspace_bytes(), s.one(), *filter_, dw_.raw()));
   }
 
  private:
@@ -127,10 +103,7 @@ class CudaConv2dTranspose final : public Layer {
     workspace_ = std::max({data_ws, forward_ws, filter_ws, std::size_t{256}});
   }
 
-  layer_parameters::Conv2dTranspose settings_;
-  ConvGeometry g_;  // the convolution this layer transposes, NCHW
   std::int64_t batch_ = -1;
-  Parameter w_, b_;
   TensorDesc big_desc_, small_desc_, bias_desc_;
   std::unique_ptr<FilterDesc> filter_;
   std::unique_ptr<ConvDesc> conv_;

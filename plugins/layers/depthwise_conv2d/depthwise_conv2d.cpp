@@ -11,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "conv_parameters.hpp"
+#include "conv_base.hpp"
 #include "dtnn/conv_algorithm.hpp"
-#include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
@@ -22,21 +21,10 @@ namespace {
 
 using namespace dtnn;
 
-class DepthwiseConv2d final : public Layer {
+class DepthwiseConv2d final : public layer_parameters::ConvBase {
  public:
-  explicit DepthwiseConv2d(const Params& p) : params_(p) {
-    const layer_parameters::DepthwiseConv2d settings(p);
-    g_ = settings.geometry;
-    use_bias_ = settings.use_bias;
-  }
+  explicit DepthwiseConv2d(const Params& p) : ConvBase(p, /*depthwise=*/true) {}
 
-  std::string type() const override { return "depthwise_conv2d"; }
-  Shape output_shape() const override { return g_.y_shape(1).without_batch(); }
-  std::string weights_shape() const override { return w_.shape().str(); }
-  double forward_flops(std::int64_t batch) const override {
-    return 2.0 * static_cast<double>(batch) * static_cast<double>(g_.ho() * g_.wo()) *
-           static_cast<double>(g_.c * g_.kh * g_.kw);
-  }
   std::string attributes() const override {
     auto s = [](std::int64_t v) { return std::to_string(v); };
     return "padding=(" + s(g_.pad_h) + "," + s(g_.pad_w) + ") stride=(" + s(g_.stride_h) + "," +
@@ -44,37 +32,11 @@ class DepthwiseConv2d final : public Layer {
   }
 
   void build(const LayerBuildContext& ctx) override {
-    const Shape& in = ctx.input_shape;
-    if (in.rank() != 3)
-      throw Error("depthwise_conv2d expects image input (H, W, C), got " + in.str());
+    build_geometry(ctx, ctx.layout);
+    build_weights(ctx, Device::cpu);
     nhwc_ = ctx.layout == Layout::nhwc;
-    g_.layout = ctx.layout;
-    g_.dtype = ctx.dtype;
-    g_.h = nhwc_ ? in[0] : in[1];
-    g_.w = nhwc_ ? in[1] : in[2];
-    g_.c = g_.k = nhwc_ ? in[2] : in[0];
-    if (g_.ho() < 1 || g_.wo() < 1) throw Error("kernel larger than the padded input: " + g_.str());
-    const Shape ws = nhwc_ ? Shape{g_.kh, g_.kw, g_.c} : Shape{g_.c, g_.kh, g_.kw};
-    w_ = Tensor::empty(ws, ctx.dtype);
-    dw_ = Tensor::zeros(ws, ctx.dtype);
-    const std::int64_t window = g_.kh * g_.kw;  // each output reads one channel's window
-    initialize(w_, params_.get_string("weights_initializer"), window, window, ctx.seed);
-    if (use_bias_) {
-      b_ = Tensor::empty(Shape{g_.c}, ctx.dtype);
-      db_ = Tensor::zeros(b_.shape(), ctx.dtype);
-      initialize(b_, params_.get_string("biases_initializer"), window, window, ctx.seed + 1);
-    }
     partial_ =
         Tensor::empty(Shape{std::max(1, omp_get_max_threads()) * (w_.numel() + g_.c)}, ctx.dtype);
-  }
-
-  void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
-    pydtnn_names::depthwise_conv2d(out, parameters());
-  }
-  std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (use_bias_) p.push_back({"biases", b_, db_});
-    return p;
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -205,10 +167,7 @@ class DepthwiseConv2d final : public Layer {
     });
   }
 
-  Params params_;
-  ConvGeometry g_;
-  bool nhwc_ = true, use_bias_ = true;
-  Tensor w_, dw_, b_, db_;
+  bool nhwc_ = true;
   Tensor partial_;  // [threads][weights + C] backward-filter's per-thread sums
 };
 

@@ -30,9 +30,8 @@ class EmbeddingBase : public Layer {
   void build_table(const LayerBuildContext& ctx, Device device) {
     input_ = ctx.input_shape;
     s_.output_shape(input_);  // checks the input's rank
-    Tensor host = Tensor::empty(Shape{s_.vocab, s_.units}, ctx.dtype, Layout::nchw);
-    initialize(host, s_.init, s_.vocab, s_.units, ctx.seed);
-    w_ = host.to(device);
+    w_ = initialized(Shape{s_.vocab, s_.units}, ctx.dtype, s_.init, s_.vocab, s_.units, ctx.seed,
+                     device);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype, Layout::nchw, device);
     if (s_.padding_id >= 0) {
       if (input_.rank() != 1)

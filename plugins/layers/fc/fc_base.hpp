@@ -39,10 +39,12 @@ class FcBase : public Layer {
   void build_weights(const LayerBuildContext& ctx, Device device) {
     input_ = ctx.input_shape;
     in_ = s_.features(input_);
-    w_ = initialized(Shape{in_, s_.units}, ctx.dtype, s_.init.weights, ctx.seed, device);
+    w_ = initialized(Shape{in_, s_.units}, ctx.dtype, s_.init.weights, in_, s_.units, ctx.seed,
+                     device);
     dw_ = Tensor::zeros(w_.shape(), ctx.dtype, Layout::nchw, device);
     if (s_.use_bias) {
-      b_ = initialized(Shape{s_.units}, ctx.dtype, s_.init.biases, ctx.seed + 1, device);
+      b_ = initialized(Shape{s_.units}, ctx.dtype, s_.init.biases, in_, s_.units, ctx.seed + 1,
+                       device);
       db_ = Tensor::zeros(b_.shape(), ctx.dtype, Layout::nchw, device);
     }
   }
@@ -53,14 +55,6 @@ class FcBase : public Layer {
   Shape input_;
   std::int64_t in_ = 0;
   Tensor w_, dw_, b_, db_;
-
- private:
-  Tensor initialized(const Shape& shape, DType dtype, const std::string& initializer,
-                     std::uint64_t seed, Device device) const {
-    Tensor host = Tensor::empty(shape, dtype, Layout::nchw);
-    initialize(host, initializer, in_, s_.units, seed);
-    return host.to(device);
-  }
 };
 
 }  // namespace dtnn::layer_parameters

@@ -18,7 +18,7 @@
 #include "cuda_plugin.hpp"
 #include "cuda_sequence_lengths.hpp"
 #include "launch.cuh"
-#include "multi_head_attention_parameters.hpp"
+#include "multi_head_attention_base.hpp"
 
 namespace {
 
@@ -69,91 +69,16 @@ __global__ void softmax_backward_kernel(T* ds, const T* p, std::int64_t rows, st
   }
 }
 
-class CudaMultiHeadAttention final : public Layer {
+class CudaMultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase {
  public:
-  explicit CudaMultiHeadAttention(const Params& p) : params_(p) {}
-  std::string type() const override { return "multi_head_attention"; }
-  Shape output_shape() const override { return Shape{t_, d_}; }
-  std::string weights_shape() const override {
-    return wq_.value.shape().str() + (params_.cross ? " + " + wkv_.value.shape().str() : "") +
-           " + " + wo_.value.shape().str();
-  }
+  using MultiHeadAttentionBase::MultiHeadAttentionBase;
   std::string attributes() const override { return params_.attributes() + " cublas"; }
-  double forward_flops(std::int64_t batch) const override {
-    const double rows = double(batch * t_), e = double(e_), key_rows = double(batch * s_);
-    const double projections =
-        params_.cross ? 2 * rows * double(d_) * 2 * e + 2 * key_rows * double(dm_) * 2 * e
-                      : 2 * rows * double(d_) * 4 * e;
-    return projections + 4 * double(batch) * double(t_) * double(s_) * e;
-  }
 
   void build(const LayerBuildContext& ctx) override {
-    layer_parameters::MultiHeadAttention::check_input(ctx.input_shape);
-    t_ = ctx.input_shape[0];
-    d_ = ctx.input_shape[1];
-    head_ = params_.head_of(d_);
-    e_ = params_.heads * head_;
+    build_attention(ctx, Device::cuda);
     dtype_ = ctx.dtype;
-    const bool cross = params_.cross;
-    std::shared_ptr<const SequenceLengths> lengths =
-        ctx.extensions.shared<SequenceContext>().lengths;
-    memory_ = params_.memory(ctx);
-    if (cross) {
-      s_ = memory_->shape[0];
-      dm_ = memory_->shape[1];
-      lengths = memory_->lengths;
-    } else {
-      s_ = t_;
-      dm_ = d_;
-    }
-    const std::string& wi = params_.init.weights;
-    const std::string& bi = params_.init.biases;
-    auto zeros = [&](const Shape& s) {
-      return Tensor::zeros(s, dtype_, Layout::nchw, Device::cuda);
-    };
-    auto parameter = [&](const std::string& name, const Shape& shape, const std::string& init,
-                         std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed) {
-      return Parameter{name, initialized(shape, dtype_, init, fan_in, fan_out, seed), zeros(shape)};
-    };
-    // The CPU layer's parameters, initialisers and seeds. Self: [Q K V] from one [D, 3E]
-    // projection; cross: Q from [D, E], K and V from the memory's [Dm, 2E].
-    const std::string q = cross ? "_q" : "_qkv";
-    const std::int64_t q_width = cross ? e_ : 3 * e_;
-    wq_ = parameter("weights" + q, Shape{d_, q_width}, wi, d_, e_, ctx.seed);
-    wo_ = parameter("weights_out", Shape{e_, d_}, wi, e_, d_, ctx.seed + 1);
-    if (cross) wkv_ = parameter("weights_kv", Shape{dm_, 2 * e_}, wi, dm_, e_, ctx.seed + 4);
-    if (params_.use_bias) {
-      bq_ = parameter("biases" + q, Shape{q_width}, bi, d_, d_, ctx.seed + 2);
-      bo_ = parameter("biases_out", Shape{d_}, bi, d_, d_, ctx.seed + 3);
-      if (cross) bkv_ = parameter("biases_kv", Shape{2 * e_}, bi, d_, d_, ctx.seed + 5);
-    }
-    const std::int64_t n = ctx.max_batch;
-    auto buffer = [&](const Shape& s) {
-      return Tensor::empty(s, dtype_, Layout::nchw, Device::cuda);
-    };
-    q_ = buffer(Shape{n, t_, q_width});
-    dq_ = buffer(q_.shape());
-    if (cross) {
-      kv_ = buffer(Shape{n, s_, 2 * e_});
-      dkv_ = buffer(kv_.shape());
-    }
-    context_ = buffer(Shape{n, t_, e_});
-    dcontext_ = buffer(context_.shape());
-    probs_ = buffer(Shape{n, params_.heads, t_, s_});
-    dprobs_ = buffer(probs_.shape());
-    lengths_ = std::make_unique<DeviceLengths>(lengths, n);
-  }
-
-  std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{wq_};
-    if (params_.use_bias) p.push_back(bq_);
-    if (params_.cross) {
-      p.push_back(wkv_);
-      if (params_.use_bias) p.push_back(bkv_);
-    }
-    p.push_back(wo_);
-    if (params_.use_bias) p.push_back(bo_);
-    return p;
+    dprobs_ = Tensor::empty(probs_.shape(), dtype_, Layout::nchw, Device::cuda);
+    device_lengths_ = std::make_unique<DeviceLengths>(lengths_, ctx.max_batch);
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -169,7 +94,7 @@ class CudaMultiHeadAttention final : public Layer {
                     std::to_string(n));
       project(memory_->value.raw(), n * s_, dm_, wkv_, bkv_, kv_.raw());
     }
-    const std::int64_t* lengths = lengths_->upload(n, "multi_head_attention");
+    const std::int64_t* lengths = device_lengths_->upload(n, "multi_head_attention");
     const Strides l = strides();
     const std::int64_t heads = params_.heads, ts = t_ * s_;
     const std::size_t bytes = dtype_size(dtype_);
@@ -272,13 +197,9 @@ class CudaMultiHeadAttention final : public Layer {
                     params_.use_bias ? b.grad.raw() : nullptr, din);
   }
 
-  layer_parameters::MultiHeadAttention params_;
-  std::int64_t t_ = 0, s_ = 0, d_ = 0, dm_ = 0, head_ = 0, e_ = 0;
   DType dtype_ = DType::float32;
-  std::shared_ptr<DecoderMemory> memory_;
-  std::unique_ptr<DeviceLengths> lengths_;
-  Parameter wq_, bq_, wkv_, bkv_, wo_, bo_;
-  Tensor q_, dq_, kv_, dkv_, context_, dcontext_, probs_, dprobs_;
+  std::unique_ptr<DeviceLengths> device_lengths_;  // lengths_ on the GPU
+  Tensor dprobs_;
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new CudaMultiHeadAttention(p); }

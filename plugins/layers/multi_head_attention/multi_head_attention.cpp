@@ -31,13 +31,12 @@
 #include "dtnn/dense.hpp"
 #include "dtnn/fast_math.hpp"
 #include "dtnn/gemm.hpp"
-#include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/reductions.hpp"
 #include "dtnn/sequence_context.hpp"
-#include "multi_head_attention_parameters.hpp"
+#include "multi_head_attention_base.hpp"
 
 namespace {
 
@@ -45,103 +44,15 @@ using namespace dtnn;
 
 constexpr std::int64_t kQueryBlock = 64;  // query rows per block of causal attention
 
-class MultiHeadAttention final : public Layer {
+class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase {
  public:
-  explicit MultiHeadAttention(const Params& p)
-      : params_(p),
-        heads_(params_.heads),
-        causal_(params_.causal),
-        cross_(params_.cross),
-        use_bias_(params_.use_bias),
-        weights_init_(params_.init.weights),
-        biases_init_(params_.init.biases) {}
-
-  std::string type() const override { return "multi_head_attention"; }
-  Shape output_shape() const override { return Shape{t_, d_model_}; }
-  std::string weights_shape() const override {
-    return wq_.shape().str() + (cross_ ? " + " + wkv_.shape().str() : "") + " + " +
-           wo_.shape().str();
-  }
-  std::string attributes() const override { return params_.attributes(); }
-  double forward_flops(std::int64_t batch) const override {
-    const double rows = double(batch * t_), d = double(d_model_), e = double(inner_);
-    const double key_rows = double(batch * s_), dm = double(d_memory_);
-    const double projections =
-        cross_ ? 2 * rows * d * 2 * e + 2 * key_rows * dm * 2 * e : 2 * rows * d * 4 * e;
-    const double attention = 4 * double(batch) * double(t_) * double(s_) * e;
-    return projections + (causal_ ? attention * causal_fraction() : attention);
-  }
+  using MultiHeadAttentionBase::MultiHeadAttentionBase;
 
   void build(const LayerBuildContext& ctx) override {
-    layer_parameters::MultiHeadAttention::check_input(ctx.input_shape);
-    t_ = ctx.input_shape[0];
-    d_model_ = ctx.input_shape[1];
+    build_attention(ctx, Device::cpu);
     precision_ = ctx.precision;
-    head_ = params_.head_of(d_model_);
-    inner_ = heads_ * head_;
-    memory_ = params_.memory(ctx);
-    if (cross_) {
-      s_ = memory_->shape[0];
-      d_memory_ = memory_->shape[1];
-      lengths_ = memory_->lengths;
-    } else {
-      s_ = t_;
-      d_memory_ = d_model_;
-      lengths_ = ctx.extensions.shared<SequenceContext>().lengths;
-    }
-    const DType dt = ctx.dtype;
-    const std::int64_t d = d_model_, e = inner_, n = ctx.max_batch;
-    // Self: one [D, 3E] projection for Q, K and V. Cross: [D, E] for Q, [Dm, 2E] for K and V.
-    wq_ = Tensor::empty(Shape{d, cross_ ? e : 3 * e}, dt);
-    initialize(wq_, weights_init_, d, e, ctx.seed);
-    wo_ = Tensor::empty(Shape{e, d}, dt);
-    initialize(wo_, weights_init_, e, d, ctx.seed + 1);
-    if (cross_) {
-      wkv_ = Tensor::empty(Shape{d_memory_, 2 * e}, dt);
-      initialize(wkv_, weights_init_, d_memory_, e, ctx.seed + 4);
-    }
-    if (use_bias_) {
-      bq_ = Tensor::empty(Shape{wq_.dim(1)}, dt);
-      initialize(bq_, biases_init_, d, d, ctx.seed + 2);
-      bo_ = Tensor::empty(Shape{d}, dt);
-      initialize(bo_, biases_init_, d, d, ctx.seed + 3);
-      if (cross_) {
-        bkv_ = Tensor::empty(Shape{2 * e}, dt);
-        initialize(bkv_, biases_init_, d, d, ctx.seed + 5);
-      }
-    }
-    dwq_ = Tensor::zeros(wq_.shape(), dt);
-    dwo_ = Tensor::zeros(wo_.shape(), dt);
-    if (cross_) dwkv_ = Tensor::zeros(wkv_.shape(), dt);
-    if (use_bias_) {
-      dbq_ = Tensor::zeros(bq_.shape(), dt);
-      dbo_ = Tensor::zeros(bo_.shape(), dt);
-      if (cross_) dbkv_ = Tensor::zeros(bkv_.shape(), dt);
-    }
-    q_ = Tensor::empty(Shape{n, t_, wq_.dim(1)}, dt);
-    dq_ = Tensor::empty(q_.shape(), dt);
-    if (cross_) {
-      kv_ = Tensor::empty(Shape{n, s_, 2 * e}, dt);
-      dkv_ = Tensor::empty(kv_.shape(), dt);
-      dmemory_ = Tensor::empty(Shape{n, s_, d_memory_}, dt);
-    }
-    context_ = Tensor::empty(Shape{n, t_, e}, dt);
-    dcontext_ = Tensor::empty(context_.shape(), dt);
-    probs_ = Tensor::empty(Shape{n, heads_, t_, s_}, dt);
-    scratch_ = Tensor::empty(Shape{std::max(1, omp_get_max_threads()), t_, s_}, dt);
-  }
-
-  std::vector<Parameter> parameters() override {
-    const std::string q = cross_ ? "_q" : "_qkv";
-    std::vector<Parameter> p{{"weights" + q, wq_, dwq_}};
-    if (use_bias_) p.push_back({"biases" + q, bq_, dbq_});
-    if (cross_) {
-      p.push_back({"weights_kv", wkv_, dwkv_});
-      if (use_bias_) p.push_back({"biases_kv", bkv_, dbkv_});
-    }
-    p.push_back({"weights_out", wo_, dwo_});
-    if (use_bias_) p.push_back({"biases_out", bo_, dbo_});
-    return p;
+    if (params_.cross) dmemory_ = Tensor::empty(Shape{ctx.max_batch, s_, dm_}, ctx.dtype);
+    scratch_ = Tensor::empty(Shape{std::max(1, omp_get_max_threads()), t_, s_}, ctx.dtype);
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -153,7 +64,8 @@ class MultiHeadAttention final : public Layer {
 
  private:
   // The share of the T x S products causal attention computes with query blocks.
-  double causal_fraction() const {
+  double attention_share() const override {
+    if (!params_.causal) return 1.0;
     const std::int64_t blocks = (t_ + kQueryBlock - 1) / kQueryBlock;
     double done = 0;
     for (std::int64_t b = 0; b < blocks; ++b) done += double(std::min(t_, (b + 1) * kQueryBlock));
@@ -161,28 +73,28 @@ class MultiHeadAttention final : public Layer {
   }
   // Keys that query row i of a sequence with `keys` unpadded keys sees.
   std::int64_t seen_by(std::int64_t i, std::int64_t keys) const {
-    return causal_ ? std::min(i + 1, keys) : keys;
+    return params_.causal ? std::min(i + 1, keys) : keys;
   }
-  std::int64_t block_rows() const { return causal_ ? kQueryBlock : t_; }
+  std::int64_t block_rows() const { return params_.causal ? kQueryBlock : t_; }
   // The row strides of the query and key-value buffers ([N, T, ldq] and [N, S, ldkv]): Q, K and V
   // side by side in one buffer for self-attention, Q alone and K, V side by side for cross.
   std::int64_t ldq() const { return q_.dim(2); }
-  std::int64_t ldkv() const { return cross_ ? 2 * inner_ : 3 * inner_; }
+  std::int64_t ldkv() const { return params_.cross ? 2 * e_ : 3 * e_; }
   // Where pair nh (sample nh / heads, head nh % heads) starts in those buffers (K and V follow at
   // +0 and +E in the key-value one), and in the context's [N, T, E].
   std::int64_t q_offset(std::int64_t nh) const {
-    return (nh / heads_) * t_ * ldq() + (nh % heads_) * head_;
+    return (nh / params_.heads) * t_ * ldq() + (nh % params_.heads) * head_;
   }
   std::int64_t kv_offset(std::int64_t nh) const {
-    return (nh / heads_) * s_ * ldkv() + (nh % heads_) * head_;
+    return (nh / params_.heads) * s_ * ldkv() + (nh % params_.heads) * head_;
   }
   std::int64_t context_offset(std::int64_t nh) const {
-    return (nh / heads_) * t_ * inner_ + (nh % heads_) * head_;
+    return (nh / params_.heads) * t_ * e_ + (nh % params_.heads) * head_;
   }
   // The first key of the key-value buffer: K after Q in self-attention's combined one.
   template <class T>
   T* keys_base(Tensor& q, Tensor& kv) const {
-    return cross_ ? kv.data<T>() : q.data<T>() + inner_;
+    return params_.cross ? kv.data<T>() : q.data<T>() + e_;
   }
   // Sample n's unpadded keys.
   std::int64_t keys_of(std::int64_t n) const { return lengths_ ? lengths_->keys(n, s_) : s_; }
@@ -190,28 +102,28 @@ class MultiHeadAttention final : public Layer {
   // out[r, :] = in[r, :] w (+ b) for rows r, and its gradients (dtnn/dense.hpp); an undefined b
   // or db is no bias.
   template <class T>
-  void project(const T* in, std::int64_t rows, std::int64_t width_in, const Tensor& w,
-               const Tensor& b, T* out) const {
-    dense::forward(in, rows, width_in, w.data<T>(), w.dim(1), b.defined() ? b.data<T>() : nullptr,
-                   out, precision_);
+  void project(const T* in, std::int64_t rows, std::int64_t width_in, const Parameter& w,
+               const Parameter& b, T* out) const {
+    dense::forward(in, rows, width_in, w.value.data<T>(), w.value.dim(1),
+                   params_.use_bias ? b.value.data<T>() : nullptr, out, precision_);
   }
   template <class T>
   void project_backward(const T* in, const T* g, std::int64_t rows, std::int64_t width_in,
-                        const Tensor& w, Tensor& dw, Tensor& db, T* din) const {
-    dense::backward(in, g, rows, width_in, w.data<T>(), w.dim(1), dw.data<T>(),
-                    db.defined() ? db.data<T>() : nullptr, din, precision_);
+                        const Parameter& w, const Parameter& b, T* din) const {
+    dense::backward(in, g, rows, width_in, w.value.data<T>(), w.value.dim(1), w.grad.data<T>(),
+                    params_.use_bias ? b.grad.data<T>() : nullptr, din, precision_);
   }
 
   template <class T>
   void forward_t(const Tensor& x, Tensor& y) {
-    const std::int64_t n = x.dim(0), d = d_model_, e = inner_;
+    const std::int64_t n = x.dim(0), d = d_, e = e_;
     project(x.data<T>(), n * t_, d, wq_, bq_, q_.data<T>());
-    if (cross_) {
+    if (params_.cross) {
       if (memory_->value.dim(0) < n)
         throw Error("multi_head_attention: the decoder memory holds " +
                     std::to_string(memory_->value.dim(0)) + " samples, the input " +
                     std::to_string(n));
-      project(memory_->value.data<T>(), n * s_, d_memory_, wkv_, bkv_, kv_.data<T>());
+      project(memory_->value.data<T>(), n * s_, dm_, wkv_, bkv_, kv_.data<T>());
     }
     const T* qs = q_.data<T>();
     const T* ks = keys_base<T>(q_, kv_);
@@ -219,14 +131,14 @@ class MultiHeadAttention final : public Layer {
     T* probs = probs_.data<T>();
     const T scale = T(1) / std::sqrt(T(head_));
     const std::int64_t lq = ldq(), lkv = ldkv();
-#pragma omp parallel for schedule(dynamic) if (n * heads_ > 1)
-    for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
+#pragma omp parallel for schedule(dynamic) if (n * params_.heads > 1)
+    for (std::int64_t nh = 0; nh < n * params_.heads; ++nh) {
       const T* q = qs + q_offset(nh);
       const T* k = ks + kv_offset(nh);
       const T* v = k + e;
       T* p = probs + nh * t_ * s_;
       T* c = context + context_offset(nh);
-      const std::int64_t valid = keys_of(nh / heads_);
+      const std::int64_t valid = keys_of(nh / params_.heads);
       for (std::int64_t row = 0; row < t_; row += block_rows()) {
         const std::int64_t rows = std::min(block_rows(), t_ - row);
         const std::int64_t keys = seen_by(row + rows - 1, valid);
@@ -253,9 +165,9 @@ class MultiHeadAttention final : public Layer {
 
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
-    const std::int64_t n = x.dim(0), d = d_model_, e = inner_;
+    const std::int64_t n = x.dim(0), d = d_, e = e_;
     T* dcontext = dcontext_.data<T>();
-    project_backward(context_.data<T>(), dy.data<T>(), n * t_, e, wo_, dwo_, dbo_, dcontext);
+    project_backward(context_.data<T>(), dy.data<T>(), n * t_, e, wo_, bo_, dcontext);
     const T* qs = q_.data<T>();
     const T* ks = keys_base<T>(q_, kv_);
     T* dqs = dq_.data<T>();
@@ -263,8 +175,8 @@ class MultiHeadAttention final : public Layer {
     const T* probs = probs_.data<T>();
     const T scale = T(1) / std::sqrt(T(head_));
     const std::int64_t lq = ldq(), lkv = ldkv();
-#pragma omp parallel for schedule(dynamic) if (n * heads_ > 1)
-    for (std::int64_t nh = 0; nh < n * heads_; ++nh) {
+#pragma omp parallel for schedule(dynamic) if (n * params_.heads > 1)
+    for (std::int64_t nh = 0; nh < n * params_.heads; ++nh) {
       const T* q = qs + q_offset(nh);
       const T* k = ks + kv_offset(nh);
       const T* v = k + e;
@@ -279,7 +191,7 @@ class MultiHeadAttention final : public Layer {
         std::fill_n(dk + j * lkv, head_, T(0));
         std::fill_n(dv + j * lkv, head_, T(0));
       }
-      const std::int64_t valid = keys_of(nh / heads_);
+      const std::int64_t valid = keys_of(nh / params_.heads);
       for (std::int64_t row = 0; row < t_; row += block_rows()) {
         const std::int64_t rows = std::min(block_rows(), t_ - row);
         const std::int64_t keys = seen_by(row + rows - 1, valid);
@@ -300,31 +212,23 @@ class MultiHeadAttention final : public Layer {
              lkv);
       }
     }
-    project_backward(x.data<T>(), dqs, n * t_, d, wq_, dwq_, dbq_,
+    project_backward(x.data<T>(), dqs, n * t_, d, wq_, bq_,
                      dx ? dx->data<T>() : static_cast<T*>(nullptr));
-    if (cross_) add_memory_gradient<T>(n);
+    if (params_.cross) add_memory_gradient<T>(n);
   }
 
   // dm += d[K V] Wkv^T: the memory's gradient from this layer, added to the other readers'.
   template <class T>
   void add_memory_gradient(std::int64_t n) {
     T* dm = dmemory_.data<T>();
-    project_backward(memory_->value.data<T>(), dkv_.data<T>(), n * s_, d_memory_, wkv_, dwkv_,
-                     dbkv_, dm);
+    project_backward(memory_->value.data<T>(), dkv_.data<T>(), n * s_, dm_, wkv_, bkv_, dm);
     T* __restrict out = memory_->grad.data<T>();
-    parallel_for(n * s_ * d_memory_, kParallelGrain, [&](std::int64_t i) { out[i] += dm[i]; });
+    parallel_for(n * s_ * dm_, kParallelGrain, [&](std::int64_t i) { out[i] += dm[i]; });
   }
 
-  layer_parameters::MultiHeadAttention params_;
-  std::int64_t heads_;
-  bool causal_, cross_, use_bias_;
-  std::string weights_init_, biases_init_;
-  std::int64_t t_ = 0, s_ = 0, d_model_ = 0, d_memory_ = 0, head_ = 0, inner_ = 0;
   Precision precision_ = Precision::fp32;  // of the projections' and the scores' products
-  std::shared_ptr<const SequenceLengths> lengths_;
-  std::shared_ptr<DecoderMemory> memory_;
-  Tensor wq_, bq_, wkv_, bkv_, wo_, bo_, dwq_, dbq_, dwkv_, dbkv_, dwo_, dbo_;
-  Tensor q_, dq_, kv_, dkv_, dmemory_, context_, dcontext_, probs_, scratch_;
+  Tensor dmemory_;                         // [N, S, Dm] this layer's share of the memory's gradient
+  Tensor scratch_;                         // [threads, T, S] dS of the pair a thread works on
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new MultiHeadAttention(p); }

@@ -6,7 +6,7 @@
 #include "cuda_dense.hpp"
 #include "cuda_plugin.hpp"
 #include "launch.cuh"
-#include "patch_embedding_parameters.hpp"
+#include "patch_embedding_base.hpp"
 
 namespace {
 
@@ -39,63 +39,37 @@ __global__ void patches_kernel(T* image, T* rows, std::size_t n, Geometry g) {
   }
 }
 
-class CudaPatchEmbedding final : public Layer {
+class CudaPatchEmbedding final : public layer_parameters::PatchEmbeddingBase {
  public:
-  explicit CudaPatchEmbedding(const Params& p) : params_(p) {}
-  std::string type() const override { return "patch_embedding"; }
-  Shape output_shape() const override { return Shape{patches(), params_.units}; }
-  std::string weights_shape() const override { return w_.value.shape().str(); }
-  std::string attributes() const override { return params_.attributes(); }
-  double forward_flops(std::int64_t batch) const override {
-    return 2.0 * double(batch * patches()) * double(w_.value.numel());
-  }
+  using PatchEmbeddingBase::PatchEmbeddingBase;
 
   void build(const LayerBuildContext& ctx) override {
-    if (ctx.input_shape.rank() != 3)
-      throw Error("patch_embedding: expected an image (H, W, C), got " + ctx.input_shape.str());
-    const Chw in = chw_of(ctx, "patch_embedding");
-    g_ = {in.c, in.h, in.w, params_.patch};
-    params_.check_image(g_.h, g_.w);
+    chw_of(ctx, "patch_embedding");  // refuses NHWC by name
+    build_weights(ctx, Layout::nchw, Device::cuda);
+    g_ = {image_.c, image_.h, image_.w, s_.patch};
     dtype_ = ctx.dtype;
-    const std::int64_t width = params_.patch * params_.patch * g_.c, units = params_.units;
-    w_ = {"weights",
-          initialized(Shape{width, units}, dtype_, params_.init.weights, width, units, ctx.seed),
-          Tensor::zeros(Shape{width, units}, dtype_, Layout::nchw, Device::cuda)};
-    if (params_.use_bias)
-      b_ = {"biases",
-            initialized(Shape{units}, dtype_, params_.init.biases, width, units, ctx.seed + 1),
-            Tensor::zeros(Shape{units}, dtype_, Layout::nchw, Device::cuda)};
-    rows_ =
-        Tensor::empty(Shape{ctx.max_batch * patches(), width}, dtype_, Layout::nchw, Device::cuda);
+    rows_ = Tensor::empty(Shape{ctx.max_batch * patches(), width()}, dtype_, Layout::nchw,
+                          Device::cuda);
     drows_ = Tensor::empty(rows_.shape(), dtype_, Layout::nchw, Device::cuda);
   }
 
-  std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{w_};
-    if (params_.use_bias) p.push_back(b_);
-    return p;
-  }
-
   void forward(const Tensor& x, Tensor& y, Mode) override {
-    const std::int64_t rows = x.dim(0) * patches(), width = w_.value.dim(0);
+    const std::int64_t rows = x.dim(0) * patches(), width = w_.dim(0);
     if (rows == 0) return;
     move<true>(const_cast<void*>(x.raw()), rows_.raw(), std::size_t(rows * width));
-    dense::forward(dtype_, rows_.raw(), rows, width, w_.value.raw(), params_.units,
-                   params_.use_bias ? b_.value.raw() : nullptr, y.raw());
+    dense::forward(dtype_, rows_.raw(), rows, width, w_.raw(), s_.units,
+                   s_.use_bias ? b_.raw() : nullptr, y.raw());
   }
 
   void backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) override {
-    const std::int64_t rows = x.dim(0) * patches(), width = w_.value.dim(0);
+    const std::int64_t rows = x.dim(0) * patches(), width = w_.dim(0);
     if (rows == 0) return;
-    dense::backward(dtype_, rows_.raw(), dy.raw(), rows, width, w_.value.raw(), params_.units,
-                    w_.grad.raw(), params_.use_bias ? b_.grad.raw() : nullptr,
-                    dx ? drows_.raw() : nullptr);
+    dense::backward(dtype_, rows_.raw(), dy.raw(), rows, width, w_.raw(), s_.units, dw_.raw(),
+                    s_.use_bias ? db_.raw() : nullptr, dx ? drows_.raw() : nullptr);
     if (dx) move<false>(dx->raw(), drows_.raw(), std::size_t(rows * width));
   }
 
  private:
-  std::int64_t patches() const { return (g_.h / g_.patch) * (g_.w / g_.patch); }
-
   template <bool kGather>
   void move(void* image, void* rows, std::size_t n) const {
     by_dtype(dtype_, [&](auto z) {
@@ -106,10 +80,8 @@ class CudaPatchEmbedding final : public Layer {
     check_launch();
   }
 
-  layer_parameters::PatchEmbedding params_;
   Geometry g_{1, 1, 1, 1};
   DType dtype_ = DType::float32;
-  Parameter w_, b_;
   Tensor rows_, drows_;
 };
 

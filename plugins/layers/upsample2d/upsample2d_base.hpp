@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "dtnn/error.hpp"
+#include "dtnn/image_shape.hpp"
 #include "dtnn/layer.hpp"
 #include "upsample2d_parameters.hpp"
 
@@ -16,19 +16,17 @@ class Upsample2dBase : public Layer {
   std::string type() const override { return "upsample2d"; }
   std::string attributes() const override { return s_.attributes(); }
   Shape output_shape() const override {
-    const std::int64_t ho = h_ * s_.rows, wo = w_ * s_.columns;
-    return nhwc_ ? Shape{ho, wo, c_} : Shape{c_, ho, wo};
+    return image_shape(h_ * s_.rows, w_ * s_.columns, c_, nhwc_ ? Layout::nhwc : Layout::nchw);
   }
 
  protected:
   // The input image (H, W, C in the model's layout), checked.
   void build_shape(const LayerBuildContext& ctx) {
-    const Shape& in = ctx.input_shape;
-    if (in.rank() != 3) throw Error("upsample2d expects image input (H, W, C), got " + in.str());
+    const ImageShape in = image_of(ctx.input_shape, ctx.layout, "upsample2d");
     nhwc_ = ctx.layout == Layout::nhwc;
-    h_ = nhwc_ ? in[0] : in[1];
-    w_ = nhwc_ ? in[1] : in[2];
-    c_ = nhwc_ ? in[2] : in[0];
+    h_ = in.h;
+    w_ = in.w;
+    c_ = in.c;
   }
 
   Upsample2d s_;
