@@ -15,6 +15,7 @@
 #include "dtnn/image_shape.hpp"
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
+#include "weights_and_biases.hpp"
 
 namespace dtnn::layer_parameters {
 
@@ -45,9 +46,7 @@ class ConvBase : public Layer {
   }
 
   std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (use_bias_) p.push_back({"biases", b_, db_});
-    return p;
+    return weights_and_biases(w_, dw_, b_, db_, use_bias_);
   }
   void pydtnn_arrays(PydtnnArrays& out, const Shape&) override {
     if (depthwise_)

@@ -8,6 +8,7 @@
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "fc_parameters.hpp"
+#include "weights_and_biases.hpp"
 
 namespace dtnn::layer_parameters {
 
@@ -28,9 +29,7 @@ class FcBase : public Layer {
     pydtnn_names::fc(out, parameters());
   }
   std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (s_.use_bias) p.push_back({"biases", b_, db_});
-    return p;
+    return weights_and_biases(w_, dw_, b_, db_, s_.use_bias);
   }
 
  protected:

@@ -9,6 +9,7 @@
 #include "dtnn/initializer.hpp"
 #include "dtnn/layer.hpp"
 #include "patch_embedding_parameters.hpp"
+#include "weights_and_biases.hpp"
 
 namespace dtnn::layer_parameters {
 
@@ -24,9 +25,7 @@ class PatchEmbeddingBase : public Layer {
     return 2.0 * double(batch * patches()) * double(w_.numel());
   }
   std::vector<Parameter> parameters() override {
-    std::vector<Parameter> p{{"weights", w_, dw_}};
-    if (s_.use_bias) p.push_back({"biases", b_, db_});
-    return p;
+    return weights_and_biases(w_, dw_, b_, db_, s_.use_bias);
   }
 
  protected:
