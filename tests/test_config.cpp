@@ -191,9 +191,12 @@ TEST_CASE(
       continue;
     }
     if (key == "parallel.codec.name") continue;  // a plugin choice's name
-    if (key.rfind("parallel.codec.", 0) == 0) {  // a codec's parameter: ckks's
-      const PluginRecord* r = test::plugins().find("codec", "ckks");
-      if (r) CHECK_MESSAGE(json::parse(r->parameters).contains(key.substr(15)), key);
+    if (key.rfind("parallel.codec.", 0) == 0) {  // a codec's parameter: ckks's or oktopk's
+      bool known = false;
+      for (const char* name : {"ckks", "oktopk"})
+        if (const PluginRecord* r = test::plugins().find("codec", name))
+          known = known || json::parse(r->parameters).contains(key.substr(15));
+      if (test::plugins().find("codec", "ckks")) CHECK_MESSAGE(known, key);
       continue;
     }
     if (key.rfind("parallel.communicator.", 0) == 0) {  // the name, or tcp's or mqtt's parameter
@@ -288,8 +291,8 @@ TEST_CASE("PyDTNN's boolean forms: bare, --no-FLAG, and 1.x's --FLAG True") {
                                  "--evaluate_only=True", "--batch-size", "3", "--shared-data=false",
                                  "--no-such", "--tracing=false"});
   // A refused flag's number is its value, not a stray experiment file.
-  CHECK(config::explicit_booleans({"--optimizer-tau", "0.5", "x.json"}) ==
-        std::vector<std::string>{"--optimizer-tau=0.5", "x.json"});
+  CHECK(config::explicit_booleans({"--crop-images-size", "24", "x.json"}) ==
+        std::vector<std::string>{"--crop-images-size=24", "x.json"});
   // A fraction of a second is a timeout too.
   CHECK(make_experiment(json{{"model", "simplemlp"}}, {"parallel.timeout_s=0.5"}, "t")
             .json["parallel"]["timeout_s"] == 0.5);
@@ -343,6 +346,20 @@ TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, ref
   CHECK(settings({{"use-loss-weights", "true"}, {"loss-weights", "1,2"}}).sets ==
         std::vector<std::string>{"loss.weights=[1,2]"});
   CHECK(settings({{"loss-eps", "1e-8"}}).sets == std::vector<std::string>{"loss.eps=1e-08"});
+
+  // PyDTNN 3.x's Ok-Topk optimizer: sgd over the oktopk codec, with its parameters.
+  s = settings({{"optimizer", "oktopk"},
+                {"optimizer-density", "0.05"},
+                {"optimizer-tau", "8"},
+                {"optimizer-tau-prime", "4"},
+                {"oktopk-min-k", "2"}});
+  CHECK(s.error == "");
+  CHECK(s.notes.at(0).starts_with("--optimizer oktopk: dtnn's sgd with the oktopk codec"));
+  const ExperimentConfig e = make_experiment(json{{"model", "simplemlp"}}, s.sets, "t");
+  CHECK(e.json["optimizer"]["name"] == "sgd");
+  CHECK(e.json["parallel"]["codec"] ==
+        json::parse(R"({"name": "oktopk", "density": 0.05, "tau": 8, "tau_prime": 4,
+                        "min_k": 2})"));
 }
 
 TEST_CASE("PyDTNN's other model names resolve to the zoo's files") {

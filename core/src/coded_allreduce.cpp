@@ -24,12 +24,12 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
                                 std::size_t region, std::span<const BucketMatrix> matrices) {
   if (codec_.combination() == Codec::Combination::reduce) {
     if (states_.size() <= region) states_.resize(region + 1);
-    if (!error_feedback) return codec_.reduce(comm_, data, matrices, states_[region], name);
+    if (!error_feedback) return codec_.reduce(comm_, data, matrices, states_[region], name, {});
     std::vector<float>& r = carry(region, data);
     std::copy(r.begin(), r.end(), data.begin());
-    const std::size_t bytes = codec_.reduce(comm_, data, matrices, states_[region], name);
-    const float share = 1.0f / static_cast<float>(comm_.size());
-    for (std::size_t i = 0; i < data.size(); ++i) r[i] -= share * data[i];
+    sent_.assign(data.size(), 0.0f);
+    const std::size_t bytes = codec_.reduce(comm_, data, matrices, states_[region], name, sent_);
+    for (std::size_t i = 0; i < data.size(); ++i) r[i] -= sent_[i];
     return bytes;
   }
   const std::size_t n = data.size(), bytes = codec_.payload_bytes(n);

@@ -30,6 +30,17 @@ Dataset::~Dataset() = default;
 Tokenizer::~Tokenizer() = default;
 Communicator::~Communicator() = default;
 
+void Communicator::alltoall(const void* send, void* recv, std::size_t count, DType dtype,
+                            std::string_view name) {
+  const auto ranks = static_cast<std::size_t>(size()), me = static_cast<std::size_t>(rank());
+  const std::size_t block = count * dtype_size(dtype);
+  std::vector<std::byte> all(ranks * ranks * block);
+  allgather(send, all.data(), ranks * count, dtype, name);
+  auto* out = static_cast<std::byte*>(recv);
+  for (std::size_t r = 0; r < ranks; ++r)  // rank r's block for this rank
+    std::memcpy(out + r * block, all.data() + (r * ranks + me) * block, block);
+}
+
 std::vector<std::string> allgather_text(Communicator& comm, const std::string& text,
                                         std::size_t max_chars, std::string_view name) {
   const std::size_t line = max_chars + 1;  // a 0 ends each
@@ -55,7 +66,7 @@ void Codec::combine(std::span<unsigned char>, std::span<const unsigned char>) co
   throw Error("a codec says its payloads combine (Codec::Combination::combine) but has no combine");
 }
 std::size_t Codec::reduce(Communicator&, std::span<float>, std::span<const BucketMatrix>,
-                          std::vector<float>&, const std::string&) const {
+                          std::vector<float>&, const std::string&, std::span<float>) const {
   throw Error(
       "a codec says it sums over the ranks itself (Codec::Combination::reduce) but has no "
       "reduce");

@@ -188,13 +188,14 @@ const Flag kFlags[] = {
     {"epsilon", "optimizer.epsilon", 'f', "epsilon (rmsprop, adam, nadam; PyDTNN 1.x's name)"},
     {"rho", "optimizer.rho", 'f', "rho (rmsprop; PyDTNN 1.x's name)"},
     {"optimizer-rho", "optimizer.rho", 'f', "rho (rmsprop)"},
-    {"optimizer-tau", "", 'r', "see --optimizer-density"},
-    {"optimizer-tau-prime", "", 'r', "see --optimizer-density"},
-    {"optimizer-density", "", 'r',
-     "the oktopk optimizers' sparse exchange: dtnn's is the topk codec with error feedback, "
-     "--set 'parallel.codec={\"name\": \"topk\", \"density\": D}' (exact top-k; Ok-Topk's "
-     "threshold estimation, tau and tau-prime, is not in dtnn)"},
-    {"oktopk-min-k", "", 'r', "see --optimizer-density"},
+    {"optimizer-tau", "parallel.codec.tau", 'i',
+     "oktopk: sums between re-balancing the regions each rank sums"},
+    {"optimizer-tau-prime", "parallel.codec.tau_prime", 'i',
+     "oktopk: sums between re-estimating the thresholds (kept in between)"},
+    {"optimizer-density", "parallel.codec.density", 'f',
+     "oktopk, topk: the fraction of each bucket's values sent (--optimizer oktopk: Ok-Topk's "
+     "sparse allreduce, the oktopk codec with sgd)"},
+    {"oktopk-min-k", "parallel.codec.min_k", 'i', "oktopk: the fewest values a bucket sends"},
     {"loss-func", "loss.name", 's',
      "loss plugin (categorical_cross_entropy, nll or negative_log_likelihood, ...)"},
     {"loss-eps", "loss.eps", 'f',
@@ -432,6 +433,13 @@ std::optional<std::string> flag_assignment(const Flag& f, const std::string& raw
   }
 }
 
+namespace {
+// The names of PyDTNN 3.x's Ok-Topk optimizers.
+bool is_oktopk_optimizer(const std::string& name) {
+  return name == "oktopk" || name == "sgd_oktopk" || name == "oktopksp";
+}
+}  // namespace
+
 FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>>& given) {
   FlagSettings out;
   auto fail = [&](const std::string& why) {
@@ -454,12 +462,20 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
       continue;
     }
     std::string why;
-    const auto set = flag_assignment(*f, value, why);
+    auto set = flag_assignment(*f, value, why);
     if (!set) {
       fail(why);
       continue;
     }
     const std::string flag = std::string("--") + f->flag;
+    if (std::string_view(f->flag) == "optimizer" && is_oktopk_optimizer(value)) {
+      // PyDTNN 3.x's Ok-Topk optimizers: SGD over Ok-Topk's sparse allreduce, in dtnn the sgd
+      // optimizer and the oktopk codec.
+      out.notes.push_back(flag + " " + value +
+                          ": dtnn's sgd with the oktopk codec (parallel.codec, docs/federated.md)");
+      out.sets.push_back("parallel.codec.name=\"oktopk\"");
+      set = "optimizer.name=\"sgd\"";
+    }
     if (f->kind == '-' || f->kind == '~') {
       if (!is_gate(*f)) out.notes.push_back(flag + " has no effect: " + f->help);
       continue;

@@ -39,6 +39,11 @@ double NetworkModel::allgather_seconds(double bytes_per_rank, int ranks) const {
   return ranks <= 1 ? 0.0 : (ranks - 1) * message_seconds(bytes_per_rank);
 }
 
+// p - 1 steps, each sending one block to one rank and receiving one from another.
+double NetworkModel::alltoall_seconds(double bytes_per_block, int ranks) const {
+  return ranks <= 1 ? 0.0 : (ranks - 1) * message_seconds(bytes_per_block);
+}
+
 double NetworkModel::barrier_seconds(int ranks) const {
   return ranks <= 1 ? 0.0 : 2 * log2_ceil(ranks) * message_seconds(0);
 }

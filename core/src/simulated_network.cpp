@@ -73,6 +73,13 @@ void SimulatedNetwork::allgather(const void* send, void* recv, std::size_t count
   wait_until(deadline);
 }
 
+void SimulatedNetwork::alltoall(const void* send, void* recv, std::size_t count, DType dtype,
+                                std::string_view name) {
+  inner_->alltoall(send, recv, count, dtype, name);
+  const auto deadline = book(network_.alltoall_seconds(bytes(count, dtype), size()));
+  wait_until(deadline);
+}
+
 void SimulatedNetwork::barrier(std::string_view name) {
   inner_->barrier(name);
   const auto deadline = book(network_.barrier_seconds(size()));

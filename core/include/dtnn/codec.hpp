@@ -74,11 +74,14 @@ class DTNN_CORE_EXPORT Codec : public Plugin {
   // on every rank, by the codec's own collectives on comm (named `name`). matrices: where data's
   // tensors lie (empty: data is one tensor, its shape the codec's choice). state is what the codec
   // keeps of this bucket between sums (PowerSGD's factors, its warm start): empty at the first,
-  // kept by the exchange. On one rank, with no matrices and an empty state, it must equal
-  // decode(encode(data)). Returns the bytes this rank sent. The default refuses.
+  // kept by the exchange. sent: with error feedback (else empty), data's size, where the codec
+  // writes what of this rank's values the sum carries, which the exchange subtracts from what it
+  // keeps (PowerSGD: an equal share of the sum; Ok-Topk: its values where it was taken). On one
+  // rank, with no matrices and an empty state, it must equal decode(encode(data)). Returns the
+  // bytes this rank sent. The default refuses.
   virtual std::size_t reduce(Communicator& comm, std::span<float> data,
                              std::span<const BucketMatrix> matrices, std::vector<float>& state,
-                             const std::string& name) const;
+                             const std::string& name, std::span<float> sent) const;
   // False for a codec whose encoding is randomised (encryption): two encodings of the same values
   // then differ, and decode to the values within the contraction, not bit for bit.
   virtual bool deterministic() const { return true; }

@@ -55,6 +55,7 @@ class DTNN_CORE_EXPORT CodedAllreduce {
   std::vector<std::vector<float>> states_;  // reduce codecs
   std::vector<float> send_, recv_;          // payloads, in floats (the communicators' unit)
   std::vector<unsigned char> words_;        // add_words, combine: the payloads' sum
+  std::vector<float> sent_;                 // reduce codecs: what this rank's values sent
   std::uint64_t round_ = 0;                 // add_words: sums so far, the masks' round
 };
 

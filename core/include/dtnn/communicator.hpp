@@ -38,6 +38,12 @@ class DTNN_CORE_EXPORT Communicator : public Plugin {
   // recv holds size() * count elements; rank r's send lands at recv + r * count.
   virtual void allgather(const void* send, void* recv, std::size_t count, DType dtype,
                          std::string_view name) = 0;
+  // send holds size() * count elements, block j (at send + j * count) for rank j; recv holds
+  // size() * count, rank r's block for this rank landing at recv + r * count. The default gathers
+  // every rank's whole send (size() times the bytes an all-to-all moves) and keeps its blocks;
+  // a communicator with an all-to-all of its own overrides it.
+  virtual void alltoall(const void* send, void* recv, std::size_t count, DType dtype,
+                        std::string_view name);
   virtual void barrier(std::string_view name) = 0;
   // The longest one rank waits in one collective (parallel.timeout_s). Past it the rank reports
   // the collective and the ranks that have not reached it, and ends the job. 0: wait forever.

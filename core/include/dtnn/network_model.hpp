@@ -2,8 +2,8 @@
 // (beta), as MPI libraries and NCCL run them: an allreduce by a ring (2(p-1) steps, each rank
 // sending 2(p-1)/p of the buffer) or by a tree (recursive doubling: ceil(log2 p) exchanges of the
 // whole buffer), whichever is cheaper for the size, as Open MPI's tuned component and NCCL choose;
-// a broadcast by a binomial tree; an allgather by a ring. Used by the simulated network
-// (parallel.simulated_network) and by `dtnn predict`.
+// a broadcast by a binomial tree; an allgather by a ring; an all-to-all by pairwise exchange. Used
+// by the simulated network (parallel.simulated_network) and by `dtnn predict`.
 #pragma once
 #include <string>
 
@@ -21,6 +21,7 @@ struct NetworkModel {
   DTNN_CORE_EXPORT double allreduce_seconds(double bytes, int ranks) const;
   DTNN_CORE_EXPORT double broadcast_seconds(double bytes, int ranks) const;
   DTNN_CORE_EXPORT double allgather_seconds(double bytes_per_rank, int ranks) const;
+  DTNN_CORE_EXPORT double alltoall_seconds(double bytes_per_block, int ranks) const;
   DTNN_CORE_EXPORT double barrier_seconds(int ranks) const;
   DTNN_CORE_EXPORT std::string describe() const;  // "10 us, 25 Gb/s"
 };

@@ -28,6 +28,8 @@ class DTNN_CORE_EXPORT SimulatedNetwork final : public Communicator {
                  std::string_view name) override;
   void allgather(const void* send, void* recv, std::size_t count, DType dtype,
                  std::string_view name) override;
+  void alltoall(const void* send, void* recv, std::size_t count, DType dtype,
+                std::string_view name) override;
   void barrier(std::string_view name) override;
   void set_timeout(double seconds) override { inner_->set_timeout(seconds); }
   bool accepts_memory_of(Device d) const override { return inner_->accepts_memory_of(d); }

@@ -60,6 +60,16 @@ std::vector<Check> check_communicator(Communicator& comm) {
     check("broadcast gives the root's values to every rank",
           d == std::vector<double>{double(root), double(root) * 2});
   }
+  {  // block j of rank r's send: 100 r + j, twice; rank r's block for this rank lands at r
+    std::vector<float> send(2 * static_cast<std::size_t>(size)), recv(send.size(), -1.0f),
+        expected(send.size());
+    for (int j = 0; j < size; ++j) {
+      send[2 * j] = send[2 * j + 1] = float(100 * rank + j);
+      expected[2 * j] = expected[2 * j + 1] = float(100 * j + rank);
+    }
+    comm.alltoall(send.data(), recv.data(), 2, DType::float32, "conformance alltoall");
+    check("alltoall gives each rank its block of every rank's values", recv == expected);
+  }
   comm.barrier("conformance barrier");
   check("barrier returns", true);
   return out;

@@ -103,7 +103,7 @@ class PowerSgd final : public Codec {
 
   std::size_t reduce(Communicator& comm, std::span<float> data,
                      std::span<const BucketMatrix> matrices, std::vector<float>& state,
-                     const std::string& name) const override {
+                     const std::string& name, std::span<float> sent) const override {
     // The pieces: the exchange's tensors, or the whole bucket as one matrix.
     std::vector<Piece> pieces;
     if (matrices.empty()) {
@@ -171,6 +171,9 @@ class PowerSgd final : public Codec {
                                              std::span(state).subspan(p.q_at, p.q_size()), p.s);
       std::copy_n(sum.begin(), p.count, out.begin());
     }
+    // Error feedback keeps what this rank's equal share of the sum left out.
+    const float share = 1.0f / static_cast<float>(comm.size());
+    for (std::size_t i = 0; i < sent.size(); ++i) sent[i] = share * data[i];
     return sizeof(float) * (sums.size() + state.size());
   }
 

@@ -121,7 +121,7 @@ TEST_CASE("powersgd: a bucket's tensors as their own matrices, the gaps zeros, a
   const std::vector<BucketMatrix> matrices = {{0, 10, 12}, {128, 1, 5}};
   LocalCommunicator local;
   std::vector<float> state;
-  CHECK(codec->reduce(local, bucket, matrices, state, "test") == 4 * ((10 + 12) * 2 + 5));
+  CHECK(codec->reduce(local, bucket, matrices, state, "test", {}) == 4 * ((10 + 12) * 2 + 5));
   CHECK(state.size() == 12 * 2);  // the filters' Q, for the next step
   for (std::size_t i = 0; i < 120; ++i) CHECK(bucket[i] == doctest::Approx(held[i]).epsilon(1e-5));
   for (std::size_t i = 120; i < 128; ++i) CHECK(bucket[i] == 0.0f);

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <numeric>
 #include <vector>
 
 #include "dtnn/codec.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "sparse_pairs.hpp"
 
 namespace {
 
@@ -30,7 +30,7 @@ class TopK final : public Codec {
         static_cast<std::size_t>(std::ceil(density_ * static_cast<double>(n))), 1, n);
   }
 
-  std::size_t payload_bytes(std::size_t n) const override { return 8 * k(n); }
+  std::size_t payload_bytes(std::size_t n) const override { return codecs::kPairBytes * k(n); }
 
   void encode(std::span<const float> x, std::span<unsigned char> payload) const override {
     const std::size_t n = x.size(), keep = k(n);
@@ -42,24 +42,19 @@ class TopK final : public Codec {
     };
     if (keep < n) std::nth_element(order.begin(), order.begin() + keep, order.end(), larger);
     std::sort(order.begin(), order.begin() + keep);  // ascending indices: decode walks forward
-    for (std::size_t j = 0; j < keep; ++j) {
-      std::memcpy(payload.data() + 8 * j, &order[j], 4);
-      std::memcpy(payload.data() + 8 * j + 4, &x[order[j]], 4);
-    }
+    for (std::size_t j = 0; j < keep; ++j)
+      codecs::write_pair(payload.data() + codecs::kPairBytes * j, {order[j], x[order[j]]});
   }
 
   void decode_add(std::span<const unsigned char> payload, std::span<float> out,
                   float scale) const override {
     const std::size_t keep = k(out.size());
     for (std::size_t j = 0; j < keep; ++j) {
-      std::uint32_t index;
-      float value;
-      std::memcpy(&index, payload.data() + 8 * j, 4);
-      std::memcpy(&value, payload.data() + 8 * j + 4, 4);
-      if (index >= out.size())  // a peer's payload: checked, never trusted
-        throw Error("topk: a payload's index " + std::to_string(index) + " is beyond its " +
+      const codecs::Pair p = codecs::read_pair(payload.data() + codecs::kPairBytes * j);
+      if (p.index >= out.size())  // a peer's payload: checked, never trusted
+        throw Error("topk: a payload's index " + std::to_string(p.index) + " is beyond its " +
                     std::to_string(out.size()) + " values (a peer with another model?)");
-      out[index] += scale * value;
+      out[p.index] += scale * p.value;
     }
   }
 

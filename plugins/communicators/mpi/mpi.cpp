@@ -151,6 +151,16 @@ class Mpi final : public Communicator {
         [&](MPI_Request* r) { return MPI_Iallgather(from, n, type, recv, n, type, comm_, r); });
   }
 
+  void alltoall(const void* send, void* recv, std::size_t count, DType dtype,
+                std::string_view name) override {
+    if (count > kMaxCount) throw Error("MPI: alltoall above 2^30 elements per block");
+    const int n = static_cast<int>(count);
+    const MPI_Datatype type = mpi_type(dtype);
+    collective(
+        name, "alltoall", [&] { return MPI_Alltoall(send, n, type, recv, n, type, comm_); },
+        [&](MPI_Request* r) { return MPI_Ialltoall(send, n, type, recv, n, type, comm_, r); });
+  }
+
   // CUDA-aware: Open MPI built with CUDA support says so at run time (its cuda extension);
   // other MPI libraries are not assumed to be.
   bool accepts_memory_of(Device d) const override {
