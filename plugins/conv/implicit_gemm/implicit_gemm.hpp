@@ -9,6 +9,12 @@
 //         for jr, ir:                 micro-kernel: MR x NR of C from kc products
 //
 // The threads split the rows of C (in whole micro-panels); each packs its own A and B.
+//
+// Lower precision (ConvGeometry::precision, float only): the packed panels are what the products
+// read, so they are made so once packed. In bf16 on a CPU with AVX512-BF16 each panel becomes
+// bf16 pairs in place and a 12 x 32 micro-kernel sums pairs of products into float32 with
+// `vdpbf16ps` (bf16_ukr.hpp); otherwise the panels' values are rounded to the format in place and
+// BLIS's float32 micro-kernel multiplies them (fp16 always: no CPU here has its dot product).
 #pragma once
 #include <blis.h>
 #include <omp.h>
@@ -17,9 +23,13 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "bf16_ukr.hpp"
+#include "dtnn/precision.hpp"
+
 namespace dtnn::implicit_gemm {
 
-// BLIS's native micro-kernel for T on this CPU, and its blocking parameters.
+// The micro-kernel for T on this CPU (BLIS's native one, or the bf16 one), its blocking
+// parameters, and what the panels become once packed.
 template <class T>
 struct Kernel {
   using Ukr = void (*)(dim_t m, dim_t n, dim_t k, T* alpha, T* a, T* b, T* beta, T* c, inc_t rs_c,
@@ -27,11 +37,22 @@ struct Kernel {
   Ukr ukr = nullptr;
   cntx_t* cntx = nullptr;
   std::int64_t mr = 0, nr = 0, mc = 0, kc = 0, nc = 0;
+  Precision precision = Precision::fp32;  // of the operands the products read
+  bool bf16_pairs = false;                // packed panels become bf16 pairs (bf16_ukr.hpp)
 
-  static Kernel query() {
+  static Kernel query(Precision precision = Precision::fp32) {
     constexpr num_t dt = std::is_same_v<T, float> ? BLIS_FLOAT : BLIS_DOUBLE;
     Kernel k;
     k.cntx = bli_gks_query_cntx();
+    if constexpr (std::is_same_v<T, float>) {
+      k.precision = precision;
+      if (precision == Precision::bf16 && bf16::available()) {
+        k.ukr = &bf16::ukr;
+        k.mr = bf16::kMr, k.nr = bf16::kNr, k.mc = bf16::kMc, k.kc = bf16::kKc, k.nc = bf16::kNc;
+        k.bf16_pairs = true;
+        return k;
+      }
+    }
     k.ukr = reinterpret_cast<Ukr>(bli_cntx_get_l3_nat_ukr_dt(dt, BLIS_GEMM_UKR, k.cntx));
     k.mr = bli_cntx_get_blksz_def_dt(dt, BLIS_MR, k.cntx);
     k.nr = bli_cntx_get_blksz_def_dt(dt, BLIS_NR, k.cntx);
@@ -40,6 +61,19 @@ struct Kernel {
     k.nc = bli_cntx_get_blksz_def_dt(dt, BLIS_NC, k.cntx);
     return k;
   }
+
+  // Makes `panels` packed panels of `width` (mr or nr) x kc values at p what the micro-kernel
+  // reads: nothing in float32, bf16 pairs in place, or values rounded in place.
+  void prepare(T* p, std::int64_t panels, std::int64_t width, std::int64_t kc) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (bf16_pairs) {
+        for (std::int64_t i = 0; i < panels; ++i) bf16::to_pairs(p + i * width * kc, width, kc);
+      } else if (precision != Precision::fp32) {
+        round_to(precision, p, p, panels * width * kc);
+      }
+    }
+  }
+  bool lower() const { return precision != Precision::fp32; }
 
   // Whether run() can use these blocking parameters (its per-thread row table holds MC rows).
   bool fits() const;
@@ -192,9 +226,14 @@ void run(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64_t k, Pa
           for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b_buf + jr * kc);
         }
         // (the loops' closing barrier: the whole panel is packed)
+        if (kr.lower()) {
+#pragma omp for schedule(static)
+          for (std::int64_t jr = 0; jr < nc; jr += kr.nr) kr.prepare(b_buf + jr * kc, 1, kr.nr, kc);
+        }
         for (std::int64_t ic = row0; ic < row1; ic += kr.mc) {
           const std::int64_t mc = std::min(kr.mc, row1 - ic);
           for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
+          kr.prepare(a, (mc + kr.mr - 1) / kr.mr, kr.mr, kc);
           multiply_block(kr, ic, mc, jc, nc, kc, a, b_buf, pc == 0 ? beta : T(1), c, scratch);
         }
 #pragma omp barrier  // every thread is done with the panel before the next one is packed
@@ -231,9 +270,11 @@ void run_split_k(const Kernel<T>& kr, std::int64_t m, std::int64_t n, std::int64
       for (std::int64_t pc = k0; pc < k1; pc += kr.kc) {
         const std::int64_t kc = std::min(kr.kc, k1 - pc);
         for (std::int64_t jr = 0; jr < nc; jr += kr.nr) pack_b(jc + jr, pc, kc, b + jr * kc);
+        kr.prepare(b, (nc + kr.nr - 1) / kr.nr, kr.nr, kc);
         for (std::int64_t ic = 0; ic < m; ic += kr.mc) {
           const std::int64_t mc = std::min(kr.mc, m - ic);
           for (std::int64_t ir = 0; ir < mc; ir += kr.mr) pack_a(ic + ir, pc, kc, a + ir * kc);
+          kr.prepare(a, (mc + kr.mr - 1) / kr.mr, kr.mr, kc);
           multiply_block(kr, ic, mc, jc, nc, kc, a, b, pc == k0 ? T(0) : T(1), private_c, scratch);
         }
       }

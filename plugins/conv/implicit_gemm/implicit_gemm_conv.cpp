@@ -143,7 +143,7 @@ class GemmConv final : public ConvAlgorithm {
         }
     dispatch_dtype(g.dtype, [&](auto z) {
       using T = decltype(z);
-      const auto kr = ig::Kernel<T>::query();
+      const auto kr = ig::Kernel<T>::query(g_.precision);
       if (!kr.fits())
         throw Error("conv 'implicit_gemm': BLIS micro-kernel " + std::to_string(kr.mr) + "x" +
                     std::to_string(kr.nr) + " with MC " + std::to_string(kr.mc) +
@@ -200,8 +200,8 @@ class GemmConv final : public ConvAlgorithm {
     dispatch_dtype(g_.dtype, [&](auto z) {
       using T = decltype(z);
       if (pointwise_)
-        return gemm(false, false, pixels(x), g_.k, g_.c, T(1), x.data<T>(), g_.c, w.data<T>(), g_.k,
-                    T(0), y.data<T>(), g_.k);
+        return gemm(g_.precision, false, false, pixels(x), g_.k, g_.c, T(1), x.data<T>(), g_.c,
+                    w.data<T>(), g_.k, T(0), y.data<T>(), g_.k);
       memory_ = claim_workspace();
       if (shallow_) return forward_shallow<T>(x, w, y);
       forward_t<T>(x, w, y);
@@ -211,8 +211,8 @@ class GemmConv final : public ConvAlgorithm {
     dispatch_dtype(g_.dtype, [&](auto z) {
       using T = decltype(z);
       if (pointwise_)
-        return gemm(false, true, pixels(dy), g_.c, g_.k, T(1), dy.data<T>(), g_.k, w.data<T>(),
-                    g_.k, T(0), dx.data<T>(), g_.c);
+        return gemm(g_.precision, false, true, pixels(dy), g_.c, g_.k, T(1), dy.data<T>(), g_.k,
+                    w.data<T>(), g_.k, T(0), dx.data<T>(), g_.c);
       memory_ = claim_workspace();
       if (shallow_data_) return data_shallow<T>(dy, w, dx);
       data_t<T>(dy, w, dx);
@@ -222,8 +222,8 @@ class GemmConv final : public ConvAlgorithm {
     dispatch_dtype(g_.dtype, [&](auto z) {
       using T = decltype(z);
       if (pointwise_)
-        return gemm(true, false, g_.c, g_.k, pixels(x), T(1), x.data<T>(), g_.c, dy.data<T>(), g_.k,
-                    T(1), dw.data<T>(), g_.k);
+        return gemm(g_.precision, true, false, g_.c, g_.k, pixels(x), T(1), x.data<T>(), g_.c,
+                    dy.data<T>(), g_.k, T(1), dw.data<T>(), g_.k);
       memory_ = claim_workspace();
       if (shallow_) return filter_shallow<T>(x, dy, dw);
       filter_t<T>(x, dy, dw);
@@ -474,7 +474,7 @@ class GemmConv final : public ConvAlgorithm {
                      std::int64_t source_cs, std::int64_t batch, const PixelGrid& grid,
                      std::int64_t img_h, std::int64_t img_w, Tensor& out, Source&& source,
                      Field&& field, std::span<const std::int64_t> offsets) {
-    const auto kr = ig::Kernel<T>::query();
+    const auto kr = ig::Kernel<T>::query(g_.precision);
     const std::int64_t m = batch * grid.h * grid.w;
     const T* filter = wt.data<T>();
     const ActivationStrides os = activation_strides(g_.layout, img_h, img_w, outer);
@@ -586,7 +586,7 @@ class GemmConv final : public ConvAlgorithm {
   // dw = im2col^T dy: dw is written row-major.
   template <class T>
   void filter_t(const Tensor& xt, const Tensor& dyt, Tensor& dwt) {
-    const auto kr = ig::Kernel<T>::query();
+    const auto kr = ig::Kernel<T>::query(g_.precision);
     const Image<T> x = image<T>(xt, g_.h, g_.w, g_.c);
     const Image<T> dy = image<T>(dyt, g_.ho(), g_.wo(), g_.k);
     const std::int64_t taps_c = g_.kh * g_.kw * g_.c, pixels = xt.dim(0) * g_.ho() * g_.wo();
@@ -762,8 +762,8 @@ class GemmConv final : public ConvAlgorithm {
     for_pixel_blocks(xt.dim(0) * ho * wo, [&](int t, std::int64_t p0, std::int64_t count) {
       T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
       pack_pixels(x, p0, count, rows);
-      gemm(false, false, count, g_.k, tc, T(1), rows, tc, wt.data<T>(), g_.k, T(0), y + p0 * g_.k,
-           g_.k);
+      gemm(g_.precision, false, false, count, g_.k, tc, T(1), rows, tc, wt.data<T>(), g_.k, T(0),
+           y + p0 * g_.k, g_.k);
     });
   }
 
@@ -781,8 +781,8 @@ class GemmConv final : public ConvAlgorithm {
         [&](int t, std::int64_t p0, std::int64_t count) {
           T* rows = panels<T>(rows_at_) + t * kShallowRows * shallow_row_;
           pack_pixels(x, p0, count, rows);
-          gemm(true, false, tc, g_.k, count, T(1), rows, tc, dy + p0 * g_.k, g_.k, T(1),
-               dws ? dws + t * size : dwt.data<T>(), g_.k);
+          gemm(g_.precision, true, false, tc, g_.k, count, T(1), rows, tc, dy + p0 * g_.k, g_.k,
+               T(1), dws ? dws + t * size : dwt.data<T>(), g_.k);
         },
         /*fixed=*/true);
     if (!dws) return;
@@ -829,8 +829,8 @@ class GemmConv final : public ConvAlgorithm {
                          dy_rows + r * depth + ti * g_.k, 1, g_.k);
               }
             }
-            gemm(false, false, count, g_.c, depth, T(1), dy_rows, depth, filter, g_.c, T(0), rows,
-                 g_.c);
+            gemm(g_.precision, false, false, count, g_.c, depth, T(1), dy_rows, depth, filter, g_.c,
+                 T(0), rows, g_.c);
             Pixel o = Pixel::at(p0, grid.h, grid.w);
             for (std::int64_t r = 0; r < count; ++r, o.next(grid.h, grid.w))
               copy_short(rows + r * g_.c,
@@ -894,7 +894,7 @@ DTNN_EXPORT_PLUGIN(
         .description =
             "implicit GEMM on BLIS's micro-kernel, im2col done while packing (no cols buffer)",
         .parameters = R"({"path": "auto", "split_filter": "auto"})",
-        .traits = R"({"aliases": ["gemm"],
+        .traits = R"({"aliases": ["gemm"], "precisions": ["bf16", "fp16"],
                   "conformance": [{"params": {}}, {"params": {"path": "microkernel"}},
                                   {"params": {"path": "shallow"}},
                                   {"params": {"split_filter": "never"}}]})",
