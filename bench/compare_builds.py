@@ -36,6 +36,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
+                   help="training.precision of both builds' runs")
     p.add_argument("--steps", type=int, default=0,
                    help="batches per run (0: 400 for simplecnn/simplemlp, 40 for the others)")
     a = p.parse_args()
@@ -64,7 +66,7 @@ def main():
         results.append(dict(model=model, baseline=runs["baseline"], candidate=runs["candidate"],
                             ratio=round(c / b, 3), paired_ratio=round(paired, 3)))
     print("JSON " + json.dumps(dict(baseline=a.baseline, candidate=a.candidate, baseline_env=a.baseline_env,
-                                    candidate_env=a.candidate_env, threads=a.threads,
+                                    candidate_env=a.candidate_env, threads=a.threads, precision=a.precision,
                                     batch_size=a.batch_size, repeats=a.repeats, results=results)))
 
 
