@@ -67,7 +67,8 @@ struct Kernel {
   void prepare(T* p, std::int64_t panels, std::int64_t width, std::int64_t kc) const {
     if constexpr (std::is_same_v<T, float>) {
       if (bf16_pairs) {
-        for (std::int64_t i = 0; i < panels; ++i) bf16::to_pairs(p + i * width * kc, width, kc);
+        for (std::int64_t i = 0; i < panels; ++i)
+          bf16::to_pairs_fast(p + i * width * kc, width, kc);
       } else if (precision != Precision::fp32) {
         round_to(precision, p, p, panels * width * kc);
       }

@@ -314,6 +314,8 @@ class GemmConv final : public ConvAlgorithm {
         return fixed(std::integral_constant<std::int64_t, 6>{});
       case 8:
         return fixed(std::integral_constant<std::int64_t, 8>{});
+      case 12:  // the bf16 micro-kernel's (bf16_ukr.hpp)
+        return fixed(std::integral_constant<std::int64_t, 12>{});
       case 16:
         return fixed(std::integral_constant<std::int64_t, 16>{});
       default:
