@@ -16,8 +16,9 @@ loopback (mqtt's through a Mosquitto broker started here, scripts/mqtt-broker.sh
   Dirichlet 0.5), 4 clients averaging their models every 10 steps (FedAvg) for 2 epochs over tcp
   with TLS, and so with the fp16 codec, with secure aggregation (the secagg codec) and with
   homomorphic encryption (the ckks codec, where it is built), reach within 1 point of the test
-  accuracy of the same run under mpirun. With avail2all, rank 3 killed mid-run:
-  the others finish, and the history says who took part in the synchronisations.
+  accuracy of the same run under mpirun. With avail2all, rank 3 killed mid-run, plain and with
+  secure aggregation: the others finish, and the history says who took part in the
+  synchronisations.
 - With --mqtt: two ranks over mqtt with TLS train to MPI's history too; a rank killed mid-run is
   named by the other within seconds (the broker publishes its last will); the 4 federated clients
   over mqtt with TLS reach within 1 point of MPI's accuracy too.
@@ -188,6 +189,8 @@ def federated(dtnn, mpiexec, mqtt, d, certs):
         if ok:
             accuracy[name] = test_accuracy(history)
     leaving(dtnn, d, certs, fed)
+    # Secure aggregation goes on too: the others remove the masks they shared with rank 3.
+    leaving(dtnn, d, certs, fed, ["--codec", "secagg"], "tcp, secure aggregation")
     if not mpiexec:
         return
     history = os.path.join(d, "fed_mpi.json")
@@ -216,12 +219,14 @@ def connected(port, n, timeout=60):
     return False
 
 
-def leaving(dtnn, d, certs, fed):
+def leaving(dtnn, d, certs, fed, extra=(), name="tcp"):
     """4 federated clients with avail2all over tcp with TLS; rank 3 killed mid-run: the others
     finish, and the history says from which synchronisation on rank 3 took no part."""
     port = free_port()
     history = os.path.join(d, "leaving.json")
-    procs = [start([dtnn, "run", *fed, "--model-sync-participation", "avail2all",
+    if os.path.exists(history):
+        os.remove(history)
+    procs = [start([dtnn, "run", *fed, *extra, "--model-sync-participation", "avail2all",
                     *tcp_flags(rank, port, certs, world=4)] +
                    (["--history", history] if rank == 0 else [])) for rank in range(4)]
     met = connected(port, 3)
@@ -230,9 +235,10 @@ def leaving(dtnn, d, certs, fed):
     procs[3].send_signal(signal.SIGKILL)
     results = finish(procs[:3])
     finish(procs[3:], timeout=10)
-    check(met and alive, "4 federated clients (avail2all) were training when rank 3 was killed")
+    check(met and alive, f"4 federated clients (avail2all, {name}) were training when rank 3 "
+          "was killed")
     check(all(code == 0 for code, _ in results),
-          f"the other 3 finish the run ({[c for c, _ in results]}: {results[0][1][-400:]})")
+          f"{name}: the other 3 finish the run ({[c for c, _ in results]}: {results[0][1][-400:]})")
     check("rank 3 left the run in epoch" in results[0][1] and
           "training goes on with ranks 0, 1, 2" in results[0][1],
           "rank 0 says when rank 3 left and who goes on")
@@ -248,7 +254,8 @@ def leaving(dtnn, d, certs, fed):
           [0, 1, 2] in [p["ranks"] for p in parts] and parts[-1]["step"] > 0,
           f"the history says who took part in the synchronisations: {parts}")
     accuracy = h["test"]["categorical_accuracy"]
-    check(accuracy > 0.6, f"without rank 3's site from then on: test accuracy {100 * accuracy:.2f}%")
+    check(accuracy > 0.6, f"{name}: without rank 3's site from then on: test accuracy "
+          f"{100 * accuracy:.2f}%")
 
 
 def mqtt_runs(dtnn, d, certs, mpi_history):

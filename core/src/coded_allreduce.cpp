@@ -1,13 +1,25 @@
 #include "dtnn/coded_allreduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "dtnn/codec.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/log.hpp"
 
 namespace dtnn {
+
+namespace {
+
+std::string listed(const std::vector<int>& ranks) {
+  std::string text;
+  for (int r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
+  return text;
+}
+
+}  // namespace
 
 CodedAllreduce::CodedAllreduce(const Codec& codec, Communicator& comm)
     : codec_(codec), comm_(comm) {}
@@ -36,7 +48,6 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
   const std::size_t words = (bytes + sizeof(float) - 1) / sizeof(float);
   const auto ranks = static_cast<std::size_t>(comm_.size());
   send_.assign(words, 0.0f);
-  recv_.resize(words * ranks);
   auto payload = [&](float* at) {
     return std::span<unsigned char>(reinterpret_cast<unsigned char*>(at), bytes);
   };
@@ -47,40 +58,96 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
   } else {
     codec_.encode(data, payload(send_.data()));
   }
-  const bool add_words = codec_.combination() == Codec::Combination::add_words;
-  if (add_words) {
+  const Codec::Combination combination = codec_.combination();
+  const std::uint64_t round = round_;
+  if (combination == Codec::Combination::add_words) {
     DTNN_CHECK(bytes % sizeof(std::uint64_t) == 0, "an add_words codec's payload is not words");
     codec_.mask(payload(send_.data()), round_++);
   }
-  comm_.allgather(send_.data(), recv_.data(), words, DType::float32, name);
+  const std::size_t block = gather(words, name);
   std::fill(data.begin(), data.end(), 0.0f);
-  const Codec::Combination combination = codec_.combination();
   if (combination == Codec::Combination::decode_each) {
     for (std::size_t rank = 0; rank < ranks; ++rank)
-      codec_.decode_add(payload(recv_.data() + rank * words), data, 1.0f);
+      if (present(rank)) codec_.decode_add(payload(recv_.data() + rank * block), data, 1.0f);
     return bytes;
   }
   if (combination == Codec::Combination::combine) {
-    const auto first = payload(recv_.data());
-    words_.assign(first.begin(), first.end());
-    for (std::size_t rank = 1; rank < ranks; ++rank)
-      codec_.combine(words_, payload(recv_.data() + rank * words));
+    bool first = true;
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+      if (!present(rank)) continue;
+      const auto from = payload(recv_.data() + rank * block);
+      if (first)
+        words_.assign(from.begin(), from.end());
+      else
+        codec_.combine(words_, from);
+      first = false;
+    }
     codec_.decode_add(words_, data, 1.0f);
     return bytes;
   }
   words_.assign(bytes, 0);
-  for (std::size_t rank = 0; rank < ranks; ++rank) {
-    const unsigned char* from = payload(recv_.data() + rank * words).data();
+  auto add_words = [&](std::size_t rank, bool subtract) {
+    const unsigned char* from = payload(recv_.data() + rank * block).data();
     for (std::size_t at = 0; at < bytes; at += sizeof(std::uint64_t)) {
       std::uint64_t sum, word;
       std::memcpy(&sum, words_.data() + at, sizeof sum);
       std::memcpy(&word, from + at, sizeof word);
-      sum += word;  // unsigned: modulo 2^64
+      sum = subtract ? sum - word : sum + word;  // unsigned: modulo 2^64
       std::memcpy(words_.data() + at, &sum, sizeof sum);
     }
+  };
+  for (std::size_t rank = 0; rank < ranks; ++rank)
+    if (present(rank)) add_words(rank, false);
+  if (!absent_.empty()) {
+    // The present ranks' corrections, gathered as payloads are: subtracted, they leave the sum
+    // of the present ranks' unmasked payloads.
+    const std::vector<unsigned char> was_absent = absent_rank_;
+    const std::vector<int> absent = absent_;
+    send_.assign(words, 0.0f);
+    codec_.unmask(payload(send_.data()), round, absent);
+    gather(words, name + " (the masks of ranks that left)");
+    std::vector<int> lost;
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+      if (was_absent[rank]) continue;  // neither payload nor correction
+      if (present(rank))
+        add_words(rank, true);
+      else
+        lost.push_back(static_cast<int>(rank));
+    }
+    absent_ = absent;
+    for (int r : lost) absent_.push_back(r);
+    std::sort(absent_.begin(), absent_.end());
+    if (!lost.empty()) {
+      if (comm_.rank() == 0)
+        log_warning(name + ": rank(s) " + listed(lost) +
+                    " left before sending what removes the masks of the ranks that had left: "
+                    "this sum is lost (NaN)");
+      std::fill(data.begin(), data.end(), std::nanf(""));
+      return 2 * bytes;
+    }
+    codec_.decode_add(words_, data, 1.0f);
+    return 2 * bytes;
   }
   codec_.decode_add(words_, data, 1.0f);
   return bytes;
+}
+
+std::size_t CodedAllreduce::gather(std::size_t words, const std::string& name) {
+  const auto ranks = static_cast<std::size_t>(comm_.size());
+  const std::size_t block = words + (ranks_may_leave_ ? 1 : 0);
+  send_.resize(block);
+  if (ranks_may_leave_) send_[words] = 1.0f;  // the mark: a rank that left sends zeros
+  recv_.resize(block * ranks);
+  comm_.allgather(send_.data(), recv_.data(), block, DType::float32, name);
+  absent_.clear();
+  absent_rank_.assign(ranks, 0);
+  if (!ranks_may_leave_) return block;
+  for (std::size_t rank = 0; rank < ranks; ++rank)
+    if (recv_[rank * block + words] != 1.0f) {
+      absent_rank_[rank] = 1;
+      absent_.push_back(static_cast<int>(rank));
+    }
+  return block;
 }
 
 }  // namespace dtnn

@@ -317,11 +317,15 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
   to.sync.exchange.device_comm = device_comm_.get();
   to.sync.exchange.codec = codec_.get();
   // avail2all over a communicator that lets ranks leave (tcp, mqtt): the others go on without a
-  // rank that leaves. A codec's payloads (secagg's masks) and device exchanges need every rank.
+  // rank that leaves. Device exchanges, and codecs that sum by their own collectives, need every
+  // rank.
   if (to.sync.participation == SyncParticipation::avail2all && comm_->size() > 1) {
-    if (codec_ || device != Device::cpu)
+    if ((codec_ && !codec_->survives_departures()) || device != Device::cpu)
       log_info("parallel.model_sync_participation avail2all: with " +
-               std::string(codec_ ? "a codec" : "a model on a device") +
+               (codec_ && !codec_->survives_departures()
+                    ? "the codec " + plugin_choice(j["parallel"]["codec"]).name +
+                          " (its own collectives need every rank)"
+                    : std::string("a model on a device")) +
                ", a rank that leaves ends the run");
     else
       to.sync.ranks_may_leave = to.sync.exchange.ranks_may_leave = comm_->let_ranks_leave();

@@ -119,8 +119,8 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
                        params[buckets_[i].parameters.front()].name + ")";
   const Device device = params.front().value.device();
   if (options_.ranks_may_leave) {
-    DTNN_CHECK(device == Device::cpu && !options_.codec,
-               "ranks leaving a coded or device exchange");
+    DTNN_CHECK(device == Device::cpu && (!options_.codec || options_.codec->survives_departures()),
+               "ranks leaving a device exchange, or one whose codec needs every rank");
     total += 1;  // the weight slot, after every bucket
   }
   flat_ = Tensor::zeros(Shape{total}, dtype, Layout::nchw, device);
@@ -128,6 +128,7 @@ GradientExchange::GradientExchange(Model& model, Communicator& comm, ExchangeOpt
     DTNN_CHECK(device == Device::cpu && dtype == DType::float32,
                "a codec on a model that is not float32 on the cpu");
     coded_ = std::make_unique<CodedAllreduce>(*options_.codec, comm_);
+    if (options_.ranks_may_leave) coded_->let_ranks_leave();
   }
   if (options_.pipeline) {
     if (device != Device::cpu)
@@ -414,13 +415,23 @@ void GradientExchange::average_weights(double weight) {
       using T = decltype(z);
       T* v = flat_.data<T>();
       v[slot] = static_cast<T>(weight);
-      collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
+      bool someone_left;
+      if (coded_ && options_.codec->carries_weights()) {  // the slot goes through the codec too
+        for (Bucket& b : buckets_) zero_gaps(b);
+        stats_.bytes_sent += coded_->sum(
+            std::span<float>(flat_.data<float>(), static_cast<std::size_t>(flat_.numel())),
+            "model sync: weights", /*error_feedback=*/false);
+        someone_left = !coded_->absent().empty();  // (a lossy codec's slot is not exactly 1)
+      } else {
+        collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
+        stats_.bytes_sent += static_cast<std::uint64_t>(flat_.numel()) * dtype_size(flat_.dtype());
+        someone_left = std::abs(v[slot] - T(1)) > T(1e-5);
+      }
       // The weights of the ranks that took part sum to 1 unless one left during the collective.
       const T total = v[slot];
-      if (total > T(0) && std::abs(total - T(1)) > T(1e-5))
+      if (total > T(0) && someone_left)
         for (std::int64_t i = 0; i < slot; ++i) v[i] /= total;
     });
-    stats_.bytes_sent += static_cast<std::uint64_t>(flat_.numel()) * dtype_size(flat_.dtype());
     unpack_all_values();
     return;
   }

@@ -62,6 +62,8 @@ Metric::~Metric() = default;
 Codec::~Codec() = default;
 void Codec::join(Communicator&) {}
 void Codec::mask(std::span<unsigned char>, std::uint64_t) const {}
+bool Codec::survives_departures() const { return combination() != Combination::reduce; }
+void Codec::unmask(std::span<unsigned char>, std::uint64_t, std::span<const int>) const {}
 void Codec::combine(std::span<unsigned char>, std::span<const unsigned char>) const {
   throw Error("a codec says its payloads combine (Codec::Combination::combine) but has no combine");
 }

@@ -67,6 +67,19 @@ class DTNN_CORE_EXPORT Codec : public Plugin {
   // never repeated while joined) to an encoded payload; the ranks' masks sum to zero modulo 2^64.
   // The default adds nothing.
   virtual void mask(std::span<unsigned char> payload, std::uint64_t round) const;
+  // Federated runs in which ranks may leave (Communicator::let_ranks_leave): whether the sums go
+  // on without a rank that left. Such a rank sends no payload; the payloads that came are then
+  // summed as always, and an add_words codec's unmask removes the masks that only the missing
+  // payloads would have cancelled. The default: every combination but reduce, whose own
+  // collectives would need every rank.
+  virtual bool survives_departures() const;
+  // add_words codecs, when the ranks in `absent` sent nothing in exchange `round`: adds to
+  // `correction` (zeros, the payload's size) the part of this rank's mask for that round that only
+  // those ranks' masks cancel. The present ranks' corrections, summed and subtracted from the sum
+  // of their payloads, leave the sum of their unmasked payloads. A correction is a mask, not a
+  // value: it may go in clear. The default adds nothing (a codec without masks).
+  virtual void unmask(std::span<unsigned char> correction, std::uint64_t round,
+                      std::span<const int> absent) const;
   // combine codecs: sum becomes the payload of what sum and payload carry added (both
   // payload_bytes(n) long, for the same n). The default refuses.
   virtual void combine(std::span<unsigned char> sum, std::span<const unsigned char> payload) const;

@@ -56,10 +56,18 @@ void mask_stream(const Key& key, std::uint64_t round, std::span<std::uint64_t> o
 }
 
 void PairwiseMasks::add_to(std::span<unsigned char> words, std::uint64_t round) const {
+  std::vector<int> others;
+  for (int j = 0; j < size(); ++j)
+    if (j != rank_) others.push_back(j);
+  add_pairs_to(words, round, others);
+}
+
+void PairwiseMasks::add_pairs_to(std::span<unsigned char> words, std::uint64_t round,
+                                 std::span<const int> others) const {
   DTNN_CHECK(words.size() % 8 == 0, "secagg: masks are added to whole words");
   const std::size_t n = words.size() / 8;
-  for (int j = 0; j < size(); ++j) {
-    if (j == rank_) continue;
+  for (const int j : others) {
+    DTNN_CHECK(j >= 0 && j < size() && j != rank_, "secagg: a pair with an unknown rank");
     stream_.resize(n);
     mask_stream(pair_keys_[static_cast<std::size_t>(j)], round, stream_);
     const bool add = rank_ < j;

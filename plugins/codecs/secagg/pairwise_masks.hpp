@@ -1,8 +1,8 @@
-// Secure aggregation's pairwise masks (Bonawitz et al., CCS 2017, its masking without the dropout
-// recovery): every pair of ranks agrees a key (X25519 and HKDF-SHA256: pair_keys.hpp), and
-// ChaCha20 keyed by it, its nonce the exchange's round, gives the pair's mask stream. Rank i adds
-// the stream of each pair (i, j) with j > i and subtracts that of each pair with j < i, word by
-// word modulo 2^64, so the masks of all ranks sum to zero and only the sum of the payloads is left.
+// Secure aggregation's pairwise masks (Bonawitz et al., CCS 2017, its pairwise masking): every pair
+// of ranks agrees a key (X25519 and HKDF-SHA256: pair_keys.hpp), and ChaCha20 keyed by it, its
+// nonce the exchange's round, gives the pair's mask stream. Rank i adds the stream of each pair (i,
+// j) with j > i and subtracts that of each pair with j < i, word by word modulo 2^64, so the masks
+// of all ranks sum to zero and only the sum of the payloads is left.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -29,6 +29,10 @@ class PairwiseMasks {
 
   // words (64-bit, host order, bytes a multiple of 8) += this rank's mask for `round`, modulo 2^64.
   void add_to(std::span<unsigned char> words, std::uint64_t round) const;
+  // words += the part of that mask from this rank's pairs with `others` only (what their masks
+  // cancel): secure aggregation without the ranks that left (SecAgg::unmask).
+  void add_pairs_to(std::span<unsigned char> words, std::uint64_t round,
+                    std::span<const int> others) const;
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(pair_keys_.size()); }
 

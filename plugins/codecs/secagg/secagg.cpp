@@ -94,6 +94,16 @@ class SecAgg final : public Codec {
     masks_->add_to(payload, round);
   }
 
+  // The masks of this rank's pairs with the ranks that left: the sum of the present ranks' masks
+  // is minus the sum of these over them. Sent in clear, a correction reveals what the absent
+  // ranks' masks were to cancel: safe because their payloads were never received (an aggregator
+  // that claims a rank left after receiving its payload could unmask it: docs/federated.md).
+  void unmask(std::span<unsigned char> correction, std::uint64_t round,
+              std::span<const int> absent) const override {
+    if (!masks_ || masks_->size() < 2) return;
+    masks_->add_pairs_to(correction, round, absent);
+  }
+
  private:
   // The largest magnitude a rank may send: the sum of every rank's stays below 2^62.
   double largest() const { return std::ldexp(1.0, 62 - fraction_bits_) / ranks_; }

@@ -1,13 +1,16 @@
 // The secagg codec beyond its conformance (which checks the masked sum on three ranks bit for bit):
 // what a rank sends hides its values, the masks are new every round, values it cannot carry turn
-// the sum into NaN with the ranks named, a public key that would weaken the masks is refused, and
-// through a real transport in clear a relay reads nothing of any rank's values.
+// the sum into NaN with the ranks named, a public key that would weaken the masks is refused,
+// through a real transport in clear a relay reads nothing of any rank's values, and when a rank
+// leaves a federated run the others' sums stay exact.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -230,5 +233,79 @@ TEST_CASE(
     CHECK(read == !masked);
     for (std::size_t i = 0; i < kValues; ++i)
       CHECK(sums[2][i] == doctest::Approx(6 * 1234.5678 + 3.0 * static_cast<double>(i)));
+  }
+}
+
+TEST_CASE(
+    "codecs over tcp when ranks may leave: a rank that left is left out of the sum, secagg's "
+    "masks of its pairs removed, bit for bit") {
+  // Four tcp ranks sum through a codec; rank 3 closes its connection; the three others sum twice
+  // more. Values are multiples of 2^-10, which fp16 and secagg's fixed point carry exactly, so each
+  // sum must equal the sum of the present ranks' values exactly.
+  constexpr int kRanks = 4;
+  constexpr std::size_t kValues = 300;
+  auto values_of = [](int r, int round) {
+    std::vector<float> x(kValues);
+    for (std::size_t i = 0; i < kValues; ++i)
+      x[i] = static_cast<float>((static_cast<int>(i) % 64) * (r + 1) - 17 * round) / 1024.0f;
+    return x;
+  };
+  for (const std::string name : {"secagg", "fp16"}) {
+    CAPTURE(name);
+    const int port = dtnn::testing::free_loopback_port();
+    std::vector<std::shared_ptr<Communicator>> comms(kRanks);
+    std::vector<std::shared_ptr<Codec>> codecs(kRanks);
+    std::vector<std::unique_ptr<CodedAllreduce>> sums(kRanks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kRanks; ++r)
+      threads.emplace_back([&, r] {
+        const nlohmann::json p = {{"rank", r},
+                                  {"world_size", kRanks},
+                                  {"server", "127.0.0.1:" + std::to_string(port)},
+                                  {"connect_timeout_s", 20}};
+        comms[static_cast<std::size_t>(r)] = test::plugins().create_as<Communicator>(
+            "communicator", "tcp", Params(p, "test: parallel.communicator"));
+      });
+    for (auto& t : threads) t.join();
+    std::vector<std::vector<std::vector<float>>> got(kRanks);
+    auto sum_round = [&](int r, Communicator&, int round) {
+      std::vector<float> x = values_of(r, round);
+      sums[static_cast<std::size_t>(r)]->sum(x, "round " + std::to_string(round), false);
+      got[static_cast<std::size_t>(r)].push_back(x);
+    };
+    test::on_every_rank(comms, [&](int r, Communicator& c) {
+      REQUIRE(c.let_ranks_leave());
+      c.set_timeout(20);
+      const auto u = static_cast<std::size_t>(r);
+      codecs[u] =
+          test::plugins().create_as<Codec>("codec", name, Params(nlohmann::json::object(), "test"));
+      REQUIRE(codecs[u]->survives_departures());
+      codecs[u]->join(c);
+      sums[u] = std::make_unique<CodedAllreduce>(*codecs[u], c);
+      sums[u]->let_ranks_leave();
+      sum_round(r, c, 0);
+    });
+    comms.pop_back();  // rank 3 leaves: its connection closes
+    sums.pop_back();
+    codecs.pop_back();
+    test::on_every_rank(comms, [&](int r, Communicator& c) {
+      sum_round(r, c, 1);
+      CHECK(sums[static_cast<std::size_t>(r)]->absent() == std::vector<int>{3});
+      sum_round(r, c, 2);
+    });
+    for (int round = 0; round < 3; ++round) {
+      CAPTURE(round);
+      const int present = round == 0 ? kRanks : kRanks - 1;
+      std::vector<float> want(kValues, 0.0f);
+      for (int r = 0; r < present; ++r) {
+        const std::vector<float> x = values_of(r, round);
+        for (std::size_t i = 0; i < kValues; ++i) want[i] += x[i];
+      }
+      for (int r = 0; r < kRanks - 1; ++r) {
+        CAPTURE(r);
+        REQUIRE(got[static_cast<std::size_t>(r)].size() == 3);
+        CHECK(got[static_cast<std::size_t>(r)][static_cast<std::size_t>(round)] == want);
+      }
+    }
   }
 }
