@@ -15,6 +15,7 @@
 //   pack          exchange - communicator - update: the one copy the exchange makes;
 //   tcp           the tcp communicator's allreduce between the same ranks on loopback (a star
 //                 through rank 0, no TLS), when the plugin is built: its ratio to bare MPI;
+//   grpc          the same through the grpc communicator (gRPC streams, no TLS), when built;
 //   mqtt          the mqtt communicator's allreduce between the same ranks through the broker at
 //                 --mqtt-broker (scripts/mqtt-broker.sh DIR PORT starts one), when given.
 // The communicator's ratio to bare MPI is the allreduce path's overhead.
@@ -67,6 +68,13 @@ std::shared_ptr<Communicator> open_tcp(const Registry& registry, Communicator& m
                            testing::loopback_tcp_parameters(mpi));
 }
 
+// The grpc communicator over the MPI job's ranks on loopback, or null when the plugin is not built.
+std::shared_ptr<Communicator> open_grpc(const Registry& registry, Communicator& mpi) {
+  if (!registry.find("communicator", "grpc")) return nullptr;
+  return open_communicator("grpc", registry, "allreduce_bench",
+                           testing::loopback_tcp_parameters(mpi));
+}
+
 // The mqtt communicator over the MPI job's ranks through `broker`, or null without one.
 std::shared_ptr<Communicator> open_mqtt(const Registry& registry, Communicator& mpi,
                                         const std::string& broker, int qos) {
@@ -111,14 +119,16 @@ int main(int argc, char** argv) {
   const bool print = comm->rank() == 0;
   set_log_level(LogLevel::quiet);  // tcp's warning that loopback goes in clear
   const std::shared_ptr<Communicator> tcp = open_tcp(registry, *comm);
+  const std::shared_ptr<Communicator> grpc = open_grpc(registry, *comm);
   const std::shared_ptr<Communicator> mqtt = open_mqtt(registry, *comm, mqtt_broker, mqtt_qos);
   if (print)
     std::printf("allreduce_bench: %d ranks, float32, median of %d, timeout %g s\n%s\n", ranks,
                 repeats, timeout, comm->describe().c_str());
   if (print)
-    std::printf("%8s | %22s | %22s %6s | %10s  %8s  %8s | %22s %6s | %22s %6s\n", "MiB",
+    std::printf("%8s | %22s | %22s %6s | %10s  %8s  %8s | %22s %6s | %22s %6s | %22s %6s\n", "MiB",
                 "bare MPI ms  (GB/s)", "communicator ms (GB/s)", "ratio", "exchange ms", "pack",
-                "update", "tcp ms      (GB/s)", "ratio", "mqtt ms     (GB/s)", "ratio");
+                "update", "tcp ms      (GB/s)", "ratio", "grpc ms     (GB/s)", "ratio",
+                "mqtt ms     (GB/s)", "ratio");
 
   // The network model dtnn predict takes (dtnn/network_model.hpp), fitted to the bare allreduce:
   // the latency from a one-float allreduce (a tree: ceil(log2 p) messages), the bandwidth from the
@@ -171,16 +181,20 @@ int main(int argc, char** argv) {
     const double via_tcp = !tcp ? 0 : median_seconds(MPI_COMM_WORLD, repeats, [&] {
       tcp->allreduce_sum(buffer.data(), static_cast<std::size_t>(n), DType::float32, "bench");
     });
+    const double via_grpc = !grpc ? 0 : median_seconds(MPI_COMM_WORLD, repeats, [&] {
+      grpc->allreduce_sum(buffer.data(), static_cast<std::size_t>(n), DType::float32, "bench");
+    });
     const double via_mqtt = !mqtt ? 0 : median_seconds(MPI_COMM_WORLD, repeats, [&] {
       mqtt->allreduce_sum(buffer.data(), static_cast<std::size_t>(n), DType::float32, "bench");
     });
     if (print)
       std::printf(
           "%8.3f | %10.3f  (%7.2f)   | %10.3f  (%7.2f)   %6.2f | %10.3f  %8.3f  %8.3f | "
-          "%10.3f  (%7.2f)   %6.2f | %10.3f  (%7.2f)   %6.2f\n",
+          "%10.3f  (%7.2f)   %6.2f | %10.3f  (%7.2f)   %6.2f | %10.3f  (%7.2f)   %6.2f\n",
           mib, bare * 1e3, gbs(4.0 * n, bare), via_comm * 1e3, gbs(4.0 * n, via_comm),
           via_comm / bare, via_exchange * 1e3, pack * 1e3, update * 1e3, via_tcp * 1e3,
-          tcp ? gbs(4.0 * n, via_tcp) : 0.0, via_tcp / bare, via_mqtt * 1e3,
+          tcp ? gbs(4.0 * n, via_tcp) : 0.0, via_tcp / bare, via_grpc * 1e3,
+          grpc ? gbs(4.0 * n, via_grpc) : 0.0, via_grpc / bare, via_mqtt * 1e3,
           mqtt ? gbs(4.0 * n, via_mqtt) : 0.0, via_mqtt / bare);
   }
   if (print && ranks > 1 && largest_bytes > 0) {

@@ -23,6 +23,7 @@ packages=(
   python3-dev pybind11-dev python3-pytest python3-pip python3-venv python3-onnx
   python3-nbclient python3-nbformat python3-ipykernel
   libssl-dev openssl libmosquitto-dev mosquitto
+  libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
   dataset-fashion-mnist fortunes
 )
 bench=0

@@ -360,6 +360,13 @@ TEST_CASE("flag settings: schedulers and their parameters, gates, conflicts, ref
   CHECK(e.json["parallel"]["codec"] ==
         json::parse(R"({"name": "oktopk", "density": 0.05, "tau": 8, "tau_prime": 4,
                         "min_k": 2})"));
+
+  // --encryption: tenseal is the ckks codec; openfhe is refused, saying why and what does run.
+  CHECK(settings({{"encryption", "tenseal"}}).sets ==
+        std::vector<std::string>{"parallel.codec.name=\"tenseal\""});
+  const std::string openfhe = settings({{"encryption", "openfhe"}}).error;
+  CHECK(openfhe.starts_with("--encryption openfhe: OpenFHE is not in dtnn"));
+  CHECK(openfhe.find("--encryption tenseal") != std::string::npos);
 }
 
 TEST_CASE("PyDTNN's other model names resolve to the zoo's files") {

@@ -8,6 +8,7 @@ loopback (mqtt's through a Mosquitto broker started here, scripts/mqtt-broker.sh
   same two ranks under mpirun (MPIEXEC given), and the flags, the environment's variables
   (torchrun's RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and an experiment file's object start
   them alike.
+- Two ranks over grpc with TLS (where the plugin is built) train to tcp's history.
 - Without TLS rank 0 warns that the exchange is in clear.
 - A rank killed mid-run: the other ends non-zero within seconds, naming it; no process hangs.
 - A rank whose certificate another authority signed is refused by rank 0, which names it and goes
@@ -15,8 +16,8 @@ loopback (mqtt's through a Mosquitto broker started here, scripts/mqtt-broker.sh
 - Federated: Fashion-MNIST cut into 4 unbalanced per-rank folders (scripts/split-dataset.py,
   Dirichlet 0.5), 4 clients averaging their models every 10 steps (FedAvg) for 2 epochs over tcp
   with TLS, and so with the fp16 codec, with secure aggregation (the secagg codec) and with
-  homomorphic encryption (the ckks codec, where it is built), reach within 1 point of the test
-  accuracy of the same run under mpirun. With avail2all, rank 3 killed mid-run, plain and with
+  homomorphic encryption (the ckks codec, where it is built), and over grpc with TLS, reach
+  within 1 point of the test accuracy of the same run under mpirun. With avail2all, rank 3 killed mid-run, plain and with
   secure aggregation: the others finish, and the history says who took part in the
   synchronisations.
 - With --mqtt: two ranks over mqtt with TLS train to MPI's history too; a rank killed mid-run is
@@ -97,6 +98,12 @@ def tcp_flags(rank, port, certs=None, who=None, world=2):
     return flags
 
 
+def grpc_flags(rank, port, certs=None, world=2):
+    flags = tcp_flags(rank, port, certs, world=world)
+    flags[1] = "grpc"
+    return flags
+
+
 def mqtt_flags(rank, port, certs=None, world=2):
     flags = ["--communicator", "mqtt", "--rank", str(rank), "--world-size", str(world),
              "--broker", f"127.0.0.1:{port}"]
@@ -174,6 +181,8 @@ def federated(dtnn, mpiexec, mqtt, d, certs):
     # ckks embeds a Python that is never finalised: a sanitizer build's leak check would report
     # every interpreter object at exit (scripts/check-sanitizers.sh).
     no_leak_check = dict(ENV, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    if has_plugin(dtnn, "communicator", "grpc"):
+        runs.append(("grpc", [], grpc_flags))
     if mqtt:
         runs.append(("mqtt", [], mqtt_flags))
     for name, extra, flags in runs:
@@ -305,6 +314,20 @@ def main(dtnn, mpiexec, mqtt):
         check("in clear" not in err0, "with TLS, no warning of an exchange in clear")
         tcp_history = epochs(h_tcp) if os.path.exists(h_tcp) else []
         check(len(tcp_history) == 1, "rank 0 writes the history")
+
+        # The same over grpc with TLS: tcp's history (the same star, the same sums).
+        if has_plugin(dtnn, "communicator", "grpc"):
+            port = free_port()
+            h_grpc = os.path.join(d, "grpc.json")
+            procs = [start([dtnn, "run", EXP, *SHORT, *grpc_flags(r, port, run_ca)] +
+                           (["--history", h_grpc] if r == 0 else [])) for r in (0, 1)]
+            (code0, err0), (code1, err1) = finish(procs)
+            check(code0 == 0 and code1 == 0,
+                  f"two ranks over grpc with TLS train ({err0[-400:]} {err1[-400:]})")
+            check("in clear" not in err0, "grpc with TLS: no warning of an exchange in clear")
+            grpc_history = epochs(h_grpc) if os.path.exists(h_grpc) else []
+            check(same_history(tcp_history, grpc_history),
+                  f"grpc's history is tcp's: {grpc_history} vs {tcp_history}")
 
         # The same over MPI: the same history.
         mpi_history = None

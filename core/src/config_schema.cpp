@@ -371,7 +371,8 @@ const Key kKeys[] = {
      {},
      "`\"auto\"` (mpi when launched by MPI, else local), `\"local\"`, or a communicator plugin: "
      "a name, or `{\"name\": ..., parameters}` (e.g. `{\"name\": \"tcp\", \"server\": "
-     "\"10.0.0.1:29500\", \"rank\": 1, \"world_size\": 4}`, or `\"mqtt\"` through a broker, "
+     "\"10.0.0.1:29500\", \"rank\": 1, \"world_size\": 4}`, `\"grpc\"` the same over gRPC, or "
+     "`\"mqtt\"` through a broker, "
      "docs/federated.md); also `--communicator`, `--rank`, `--world-size`, `--server`, "
      "`--broker`, `--tls-ca`, `--tls-cert`, `--tls-key`"},
     {"parallel.codec",

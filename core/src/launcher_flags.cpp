@@ -44,21 +44,23 @@ const Flag kFlags[] = {
     {"timeout", "parallel.timeout_s", 'f',
      "seconds a rank waits in one collective before the job ends with a report (0: forever)"},
     {"communicator", "parallel.communicator.name", 's',
-     "dtnn: auto, local, mpi, tcp or mqtt (processes started by hand; docs/federated.md)"},
-    {"rank", "parallel.communicator.rank", 'i', "dtnn, tcp, mqtt: this process's rank"},
-    {"world-size", "parallel.communicator.world_size", 'i', "dtnn, tcp, mqtt: the number of ranks"},
-    {"server", "parallel.communicator.server", 's', "dtnn, tcp: rank 0's host:port"},
+     "dtnn: auto, local, mpi, tcp, grpc or mqtt (processes started by hand; docs/federated.md)"},
+    {"rank", "parallel.communicator.rank", 'i', "dtnn, tcp, grpc, mqtt: this process's rank"},
+    {"world-size", "parallel.communicator.world_size", 'i',
+     "dtnn, tcp, grpc, mqtt: the number of ranks"},
+    {"server", "parallel.communicator.server", 's', "dtnn, tcp, grpc: rank 0's host:port"},
     {"broker", "parallel.communicator.broker", 's', "dtnn, mqtt: the MQTT broker's host:port"},
     {"codec", "parallel.codec", 's',
      "dtnn: what goes over the wire: none, fp16, bf16, topk, powersgd, secagg (secure "
      "aggregation) or ckks (homomorphic encryption); "
      "parameters with --set 'parallel.codec={...}'"},
     {"tls-ca", "parallel.communicator.tls_ca", 's',
-     "dtnn, tcp, mqtt: the run's certificate authority (PEM): only peers it signed are let in"},
+     "dtnn, tcp, grpc, mqtt: the run's certificate authority (PEM): only peers it signed are let "
+     "in"},
     {"tls-cert", "parallel.communicator.tls_cert", 's',
-     "dtnn, tcp, mqtt: this rank's certificate (PEM)"},
+     "dtnn, tcp, grpc, mqtt: this rank's certificate (PEM)"},
     {"tls-key", "parallel.communicator.tls_key", 's',
-     "dtnn, tcp, mqtt: this rank's private key (PEM)"},
+     "dtnn, tcp, grpc, mqtt: this rank's private key (PEM)"},
     {"resume", "training.resume", 's',
      "continue from the newest checkpoint in this folder (or this file)"},
     {"weights-and-bias-filename", "training.weights_and_bias_filename", 's',
@@ -468,6 +470,14 @@ FlagSettings flag_settings(const std::vector<std::pair<std::string, std::string>
       continue;
     }
     const std::string flag = std::string("--") + f->flag;
+    if (std::string_view(f->flag) == "encryption" && value == "openfhe") {
+      fail(flag +
+           " openfhe: OpenFHE is not in dtnn: Debian packages no OpenFHE, and PyPI's "
+           "openfhe wheels carry a Python extension for CPython 3.10 or 3.12 only (Debian 12's is "
+           "3.11) and no C++ headers; --encryption tenseal encrypts with the same scheme (CKKS) "
+           "through TenSEAL (docs/federated.md)");
+      continue;
+    }
     if (std::string_view(f->flag) == "optimizer" && is_oktopk_optimizer(value)) {
       // PyDTNN 3.x's Ok-Topk optimizers: SGD over Ok-Topk's sparse allreduce, in dtnn the sgd
       // optimizer and the oktopk codec.

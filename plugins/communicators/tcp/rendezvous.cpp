@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "admission.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/log.hpp"
 #include "tls.hpp"
@@ -33,19 +34,6 @@ struct Listener {
 };
 
 }  // namespace
-
-int rank_of_common_name(const std::string& common_name) {
-  constexpr std::string_view prefix = "dtnn rank ";
-  if (!common_name.starts_with(prefix) || common_name.size() == prefix.size() ||
-      common_name.size() > prefix.size() + 9)
-    return -1;
-  int rank = 0;
-  for (const char c : std::string_view(common_name).substr(prefix.size())) {
-    if (c < '0' || c > '9') return -1;
-    rank = rank * 10 + (c - '0');
-  }
-  return rank;
-}
 
 std::vector<std::unique_ptr<Stream>> gather_ranks(const HostPort& server, int world_size,
                                                   const TlsContext* tls, Deadline deadline,
@@ -78,25 +66,11 @@ std::vector<std::unique_ptr<Stream>> gather_ranks(const HostPort& server, int wo
       } catch (const Error& e) {
         throw Error("tcp: " + address + ": " + e.what());
       }
-      if (hello.world_size != static_cast<std::uint32_t>(world_size))
-        refusal = "it expects " + std::to_string(hello.world_size) + " ranks, rank 0 " +
-                  std::to_string(world_size) + " (--world-size differs)";
-      else if (hello.rank < 1 || hello.rank >= static_cast<std::uint32_t>(world_size))
-        refusal = "rank " + std::to_string(hello.rank) + " is not among 1.." +
-                  std::to_string(world_size - 1);
-      else if (ranks[hello.rank])
-        refusal = "rank " + std::to_string(hello.rank) + " has joined already, from " +
-                  ranks[hello.rank]->peer();
-      else if (tls) {  // a certificate that names a rank admits that rank only
-        const std::string name = link->peer_common_name();
-        const int bound = rank_of_common_name(name);
-        if (bound >= 0 && bound != static_cast<int>(hello.rank))
-          refusal = "its certificate (\"" + name + "\") is rank " + std::to_string(bound) +
-                    "'s, and it asked to join as rank " + std::to_string(hello.rank);
-        else if (bound < 0 && bind_ranks)
-          refusal = "its certificate (\"" + name + "\") names no rank, and the run binds ranks " +
-                    "to certificates (tls_bind_ranks; scripts/make-test-ca.sh --ranks)";
-      }
+      const std::string name = tls ? link->peer_common_name() : std::string();
+      std::string holder;  // the peer holding that rank already
+      if (hello.rank < ranks.size() && ranks[hello.rank]) holder = ranks[hello.rank]->peer();
+      refusal = dtnn_net::admission_refusal(hello.rank, hello.world_size, world_size, holder,
+                                            tls ? &name : nullptr, bind_ranks);
       if (!refusal.empty()) {
         link->send_frame({FrameType::refusal, 0, refusal.size()}, refusal.data(), handshake);
         throw Error("tcp: " + address + ": " + refusal);

@@ -23,9 +23,6 @@ std::vector<std::unique_ptr<Stream>> gather_ranks(const HostPort& server, int wo
                                                   const TlsContext* tls, Deadline deadline,
                                                   bool bind_ranks = false);
 
-// The rank a certificate's common name binds ("dtnn rank 2" -> 2), or -1 when it names none.
-int rank_of_common_name(const std::string& common_name);
-
 // Any other rank: its connection to rank 0, welcomed.
 std::unique_ptr<Stream> join_rank0(const HostPort& server, int rank, int world_size,
                                    const TlsContext* tls, Deadline deadline);

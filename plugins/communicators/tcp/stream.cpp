@@ -189,4 +189,18 @@ std::vector<unsigned char> Stream::read_control(FrameType type, Deadline deadlin
   return payload;
 }
 
+void Stream::send(const void* data, std::size_t bytes, std::uint64_t seq, Deadline deadline) {
+  send_frame({FrameType::data, seq, bytes}, data, deadline);
+}
+
+void Stream::receive(void* into, std::size_t bytes, std::uint64_t seq, Deadline deadline) {
+  const FrameHeader h = read_header(deadline);
+  try {
+    expect_frame(h, FrameType::data, seq, bytes, true);
+  } catch (const dtnn::Error& e) {
+    throw dtnn::Error("tcp: " + peer() + ": " + e.what());
+  }
+  read(into, bytes, deadline);
+}
+
 }  // namespace dtnn_tcp

@@ -38,6 +38,11 @@ class Stream {
   void write(const void* data, std::size_t bytes, Deadline deadline);
   void read(void* data, std::size_t bytes, Deadline deadline);
 
+  // One collective's data frame (dtnn_net::Star's link): sent; or received, its header checked
+  // against the collective's number and length (an Error naming the peer otherwise).
+  void send(const void* data, std::size_t bytes, std::uint64_t seq, Deadline deadline);
+  void receive(void* into, std::size_t bytes, std::uint64_t seq, Deadline deadline);
+
   void send_frame(const FrameHeader& header, const void* payload, Deadline deadline);
   FrameHeader read_header(Deadline deadline);
   // A control frame of `type` (hello, welcome), its payload at most kMaxControlBytes. A refusal

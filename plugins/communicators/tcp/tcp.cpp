@@ -1,8 +1,8 @@
 // tcp: the Communicator over TCP connections between processes started by hand, by a script or
 // on different machines, with no MPI job: rank 0 listens at `server`, the others connect to it
-// (star.hpp: rank 0 sums and forwards). TLS 1.3 with mutual certificate authentication when the
-// run gives tls_ca, tls_cert and tls_key; without them a warning says the exchange is in clear. A
-// certificate named for a rank admits that rank only; tls_bind_ranks requires one of every rank.
+// (common/star.hpp: rank 0 sums and forwards). TLS 1.3 with mutual certificate authentication when
+// the run gives tls_ca, tls_cert and tls_key; without them a warning says the exchange is in clear.
+// A certificate named for a rank admits that rank only; tls_bind_ranks requires one of every rank.
 // Collectives run in call order on a thread of their own (queued_communicator.hpp), so a
 // non-blocking allreduce proceeds while backward computes; an error (a peer gone, a malformed
 // frame, the timeout) names the peer and the collective, and fails that collective and every later
@@ -37,7 +37,7 @@ constexpr const char* kParameters = R"({"rank": null, "world_size": null, "serve
     "tls_ca": "", "tls_cert": "", "tls_key": "", "tls_bind_ranks": false,
     "connect_timeout_s": 60})";
 
-class Tcp final : public QueuedCommunicator<Star> {
+class Tcp final : public QueuedCommunicator<Star<Stream>> {
  public:
   explicit Tcp(const Params& p) : QueuedCommunicator("tcp") {
     std::tie(rank_, size_) = rank_and_world_size(p);
@@ -61,7 +61,7 @@ class Tcp final : public QueuedCommunicator<Star> {
       links = gather_ranks(server_, size_, tls_.get(), deadline, bind_ranks);
     if (size_ > 1 && rank_ != 0)
       links.push_back(join_rank0(server_, rank_, size_, tls_.get(), deadline));
-    collectives_ = std::make_unique<Star>(rank_, size_, std::move(links));
+    collectives_ = std::make_unique<Star<Stream>>(rank_, size_, std::move(links), "tcp");
     if (!tls_ && size_ > 1 && rank_ == 0)
       log_warning(
           "tcp: no TLS (parallel.communicator.tls_ca, tls_cert, tls_key): gradients and "

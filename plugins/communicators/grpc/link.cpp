@@ -1,0 +1,162 @@
+#include "link.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "departures.hpp"
+#include "dtnn/error.hpp"
+
+namespace dtnn_grpc {
+
+using dtnn::Error;
+using dtnn_net::PeerGone;
+
+namespace {
+
+const char* type_name(int type) {
+  switch (type) {
+    case Frame::HELLO:
+      return "hello";
+    case Frame::WELCOME:
+      return "welcome";
+    case Frame::REFUSAL:
+      return "refusal";
+    case Frame::DATA:
+      return "data";
+    default:
+      return "unknown";
+  }
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
+
+}  // namespace
+
+Link::Link(Stream stream, std::string peer, bool secure)
+    : stream_(std::move(stream)), peer_(std::move(peer)), secure_(secure) {
+  reader_ = std::thread([this] { read_frames(); });
+  writer_ = std::thread([this] { write_frames(); });
+}
+
+Link::~Link() {
+  constexpr auto kGrace = std::chrono::seconds(5);
+  bool drained;
+  {
+    std::unique_lock lock(mutex_);
+    drained = idle_.wait_for(lock, kGrace, [&] {
+      return (outbox_.empty() && !writing_) || broken_ || gone_;
+    }) && !broken_ && !gone_;
+  }
+  if (drained) stream_.writes_done();
+  {
+    std::unique_lock lock(mutex_);
+    if (drained && stream_.end_by) arrived_.wait_until(lock, stream_.end_by(), [&] { return ended_; });
+    stopping_ = true;
+  }
+  queued_.notify_all();
+  stream_.cancel();
+  reader_.join();
+  writer_.join();
+  stream_.finish();
+}
+
+void Link::read_frames() {
+  for (;;) {
+    Frame frame;
+    const bool got = stream_.read(frame);
+    std::lock_guard lock(mutex_);
+    if (!got) {
+      ended_ = true;
+      arrived_.notify_all();
+      return;
+    }
+    inbox_.push_back(std::move(frame));
+    arrived_.notify_all();
+  }
+}
+
+void Link::write_frames() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    queued_.wait(lock, [&] { return stopping_ || !outbox_.empty(); });
+    if (stopping_ || broken_) return;
+    Frame frame = std::move(outbox_.front());
+    outbox_.pop_front();
+    writing_ = true;
+    lock.unlock();
+    const bool wrote = stream_.write(frame);
+    lock.lock();
+    writing_ = false;
+    idle_.notify_all();
+    if (!wrote) {
+      broken_ = true;
+      arrived_.notify_all();
+      return;
+    }
+  }
+}
+
+void Link::queue(Frame frame) {
+  {
+    std::lock_guard lock(mutex_);
+    if (broken_ || ended_) throw PeerGone("grpc: " + peer_ + ": closed the stream while sending");
+    outbox_.push_back(std::move(frame));
+  }
+  queued_.notify_one();
+}
+
+void Link::send(const void* data, std::size_t bytes, std::uint64_t seq, Deadline) {
+  Frame frame;
+  frame.set_type(Frame::DATA);
+  frame.set_seq(seq);
+  frame.set_payload(static_cast<const char*>(data), bytes);
+  queue(std::move(frame));
+}
+
+void Link::send_control(Frame::Type type, const std::string& payload) {
+  Frame frame;
+  frame.set_type(type);
+  frame.set_payload(payload);
+  queue(std::move(frame));
+}
+
+Frame Link::next(Deadline deadline, const char* doing) {
+  std::unique_lock lock(mutex_);
+  auto ready = [&] { return !inbox_.empty() || ended_ || broken_; };
+  if (deadline.limited()) {
+    if (!arrived_.wait_until(lock, deadline.at, ready)) {
+      gone_ = true;
+      idle_.notify_all();
+      throw PeerGone("grpc: " + peer_ + ": no answer within " + seconds_text(deadline.seconds) +
+                     " s while " + doing);
+    }
+  } else {
+    arrived_.wait(lock, ready);
+  }
+  if (inbox_.empty()) {
+    gone_ = true;
+    idle_.notify_all();
+    throw PeerGone("grpc: " + peer_ + ": closed the stream while " + doing);
+  }
+  Frame frame = std::move(inbox_.front());
+  inbox_.pop_front();
+  return frame;
+}
+
+void Link::receive(void* into, std::size_t bytes, std::uint64_t seq, Deadline deadline) {
+  const Frame frame = next(deadline, "receiving");
+  if (frame.type() != Frame::DATA || frame.seq() != seq || frame.payload().size() != bytes)
+    throw Error("grpc: " + peer_ + ": sent a " + type_name(frame.type()) + " frame of collective #" +
+                std::to_string(frame.seq()) + ", " + std::to_string(frame.payload().size()) +
+                " bytes, where the data of collective #" + std::to_string(seq) + ", " +
+                std::to_string(bytes) + " bytes, was due (does it run the same steps?)");
+  if (bytes > 0) std::memcpy(into, frame.payload().data(), bytes);
+}
+
+}  // namespace dtnn_grpc

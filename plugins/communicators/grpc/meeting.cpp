@@ -1,0 +1,267 @@
+#include "meeting.hpp"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <mutex>
+#include <optional>
+
+#include "admission.hpp"
+#include "dtnn/error.hpp"
+#include "dtnn/log.hpp"
+#include "star.grpc.pb.h"
+
+namespace dtnn_grpc {
+
+using dtnn::Error;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("grpc: cannot read " + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string hello_payload(int rank, int world_size) {
+  std::string p(8, '\0');
+  for (int i = 0; i < 4; ++i) {
+    p[static_cast<std::size_t>(i)] = static_cast<char>((rank >> (8 * i)) & 0xFF);
+    p[static_cast<std::size_t>(4 + i)] = static_cast<char>((world_size >> (8 * i)) & 0xFF);
+  }
+  return p;
+}
+
+std::uint32_t little_endian_u32(const std::string& bytes, std::size_t at) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+  return v;
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
+
+std::chrono::system_clock::time_point wall_clock(Deadline d) {
+  if (!d.limited()) return std::chrono::system_clock::time_point::max();
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             d.at - std::chrono::steady_clock::now());
+}
+
+std::string common_name(const grpc::ServerContext& ctx) {
+  const auto auth = ctx.auth_context();
+  if (!auth) return "";
+  const auto names = auth->FindPropertyValues("x509_common_name");
+  return names.empty() ? "" : std::string(names.front().data(), names.front().size());
+}
+
+}  // namespace
+
+Pem read_pem(const dtnn_net::TlsFiles& files) {
+  return {read_file(files.ca), read_file(files.cert), read_file(files.key)};
+}
+
+class Rank0::Service final : public Star::Service {
+ public:
+  Service(int world_size, bool tls, bool bind_ranks)
+      : world_size_(world_size),
+        tls_(tls),
+        bind_ranks_(bind_ranks),
+        links_(static_cast<std::size_t>(world_size)) {}
+
+  grpc::Status Join(grpc::ServerContext* ctx,
+                    grpc::ServerReaderWriter<Frame, Frame>* stream) override {
+    const std::string address = ctx->peer();
+    Frame hello;
+    if (!stream->Read(&hello)) return grpc::Status::CANCELLED;
+    std::future<void> released;
+    {
+      std::lock_guard lock(mutex_);
+      std::string refusal;
+      std::uint32_t rank = 0, world = 0;
+      if (hello.type() != Frame::HELLO || hello.payload().size() != 8) {
+        refusal = "its first frame is not a hello of 8 bytes";
+      } else if (closed_) {
+        refusal = "every rank has joined already";
+      } else {
+        rank = little_endian_u32(hello.payload(), 0);
+        world = little_endian_u32(hello.payload(), 4);
+        const std::string holder =
+            rank < links_.size() && links_[rank] ? links_[rank]->peer() : std::string();
+        const std::string name = tls_ ? common_name(*ctx) : std::string();
+        refusal = dtnn_net::admission_refusal(rank, world, world_size_, holder,
+                                              tls_ ? &name : nullptr, bind_ranks_);
+      }
+      if (!refusal.empty()) {
+        Frame no;
+        no.set_type(Frame::REFUSAL);
+        no.set_payload(refusal);
+        stream->Write(no);
+        dtnn::log_warning("grpc: " + address + ": " + refusal +
+                          ": stream refused; still waiting for " +
+                          std::to_string(world_size_ - 1 - joined_) + " rank(s)");
+        return {grpc::StatusCode::PERMISSION_DENIED, refusal};
+      }
+      auto done = std::make_shared<std::promise<void>>();
+      released = done->get_future();
+      Link::Stream s{[stream](Frame& f) { return stream->Read(&f); },
+                     [stream](const Frame& f) { return stream->Write(f); },
+                     [] {},
+                     [ctx] { ctx->TryCancel(); },
+                     [done] { done->set_value(); },
+                     [this] { return end_by(); }};
+      auto link = std::make_unique<Link>(std::move(s),
+                                         "rank " + std::to_string(rank) + " (" + address + ")", tls_);
+      link->send_control(Frame::WELCOME, "");
+      links_[rank] = std::move(link);
+      ++joined_;
+    }
+    joined_changed_.notify_all();
+    released.wait();  // until rank 0 is done with the stream (its Link's destructor)
+    return grpc::Status::OK;
+  }
+
+  // Closes the streams of ranks that joined but were never handed over (gather failed): their
+  // calls end before the server stops.
+  void drop_links() {
+    std::vector<std::unique_ptr<Link>> dropped;
+    {
+      std::lock_guard lock(mutex_);
+      dropped = std::move(links_);
+      closed_ = true;
+    }
+  }
+
+  // When rank 0's streams are closed at the latest, counted from when the first closes: the ranks
+  // have that long to end their side, together.
+  std::chrono::steady_clock::time_point end_by() {
+    std::lock_guard lock(mutex_);
+    if (!end_by_) end_by_ = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    return *end_by_;
+  }
+
+  std::vector<std::unique_ptr<Link>> gather(const dtnn_net::HostPort& server, Deadline deadline) {
+    std::unique_lock lock(mutex_);
+    auto all = [&] { return joined_ == world_size_ - 1; };
+    if (deadline.limited() ? !joined_changed_.wait_until(lock, deadline.at, all)
+                           : (joined_changed_.wait(lock, all), false)) {
+      std::string missing;
+      for (int r = 1; r < world_size_; ++r)
+        if (!links_[static_cast<std::size_t>(r)])
+          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      throw Error("grpc: rank 0 waited " + seconds_text(deadline.seconds) + " s at " +
+                  server.text() + " for ranks " + missing +
+                  " (parallel.communicator.connect_timeout_s)");
+    }
+    closed_ = true;
+    return std::move(links_);
+  }
+
+ private:
+  const int world_size_;
+  const bool tls_, bind_ranks_;
+  std::mutex mutex_;
+  std::condition_variable joined_changed_;
+  std::vector<std::unique_ptr<Link>> links_;
+  int joined_ = 0;
+  bool closed_ = false;
+  std::optional<std::chrono::steady_clock::time_point> end_by_;
+};
+
+Rank0::Rank0(const dtnn_net::HostPort& server, int world_size, const Pem* tls, bool bind_ranks)
+    : server_(server), service_(std::make_unique<Service>(world_size, tls != nullptr, bind_ranks)) {
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (tls) {
+    grpc::SslServerCredentialsOptions options(
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    options.pem_root_certs = tls->ca;
+    options.pem_key_cert_pairs.push_back({tls->key, tls->cert});
+    credentials = grpc::SslServerCredentials(options);
+  }
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(server.text(), credentials, &port);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(INT_MAX);
+  builder.SetMaxSendMessageSize(INT_MAX);
+  grpc_server_ = builder.BuildAndStart();
+  if (!grpc_server_ || port == 0)
+    throw Error("grpc: rank 0 cannot listen at " + server.text() +
+                " (parallel.communicator.server: is the port taken, the host not this machine's?)");
+}
+
+Rank0::~Rank0() {
+  service_->drop_links();
+  // Streams still open (a stranger that never said hello) are cancelled after a second.
+  grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+}
+
+std::vector<std::unique_ptr<Link>> Rank0::gather(Deadline deadline) {
+  return service_->gather(server_, deadline);
+}
+
+namespace {
+
+struct Call {
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<Star::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<Frame, Frame>> stream;
+};
+
+}  // namespace
+
+std::unique_ptr<Link> join_rank0(const dtnn_net::HostPort& server, int rank, int world_size,
+                                 const Pem* tls, Deadline deadline) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (tls) {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = tls->ca;
+    options.pem_private_key = tls->key;
+    options.pem_cert_chain = tls->cert;
+    credentials = grpc::SslCredentials(options);
+  }
+  auto call = std::make_shared<Call>();
+  call->channel = grpc::CreateCustomChannel(server.text(), credentials, args);
+  if (!call->channel->WaitForConnected(wall_clock(deadline)))
+    throw Error("grpc: rank 0 at " + server.text() + ": no connection within " +
+                seconds_text(deadline.seconds) + " s (parallel.communicator.connect_timeout_s" +
+                (tls ? "; with TLS also when the handshake fails: is tls_cert signed by the "
+                       "tls_ca rank 0 was given, and is rank 0's certificate for this host?)"
+                     : ")"));
+  call->stub = Star::NewStub(call->channel);
+  call->stream = call->stub->Join(&call->context);
+  Link::Stream s{[call](Frame& f) { return call->stream->Read(&f); },
+                 [call](const Frame& f) { return call->stream->Write(f); },
+                 [call] { call->stream->WritesDone(); },
+                 [call] { call->context.TryCancel(); },
+                 [call] { call->stream->Finish(); },
+                 {}};
+  auto link = std::make_unique<Link>(std::move(s), "rank 0 (" + server.text() + ")", tls);
+  link->send_control(Frame::HELLO, hello_payload(rank, world_size));
+  const Frame answer = link->next(deadline, "waiting for rank 0's welcome");
+  if (answer.type() == Frame::REFUSAL)
+    throw Error("grpc: rank 0 (" + server.text() + ") refused this rank: " + answer.payload());
+  if (answer.type() != Frame::WELCOME)
+    throw Error("grpc: rank 0 (" + server.text() + ") answered the hello with a frame of type " +
+                std::to_string(static_cast<int>(answer.type())));
+  return link;
+}
+
+}  // namespace dtnn_grpc
