@@ -25,7 +25,8 @@ std::string admission_refusal(std::uint32_t rank, std::uint32_t world, int world
            " (--world-size differs)";
   if (rank < 1 || rank >= static_cast<std::uint32_t>(world_size))
     return "rank " + std::to_string(rank) + " is not among 1.." + std::to_string(world_size - 1);
-  if (!holder.empty()) return "rank " + std::to_string(rank) + " has joined already, from " + holder;
+  if (!holder.empty())
+    return "rank " + std::to_string(rank) + " has joined already, from " + holder;
   if (!common_name) return "";
   const int bound = rank_of_common_name(*common_name);
   if (bound >= 0 && bound != static_cast<int>(rank))

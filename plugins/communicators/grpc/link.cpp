@@ -49,14 +49,15 @@ Link::~Link() {
   bool drained;
   {
     std::unique_lock lock(mutex_);
-    drained = idle_.wait_for(lock, kGrace, [&] {
-      return (outbox_.empty() && !writing_) || broken_ || gone_;
-    }) && !broken_ && !gone_;
+    drained = idle_.wait_for(lock, kGrace,
+                             [&] { return (outbox_.empty() && !writing_) || broken_ || gone_; }) &&
+              !broken_ && !gone_;
   }
   if (drained) stream_.writes_done();
   {
     std::unique_lock lock(mutex_);
-    if (drained && stream_.end_by) arrived_.wait_until(lock, stream_.end_by(), [&] { return ended_; });
+    if (drained && stream_.end_by)
+      arrived_.wait_until(lock, stream_.end_by(), [&] { return ended_; });
     stopping_ = true;
   }
   queued_.notify_all();
@@ -152,10 +153,11 @@ Frame Link::next(Deadline deadline, const char* doing) {
 void Link::receive(void* into, std::size_t bytes, std::uint64_t seq, Deadline deadline) {
   const Frame frame = next(deadline, "receiving");
   if (frame.type() != Frame::DATA || frame.seq() != seq || frame.payload().size() != bytes)
-    throw Error("grpc: " + peer_ + ": sent a " + type_name(frame.type()) + " frame of collective #" +
-                std::to_string(frame.seq()) + ", " + std::to_string(frame.payload().size()) +
-                " bytes, where the data of collective #" + std::to_string(seq) + ", " +
-                std::to_string(bytes) + " bytes, was due (does it run the same steps?)");
+    throw Error("grpc: " + peer_ + ": sent a " + type_name(frame.type()) +
+                " frame of collective #" + std::to_string(frame.seq()) + ", " +
+                std::to_string(frame.payload().size()) + " bytes, where the data of collective #" +
+                std::to_string(seq) + ", " + std::to_string(bytes) +
+                " bytes, was due (does it run the same steps?)");
   if (bytes > 0) std::memcpy(into, frame.payload().data(), bytes);
 }
 

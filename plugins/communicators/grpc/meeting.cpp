@@ -1,6 +1,10 @@
 #include "meeting.hpp"
 
 #include <grpcpp/grpcpp.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include <chrono>
 #include <climits>
@@ -58,11 +62,56 @@ std::chrono::system_clock::time_point wall_clock(Deadline d) {
              d.at - std::chrono::steady_clock::now());
 }
 
-std::string common_name(const grpc::ServerContext& ctx) {
+std::string property(const grpc::ServerContext& ctx, const char* name) {
   const auto auth = ctx.auth_context();
   if (!auth) return "";
-  const auto names = auth->FindPropertyValues("x509_common_name");
-  return names.empty() ? "" : std::string(names.front().data(), names.front().size());
+  const auto values = auth->FindPropertyValues(name);
+  return values.empty() ? "" : std::string(values.front().data(), values.front().size());
+}
+
+struct FreeBio {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct FreeX509 {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct FreeStore {
+  void operator()(X509_STORE* s) const { X509_STORE_free(s); }
+};
+struct FreeStoreCtx {
+  void operator()(X509_STORE_CTX* c) const { X509_STORE_CTX_free(c); }
+};
+
+std::unique_ptr<X509, FreeX509> parse_certificate(const std::string& pem) {
+  std::unique_ptr<BIO, FreeBio> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  return std::unique_ptr<X509, FreeX509>(
+      bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+}
+
+// Why the certificate a joining rank presented does not admit it ("" when it does): none, or one
+// the run's authority did not sign (or expired). The TLS handshake has checked that the rank holds
+// its key; rank 0 checks the signature itself, so that it can say who was refused and why.
+std::string certificate_problem(const std::string& ca_pem, const std::string& peer_pem) {
+  if (peer_pem.empty()) return "it presented no certificate";
+  const auto peer = parse_certificate(peer_pem);
+  if (!peer) return "its certificate cannot be read";
+  std::unique_ptr<X509_STORE, FreeStore> store(X509_STORE_new());
+  std::unique_ptr<BIO, FreeBio> bio(
+      BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size())));
+  int authorities = 0;
+  while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store.get(), ca);
+    X509_free(ca);
+    ++authorities;
+  }
+  ERR_clear_error();  // the end of the file reads as an error
+  if (authorities == 0) return "rank 0 cannot read the run's authority (tls_ca)";
+  std::unique_ptr<X509_STORE_CTX, FreeStoreCtx> ctx(X509_STORE_CTX_new());
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), peer.get(), nullptr) != 1)
+    return "rank 0 could not check its certificate";
+  if (X509_verify_cert(ctx.get()) == 1) return "";
+  return std::string("its certificate does not verify against the run's authority (") +
+         X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx.get())) + ")";
 }
 
 }  // namespace
@@ -73,9 +122,10 @@ Pem read_pem(const dtnn_net::TlsFiles& files) {
 
 class Rank0::Service final : public Star::Service {
  public:
-  Service(int world_size, bool tls, bool bind_ranks)
+  Service(int world_size, const Pem* tls, bool bind_ranks)
       : world_size_(world_size),
-        tls_(tls),
+        tls_(tls != nullptr),
+        ca_(tls ? tls->ca : std::string()),
         bind_ranks_(bind_ranks),
         links_(static_cast<std::size_t>(world_size)) {}
 
@@ -93,12 +143,15 @@ class Rank0::Service final : public Star::Service {
         refusal = "its first frame is not a hello of 8 bytes";
       } else if (closed_) {
         refusal = "every rank has joined already";
-      } else {
+      } else if (tls_) {
+        refusal = certificate_problem(ca_, property(*ctx, "x509_pem_cert"));
+      }
+      if (refusal.empty()) {
         rank = little_endian_u32(hello.payload(), 0);
         world = little_endian_u32(hello.payload(), 4);
         const std::string holder =
             rank < links_.size() && links_[rank] ? links_[rank]->peer() : std::string();
-        const std::string name = tls_ ? common_name(*ctx) : std::string();
+        const std::string name = tls_ ? property(*ctx, "x509_common_name") : std::string();
         refusal = dtnn_net::admission_refusal(rank, world, world_size_, holder,
                                               tls_ ? &name : nullptr, bind_ranks_);
       }
@@ -120,8 +173,8 @@ class Rank0::Service final : public Star::Service {
                      [ctx] { ctx->TryCancel(); },
                      [done] { done->set_value(); },
                      [this] { return end_by(); }};
-      auto link = std::make_unique<Link>(std::move(s),
-                                         "rank " + std::to_string(rank) + " (" + address + ")", tls_);
+      auto link = std::make_unique<Link>(
+          std::move(s), "rank " + std::to_string(rank) + " (" + address + ")", tls_);
       link->send_control(Frame::WELCOME, "");
       links_[rank] = std::move(link);
       ++joined_;
@@ -169,7 +222,9 @@ class Rank0::Service final : public Star::Service {
 
  private:
   const int world_size_;
-  const bool tls_, bind_ranks_;
+  const bool tls_;
+  const std::string ca_;  // PEM
+  const bool bind_ranks_;
   std::mutex mutex_;
   std::condition_variable joined_changed_;
   std::vector<std::unique_ptr<Link>> links_;
@@ -179,11 +234,12 @@ class Rank0::Service final : public Star::Service {
 };
 
 Rank0::Rank0(const dtnn_net::HostPort& server, int world_size, const Pem* tls, bool bind_ranks)
-    : server_(server), service_(std::make_unique<Service>(world_size, tls != nullptr, bind_ranks)) {
+    : server_(server), service_(std::make_unique<Service>(world_size, tls, bind_ranks)) {
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (tls) {
-    grpc::SslServerCredentialsOptions options(
-        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    // The handshake asks for a certificate and proves the rank holds its key; the service
+    // checks the signature (certificate_problem), so that a refused rank is told why and named.
+    grpc::SslServerCredentialsOptions options(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
     options.pem_root_certs = tls->ca;
     options.pem_key_cert_pairs.push_back({tls->key, tls->cert});
     credentials = grpc::SslServerCredentials(options);

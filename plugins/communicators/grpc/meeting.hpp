@@ -2,8 +2,10 @@
 // address; each other rank opens one Join stream and says hello (its rank, the world size). Rank 0
 // lets each rank in once, as tcp's does (admission.hpp: the same world size, a rank not yet taken,
 // with TLS a certificate that allows it), answering welcome or a refusal with the reason; a refused
-// stream is named in rank 0's log and rank 0 goes on waiting for the real ranks. With TLS, gRPC's
-// handshake requires a certificate the run's authority signed from both sides.
+// stream is named in rank 0's log and rank 0 goes on waiting for the real ranks. With TLS, each
+// side presents a certificate in gRPC's handshake; a joining rank checks rank 0's against the run's
+// authority there, rank 0 checks the joining rank's after it (refused and named when the authority
+// did not sign it).
 #pragma once
 #include <memory>
 #include <string>
