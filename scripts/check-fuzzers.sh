@@ -21,7 +21,7 @@ cmake -S . -B "$build" -G Ninja "${launcher[@]}" -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
   -DDTNN_ENABLE_CUDA=OFF -DBUILD_TESTING=OFF -DDTNN_FUZZ=ON "-DDTNN_SANITIZE=address;undefined" \
   -DDTNN_ISA_ONLY=portable -DDTNN_SKIP_PLUGINS=conv/winograd -DDTNN_BUILD_BENCH=OFF >/dev/null
-targets=$(sed -n 's/^set(DTNN_FUZZ_TARGETS \([a-z0-9_ ]*\))$/\1/p' tests/fuzz/CMakeLists.txt)
+targets=$(tr ';' ' ' < "$build/fuzz_targets.txt")  # tests/fuzz/CMakeLists.txt writes them
 cmake --build "$build" --parallel "$(nproc)" --target $(for t in $targets; do echo "fuzz_$t"; done)
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0"

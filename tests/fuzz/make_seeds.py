@@ -165,6 +165,29 @@ out("tcp_frame", "data", frame(4, 3, bytes(4096)))
 out("tcp_frame", "refusal", frame(3, 0, b"rank 5 is not among 1..3"))
 
 
+# The grpc communicator's frames (plugins/communicators/grpc/star.proto), protobuf's encoding by
+# hand: type (field 1), seq (field 2), payload (field 3).
+def varint(n):
+    out = b""
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([byte | 0x80])
+        else:
+            return out + bytes([byte])
+
+
+def grpc_frame(kind, seq, payload):
+    return (b"\x08" + varint(kind) + (b"\x10" + varint(seq) if seq else b"") +
+            b"\x1a" + varint(len(payload)) + payload)
+
+
+out("grpc_frame", "hello", grpc_frame(1, 0, struct.pack("<II", 1, 4)))
+out("grpc_frame", "data", grpc_frame(4, 3, bytes(4096)))
+out("grpc_frame", "refusal", grpc_frame(3, 0, b"rank 5 is not among 1..3"))
+
+
 # The mqtt communicator's messages (plugins/communicators/mqtt/message.hpp): an announcement, a
 # hello, a refusal, and chunks of a data transfer.
 def message(kind, sender, to, seq, total, offset, payload):

@@ -7,28 +7,13 @@
 
 #include "departures.hpp"
 #include "dtnn/error.hpp"
+#include "frame_checks.hpp"
 
 namespace dtnn_grpc {
 
-using dtnn::Error;
 using dtnn_net::PeerGone;
 
 namespace {
-
-const char* type_name(int type) {
-  switch (type) {
-    case Frame::HELLO:
-      return "hello";
-    case Frame::WELCOME:
-      return "welcome";
-    case Frame::REFUSAL:
-      return "refusal";
-    case Frame::DATA:
-      return "data";
-    default:
-      return "unknown";
-  }
-}
 
 std::string seconds_text(double s) {
   char text[32];
@@ -152,12 +137,7 @@ Frame Link::next(Deadline deadline, const char* doing) {
 
 void Link::receive(void* into, std::size_t bytes, std::uint64_t seq, Deadline deadline) {
   const Frame frame = next(deadline, "receiving");
-  if (frame.type() != Frame::DATA || frame.seq() != seq || frame.payload().size() != bytes)
-    throw Error("grpc: " + peer_ + ": sent a " + type_name(frame.type()) +
-                " frame of collective #" + std::to_string(frame.seq()) + ", " +
-                std::to_string(frame.payload().size()) + " bytes, where the data of collective #" +
-                std::to_string(seq) + ", " + std::to_string(bytes) +
-                " bytes, was due (does it run the same steps?)");
+  expect_data(frame, seq, bytes, peer_);
   if (bytes > 0) std::memcpy(into, frame.payload().data(), bytes);
 }
 

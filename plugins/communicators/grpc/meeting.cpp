@@ -19,6 +19,7 @@
 #include "admission.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/log.hpp"
+#include "frame_checks.hpp"
 #include "star.grpc.pb.h"
 
 namespace dtnn_grpc {
@@ -31,22 +32,6 @@ std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("grpc: cannot read " + path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string hello_payload(int rank, int world_size) {
-  std::string p(8, '\0');
-  for (int i = 0; i < 4; ++i) {
-    p[static_cast<std::size_t>(i)] = static_cast<char>((rank >> (8 * i)) & 0xFF);
-    p[static_cast<std::size_t>(4 + i)] = static_cast<char>((world_size >> (8 * i)) & 0xFF);
-  }
-  return p;
-}
-
-std::uint32_t little_endian_u32(const std::string& bytes, std::size_t at) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
-  return v;
 }
 
 std::string seconds_text(double s) {
@@ -137,22 +122,17 @@ class Rank0::Service final : public Star::Service {
     std::future<void> released;
     {
       std::lock_guard lock(mutex_);
-      std::string refusal;
-      std::uint32_t rank = 0, world = 0;
-      if (hello.type() != Frame::HELLO || hello.payload().size() != 8) {
-        refusal = "its first frame is not a hello of 8 bytes";
-      } else if (closed_) {
-        refusal = "every rank has joined already";
-      } else if (tls_) {
+      Hello asked;
+      std::string refusal = read_hello(hello, asked);
+      if (refusal.empty() && closed_) refusal = "every rank has joined already";
+      if (refusal.empty() && tls_)
         refusal = certificate_problem(ca_, property(*ctx, "x509_pem_cert"));
-      }
+      const std::uint32_t rank = asked.rank;
       if (refusal.empty()) {
-        rank = little_endian_u32(hello.payload(), 0);
-        world = little_endian_u32(hello.payload(), 4);
         const std::string holder =
             rank < links_.size() && links_[rank] ? links_[rank]->peer() : std::string();
         const std::string name = tls_ ? property(*ctx, "x509_common_name") : std::string();
-        refusal = dtnn_net::admission_refusal(rank, world, world_size_, holder,
+        refusal = dtnn_net::admission_refusal(rank, asked.world, world_size_, holder,
                                               tls_ ? &name : nullptr, bind_ranks_);
       }
       if (!refusal.empty()) {
@@ -310,7 +290,8 @@ std::unique_ptr<Link> join_rank0(const dtnn_net::HostPort& server, int rank, int
                  [call] { call->stream->Finish(); },
                  {}};
   auto link = std::make_unique<Link>(std::move(s), "rank 0 (" + server.text() + ")", tls);
-  link->send_control(Frame::HELLO, hello_payload(rank, world_size));
+  link->send_control(Frame::HELLO, hello_payload(static_cast<std::uint32_t>(rank),
+                                                 static_cast<std::uint32_t>(world_size)));
   const Frame answer = link->next(deadline, "waiting for rank 0's welcome");
   if (answer.type() == Frame::REFUSAL)
     throw Error("grpc: rank 0 (" + server.text() + ") refused this rank: " + answer.payload());
