@@ -2,6 +2,8 @@
 // the message that says it passed. Zero seconds: no limit.
 #pragma once
 #include <chrono>
+#include <cstdio>
+#include <string>
 
 namespace dtnn_net {
 
@@ -25,6 +27,12 @@ struct Deadline {
     return left <= 0 ? 0 : left > 1 << 30 ? 1 << 30 : static_cast<int>(left);
   }
   bool passed() const { return limited() && std::chrono::steady_clock::now() >= at; }
+  // The seconds it was set from, as messages say them ("0.3", "60").
+  std::string seconds_text() const {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    return text;
+  }
 };
 
 }  // namespace dtnn_net

@@ -1,7 +1,12 @@
 #include "launch_settings.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
+#include <tuple>
+
+#include "dtnn/log.hpp"
 
 namespace dtnn_net {
 
@@ -73,6 +78,38 @@ TlsFiles tls_files(const dtnn::Params& p) {
   for (auto [value, key] : each)
     if (!std::ifstream(*value)) p.fail(key, "a readable PEM file; cannot open \"" + *value + "\"");
   return files;
+}
+
+StarSettings star_settings(const dtnn::Params& p) {
+  StarSettings s;
+  std::tie(s.rank, s.size) = rank_and_world_size(p);
+  s.server = parse_host_port(
+      address_setting(p, "server", {{"MASTER_ADDR", "MASTER_PORT"}, {"PYMPI_ADDR", "PYMPI_PORT"}},
+                      "29500"),
+      p.key_path("server"));
+  s.connect_s = p.get_double("connect_timeout_s");
+  if (!(s.connect_s >= 0)) p.fail("connect_timeout_s", "a number of seconds >= 0 (0: forever)");
+  s.tls = tls_files(p);
+  s.bind_ranks = p.get_bool("tls_bind_ranks");
+  if (s.bind_ranks && !s.tls.on())
+    p.fail("tls_bind_ranks",
+           "false without TLS (tls_ca, tls_cert, tls_key): it binds ranks to their certificates");
+  return s;
+}
+
+void warn_in_clear(const std::string& transport, const HostPort& server) {
+  dtnn::log_warning(transport +
+                    ": no TLS (parallel.communicator.tls_ca, tls_cert, tls_key): gradients and "
+                    "weights cross the network in clear, and any process that reaches " +
+                    server.text() + " could have joined as a rank (docs/federated.md)");
+}
+
+std::string describe_star(const std::string& transport, int rank, int size, const HostPort& server,
+                          const std::string& security) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return transport + ": rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " +
+         host + ", rank 0 at " + server.text() + ", " + security;
 }
 
 }  // namespace dtnn_net

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "dtnn/params.hpp"
+#include "host_port.hpp"
 
 namespace dtnn_net {
 
@@ -31,5 +32,26 @@ struct TlsFiles {
 // tls_ca, tls_cert and tls_key, or DTNN_TLS_CA, DTNN_TLS_CERT and DTNN_TLS_KEY; all three or none
 // (an Error naming the missing key), each a readable file.
 TlsFiles tls_files(const dtnn::Params& p);
+
+// What a transport whose ranks dial rank 0 reads (tcp, grpc; their parameters are kStarParameters):
+// its place in the run, rank 0's address (`server`, or MASTER_ADDR and MASTER_PORT, or PYMPI_ADDR
+// and PYMPI_PORT; port 29500 by default), how long the ranks may take to meet, the TLS files, and
+// whether certificates bind ranks (only with TLS). An Error naming the key when one is wrong.
+struct StarSettings {
+  int rank = 0, size = 1;
+  HostPort server;
+  double connect_s = 60;
+  TlsFiles tls;
+  bool bind_ranks = false;
+};
+StarSettings star_settings(const dtnn::Params& p);
+// Rank 0's warning, when such a transport runs without TLS, that the exchange is in clear.
+void warn_in_clear(const std::string& transport, const HostPort& server);
+// The line `dtnn info` prints: "tcp: rank 1 of 4 on HOST, rank 0 at SERVER, SECURITY".
+std::string describe_star(const std::string& transport, int rank, int size, const HostPort& server,
+                          const std::string& security);
+inline constexpr const char* kStarParameters = R"({"rank": null, "world_size": null,
+    "server": null, "tls_ca": "", "tls_cert": "", "tls_key": "", "tls_bind_ranks": false,
+    "connect_timeout_s": 60})";
 
 }  // namespace dtnn_net

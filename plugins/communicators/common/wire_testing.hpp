@@ -65,6 +65,43 @@ inline std::filesystem::path certificates(const std::string& which) {
   return dir / which;
 }
 
+// The TLS parameters of a rank of a star transport (tcp, grpc): the run's authority, and a
+// certificate and key that `authority` signed ("run" or "other"), rank 0's or another rank's.
+inline nlohmann::json tls_params(const std::string& authority, bool rank0) {
+  const auto d = certificates(authority);
+  const std::string who = rank0 ? "server" : "client";
+  return {{"tls_ca", (certificates("run") / "ca.pem").string()},
+          {"tls_cert", (d / (who + ".pem")).string()},
+          {"tls_key", (d / (who + ".key")).string()}};
+}
+
+// Rank `rank` of `size` of a star transport (tcp, grpc) whose rank 0 is at 127.0.0.1:port.
+inline std::shared_ptr<Communicator> open_star_rank(const std::string& transport, int rank,
+                                                    int size, int port, bool tls,
+                                                    double connect_s = 20) {
+  nlohmann::json p = {{"rank", rank},
+                      {"world_size", size},
+                      {"server", "127.0.0.1:" + std::to_string(port)},
+                      {"connect_timeout_s", connect_s}};
+  if (tls) p.update(tls_params("run", rank == 0));
+  return plugins().create_as<Communicator>("communicator", transport,
+                                           dtnn::Params(p, "test: parallel.communicator"));
+}
+
+// n ranks of a star transport, each opened on its own thread (rank 0 waits for the others).
+inline std::vector<std::shared_ptr<Communicator>> star_world(const std::string& transport, int n,
+                                                             int port, bool tls) {
+  std::vector<std::shared_ptr<Communicator>> ranks(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      ranks[static_cast<std::size_t>(r)] = open_star_rank(transport, r, n, port, tls);
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& c : ranks) REQUIRE(c);
+  return ranks;
+}
+
 // f(rank, communicator) on every rank at once.
 inline void on_every_rank(const std::vector<std::shared_ptr<Communicator>>& ranks,
                           const std::function<void(int, Communicator&)>& f) {
@@ -265,6 +302,35 @@ class Broker {
 // 1 s; else it closes); ranks 0 and 1 then sum and allgather without it (it adds nothing, zeros
 // in its slot), rank 0's warning holds each of `said`, and a broadcast from rank 2 fails with
 // `broadcast_error`.
+// Two ranks of a star transport from make_world (a fresh pair each call): when rank 1 ends, rank
+// 0's next collective fails at once naming it (`peer`, e.g. "tcp: rank 1 (127.0.0.1:") and saying
+// `closed` ("closed the connection"); when rank 1 stays silent, after parallel.timeout_s.
+inline void check_a_rank_that_ends(
+    const std::function<std::vector<std::shared_ptr<Communicator>>()>& make_world,
+    const std::string& peer, const std::string& closed) {
+  {
+    auto ranks = make_world();
+    ranks[1].reset();  // rank 1 ends
+    const auto start = std::chrono::steady_clock::now();
+    float x = 1;
+    const std::string error =
+        error_of([&] { ranks[0]->allreduce_sum(&x, 1, dtnn::DType::float32, "loss"); });
+    CHECK(error.find(peer) != std::string::npos);
+    CHECK(error.find(closed) != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  }
+  {
+    auto ranks = make_world();
+    ranks[0]->set_timeout(0.3);
+    float x = 1;
+    const std::string error =
+        error_of([&] { ranks[0]->allreduce_sum(&x, 1, dtnn::DType::float32, "loss"); });
+    CHECK(error.find(peer) != std::string::npos);
+    CHECK(error.find("no answer within 0.3 s while receiving (collective #1 'loss')") !=
+          std::string::npos);
+  }
+}
+
 inline void check_a_rank_leaving(std::vector<std::shared_ptr<Communicator>> ranks, bool silent,
                                  const std::vector<std::string>& said_parts,
                                  const std::string& broadcast_error) {

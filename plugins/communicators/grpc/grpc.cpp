@@ -6,11 +6,8 @@
 // checks both sides); without them a warning says the exchange is in clear. Collectives run in call
 // order on a thread of their own (queued_communicator.hpp); an error (a peer gone, a frame not the
 // one due, the timeout) names the peer and the collective.
-#include <unistd.h>
-
 #include <memory>
 #include <string>
-#include <tuple>
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
@@ -29,41 +26,23 @@ using namespace dtnn;
 using namespace dtnn_net;
 using dtnn_grpc::Link;
 
-constexpr const char* kParameters = R"({"rank": null, "world_size": null, "server": null,
-    "tls_ca": "", "tls_cert": "", "tls_key": "", "tls_bind_ranks": false,
-    "connect_timeout_s": 60})";
-
 class Grpc final : public QueuedCommunicator<Star<Link>> {
  public:
   explicit Grpc(const Params& p) : QueuedCommunicator("grpc") {
-    std::tie(rank_, size_) = rank_and_world_size(p);
-    server_ = parse_host_port(
-        address_setting(p, "server", {{"MASTER_ADDR", "MASTER_PORT"}, {"PYMPI_ADDR", "PYMPI_PORT"}},
-                        "29500"),
-        p.key_path("server"));
-    const double connect_s = p.get_double("connect_timeout_s");
-    if (!(connect_s >= 0)) p.fail("connect_timeout_s", "a number of seconds >= 0 (0: forever)");
-    const TlsFiles files = tls_files(p);
-    if (files.on()) pem_ = std::make_unique<dtnn_grpc::Pem>(dtnn_grpc::read_pem(files));
-    const bool bind_ranks = p.get_bool("tls_bind_ranks");
-    if (bind_ranks && !pem_)
-      p.fail("tls_bind_ranks",
-             "false without TLS (tls_ca, tls_cert, tls_key): it binds ranks to "
-             "their certificates");
-    const Deadline deadline = Deadline::after(connect_s);
+    const StarSettings settings = star_settings(p);
+    rank_ = settings.rank, size_ = settings.size, server_ = settings.server;
+    if (settings.tls.on())
+      pem_ = std::make_unique<dtnn_grpc::Pem>(dtnn_grpc::read_pem(settings.tls));
+    const Deadline deadline = Deadline::after(settings.connect_s);
     std::vector<std::unique_ptr<Link>> links;
     if (size_ > 1 && rank_ == 0) {
-      rank0_ = std::make_unique<dtnn_grpc::Rank0>(server_, size_, pem_.get(), bind_ranks);
+      rank0_ = std::make_unique<dtnn_grpc::Rank0>(server_, size_, pem_.get(), settings.bind_ranks);
       links = rank0_->gather(deadline);
     }
     if (size_ > 1 && rank_ != 0)
       links.push_back(dtnn_grpc::join_rank0(server_, rank_, size_, pem_.get(), deadline));
     collectives_ = std::make_unique<Star<Link>>(rank_, size_, std::move(links), "grpc");
-    if (!pem_ && size_ > 1 && rank_ == 0)
-      log_warning(
-          "grpc: no TLS (parallel.communicator.tls_ca, tls_cert, tls_key): gradients and "
-          "weights cross the network in clear, and any process that reaches " +
-          server_.text() + " could have joined as a rank (docs/federated.md)");
+    if (!pem_ && size_ > 1 && rank_ == 0) warn_in_clear("grpc", server_);
   }
 
   // The streams close before rank 0 stops serving: its service's calls end with them.
@@ -77,10 +56,7 @@ class Grpc final : public QueuedCommunicator<Star<Link>> {
   }
 
   std::string describe() const override {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    return "grpc: rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " on " + host +
-           ", rank 0 at " + server_.text() + (pem_ ? ", TLS (mutual)" : ", no TLS");
+    return describe_star("grpc", rank_, size_, server_, pem_ ? "TLS (mutual)" : "no TLS");
   }
 
  private:
@@ -97,4 +73,4 @@ DTNN_EXPORT_PLUGIN(.kind = "communicator", .name = "grpc",
                    .description =
                        "collectives over gRPC streams (TLS with mutual certificates): "
                        "processes started by hand, no MPI job (docs/federated.md)",
-                   .parameters = kParameters, .factory = create)
+                   .parameters = kStarParameters, .factory = create)

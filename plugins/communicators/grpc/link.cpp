@@ -13,16 +13,6 @@ namespace dtnn_grpc {
 
 using dtnn_net::PeerGone;
 
-namespace {
-
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
-}
-
-}  // namespace
-
 Link::Link(Stream stream, std::string peer, bool secure)
     : stream_(std::move(stream)), peer_(std::move(peer)), secure_(secure) {
   reader_ = std::thread([this] { read_frames(); });
@@ -119,7 +109,7 @@ Frame Link::next(Deadline deadline, const char* doing) {
     if (!arrived_.wait_until(lock, deadline.at, ready)) {
       gone_ = true;
       idle_.notify_all();
-      throw PeerGone("grpc: " + peer_ + ": no answer within " + seconds_text(deadline.seconds) +
+      throw PeerGone("grpc: " + peer_ + ": no answer within " + deadline.seconds_text() +
                      " s while " + doing);
     }
   } else {

@@ -34,12 +34,6 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
-}
-
 std::chrono::system_clock::time_point wall_clock(Deadline d) {
   if (!d.limited()) return std::chrono::system_clock::time_point::max();
   return std::chrono::system_clock::now() +
@@ -192,9 +186,8 @@ class Rank0::Service final : public Star::Service {
       for (int r = 1; r < world_size_; ++r)
         if (!links_[static_cast<std::size_t>(r)])
           missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      throw Error("grpc: rank 0 waited " + seconds_text(deadline.seconds) + " s at " +
-                  server.text() + " for ranks " + missing +
-                  " (parallel.communicator.connect_timeout_s)");
+      throw Error("grpc: rank 0 waited " + deadline.seconds_text() + " s at " + server.text() +
+                  " for ranks " + missing + " (parallel.communicator.connect_timeout_s)");
     }
     closed_ = true;
     return std::move(links_);
@@ -277,7 +270,7 @@ std::unique_ptr<Link> join_rank0(const dtnn_net::HostPort& server, int rank, int
   call->channel = grpc::CreateCustomChannel(server.text(), credentials, args);
   if (!call->channel->WaitForConnected(wall_clock(deadline)))
     throw Error("grpc: rank 0 at " + server.text() + ": no connection within " +
-                seconds_text(deadline.seconds) + " s (parallel.communicator.connect_timeout_s" +
+                deadline.seconds_text() + " s (parallel.communicator.connect_timeout_s" +
                 (tls ? "; with TLS also when the handshake fails: is tls_cert signed by the "
                        "tls_ca rank 0 was given, and is rank 0's certificate for this host?)"
                      : ")"));

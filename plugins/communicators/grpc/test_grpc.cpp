@@ -28,34 +28,15 @@ using testing::free_loopback_port;
 // Built where Debian's libgrpc++-dev is (plugins/communicators/grpc/CMakeLists.txt).
 bool have_grpc() { return test::plugins().find("communicator", "grpc") != nullptr; }
 
-json tls_params(const std::string& authority, bool rank0) {
-  const auto d = certificates(authority);
-  const std::string who = rank0 ? "server" : "client";
-  return {{"tls_ca", (certificates("run") / "ca.pem").string()},
-          {"tls_cert", (d / (who + ".pem")).string()},
-          {"tls_key", (d / (who + ".key")).string()}};
-}
+using test::tls_params;
 
 std::shared_ptr<Communicator> open_rank(int rank, int size, int port, bool tls,
-                                        double connect_s = 20, int world = 0) {
-  json p = {{"rank", rank},
-            {"world_size", world > 0 ? world : size},
-            {"server", "127.0.0.1:" + std::to_string(port)},
-            {"connect_timeout_s", connect_s}};
-  if (tls) p.update(tls_params("run", rank == 0));
-  return test::plugins().create_as<Communicator>("communicator", "grpc",
-                                                 Params(p, "test: parallel.communicator"));
+                                        double connect_s = 20) {
+  return test::open_star_rank("grpc", rank, size, port, tls, connect_s);
 }
 
 std::vector<std::shared_ptr<Communicator>> world(int n, int port, bool tls) {
-  std::vector<std::shared_ptr<Communicator>> ranks(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back(
-        [&, r] { ranks[static_cast<std::size_t>(r)] = open_rank(r, n, port, tls); });
-  for (auto& t : threads) t.join();
-  for (const auto& c : ranks) REQUIRE(c);
-  return ranks;
+  return test::star_world("grpc", n, port, tls);
 }
 
 // Closes the ranks' communicators, rank 0's last, as a run's processes end (rank 0 gives the
@@ -155,27 +136,8 @@ TEST_CASE("grpc: a certificate named for a rank admits that rank only") {
 
 TEST_CASE("grpc: a rank that leaves is noticed at once, a silent one within parallel.timeout_s") {
   if (!have_grpc()) return;
-  {
-    auto ranks = world(2, free_loopback_port(), false);
-    ranks[1].reset();  // rank 1 ends
-    const auto start = std::chrono::steady_clock::now();
-    float x = 1;
-    const std::string error =
-        test::error_of([&] { ranks[0]->allreduce_sum(&x, 1, DType::float32, "loss"); });
-    CHECK(error.find("grpc: rank 1 (ipv4:127.0.0.1:") != std::string::npos);
-    CHECK(error.find("closed the stream") != std::string::npos);
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
-  }
-  {
-    auto ranks = world(2, free_loopback_port(), false);
-    ranks[0]->set_timeout(0.3);
-    float x = 1;
-    const std::string error =
-        test::error_of([&] { ranks[0]->allreduce_sum(&x, 1, DType::float32, "loss"); });
-    CHECK(error.find("grpc: rank 1 (ipv4:127.0.0.1:") != std::string::npos);
-    CHECK(error.find("no answer within 0.3 s while receiving (collective #1 'loss')") !=
-          std::string::npos);
-  }
+  test::check_a_rank_that_ends([] { return world(2, free_loopback_port(), false); },
+                               "grpc: rank 1 (ipv4:127.0.0.1:", "closed the stream");
 }
 
 TEST_CASE(

@@ -17,12 +17,6 @@ using dtnn::Error;
 
 namespace {
 
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
-}
-
 // Waits on `cv` until ready() or the deadline; false when the deadline passed first.
 template <class Ready>
 bool wait_for(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, Deadline deadline,
@@ -150,7 +144,7 @@ void BrokerLink::connect(Deadline deadline) {
                   "; does tls_ca sign the broker's certificate, and does it name " + b.host + "?)");
     if (deadline.passed() || rc != MOSQ_ERR_ERRNO)
       throw Error("mqtt: cannot reach the broker at " + b.text() + " within " +
-                  seconds_text(deadline.seconds) + " s (" + why +
+                  deadline.seconds_text() + " s (" + why +
                   "; parallel.communicator.connect_timeout_s)");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the broker may start later
   }
@@ -160,7 +154,7 @@ void BrokerLink::connect(Deadline deadline) {
   std::unique_lock lock(mutex_);
   if (!wait_for(arrived_, lock, deadline, [&] { return connack_ || !lost_.empty(); }))
     throw Error("mqtt: the broker at " + b.text() + " did not accept rank " +
-                std::to_string(options_.rank) + " within " + seconds_text(deadline.seconds) + " s");
+                std::to_string(options_.rank) + " within " + deadline.seconds_text() + " s");
   if (connack_ && *connack_ != 0)
     throw Error("mqtt: the broker at " + b.text() + " refused rank " +
                 std::to_string(options_.rank) + " (" + mosquitto_connack_string(*connack_) + ")");
@@ -219,7 +213,7 @@ void BrokerLink::fail_waiting(int sender, Deadline deadline, const char* doing) 
   if (!lost_.empty())
     throw Error("mqtt: lost the broker at " + options_.broker.text() + " while " + doing +
                 " from " + name(sender) + ": " + lost_);
-  throw PeerGone("mqtt: " + name(sender) + ": no answer within " + seconds_text(deadline.seconds) +
+  throw PeerGone("mqtt: " + name(sender) + ": no answer within " + deadline.seconds_text() +
                  " s while " + doing);
 }
 
@@ -250,8 +244,8 @@ std::vector<unsigned char> BrokerLink::next_from_any(int& sender, Deadline deadl
     if (!lost_.empty())
       throw Error("mqtt: lost the broker at " + options_.broker.text() + " while " + doing + ": " +
                   lost_);
-    throw Error(std::string("mqtt: no answer within ") + seconds_text(deadline.seconds) +
-                " s while " + doing);
+    throw Error(std::string("mqtt: no answer within ") + deadline.seconds_text() + " s while " +
+                doing);
   }
   std::vector<unsigned char> out = std::move(queue->front());
   queue->pop_front();

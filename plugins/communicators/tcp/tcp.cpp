@@ -8,12 +8,10 @@
 // frame, the timeout) names the peer and the collective, and fails that collective and every later
 // one.
 #include <signal.h>
-#include <unistd.h>
 
 #include <memory>
 #include <string>
 #include <string_view>
-#include <tuple>
 
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
@@ -33,47 +31,25 @@ using namespace dtnn_tcp;
 using namespace dtnn_net;
 using dtnn_net::Deadline;
 
-constexpr const char* kParameters = R"({"rank": null, "world_size": null, "server": null,
-    "tls_ca": "", "tls_cert": "", "tls_key": "", "tls_bind_ranks": false,
-    "connect_timeout_s": 60})";
-
 class Tcp final : public QueuedCommunicator<Star<Stream>> {
  public:
   explicit Tcp(const Params& p) : QueuedCommunicator("tcp") {
-    std::tie(rank_, size_) = rank_and_world_size(p);
-    server_ = parse_host_port(
-        address_setting(p, "server", {{"MASTER_ADDR", "MASTER_PORT"}, {"PYMPI_ADDR", "PYMPI_PORT"}},
-                        "29500"),
-        p.key_path("server"));
-    const double connect_s = p.get_double("connect_timeout_s");
-    if (!(connect_s >= 0)) p.fail("connect_timeout_s", "a number of seconds >= 0 (0: forever)");
-    const TlsFiles files = tls_files(p);
-    if (files.on()) tls_ = std::make_unique<TlsContext>(files, rank_ == 0, p.where());
+    const StarSettings settings = star_settings(p);
+    rank_ = settings.rank, size_ = settings.size, server_ = settings.server;
+    if (settings.tls.on()) tls_ = std::make_unique<TlsContext>(settings.tls, rank_ == 0, p.where());
     ::signal(SIGPIPE, SIG_IGN);  // a peer gone mid-send is an error to report, not a signal
-    const Deadline deadline = Deadline::after(connect_s);
+    const Deadline deadline = Deadline::after(settings.connect_s);
     std::vector<std::unique_ptr<Stream>> links;
-    const bool bind_ranks = p.get_bool("tls_bind_ranks");
-    if (bind_ranks && !tls_)
-      p.fail("tls_bind_ranks",
-             "false without TLS (tls_ca, tls_cert, tls_key): it binds ranks to "
-             "their certificates");
     if (size_ > 1 && rank_ == 0)
-      links = gather_ranks(server_, size_, tls_.get(), deadline, bind_ranks);
+      links = gather_ranks(server_, size_, tls_.get(), deadline, settings.bind_ranks);
     if (size_ > 1 && rank_ != 0)
       links.push_back(join_rank0(server_, rank_, size_, tls_.get(), deadline));
     collectives_ = std::make_unique<Star<Stream>>(rank_, size_, std::move(links), "tcp");
-    if (!tls_ && size_ > 1 && rank_ == 0)
-      log_warning(
-          "tcp: no TLS (parallel.communicator.tls_ca, tls_cert, tls_key): gradients and "
-          "weights cross the network in clear, and any process that reaches " +
-          server_.text() + " could have joined as a rank (docs/federated.md)");
+    if (!tls_ && size_ > 1 && rank_ == 0) warn_in_clear("tcp", server_);
   }
 
   std::string describe() const override {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    return "tcp: rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " on " + host +
-           ", rank 0 at " + server_.text() + (tls_ ? ", TLS 1.3 (mutual)" : ", no TLS");
+    return describe_star("tcp", rank_, size_, server_, tls_ ? "TLS 1.3 (mutual)" : "no TLS");
   }
 
  private:
@@ -89,4 +65,4 @@ DTNN_EXPORT_PLUGIN(.kind = "communicator", .name = "tcp",
                    .description =
                        "collectives over TCP (TLS 1.3 with mutual certificates): "
                        "processes started by hand, no MPI job (docs/federated.md)",
-                   .parameters = kParameters, .factory = create)
+                   .parameters = kStarParameters, .factory = create)

@@ -40,35 +40,15 @@ using test::Relay;
 using test::StderrCapture;
 using testing::free_loopback_port;
 
-json tls_params(const std::string& authority, bool rank0) {
-  const auto d = certificates(authority);
-  const std::string who = rank0 ? "server" : "client";
-  return {{"tls_ca", (certificates("run") / "ca.pem").string()},
-          {"tls_cert", (d / (who + ".pem")).string()},
-          {"tls_key", (d / (who + ".key")).string()}};
-}
+using test::tls_params;
 
 std::shared_ptr<Communicator> open_rank(int rank, int size, int port, bool tls,
                                         double connect_s = 20) {
-  json p = {{"rank", rank},
-            {"world_size", size},
-            {"server", "127.0.0.1:" + std::to_string(port)},
-            {"connect_timeout_s", connect_s}};
-  if (tls) p.update(tls_params("run", rank == 0));
-  return test::plugins().create_as<Communicator>("communicator", "tcp",
-                                                 Params(p, "test: parallel.communicator"));
+  return test::open_star_rank("tcp", rank, size, port, tls, connect_s);
 }
 
-// n ranks, each opened on its own thread (rank 0 waits for the others).
 std::vector<std::shared_ptr<Communicator>> world(int n, int port, bool tls) {
-  std::vector<std::shared_ptr<Communicator>> ranks(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back(
-        [&, r] { ranks[static_cast<std::size_t>(r)] = open_rank(r, n, port, tls); });
-  for (auto& t : threads) t.join();
-  for (const auto& c : ranks) REQUIRE(c);
-  return ranks;
+  return test::star_world("tcp", n, port, tls);
 }
 
 // A frame header as the protocol writes it (frame.hpp), built here byte by byte.
@@ -301,27 +281,8 @@ TEST_CASE("tcp: a malformed frame is an error naming the peer and what was due, 
 }
 
 TEST_CASE("tcp: a rank that leaves is noticed at once, a silent one within parallel.timeout_s") {
-  {
-    auto ranks = world(2, free_loopback_port(), false);
-    ranks[1].reset();  // rank 1 ends
-    const auto start = std::chrono::steady_clock::now();
-    float x = 1;
-    const std::string error =
-        test::error_of([&] { ranks[0]->allreduce_sum(&x, 1, DType::float32, "loss"); });
-    CHECK(error.find("tcp: rank 1 (127.0.0.1:") != std::string::npos);
-    CHECK(error.find("closed the connection") != std::string::npos);
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
-  }
-  {
-    auto ranks = world(2, free_loopback_port(), false);
-    ranks[0]->set_timeout(0.3);
-    float x = 1;
-    const std::string error =
-        test::error_of([&] { ranks[0]->allreduce_sum(&x, 1, DType::float32, "loss"); });
-    CHECK(error.find("tcp: rank 1 (127.0.0.1:") != std::string::npos);
-    CHECK(error.find("no answer within 0.3 s while receiving (collective #1 'loss')") !=
-          std::string::npos);
-  }
+  test::check_a_rank_that_ends([] { return world(2, free_loopback_port(), false); },
+                               "tcp: rank 1 (127.0.0.1:", "closed the connection");
 }
 
 namespace {
