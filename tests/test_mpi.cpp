@@ -117,11 +117,11 @@ std::vector<double> from_rank0(Communicator& comm, std::vector<double> v) {
 
 }  // namespace
 
-// The parameters that open communicator `name` on the MPI job's ranks: none, tcp's on loopback, or
-// mqtt's through a broker rank 0 starts (kept in `broker`).
+// The parameters that open communicator `name` on the MPI job's ranks: none, tcp's (or grpc's) on
+// loopback, or mqtt's through a broker rank 0 starts (kept in `broker`).
 json parameters_for(const std::string& name, Communicator& mpi,
                     std::unique_ptr<test::Broker>& broker) {
-  if (name == "tcp") return testing::loopback_tcp_parameters(mpi);
+  if (name == "tcp" || name == "grpc") return testing::loopback_tcp_parameters(mpi);
   if (name != "mqtt") return json::object();
   if (mpi.rank() == 0) broker = std::make_unique<test::Broker>(false);
   double port = broker ? broker->port() : 0;
