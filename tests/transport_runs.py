@@ -10,7 +10,8 @@ loopback (mqtt's through a Mosquitto broker started here, scripts/mqtt-broker.sh
   them alike.
 - Two ranks over grpc with TLS (where the plugin is built) train to tcp's history.
 - Without TLS rank 0 warns that the exchange is in clear.
-- A rank killed mid-run: the other ends non-zero within seconds, naming it; no process hangs.
+- A rank killed mid-run: the other ends non-zero within seconds, naming it; no process hangs (over
+  tcp, and over grpc where it is built).
 - A rank whose certificate another authority signed is refused by rank 0, which names it and goes
   on waiting; the run's own rank 1 then joins and the run completes.
 - Federated: Fashion-MNIST cut into 4 unbalanced per-rank folders (scripts/split-dataset.py,
@@ -25,6 +26,7 @@ loopback (mqtt's through a Mosquitto broker started here, scripts/mqtt-broker.sh
   over mqtt with TLS reach within 1 point of MPI's accuracy too.
 """
 import argparse
+import itertools
 import contextlib
 import json
 import os
@@ -363,12 +365,16 @@ def main(dtnn, mpiexec, mqtt):
             check(same_history(epochs(h_env), tcp_history),
                   "without TLS, the same history as with it")
 
-        # A rank killed mid-run: the other ends within seconds, naming it.
-        for victim in (1, 0):
+        # A rank killed mid-run: the other ends within seconds, naming it (over grpc too, where
+        # it is built: "grpc: rank 1 (ipv4:127.0.0.1:...): closed the stream").
+        transports = [("tcp", tcp_flags, "closed the connection", None)]
+        if has_plugin(dtnn, "communicator", "grpc"):
+            transports.append(("grpc", grpc_flags, "closed the stream", NO_LEAK_CHECK))
+        for (name, flags, closed, env), victim in itertools.product(transports, (1, 0)):
             port = free_port()
             long_run = [dtnn, "run", os.path.join(HERE, "fault_config.json"),
                         "--set", 'output.progress="none"']
-            procs = [start(long_run + tcp_flags(r, port)) for r in (0, 1)]
+            procs = [start(long_run + flags(r, port), env) for r in (0, 1)]
             time.sleep(3)  # the ranks met, training under way (for 100000 epochs)
             survivor = procs[1 - victim]
             alive = survivor.poll() is None and procs[victim].poll() is None
@@ -377,11 +383,12 @@ def main(dtnn, mpiexec, mqtt):
             [(code, err)] = finish([survivor], timeout=60)
             finish([procs[victim]], timeout=10)
             waited = time.time() - t0
-            check(alive, f"both ranks were training when rank {victim} was killed")
-            check(code != 0 and f"tcp: rank {victim} (127.0.0.1:" in err and
-                  "closed the connection" in err and waited < 30,
-                  f"rank {victim} killed: rank {1 - victim} ends non-zero in {waited:.1f} s, "
-                  f"naming it (exit {code}: {err.strip().splitlines()[-1:] if err else ''})")
+            check(alive, f"{name}: both ranks were training when rank {victim} was killed")
+            check(code != 0 and f"{name}: rank {victim} (" in err and "127.0.0.1:" in err and
+                  closed in err and waited < 30,
+                  f"{name}, rank {victim} killed: rank {1 - victim} ends non-zero in "
+                  f"{waited:.1f} s, naming it "
+                  f"(exit {code}: {err.strip().splitlines()[-1:] if err else ''})")
 
         # A stranger with another authority's certificate: refused, named; the run goes on.
         port = free_port()
