@@ -65,7 +65,9 @@ TEST_CASE("grpc: refused ranks are told why and named, and the real ranks meet a
   const int port = free_loopback_port();
   StderrCapture log;
   std::shared_ptr<Communicator> rank0, rank1;
-  std::thread hub([&] { rank0 = open_rank(0, 2, port, true); });
+  std::string hub_error;  // each rank's error is checked after the joins, never thrown in a thread
+  std::thread hub(
+      [&] { hub_error = test::error_of([&] { rank0 = open_rank(0, 2, port, true); }); });
   // A rank of another world size: refused, with the reason.
   json p = {{"rank", 1}, {"world_size", 3}, {"server", "127.0.0.1:" + std::to_string(port)}};
   p.update(tls_params("run", false));
@@ -87,8 +89,10 @@ TEST_CASE("grpc: refused ranks are told why and named, and the real ranks meet a
   CHECK_MESSAGE(stranger.find("refused this rank: its certificate does not verify against the "
                               "run's authority") != std::string::npos,
                 stranger);
-  rank1 = open_rank(1, 2, port, true);
+  const std::string rank1_error = test::error_of([&] { rank1 = open_rank(1, 2, port, true); });
   hub.join();
+  REQUIRE(hub_error == "");
+  REQUIRE(rank1_error == "");
   const std::string text = log.text();
   CHECK(text.find("it expects 3 ranks, rank 0 2 (--world-size differs): stream refused; still "
                   "waiting for 1 rank(s)") != std::string::npos);
@@ -110,7 +114,9 @@ TEST_CASE("grpc: a certificate named for a rank admits that rank only") {
   const int port = free_loopback_port();
   StderrCapture log;
   std::shared_ptr<Communicator> rank0;
-  std::thread hub([&] { rank0 = open_rank(0, 3, port, true); });
+  std::string hub_error;
+  std::thread hub(
+      [&] { hub_error = test::error_of([&] { rank0 = open_rank(0, 3, port, true); }); });
   auto as_rank = [&](int rank, int cert_of) {
     json p = {{"rank", rank}, {"world_size", 3}, {"server", "127.0.0.1:" + std::to_string(port)}};
     p.update(tls_params("run", false));
@@ -124,10 +130,14 @@ TEST_CASE("grpc: a certificate named for a rank admits that rank only") {
                            "it asked to join as rank 1") != std::string::npos,
                 wrong);
   std::shared_ptr<Communicator> r1, r2;
-  std::thread t1([&] { r1 = as_rank(1, 1); });
-  r2 = as_rank(2, 2);
+  std::string r1_error;
+  std::thread t1([&] { r1_error = test::error_of([&] { r1 = as_rank(1, 1); }); });
+  const std::string r2_error = test::error_of([&] { r2 = as_rank(2, 2); });
   t1.join();
   hub.join();
+  REQUIRE(hub_error == "");
+  REQUIRE(r1_error == "");
+  REQUIRE(r2_error == "");
   std::vector<std::shared_ptr<Communicator>> ranks{rank0, r1, r2};
   rank0.reset(), r1.reset(), r2.reset();
   on_every_rank(ranks, test::check_three_rank_collectives);
