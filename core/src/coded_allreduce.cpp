@@ -101,10 +101,11 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
   if (!absent_.empty()) {
     // The present ranks' corrections, gathered as payloads are: subtracted, they leave the sum
     // of the present ranks' unmasked payloads.
+    // A rank that left stays gone: the second gather's absent ranks are the first's and those
+    // that left in between, which absent() then lists.
     const std::vector<unsigned char> was_absent = absent_rank_;
-    const std::vector<int> absent = absent_;
     send_.assign(words, 0.0f);
-    codec_.unmask(payload(send_.data()), round, absent);
+    codec_.unmask(payload(send_.data()), round, absent_);
     gather(words, name + " (the masks of ranks that left)");
     std::vector<int> lost;
     for (std::size_t rank = 0; rank < ranks; ++rank) {
@@ -114,9 +115,6 @@ std::size_t CodedAllreduce::sum(std::span<float> data, const std::string& name, 
       else
         lost.push_back(static_cast<int>(rank));
     }
-    absent_ = absent;
-    for (int r : lost) absent_.push_back(r);
-    std::sort(absent_.begin(), absent_.end());
     if (!lost.empty()) {
       if (comm_.rank() == 0)
         log_warning(name + ": rank(s) " + listed(lost) +

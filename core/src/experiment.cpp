@@ -320,12 +320,12 @@ Experiment::Experiment(const ExperimentConfig& config, const Registry& registry,
   // rank that leaves. Device exchanges, and codecs that sum by their own collectives, need every
   // rank.
   if (to.sync.participation == SyncParticipation::avail2all && comm_->size() > 1) {
-    if ((codec_ && !codec_->survives_departures()) || device != Device::cpu)
+    const bool codec_needs_all = codec_ && !codec_->survives_departures();
+    if (codec_needs_all || device != Device::cpu)
       log_info("parallel.model_sync_participation avail2all: with " +
-               (codec_ && !codec_->survives_departures()
-                    ? "the codec " + plugin_choice(j["parallel"]["codec"]).name +
-                          " (its own collectives need every rank)"
-                    : std::string("a model on a device")) +
+               (codec_needs_all ? "the codec " + plugin_choice(j["parallel"]["codec"]).name +
+                                      " (its own collectives need every rank)"
+                                : std::string("a model on a device")) +
                ", a rank that leaves ends the run");
     else
       to.sync.ranks_may_leave = to.sync.exchange.ranks_may_leave = comm_->let_ranks_leave();

@@ -409,42 +409,39 @@ void GradientExchange::unpack_all_values() {
 void GradientExchange::average_weights(double weight) {
   const trace::Span span(trace::Phase::model_sync);
   pack_all_values(weight);
-  if (options_.ranks_may_leave) {
-    const std::int64_t slot = flat_.numel() - 1;
-    dispatch_dtype(flat_.dtype(), [&](auto z) {
-      using T = decltype(z);
-      T* v = flat_.data<T>();
-      v[slot] = static_cast<T>(weight);
-      bool someone_left;
-      if (coded_ && options_.codec->carries_weights()) {  // the slot goes through the codec too
-        for (Bucket& b : buckets_) zero_gaps(b);
-        stats_.bytes_sent += coded_->sum(
-            std::span<float>(flat_.data<float>(), static_cast<std::size_t>(flat_.numel())),
-            "model sync: weights", /*error_feedback=*/false);
-        someone_left = !coded_->absent().empty();  // (a lossy codec's slot is not exactly 1)
-      } else {
-        collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
-        stats_.bytes_sent += static_cast<std::uint64_t>(flat_.numel()) * dtype_size(flat_.dtype());
-        someone_left = std::abs(v[slot] - T(1)) > T(1e-5);
-      }
-      // The weights of the ranks that took part sum to 1 unless one left during the collective.
-      const T total = v[slot];
-      if (total > T(0) && someone_left)
-        for (std::int64_t i = 0; i < slot; ++i) v[i] /= total;
-    });
+  // flat_ summed over the ranks: through the codec when it carries weights (true), else plain.
+  const bool coded = coded_ && options_.codec->carries_weights();
+  auto sum_values = [&] {
+    if (coded) {
+      for (Bucket& b : buckets_) zero_gaps(b);
+      stats_.bytes_sent += coded_->sum(
+          std::span<float>(flat_.data<float>(), static_cast<std::size_t>(flat_.numel())),
+          "model sync: weights", /*error_feedback=*/false);
+    } else {
+      collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
+      stats_.bytes_sent += static_cast<std::uint64_t>(flat_.numel()) * dtype_size(flat_.dtype());
+    }
+  };
+  if (!options_.ranks_may_leave) {
+    sum_values();
+    landed(0, flat_.numel());
     unpack_all_values();
     return;
   }
-  if (coded_ && options_.codec->carries_weights()) {
-    for (Bucket& b : buckets_) zero_gaps(b);
-    stats_.bytes_sent +=
-        coded_->sum(std::span<float>(flat_.data<float>(), static_cast<std::size_t>(flat_.numel())),
-                    "model sync: weights", /*error_feedback=*/false);
-  } else {
-    collective(0, flat_.numel(), "model sync: weights", /*blocking=*/true);
-    stats_.bytes_sent += static_cast<std::uint64_t>(flat_.numel()) * dtype_size(flat_.dtype());
-  }
-  landed(0, flat_.numel());
+  const std::int64_t slot = flat_.numel() - 1;  // the weight slot goes through the sum too
+  dispatch_dtype(flat_.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* v = flat_.data<T>();
+    v[slot] = static_cast<T>(weight);
+    sum_values();
+    // The weights of the ranks that took part sum to 1 unless one left during the collective
+    // (through a codec, its own account of who is absent: a lossy codec's slot is not exactly 1).
+    const bool someone_left =
+        coded ? !coded_->absent().empty() : std::abs(v[slot] - T(1)) > T(1e-5);
+    const T total = v[slot];
+    if (total > T(0) && someone_left)
+      for (std::int64_t i = 0; i < slot; ++i) v[i] /= total;
+  });
   unpack_all_values();
 }
 

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "dtnn/error.hpp"
+
 namespace dtnn_net {
 
 int rank_of_common_name(const std::string& common_name) {
@@ -36,6 +38,17 @@ std::string admission_refusal(std::uint32_t rank, std::uint32_t world, int world
     return "its certificate (\"" + *common_name + "\") names no rank, and the run binds ranks " +
            "to certificates (tls_bind_ranks; scripts/make-test-ca.sh --ranks)";
   return "";
+}
+
+void throw_missing_ranks(const std::string& transport, int world_size,
+                         const std::function<bool(int)>& joined, Deadline deadline,
+                         const HostPort& server) {
+  std::string missing;
+  for (int r = 1; r < world_size; ++r)
+    if (!joined(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  throw dtnn::Error(transport + ": rank 0 waited " + deadline.seconds_text() + " s at " +
+                    server.text() + " for ranks " + missing +
+                    " (parallel.communicator.connect_timeout_s)");
 }
 
 }  // namespace dtnn_net

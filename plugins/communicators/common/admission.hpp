@@ -4,7 +4,11 @@
 // present one (a shared certificate is refused).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
+
+#include "deadline.hpp"
+#include "host_port.hpp"
 
 namespace dtnn_net {
 
@@ -17,5 +21,12 @@ int rank_of_common_name(const std::string& common_name);
 std::string admission_refusal(std::uint32_t rank, std::uint32_t world, int world_size,
                               const std::string& holder, const std::string* common_name,
                               bool bind_ranks);
+
+// Rank 0's error when not every rank joined before the deadline ("tcp: rank 0 waited 60 s at
+// 10.0.0.1:29500 for ranks 2, 3 (parallel.communicator.connect_timeout_s)"); joined(r) says
+// whether rank r (1 .. world_size - 1) did.
+[[noreturn]] void throw_missing_ranks(const std::string& transport, int world_size,
+                                      const std::function<bool(int)>& joined, Deadline deadline,
+                                      const HostPort& server);
 
 }  // namespace dtnn_net

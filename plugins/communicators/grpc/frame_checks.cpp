@@ -1,6 +1,7 @@
 #include "frame_checks.hpp"
 
 #include "dtnn/error.hpp"
+#include "little_endian.hpp"
 
 namespace dtnn_grpc {
 
@@ -21,29 +22,22 @@ const char* type_name(int type) {
   }
 }
 
-std::uint32_t little_endian_u32(const std::string& bytes, std::size_t at) {
-  std::uint32_t v = 0;
-  for (std::size_t i = 0; i < 4; ++i)
-    v |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
-  return v;
-}
-
 }  // namespace
 
 std::string hello_payload(std::uint32_t rank, std::uint32_t world_size) {
-  std::string p(8, '\0');
-  for (std::size_t i = 0; i < 4; ++i) {
-    p[i] = static_cast<char>((rank >> (8 * i)) & 0xFF);
-    p[4 + i] = static_cast<char>((world_size >> (8 * i)) & 0xFF);
-  }
-  return p;
+  unsigned char p[8];
+  dtnn_net::put_le(p, rank, 4);
+  dtnn_net::put_le(p + 4, world_size, 4);
+  return std::string(reinterpret_cast<const char*>(p), sizeof p);
 }
 
 std::string read_hello(const Frame& frame, Hello& hello) {
   if (frame.type() != Frame::HELLO || frame.payload().size() != 8)
     return std::string("its first frame is not a hello of 8 bytes (a ") + type_name(frame.type()) +
            " frame of " + std::to_string(frame.payload().size()) + " bytes)";
-  hello = {little_endian_u32(frame.payload(), 0), little_endian_u32(frame.payload(), 4)};
+  const auto* p = reinterpret_cast<const unsigned char*>(frame.payload().data());
+  hello = {static_cast<std::uint32_t>(dtnn_net::get_le(p, 4)),
+           static_cast<std::uint32_t>(dtnn_net::get_le(p + 4, 4))};
   return "";
 }
 

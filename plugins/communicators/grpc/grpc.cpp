@@ -10,8 +10,6 @@
 #include <string>
 
 #include "dtnn/communicator.hpp"
-#include "dtnn/error.hpp"
-#include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "host_port.hpp"
 #include "launch_settings.hpp"

@@ -1,7 +1,6 @@
 #include "link.hpp"
 
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <utility>
 

@@ -53,7 +53,6 @@ class Link {
 
   bool secure() const { return secure_; }
   const std::string& peer() const { return peer_; }
-  void set_peer(std::string peer) { peer_ = std::move(peer); }
 
  private:
   void read_frames();

@@ -9,15 +9,13 @@
 #include <chrono>
 #include <climits>
 #include <condition_variable>
-#include <cstdio>
-#include <fstream>
 #include <future>
-#include <iterator>
 #include <mutex>
 #include <optional>
 
 #include "admission.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/file_io.hpp"
 #include "dtnn/log.hpp"
 #include "frame_checks.hpp"
 #include "star.grpc.pb.h"
@@ -27,12 +25,6 @@ namespace dtnn_grpc {
 using dtnn::Error;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("grpc: cannot read " + path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::chrono::system_clock::time_point wall_clock(Deadline d) {
   if (!d.limited()) return std::chrono::system_clock::time_point::max();
@@ -96,7 +88,7 @@ std::string certificate_problem(const std::string& ca_pem, const std::string& pe
 }  // namespace
 
 Pem read_pem(const dtnn_net::TlsFiles& files) {
-  return {read_file(files.ca), read_file(files.cert), read_file(files.key)};
+  return {dtnn::read_file(files.ca), dtnn::read_file(files.cert), dtnn::read_file(files.key)};
 }
 
 class Rank0::Service final : public Star::Service {
@@ -182,12 +174,9 @@ class Rank0::Service final : public Star::Service {
     auto all = [&] { return joined_ == world_size_ - 1; };
     if (deadline.limited() ? !joined_changed_.wait_until(lock, deadline.at, all)
                            : (joined_changed_.wait(lock, all), false)) {
-      std::string missing;
-      for (int r = 1; r < world_size_; ++r)
-        if (!links_[static_cast<std::size_t>(r)])
-          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      throw Error("grpc: rank 0 waited " + deadline.seconds_text() + " s at " + server.text() +
-                  " for ranks " + missing + " (parallel.communicator.connect_timeout_s)");
+      dtnn_net::throw_missing_ranks(
+          "grpc", world_size_,
+          [&](int r) { return links_[static_cast<std::size_t>(r)] != nullptr; }, deadline, server);
     }
     closed_ = true;
     return std::move(links_);

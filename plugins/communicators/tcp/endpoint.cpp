@@ -127,9 +127,8 @@ int connect_before(const HostPort& address, Deadline deadline) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0 may start later
   } while (!deadline.passed());
-  char text[64];
-  std::snprintf(text, sizeof text, "%g", deadline.seconds);
-  throw Error("tcp: cannot reach rank 0 at " + address.text() + " within " + text + " s (" + why +
+  throw Error("tcp: cannot reach rank 0 at " + address.text() + " within " +
+              deadline.seconds_text() + " s (" + why +
               "; parallel.communicator.connect_timeout_s)");
 }
 

@@ -45,14 +45,9 @@ std::vector<std::unique_ptr<Stream>> gather_ranks(const HostPort& server, int wo
     std::string address;
     const int fd = accept_before(listener.fd, deadline, address);
     if (fd < 0) {
-      std::string missing;
-      for (int r = 1; r < world_size; ++r)
-        if (!ranks[static_cast<std::size_t>(r)])
-          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      char text[64];
-      std::snprintf(text, sizeof text, "%g", deadline.seconds);
-      throw Error("tcp: rank 0 waited " + std::string(text) + " s at " + server.text() +
-                  " for ranks " + missing + " (parallel.communicator.connect_timeout_s)");
+      dtnn_net::throw_missing_ranks(
+          "tcp", world_size, [&](int r) { return ranks[static_cast<std::size_t>(r)] != nullptr; },
+          deadline, server);
     }
     auto link = std::make_unique<Stream>(fd, address);
     const Deadline handshake = sooner(deadline, Deadline::after(kHandshakeSeconds));

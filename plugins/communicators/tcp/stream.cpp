@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "dtnn/error.hpp"
@@ -39,9 +38,7 @@ void Stream::wait(short events, Deadline deadline, const char* doing) {
     if (r > 0) return;  // ready, or an error the next call reports
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) fail(std::string(doing) + ": poll failed (" + std::strerror(errno) + ")");
-    char text[96];
-    std::snprintf(text, sizeof text, "no answer within %g s while %s", deadline.seconds, doing);
-    gone(text);
+    gone("no answer within " + deadline.seconds_text() + " s while " + doing);
   }
 }
 
