@@ -376,6 +376,29 @@ void print_instruction_sets() {
   std::printf("\n");
 }
 
+// The float32 GEMM each ISA level (DTNN_ISA) would run on this CPU: BLIS's kernel set by the
+// rules of dtnn::blis_kernels_to_request, and dtnn's own kernels for narrow and shallow products.
+void print_gemm_by_level(const dtnn::RuntimeInfo& rt) {
+  namespace isa = dtnn::isa;
+  std::string levels;
+  if (!rt.blis_detected.empty()) {
+    __builtin_cpu_init();
+    const bool amd = __builtin_cpu_is("amd");
+    for (isa::Level l : isa::platform_levels()) {
+      if (l > isa::cpu_level()) continue;
+      const std::string wanted = dtnn::blis_kernels_to_request(rt.blis_detected, l, amd).set;
+      levels += std::string(levels.empty() ? "" : ", ") + isa::name(l) + " BLIS '" +
+                (wanted.empty() ? rt.blis_detected : wanted) + "'";
+    }
+  } else {
+    levels = "BLIS '" + rt.blis_kernels + "' at every level (" + rt.blis_selection + ")";
+  }
+  std::printf(
+      "float32 GEMM by ISA level: %s; narrow or shallow products (at most 48 outputs wide, or 16 "
+      "deep): dtnn's small-GEMM kernels at the level chosen above\n",
+      levels.c_str());
+}
+
 // The experiment's keys: their defaults as JSON; with --markdown docs/config.md's key table, with
 // --flags its table of PyDTNN's launcher flags.
 int cmd_config(const std::vector<std::string>& args) {
@@ -410,6 +433,7 @@ int cmd_info(const std::vector<std::string>& args) {
     print_instruction_sets();
     std::printf("BLIS: %s, kernels '%s' (%s)\n", rt.blis_version.c_str(), rt.blis_kernels.c_str(),
                 rt.blis_selection.c_str());
+    print_gemm_by_level(rt);
     std::printf("Threads: %d (OpenMP and BLIS)\n", rt.threads);
     std::printf("CUDA toolkit (cuDNN, NCCL): %s at build time\n",
                 DTNN_HAVE_CUDA ? "found" : "not found");

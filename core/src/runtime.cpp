@@ -73,39 +73,45 @@ int blis_choice_in_child(int try_arch) {
   return got == sizeof id && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? id : -1;
 }
 
+// BLIS's id of a kernel set by name (bli_arch_string's names), or -1.
+int blis_arch_id(const std::string& set) {
+  for (int id = 0; id < static_cast<int>(BLIS_NUM_ARCHS); ++id)
+    if (set == bli_arch_string(static_cast<arch_t>(id))) return id;
+  return -1;
+}
+
+bool cpu_is_amd() {
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amd");
+}
+
 void select_blis_kernels() {
   if (const char* user = std::getenv("BLIS_ARCH_TYPE")) {
     g_info.blis_selection = std::string("BLIS_ARCH_TYPE=") + user + " set by the user";
     return;
   }
-  int choice = blis_choice_in_child(-1);
-  if (choice != static_cast<int>(BLIS_ARCH_GENERIC)) {
-    g_info.blis_selection =
-        choice < 0 ? "BLIS's own detection (could not pre-check it)" : "BLIS's own detection";
+  const int own = blis_choice_in_child(-1);
+  if (own < 0) {
+    g_info.blis_selection = "BLIS's own detection (could not pre-check it)";
     return;
   }
-  __builtin_cpu_init();
-  int better = -1;
-  const char* name = "";
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-    better = static_cast<int>(BLIS_ARCH_SKX);
-    name = "skx (AVX-512)";
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    better = static_cast<int>(BLIS_ARCH_HASWELL);
-    name = "haswell (AVX2+FMA)";
-  }
-  if (better < 0) {
-    g_info.blis_selection = "BLIS's own detection ('generic'; no better kernel set on this CPU)";
+  const std::string own_name = bli_arch_string(static_cast<arch_t>(own));
+  g_info.blis_detected = own_name;
+  const BlisRequest request = blis_kernels_to_request(own_name, isa::ceiling(), cpu_is_amd());
+  if (request.set.empty()) {
+    g_info.blis_selection = "BLIS's own detection; " + request.reason;
     return;
   }
-  if (blis_choice_in_child(better) != better) {
-    g_info.blis_selection =
-        std::string("BLIS detected 'generic'; this BLIS build could not run ") + name;
+  const int wanted = blis_arch_id(request.set);
+  if (wanted < 0 || blis_choice_in_child(wanted) != wanted) {
+    g_info.blis_selection = "BLIS's own detection ('" + own_name +
+                            "'); this BLIS build could not run '" + request.set +
+                            "', which dtnn wanted: " + request.reason;
     return;
   }
-  setenv("BLIS_ARCH_TYPE", std::to_string(better).c_str(), 1);  // read by BLIS at its first call
-  g_info.blis_selection = std::string("BLIS detected 'generic' on this CPU; dtnn selected ") + name;
+  setenv("BLIS_ARCH_TYPE", std::to_string(wanted).c_str(), 1);  // read by BLIS at its first call
+  g_info.blis_selection =
+      "BLIS detected '" + own_name + "'; dtnn selected '" + request.set + "': " + request.reason;
 }
 
 }  // namespace
