@@ -24,9 +24,12 @@ isa::Level level_of(std::string_view set) {
 // (the same AVX2 micro-kernels, blocked for each vendor's caches); penryn's SSE kernels below.
 std::string best_at(isa::Level level, bool amd) {
   switch (level) {
-    case isa::Level::avx512: return "skx";
-    case isa::Level::avx2: return amd ? "zen3" : "haswell";
-    case isa::Level::portable: break;
+    case isa::Level::avx512:
+      return "skx";
+    case isa::Level::avx2:
+      return amd ? "zen3" : "haswell";
+    case isa::Level::portable:
+      break;
   }
   return "penryn";
 }

@@ -21,18 +21,25 @@
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/parallel.hpp"
 #include "dtnn/simd.hpp"
+#include "transpose.hpp"
 
+#define DTNN_RB 3
+#define DTNN_V 3
 namespace dtnn::direct {
 
 using simd::kLanes;
 using simd::Vec;
 
 constexpr std::int64_t kSlack = 8;  // elements readable past a tile row's last vector
+// Backward-filter's register block scale (filter_kw) and the vector registers there are.
 #if defined(__AVX512F__)
-constexpr int kPlaneBlock = 4;  // 16 accumulators: fine with 32 vector registers
+constexpr int kPlaneBlock = 4;
+constexpr int kVectorRegisters = 32;
 #else
 constexpr int kPlaneBlock = 2;
+constexpr int kVectorRegisters = 16;
 #endif
+constexpr int kMaxPlaneBlock = 8;  // the most output planes correlate's register blocks take
 
 // A planar tile: `planes` planes of `rows` x `width` (width: whole vectors + slack).
 struct Tile {
@@ -55,14 +62,29 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
     for (std::int64_t ky = 0; ky < kh; ++ky) {
       const T* row = in + ci * in_plane + (oy + ky) * in_t.width + v0 * L;
       for (std::int64_t kx = 0; kx < kw; ++kx) {
-        const std::int64_t tap = (ci * kh + ky) * kw + kx;
-        T wv[KB];
-        for (int b = 0; b < KB; ++b) wv[b] = b < kb ? f[(k0 + b) * ci_count * taps + tap] : T(0);
-        for (int r = 0; r < RB; ++r)
-          for (int v = 0; v < V; ++v) {
-            const Vec<T> xv = simd::load(row + r * in_t.width + kx + v * L);
-            for (int b = 0; b < KB; ++b) acc[b][r][v] += wv[b] * xv;
+        const T* wt = f + k0 * ci_count * taps + (ci * kh + ky) * kw + kx;  // zeros past kb
+        if constexpr (KB * RB * V + KB + 1 > kVectorRegisters) {
+          // The block's inputs in registers, one weight at a time beside them: the accumulators
+          // and all KB weights would not fit (8 x 3 spilled to the stack, simplecnn's 4->8 layer
+          // forward 0.33 against 0.31 ms on AMD Zen 5).
+          Vec<T> xv[RB][V];
+          for (int r = 0; r < RB; ++r)
+            for (int v = 0; v < V; ++v) xv[r][v] = simd::load(row + r * in_t.width + kx + v * L);
+          for (int b = 0; b < KB; ++b) {
+            const T wb = wt[b * ci_count * taps];
+            for (int r = 0; r < RB; ++r)
+              for (int v = 0; v < V; ++v) acc[b][r][v] += wb * xv[r][v];
           }
+        } else {  // the block's weights in registers, one input vector at a time (faster where
+                  // both fit: backward-data's 4 x 4, 0.41 against 0.48 ms)
+          T wv[KB];
+          for (int b = 0; b < KB; ++b) wv[b] = wt[b * ci_count * taps];
+          for (int r = 0; r < RB; ++r)
+            for (int v = 0; v < V; ++v) {
+              const Vec<T> x = simd::load(row + r * in_t.width + kx + v * L);
+              for (int b = 0; b < KB; ++b) acc[b][r][v] += wv[b] * x;
+            }
+        }
       }
     }
   for (std::int64_t b = 0; b < kb; ++b)
@@ -107,55 +129,28 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
 }
 
 // out[ko, oy, ox] (ko in [0, ko_count), oy < oy_count, ox < ox_count, in whole vectors) =
-// sum over ci, ky, kx of in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. kPlaneBlock output planes and
-// up to four vectors of a row at a time stay in registers; the row's last block is exactly as
-// wide as what is left, so no multiply-add is spent past the row.
-template <class T, int KB, int VMAX>
-void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count,
-                      std::int64_t kh, std::int64_t kw, T* out, const Tile& out_t,
-                      std::int64_t oy_count, std::int64_t ox_count) {
-  constexpr int L = kLanes<T>;
-  const std::int64_t vectors = (ox_count + L - 1) / L;
-  for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
-    const std::int64_t kb = std::min<std::int64_t>(KB, ko_count - k0);
-    for (std::int64_t oy = 0; oy < oy_count; ++oy) {
-      std::int64_t v0 = 0;
-      for (; v0 + VMAX <= vectors; v0 += VMAX)
-        correlate_block<T, KB, VMAX>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-      switch (vectors - v0) {
-        case 3:
-          correlate_block<T, KB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-          break;
-        case 2:
-          correlate_block<T, KB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-          break;
-        case 1:
-          correlate_block<T, KB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-          break;
-        default:
-          break;
-      }
-    }
-  }
-}
-
-// out[ko, oy, ox] (ko in [0, ko_count), oy < oy_count, ox < ox_count, in whole vectors) =
-// sum over ci, ky, kx of in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. A register block holds up to 24
-// accumulators with AVX-512's 32 registers (8 planes x 3 vectors, else 4 planes x 4 vectors), 12
-// with 16 (3 planes x 4 vectors: simplecnn's 4->8 layer f+b 0.78-0.84 ms for AVX2, against
-// 1.01 with 2 x 4, 0.86 with 4 x 2, 0.91 with 3 x 3). Pairs of rows sharing the weights measured
-// no faster.
+// sum over ci, ky, kx of in[ci, oy+ky, ox+kx] * f[ko, ci, ky, kx]. The register blocks, measured on
+// simplecnn's 4->8 layer (conv_bench, 1 thread, AMD Zen 5, ms): with AVX-512's 32 registers 8
+// planes x 3 vectors (forward 0.31), 4 planes x 2 rows x 3 vectors where there are 4 to 7 planes
+// (backward-data 0.37, against 0.42 with 4 x 1 x 4 and 0.49 with 4 x 1 x 3), else 4 x 4; with 16,
+// 4 planes x 3 vectors, the inputs in registers (forward 0.34 against 0.40 with 3 x 4,
+// backward-data 0.47 against 0.57), else 3 planes x 4 vectors.
 template <class T>
 void correlate(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
                std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count,
                std::int64_t ox_count) {
-  if (kPlaneBlock >= 4 && ko_count >= 8)  // 8 planes x 1 row x 3 vectors
+#if defined(__AVX512F__)
+  if (ko_count >= 8)
     return correlate_planes<T, 8, 1, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
                                         ox_count);
-#if defined(__AVX512F__)
-  correlate_planes<T, kPlaneBlock, 1, 4>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
-                                         ox_count);
-#else  // 3 planes x 4 vectors: 12 accumulators, an input vector and 3 weights fill 16 registers
+  if (ko_count >= 4)
+    return correlate_planes<T, 4, 2, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
+                                        ox_count);
+  correlate_planes<T, 4, 1, 4>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count, ox_count);
+#else
+  if (ko_count >= 4)
+    return correlate_planes<T, 4, 1, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
+                                        ox_count);
   correlate_planes<T, 3, 1, 4>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count, ox_count);
 #endif
 }
@@ -203,8 +198,10 @@ class Planar {
     const std::size_t size = dtype_size(g.dtype);
     WorkspaceSlices slices;
     scratch_at_ = slices.add<std::byte>(threads_ * per_thread * size);
-    filter_at_ = slices.add<std::byte>(g.k * g.c * g.kh * g.kw * size);
-    flipped_at_ = slices.add<std::byte>(g.k * g.c * g.kh * g.kw * size);
+    // The filter copies, their output planes rounded up to whole register blocks (zeros past the
+    // last), so that correlate reads a block's weights without testing which planes exist.
+    filter_at_ = slices.add<std::byte>(round_up(g.k, kMaxPlaneBlock) * g.c * g.kh * g.kw * size);
+    flipped_at_ = slices.add<std::byte>(round_up(g.c, kMaxPlaneBlock) * g.k * g.kh * g.kw * size);
     scratch_bytes_ = threads_ * per_thread * size;
     workspace_bytes_ = slices.bytes();
   }
@@ -249,40 +246,18 @@ class Planar {
 
   bool nhwc() const { return g_.layout == Layout::nhwc; }
 
-  // f.template operator()<P>() with P = planes where a compile-time count fits (it lets the
-  // compiler vectorise the strided moves of a transposition), else P = 0 (any count).
-  template <class F>
-  static void with_planes(std::int64_t planes, F&& f) {
-    switch (planes) {
-      case 2:
-        return f.template operator()<2>();
-      case 3:
-        return f.template operator()<3>();
-      case 4:
-        return f.template operator()<4>();
-      case 8:
-        return f.template operator()<8>();
-      default:
-        return f.template operator()<0>();
-    }
-  }
-
   // Sample s of an activation (planes of h x w, in the layer's layout) into a tile at (top,
   // left); the tile's borders stay zero (zeroed at the start of each pass, never written).
   template <class T>
   void to_tile(const T* src, std::int64_t s, std::int64_t planes, std::int64_t h, std::int64_t w,
                T* tile, const Tile& t, std::int64_t top, std::int64_t left) const {
     const T* img = src + s * planes * h * w;
-    if (nhwc() && planes > 1)  // pixel q's channel p to plane p's column q
-      return with_planes(planes, [&]<int P>() {
-        const std::int64_t np = P ? P : planes, plane = t.rows * t.width;
-        for (std::int64_t r = 0; r < h; ++r) {
-          const T* pixels = img + r * w * np;
-          T* row = tile + (top + r) * t.width + left;
-          for (std::int64_t p = 0; p < np; ++p)
-            for (std::int64_t q = 0; q < w; ++q) row[p * plane + q] = pixels[q * np + p];
-        }
-      });
+    if (nhwc() && planes > 1) {  // pixel q's channel p to plane p's column q
+      for (std::int64_t r = 0; r < h; ++r)
+        pixels_to_planes(img + r * w * planes, w, planes, tile + (top + r) * t.width + left,
+                         t.rows * t.width);
+      return;
+    }
     for (std::int64_t p = 0; p < planes; ++p)
       for (std::int64_t r = 0; r < h; ++r)
         std::memcpy(tile + (p * t.rows + top + r) * t.width + left, img + (p * h + r) * w,
@@ -294,16 +269,11 @@ class Planar {
   void from_tile(const T* tile, const Tile& t, std::int64_t planes, std::int64_t h, std::int64_t w,
                  T* dst, std::int64_t s) const {
     T* img = dst + s * planes * h * w;
-    if (nhwc() && planes > 1)  // plane p's column q to pixel q's channel p
-      return with_planes(planes, [&]<int P>() {
-        const std::int64_t np = P ? P : planes, plane = t.rows * t.width;
-        for (std::int64_t r = 0; r < h; ++r) {
-          const T* row = tile + r * t.width;
-          T* pixels = img + r * w * np;
-          for (std::int64_t p = 0; p < np; ++p)
-            for (std::int64_t q = 0; q < w; ++q) pixels[q * np + p] = row[p * plane + q];
-        }
-      });
+    if (nhwc() && planes > 1) {  // plane p's column q to pixel q's channel p
+      for (std::int64_t r = 0; r < h; ++r)
+        planes_to_pixels(tile + r * t.width, t.rows * t.width, w, planes, img + r * w * planes);
+      return;
+    }
     for (std::int64_t p = 0; p < planes; ++p)
       for (std::int64_t r = 0; r < h; ++r)
         std::memcpy(img + (p * h + r) * w, tile + (p * t.rows + r) * t.width,
@@ -323,6 +293,9 @@ class Planar {
     const T* src = w.data<T>();
     T* out = filter_copy<T>(flip);
     const std::int64_t C = g_.c, K = g_.k, KH = g_.kh, KW = g_.kw;
+    // The copy's output planes (each of `plane` values), then zero ones up to a whole block.
+    const std::int64_t planes = flip ? C : K, plane = (flip ? K : C) * KH * KW;
+    std::fill(out + planes * plane, out + round_up(planes, kMaxPlaneBlock) * plane, T(0));
     for (std::int64_t k = 0; k < K; ++k)
       for (std::int64_t c = 0; c < C; ++c)
         for (std::int64_t ky = 0; ky < KH; ++ky)
