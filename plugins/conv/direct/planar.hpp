@@ -94,6 +94,15 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
                     acc[b][r][v]);
 }
 
+// f.template operator()<N>() for the N in [1, MAX) equal to n; nothing for n = 0.
+template <int MAX, class F>
+inline void with_fewer(std::int64_t n, F&& f) {
+  if constexpr (MAX > 1) {
+    if (n == MAX - 1) return f.template operator()<MAX - 1>();
+    with_fewer<MAX - 1>(n, f);
+  }
+}
+
 // All rows of one block of planes: pairs of rows (RB2), then a last single row; each row in blocks
 // of VMAX vectors and a last block exactly as wide as what is left.
 template <class T, int KB, int RB2, int VMAX>
@@ -106,19 +115,9 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
     std::int64_t v0 = 0;
     for (; v0 + VMAX <= vectors; v0 += VMAX)
       correlate_block<T, KB, RB, VMAX>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-    switch (vectors - v0) {
-      case 3:
-        correlate_block<T, KB, RB, 3>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-        break;
-      case 2:
-        correlate_block<T, KB, RB, 2>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-        break;
-      case 1:
-        correlate_block<T, KB, RB, 1>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-        break;
-      default:
-        break;
-    }
+    with_fewer<VMAX>(vectors - v0, [&]<int V>() {
+      correlate_block<T, KB, RB, V>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
+    });
   };
   for (std::int64_t k0 = 0; k0 < ko_count; k0 += KB) {
     const std::int64_t kb = std::min<std::int64_t>(KB, ko_count - k0);
@@ -135,13 +134,25 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
 // (backward-data 0.37, against 0.42 with 4 x 1 x 4 and 0.49 with 4 x 1 x 3), else 4 x 4; with 16,
 // 4 planes x 3 vectors, the inputs in registers (forward 0.34 against 0.40 with 3 x 4,
 // backward-data 0.47 against 0.57), else 3 planes x 4 vectors.
+// Flat (`flat`): the tiles' rows are exactly as wide as the input's padded rows, so the planes
+// correlate as one long row (oy_count 1, ox_count (rows - 1) * width + ox) that vectors run along
+// across the row ends; the columns past ox of each row are computed and never read. Where ox is
+// not a whole number of vectors this is less work (simplecnn's 26-wide rows: 91 vectors a plane
+// against 104) and every block is whole; with AVX-512 4-7 planes then run 4 x 6 vectors.
 template <class T>
 void correlate(const T* in, const Tile& in_t, const T* f, std::int64_t ko_count, std::int64_t kh,
                std::int64_t kw, T* out, const Tile& out_t, std::int64_t oy_count,
-               std::int64_t ox_count) {
+               std::int64_t ox_count, bool flat) {
+  if (flat) {
+    ox_count += (oy_count - 1) * in_t.width;
+    oy_count = 1;
+  }
 #if defined(__AVX512F__)
   if (ko_count >= 8)
     return correlate_planes<T, 8, 1, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
+                                        ox_count);
+  if (ko_count >= 4 && flat)
+    return correlate_planes<T, 4, 1, 6>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
                                         ox_count);
   if (ko_count >= 4)
     return correlate_planes<T, 4, 2, 3>(in, in_t, f, ko_count, kh, kw, out, out_t, oy_count,
@@ -182,18 +193,34 @@ class Planar {
     const std::int64_t L = dtype_size(g.dtype) == 4 ? 8 : 4, V = 4 * L;
     ho_ = g.ho();
     wo_ = g.wo();
-    // Forward input tile: x padded by (ph, pw); rows wide enough for every vector block of a row.
-    x_t_ = {g.c, g.h + 2 * g.pad_h, round_up(wo_, V) + g.kw + kSlack};
-    y_t_ = {g.k, ho_, round_up(wo_, V)};
-    // backward-data input tile: dy padded by (kh-1-ph, kw-1-pw); output tile: dx planes.
     qh_ = g.kh - 1 - g.pad_h;
     qw_ = g.kw - 1 - g.pad_w;
-    dy_t_ = {g.k, ho_ + 2 * qh_, round_up(g.w, V) + g.kw + kSlack};
-    dx_t_ = {g.c, g.h, round_up(g.w, V)};
-    dyp_t_ = {g.k, ho_, round_up(wo_, V) + kSlack};  // dy planes for backward-filter (zero past wo)
+    const std::int64_t lanes = dtype_size(g.dtype) == 4 ? kLanes<float> : kLanes<double>;
+    // Forward: x padded by (ph, pw) into y planes; backward-data: dy padded by (kh-1-ph, kw-1-pw)
+    // into dx planes. Each flat where that is less work (see correlate), else in rows: the input
+    // tile's rows wide enough for every vector block of a row.
+    flat_forward_ = flat_is_less_work(ho_, wo_, g.w + 2 * g.pad_w, lanes);
+    flat_data_ = flat_is_less_work(g.h, g.w, wo_ + 2 * qw_, lanes);
+    if (flat_forward_) {
+      x_t_ = flat_tile(g.c, g.h + 2 * g.pad_h, g.w + 2 * g.pad_w, lanes);
+      y_t_ = flat_tile(g.k, ho_, x_t_.width, lanes);
+    } else {
+      x_t_ = {g.c, g.h + 2 * g.pad_h, round_up(wo_, V) + g.kw + kSlack};
+      y_t_ = {g.k, ho_, round_up(wo_, V)};
+    }
+    if (flat_data_) {
+      dy_t_ = flat_tile(g.k, ho_ + 2 * qh_, wo_ + 2 * qw_, lanes);
+      dx_t_ = flat_tile(g.c, g.h, dy_t_.width, lanes);
+    } else {
+      dy_t_ = {g.k, ho_ + 2 * qh_, round_up(g.w, V) + g.kw + kSlack};
+      dx_t_ = {g.c, g.h, round_up(g.w, V)};
+    }
+    // Backward-filter: x as in rows, and dy planes zero past wo.
+    xf_t_ = {g.c, g.h + 2 * g.pad_h, round_up(wo_, V) + g.kw + kSlack};
+    dyp_t_ = {g.k, ho_, round_up(wo_, V) + kSlack};
     threads_ = std::max(1, omp_get_max_threads());
     const std::int64_t per_thread = x_t_.size() + y_t_.size() + dy_t_.size() + dx_t_.size() +
-                                    dyp_t_.size() + g.k * g.c * g.kh * g.kw;
+                                    dyp_t_.size() + xf_t_.size() + g.k * g.c * g.kh * g.kw;
     per_thread_ = per_thread;
     const std::size_t size = dtype_size(g.dtype);
     WorkspaceSlices slices;
@@ -208,6 +235,22 @@ class Planar {
 
   // What the passes need of the workspace memory each is given.
   std::size_t workspace_bytes() const { return workspace_bytes_; }
+
+  // Whether an oy x ox output correlated flat from input rows `width` wide takes fewer vectors than
+  // row by row.
+  static bool flat_is_less_work(std::int64_t oy, std::int64_t ox, std::int64_t width,
+                                std::int64_t lanes) {
+    const std::int64_t flat = ((oy - 1) * width + ox + lanes - 1) / lanes;
+    const std::int64_t rows = oy * ((ox + lanes - 1) / lanes);
+    return flat < rows;
+  }
+  // A flat tile: planes of `rows` rows exactly `width` wide, and rows enough below them for a
+  // vector that starts on the last row: flat vectors read (and write) up to lanes - 1 values past
+  // a plane's last row, which belong only to columns nobody reads.
+  static Tile flat_tile(std::int64_t planes, std::int64_t rows, std::int64_t width,
+                        std::int64_t lanes) {
+    return {planes, rows + (lanes + width - 1) / width, width};
+  }
 
   void forward(const Tensor& x, const Tensor& w, Tensor& y, std::byte* memory) {
     use(memory);
@@ -234,12 +277,13 @@ class Planar {
     return slice<T>(memory_, flipped ? flipped_at_ : filter_at_);
   }
 
-  // Scratch of thread t: x tile, y tile, dy tile, dx tile, dy planes, dw partial.
+  // Scratch of thread t: x tile, y tile, dy tile, dx tile, dy planes, backward-filter's x tile,
+  // dw partial.
   template <class T>
   T* part(int t, int which) const {
     T* p = slice<T>(memory_, scratch_at_) + t * per_thread_;
-    const std::int64_t sizes[] = {x_t_.size(), y_t_.size(), dy_t_.size(), dx_t_.size(),
-                                  dyp_t_.size()};
+    const std::int64_t sizes[] = {x_t_.size(),  y_t_.size(),   dy_t_.size(),
+                                  dx_t_.size(), dyp_t_.size(), xf_t_.size()};
     for (int i = 0; i < which; ++i) p += sizes[i];
     return p;
   }
@@ -316,7 +360,7 @@ class Planar {
                          std::int64_t in_w, const Tile& in_t, int in_part, std::int64_t top,
                          std::int64_t left, const T* filter, std::int64_t out_planes,
                          const Tile& out_t, int out_part, std::int64_t out_h, std::int64_t out_w,
-                         T* dst) {
+                         bool flat, T* dst) {
     const int threads = std::min<int>(threads_, omp_get_max_threads());
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t s = 0; s < n; ++s) {
@@ -324,7 +368,7 @@ class Planar {
       T* in = part<T>(t, in_part);
       T* out = part<T>(t, out_part);
       to_tile(src, s, in_planes, in_h, in_w, in, in_t, top, left);
-      correlate(in, in_t, filter, out_planes, g_.kh, g_.kw, out, out_t, out_h, out_w);
+      correlate(in, in_t, filter, out_planes, g_.kh, g_.kw, out, out_t, out_h, out_w, flat);
       from_tile(out, out_t, out_planes, out_h, out_w, dst, s);
     }
   }
@@ -333,7 +377,7 @@ class Planar {
   void forward_t(const Tensor& x, const Tensor& w, Tensor& y) {
     pack_filters<T>(w, false);
     correlate_samples(x.data<T>(), x.dim(0), g_.c, g_.h, g_.w, x_t_, 0, g_.pad_h, g_.pad_w,
-                      filter_copy<T>(false), g_.k, y_t_, 1, ho_, wo_, y.data<T>());
+                      filter_copy<T>(false), g_.k, y_t_, 1, ho_, wo_, flat_forward_, y.data<T>());
   }
 
   // The full correlation of dy with the flipped filter [c, k, ky, kx]: input planes k, output c.
@@ -341,7 +385,7 @@ class Planar {
   void data_t(const Tensor& dy, const Tensor& w, Tensor& dx) {
     pack_filters<T>(w, true);
     correlate_samples(dy.data<T>(), dy.dim(0), g_.k, ho_, wo_, dy_t_, 2, qh_, qw_,
-                      filter_copy<T>(true), g_.c, dx_t_, 3, g_.h, g_.w, dx.data<T>());
+                      filter_copy<T>(true), g_.c, dx_t_, 3, g_.h, g_.w, flat_data_, dx.data<T>());
   }
 
   template <class T>
@@ -379,13 +423,13 @@ class Planar {
 #pragma omp parallel num_threads(threads)
     {
       const int t = omp_get_thread_num();
-      T* xt = part<T>(t, 0);
+      T* xt = part<T>(t, 5);
       T* dyt = part<T>(t, 4);
-      T* partial = part<T>(t, 5);
+      T* partial = part<T>(t, 6);
       std::fill(partial, partial + K * C * taps, T(0));
 #pragma omp for schedule(static)
       for (std::int64_t s = 0; s < x.dim(0); ++s) {
-        to_tile(xp, s, C, g_.h, g_.w, xt, x_t_, g_.pad_h, g_.pad_w);
+        to_tile(xp, s, C, g_.h, g_.w, xt, xf_t_, g_.pad_h, g_.pad_w);
         to_tile(dyp, s, K, ho_, wo_, dyt, dyp_t_, 0, 0);  // columns past wo stay zero
         for (std::int64_t k0 = 0; k0 < K; k0 += KB) {
           const std::int64_t kb = std::min<std::int64_t>(KB, K - k0);
@@ -396,8 +440,8 @@ class Planar {
               for (std::int64_t oy = 0; oy < ho_; ++oy) {
                 const T* xrow[CB];
                 for (int e = 0; e < CB; ++e)
-                  xrow[e] = xt + ((c0 + std::min<std::int64_t>(e, cb - 1)) * x_t_.rows + oy + ky) *
-                                     x_t_.width;
+                  xrow[e] = xt + ((c0 + std::min<std::int64_t>(e, cb - 1)) * xf_t_.rows + oy + ky) *
+                                     xf_t_.width;
                 const T* drow[KB];
                 for (int b = 0; b < KB; ++b)
                   drow[b] = dyt + ((k0 + std::min<std::int64_t>(b, kb - 1)) * dyp_t_.rows + oy) *
@@ -434,7 +478,7 @@ class Planar {
           for (std::int64_t kx = 0; kx < KW; ++kx) {
             const std::int64_t at = ((k * C + c) * KH + ky) * KW + kx;
             T sum = 0;
-            for (int t = 0; t < threads; ++t) sum += part<T>(t, 5)[at];
+            for (int t = 0; t < threads; ++t) sum += part<T>(t, 6)[at];
             out[filter_at(k, c, ky, kx)] += sum;
           }
   }
@@ -442,7 +486,8 @@ class Planar {
   ConvGeometry g_;
   std::int64_t ho_ = 0, wo_ = 0, qh_ = 0, qw_ = 0, per_thread_ = 0;
   int threads_ = 1;
-  Tile x_t_, y_t_, dy_t_, dx_t_, dyp_t_;
+  Tile x_t_, y_t_, dy_t_, dx_t_, dyp_t_, xf_t_;
+  bool flat_forward_ = false, flat_data_ = false;  // forward, backward-data correlate flat
   std::size_t scratch_at_ = 0, filter_at_ = 0, flipped_at_ = 0;  // slices of the workspace
   std::size_t scratch_bytes_ = 0, workspace_bytes_ = 0;
   std::byte* memory_ = nullptr;  // the workspace memory of the current pass

@@ -30,7 +30,8 @@ TEST_CASE("direct: the AVX moves between NHWC rows and planes are the plain ones
       CHECK(fast == plain);
       CHECK(plain[static_cast<std::size_t>(plane - 1)] == -7.0f);
 
-      std::vector<float> back_plain(static_cast<std::size_t>(w * P + 3), -9.0f), back_fast = back_plain;
+      std::vector<float> back_plain(static_cast<std::size_t>(w * P + 3), -9.0f),
+          back_fast = back_plain;
       direct::planes_to_pixels_plain<0>(plain.data(), plane, w, P, back_plain.data());
       direct::planes_to_pixels_avx(plain.data(), plane, w, P, back_fast.data());
       CHECK(back_fast == back_plain);

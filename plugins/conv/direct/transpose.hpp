@@ -79,7 +79,8 @@ DTNN_DIRECT_TRANSPOSE_TARGET inline void pixels_to_planes_avx(const float* pixel
         r[i] = half ? _mm256_zextps128_ps256(_mm_loadu_ps(src)) : _mm256_loadu_ps(src);
       }
       transpose8x8(r);
-      for (int j = 0; j < (half ? 4 : 8); ++j) _mm256_storeu_ps(planes + (p0 + j) * plane + q0, r[j]);
+      for (int j = 0; j < (half ? 4 : 8); ++j)
+        _mm256_storeu_ps(planes + (p0 + j) * plane + q0, r[j]);
     }
   }
   for (std::int64_t q = whole; q < w; ++q)
@@ -96,8 +97,8 @@ DTNN_DIRECT_TRANSPOSE_TARGET inline void planes_to_pixels_avx(const float* plane
     for (std::int64_t q0 = 0; q0 < whole; q0 += 8) {
       __m256 r[8];
       for (int j = 0; j < 8; ++j)
-        r[j] = j < 4 || !half ? _mm256_loadu_ps(planes + (p0 + j) * plane + q0)
-                              : _mm256_setzero_ps();
+        r[j] =
+            j < 4 || !half ? _mm256_loadu_ps(planes + (p0 + j) * plane + q0) : _mm256_setzero_ps();
       transpose8x8(r);
       for (int i = 0; i < 8; ++i) {
         float* dst = pixels + (q0 + i) * P + p0;
