@@ -24,7 +24,7 @@
 #include "transpose.hpp"
 
 #define DTNN_RB 3
-#define DTNN_V 3
+
 namespace dtnn::direct {
 
 using simd::kLanes;
@@ -87,11 +87,22 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
         }
       }
     }
-  for (std::int64_t b = 0; b < kb; ++b)
+  auto store = [&](int b) {
     for (int r = 0; r < RB; ++r)
       for (int v = 0; v < V; ++v)
         simd::store(out + ((k0 + b) * out_t.rows + oy + r) * out_t.width + (v0 + v) * L,
                     acc[b][r][v]);
+  };
+  // With 32 registers, a loop to kb indexes acc at run time and keeps a copy of it in memory,
+  // zeroed with `rep stos` for every block: a loop to KB, tested, keeps acc in registers
+  // (simplecnn's 4->8 layer f+b 0.97 -> 0.87 ms, its 1->4 forward 0.10 -> 0.075). With 16 the
+  // block fills every register and the tested loop measured 3% slower.
+  if constexpr (kVectorRegisters >= 32) {
+    for (int b = 0; b < KB; ++b)
+      if (b < kb) store(b);
+  } else {
+    for (int b = 0; b < kb; ++b) store(b);
+  }
 }
 
 // f.template operator()<N>() for the N in [1, MAX) equal to n; nothing for n = 0.
