@@ -176,9 +176,16 @@ TEST_CASE("the run profile: per layer and per step, evaluation left out") {
   CHECK(p["step_ms"].get<double>() == doctest::Approx(10.0));
   CHECK(p["data_wait_ms"].get<double>() == doctest::Approx(0.5));
   CHECK(p["optimizer_ms"].get<double>() == doctest::Approx(0.25));
-  const std::string table = run_profile::table(p);
+  // The step's work: the layers' 6 GFLOP over two steps of 10 ms.
+  CHECK(p["gflop_per_step"].get<double>() == doctest::Approx(3.0));
+  CHECK(p["step_gflops"].get<double>() == doctest::Approx(300.0));
+  json with_peak = p;
+  with_peak["fp32_peak_gflops"] = 600.0;  // what the experiment adds on a CPU
+  const std::string table = run_profile::table(with_peak);
   CHECK(table.find("| 000   | conv2d |") != std::string::npos);
   CHECK(table.find("waiting for data 0.500 ms (5.0%)") != std::string::npos);
+  CHECK(table.find("3.000 GFLOP in the layers at 300.0 GFLOP/s over the step (50% of the FP32 "
+                   "peak, 600 GFLOPS measured)") != std::string::npos);
 }
 
 TEST_CASE("a trace file's name gives its format, or a clear error") {

@@ -579,9 +579,10 @@ const Key kKeys[] = {
      R"(false)",
      {},
      "after training, print the profile: per layer (those in blocks included) forward and "
-     "backward ms, share of the steps' time, GFLOP/s and algorithm; per step the time waiting "
-     "for data, in the loss, in the optimizer and waiting for communication; also in the "
-     "history JSON (`profile`); also `dtnn run --profile`"},
+     "backward ms, share of the steps' time, GFLOP/s and algorithm; per step the layers' GFLOP "
+     "and their rate over the whole step (on a CPU also as a share of the FP32 peak `dtnn info` "
+     "measures), the time waiting for data, in the loss, in the optimizer and waiting for "
+     "communication; also in the history JSON (`profile`); also `dtnn run --profile`"},
     {"output.energy",
      R"("auto")",
      {},

@@ -32,6 +32,7 @@
 #include "dtnn/metric.hpp"
 #include "dtnn/model.hpp"
 #include "dtnn/optimizer.hpp"
+#include "dtnn/peak.hpp"
 #include "dtnn/pydtnn_weights.hpp"
 #include "dtnn/rank_agreement.hpp"
 #include "dtnn/registry.hpp"
@@ -782,6 +783,9 @@ History Experiment::traced(const std::function<History()>& fit,
     else
       profile["energy_unavailable"] = energy_unavailable_;
     profile["batch_size"] = trainer_->batch_plan().share(0);  // whose times these are
+    // The yardstick of the step's GFLOP/s (about 0.1 s: measured only for a profile).
+    if (model_->options().device == Device::cpu)
+      profile["fp32_peak_gflops"] = measure_fp32_peak().gflops;
     // What the layers' algorithms said of their choices (best_of: times and errors), a line each.
     json reports = json::array();
     for (std::size_t i = 0; i < model_->num_layers(); ++i) {

@@ -53,7 +53,9 @@ json to_json(const trace::Recorded& r, bool energy_measured) {
   const double steps_seconds = seconds_of(r, trace::Phase::step);
   const auto steps = r.calls[static_cast<std::size_t>(trace::Phase::step)];
   json rows = json::array();
+  double step_flops = 0;  // the layers' (a block's layers count, the block itself does not)
   for (const auto& [number, l] : layers) {
+    if (!l.args.value("block", false)) step_flops += l.flops;
     const double total = l.forward + l.backward;
     json row = {
         {"layer", number},
@@ -74,16 +76,19 @@ json to_json(const trace::Recorded& r, bool energy_measured) {
   auto per_step = [&](trace::Phase p) {
     return steps > 0 ? 1e3 * seconds_of(r, p) / static_cast<double>(steps) : 0.0;
   };
-  json profile = {{"layers", rows},
-                  {"steps", steps},
-                  {"step_ms", per_step(trace::Phase::step)},
-                  {"data_wait_ms", per_step(trace::Phase::data)},
-                  {"loss_ms", per_step(trace::Phase::loss)},
-                  {"optimizer_ms", per_step(trace::Phase::optimizer)},
-                  {"communication_wait_ms", per_step(trace::Phase::comm_wait)},
-                  {"bookkeeping_sync_ms", per_step(trace::Phase::sync)},
-                  {"evaluation_s", seconds_of(r, trace::Phase::evaluation)},
-                  {"checkpoint_s", seconds_of(r, trace::Phase::checkpoint)}};
+  json profile = {
+      {"layers", rows},
+      {"steps", steps},
+      {"step_ms", per_step(trace::Phase::step)},
+      {"gflop_per_step", steps > 0 ? step_flops * 1e-9 / static_cast<double>(steps) : 0.0},
+      {"step_gflops", steps_seconds > 0 ? step_flops * 1e-9 / steps_seconds : 0.0},
+      {"data_wait_ms", per_step(trace::Phase::data)},
+      {"loss_ms", per_step(trace::Phase::loss)},
+      {"optimizer_ms", per_step(trace::Phase::optimizer)},
+      {"communication_wait_ms", per_step(trace::Phase::comm_wait)},
+      {"bookkeeping_sync_ms", per_step(trace::Phase::sync)},
+      {"evaluation_s", seconds_of(r, trace::Phase::evaluation)},
+      {"checkpoint_s", seconds_of(r, trace::Phase::checkpoint)}};
   if (energy_measured)
     profile["step_j"] = steps > 0 ? r.joules[static_cast<std::size_t>(trace::Phase::step)] /
                                         static_cast<double>(steps)
@@ -137,10 +142,21 @@ std::string table(const json& profile) {
     return std::string(name) + " " + fixed(ms, "%.3f") + " ms (" +
            fixed(step > 0 ? 100.0 * ms / step : 0.0, "%.1f") + "%)";
   };
+  // The step's work: the layers' counted flops (a convolution's as direct convolution's, whatever
+  // its algorithm), their rate over the whole step, and that against the measured FP32 peak.
+  std::string work;
+  if (const double gflop = profile.value("gflop_per_step", 0.0); gflop > 0) {
+    const double rate = profile.value("step_gflops", 0.0);
+    work = ", " + fixed(gflop, "%.3f") + " GFLOP in the layers at " + fixed(rate, "%.1f") +
+           " GFLOP/s over the step";
+    if (const double peak = profile.value("fp32_peak_gflops", 0.0); peak > 0)
+      work += " (" + fixed(100.0 * rate / peak, "%.0f") + "% of the FP32 peak, " +
+              fixed(peak, "%.0f") + " GFLOPS measured)";
+  }
   return "Profile: " + std::to_string(profile["steps"].get<std::int64_t>()) +
          " training steps, shares of their time (a block's includes its layers')\n" +
          detail::format_table(cells, {3, 4, 5, 6, 7, 8}) + "Per step: " + fixed(step, "%.3f") +
-         " ms" + step_energy + "; " + part("waiting for data", "data_wait_ms") + ", " +
+         " ms" + step_energy + work + "; " + part("waiting for data", "data_wait_ms") + ", " +
          part("loss and metrics", "loss_ms") + ", " + part("optimizer", "optimizer_ms") + ", " +
          part("waiting for communication", "communication_wait_ms") + ", " +
          part("bookkeeping collectives", "bookkeeping_sync_ms") + "\n" + reports;
