@@ -115,6 +115,24 @@ DTNN_DIRECT_TRANSPOSE_TARGET inline void planes_to_pixels_avx(const float* plane
 
 #endif  // DTNN_DIRECT_TRANSPOSE_AVX
 
+// f.template operator()<P_>() with P_ = P where a compile-time count fits (the plain loops' strided
+// moves then vectorise somewhat), else P_ = 0 (any count).
+template <class F>
+void with_planes(std::int64_t P, F&& f) {
+  switch (P) {
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    case 4:
+      return f.template operator()<4>();
+    case 8:
+      return f.template operator()<8>();
+    default:
+      return f.template operator()<0>();
+  }
+}
+
 // The moves the engine makes: the AVX ones where this build has them and they apply.
 template <class T>
 void pixels_to_planes(const T* pixels, std::int64_t w, std::int64_t P, T* planes,
@@ -123,18 +141,7 @@ void pixels_to_planes(const T* pixels, std::int64_t w, std::int64_t P, T* planes
   if constexpr (std::is_same_v<T, float>)
     if (P % 4 == 0) return pixels_to_planes_avx(pixels, w, P, planes, plane);
 #endif
-  switch (P) {
-    case 2:
-      return pixels_to_planes_plain<2>(pixels, w, P, planes, plane);
-    case 3:
-      return pixels_to_planes_plain<3>(pixels, w, P, planes, plane);
-    case 4:
-      return pixels_to_planes_plain<4>(pixels, w, P, planes, plane);
-    case 8:
-      return pixels_to_planes_plain<8>(pixels, w, P, planes, plane);
-    default:
-      return pixels_to_planes_plain<0>(pixels, w, P, planes, plane);
-  }
+  with_planes(P, [&]<int P_>() { pixels_to_planes_plain<P_>(pixels, w, P, planes, plane); });
 }
 
 template <class T>
@@ -144,18 +151,7 @@ void planes_to_pixels(const T* planes, std::int64_t plane, std::int64_t w, std::
   if constexpr (std::is_same_v<T, float>)
     if (P % 4 == 0) return planes_to_pixels_avx(planes, plane, w, P, pixels);
 #endif
-  switch (P) {
-    case 2:
-      return planes_to_pixels_plain<2>(planes, plane, w, P, pixels);
-    case 3:
-      return planes_to_pixels_plain<3>(planes, plane, w, P, pixels);
-    case 4:
-      return planes_to_pixels_plain<4>(planes, plane, w, P, pixels);
-    case 8:
-      return planes_to_pixels_plain<8>(planes, plane, w, P, pixels);
-    default:
-      return planes_to_pixels_plain<0>(planes, plane, w, P, pixels);
-  }
+  with_planes(P, [&]<int P_>() { planes_to_pixels_plain<P_>(planes, plane, w, P, pixels); });
 }
 
 }  // namespace dtnn::direct
