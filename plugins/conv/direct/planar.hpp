@@ -1,16 +1,17 @@
 // The planar engine of `direct`, for NCHW and for NHWC layers with few channels: convolution
 // without any GEMM or cols buffer, for stride 1 and no dilation. Each sample is moved into a
-// zero-padded planar tile (C planes of Hp x Wt, Wt a whole number of vectors plus slack), small
-// enough to stay in cache, and the micro-kernel runs along image rows, 8 (float) or 4 (double)
-// neighbouring output pixels per vector, which suits the few-channel layers of small networks where
-// vectors across channels would be mostly empty.
+// zero-padded planar tile (C planes of Hp x Wt, Wt a whole number of vectors plus slack; or, where
+// rows are not whole vectors, Wt exactly the padded width, the plane then correlated as one long
+// row: see correlate), small enough to stay in cache, and the micro-kernel runs along image rows, 8
+// (float) or 4 (double) neighbouring output pixels per vector, which suits the few-channel layers
+// of small networks where vectors across channels would be mostly empty.
 //   forward          y[k, oy, ox] = sum_{c,ky,kx} xt[c, oy+ky, ox+kx] * w[k, c, ky, kx]
 //   backward-data    the same kernel: dx = full correlation of dy (padded by KH-1-ph, KW-1-pw) with
 //                    the flipped, transposed filter wf[c, k, ky, kx] = w[k, c, KH-1-ky, KW-1-kx]
 //   backward-filter  dw[k, c, ky, kx] += sum_{oy,ox} xt[c, oy+ky, ox+kx] * dy[k, oy, ox]
 // NCHW samples are copied into the tiles row by row; NHWC ones are transposed into them (and the
-// results back), which pays where vectors across a few channels would be mostly empty (simplecnn's
-// 1->4 and 4->8 layers); wider NHWC layers go to channel_blocked.hpp.
+// results back; transpose.hpp), which pays where vectors across a few channels would be mostly
+// empty (simplecnn's 1->4 and 4->8 layers); wider NHWC layers go to channel_blocked.hpp.
 #pragma once
 #include <omp.h>
 
