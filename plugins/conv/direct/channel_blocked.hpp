@@ -26,6 +26,7 @@
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/simd.hpp"
 #include "dtnn/workspace.hpp"
+#include "with_count.hpp"
 
 namespace dtnn::direct {
 
@@ -154,15 +155,6 @@ void filter_kernel(const T* const* x, std::int64_t xo, const T* const* dy, std::
 }
 
 // ---- dispatch of a block's runtime sizes to the kernels' compile-time ones ------------------
-
-// f.template operator()<I>() for the I in [1, N] equal to n.
-template <int N, class F>
-inline void with_count(int n, F&& f) {
-  if constexpr (N >= 1) {
-    if (n == N) return f.template operator()<N>();
-    with_count<N - 1>(n, f);
-  }
-}
 
 // Output channels [0, K) as blocks of NV vectors, a block of the vectors left, then single
 // channels: f.template operator()<V, NV>(k0) for each.

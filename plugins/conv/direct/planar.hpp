@@ -23,6 +23,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/simd.hpp"
 #include "transpose.hpp"
+#include "with_count.hpp"
 
 #define DTNN_RB 3
 
@@ -106,15 +107,6 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
   }
 }
 
-// f.template operator()<N>() for the N in [1, MAX) equal to n; nothing for n = 0.
-template <int MAX, class F>
-inline void with_fewer(std::int64_t n, F&& f) {
-  if constexpr (MAX > 1) {
-    if (n == MAX - 1) return f.template operator()<MAX - 1>();
-    with_fewer<MAX - 1>(n, f);
-  }
-}
-
 // All rows of one block of planes: pairs of rows (RB2), then a last single row; each row in blocks
 // of VMAX vectors and a last block exactly as wide as what is left.
 template <class T, int KB, int RB2, int VMAX>
@@ -127,7 +119,7 @@ void correlate_planes(const T* in, const Tile& in_t, const T* f, std::int64_t ko
     std::int64_t v0 = 0;
     for (; v0 + VMAX <= vectors; v0 += VMAX)
       correlate_block<T, KB, RB, VMAX>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
-    with_fewer<VMAX>(vectors - v0, [&]<int V>() {
+    with_count<VMAX - 1>(static_cast<int>(vectors - v0), [&]<int V>() {
       correlate_block<T, KB, RB, V>(in, in_t, f, k0, kb, kh, kw, out, out_t, oy, v0);
     });
   };
