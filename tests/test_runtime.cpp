@@ -22,12 +22,16 @@ TEST_CASE("BLIS runs a kernel set the CPU supports, not 'generic'") {
   const bool vector_cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (vector_cpu && !std::getenv("BLIS_ARCH_TYPE")) {
     CHECK(rt.blis_kernels != "generic");
-    // What runs is what dtnn's rules keep (unless this BLIS build could not run their choice).
-    const bool amd = __builtin_cpu_is("amd");
-    if (rt.blis_selection.find("could not run") == std::string::npos)
-      CHECK_MESSAGE(
-          dtnn::blis_kernels_to_request(rt.blis_kernels, dtnn::isa::ceiling(), amd).set.empty(),
-          rt.blis_selection);
+    // What runs is what dtnn's rules ask at this ceiling (unless this BLIS build could not run
+    // their choice), and the rules keep it.
+    if (rt.blis_selection.find("could not run") == std::string::npos) {
+      CHECK_MESSAGE(dtnn::blis_kernels_at(dtnn::isa::ceiling()) == rt.blis_kernels,
+                    rt.blis_selection);
+      CHECK_MESSAGE(dtnn::blis_kernels_to_request(rt.blis_kernels, dtnn::isa::ceiling(),
+                                                  __builtin_cpu_is("amd"))
+                        .set.empty(),
+                    rt.blis_selection);
+    }
   }
   CHECK(rt.threads >= 1);
 }

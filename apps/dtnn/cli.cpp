@@ -381,18 +381,11 @@ void print_instruction_sets() {
 void print_gemm_by_level(const dtnn::RuntimeInfo& rt) {
   namespace isa = dtnn::isa;
   std::string levels;
-  if (!rt.blis_detected.empty()) {
-    __builtin_cpu_init();
-    const bool amd = __builtin_cpu_is("amd");
-    for (isa::Level l : isa::platform_levels()) {
-      if (l > isa::cpu_level()) continue;
-      const std::string wanted = dtnn::blis_kernels_to_request(rt.blis_detected, l, amd).set;
-      levels += std::string(levels.empty() ? "" : ", ") + isa::name(l) + " BLIS '" +
-                (wanted.empty() ? rt.blis_detected : wanted) + "'";
-    }
-  } else {
+  for (isa::Level l : isa::platform_levels())
+    if (const std::string set = dtnn::blis_kernels_at(l); !set.empty() && l <= isa::cpu_level())
+      levels += std::string(levels.empty() ? "" : ", ") + isa::name(l) + " BLIS '" + set + "'";
+  if (levels.empty())
     levels = "BLIS '" + rt.blis_kernels + "' at every level (" + rt.blis_selection + ")";
-  }
   std::printf(
       "float32 GEMM by ISA level: %s; narrow or shallow products (at most 48 outputs wide, or 16 "
       "deep): dtnn's small-GEMM kernels at the level chosen above\n",

@@ -116,6 +116,12 @@ void select_blis_kernels() {
 
 }  // namespace
 
+std::string blis_kernels_at(isa::Level level) {
+  if (g_info.blis_detected.empty()) return "";
+  const std::string wanted = blis_kernels_to_request(g_info.blis_detected, level, cpu_is_amd()).set;
+  return wanted.empty() ? g_info.blis_detected : wanted;
+}
+
 void set_num_threads(int threads) {
   if (threads <= 0)
     threads = std::getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : omp_get_num_procs();

@@ -37,6 +37,10 @@ struct BlisRequest {
 // AMD or haswell at avx2; penryn at portable); 'haswell' on an AVX-512 ceiling gives way to skx.
 DTNN_CORE_EXPORT BlisRequest blis_kernels_to_request(std::string_view own, isa::Level ceiling,
                                                      bool amd);
+// The kernel set BLIS gets in a process of this CPU capped at `level` (DTNN_ISA), by those rules
+// from its own choice (runtime_info().blis_detected); empty when BLIS was not asked (the user set
+// BLIS_ARCH_TYPE, or the pre-check failed). Needs initialize_runtime().
+DTNN_CORE_EXPORT std::string blis_kernels_at(isa::Level level);
 
 // Idempotent; threads <= 0 means OMP_NUM_THREADS or every core.
 DTNN_CORE_EXPORT void initialize_runtime(int threads = 0);
