@@ -387,9 +387,10 @@ void print_gemm_by_level(const dtnn::RuntimeInfo& rt) {
   if (levels.empty())
     levels = "BLIS '" + rt.blis_kernels + "' at every level (" + rt.blis_selection + ")";
   std::printf(
-      "float32 GEMM by ISA level: %s; narrow or shallow products (at most 48 outputs wide, or 16 "
-      "deep): dtnn's small-GEMM kernels at the level chosen above\n",
-      levels.c_str());
+      "float32 GEMM by ISA level: %s; narrow or shallow products (at most %lld outputs wide, or "
+      "%lld deep): dtnn's small-GEMM kernels at the level chosen above\n",
+      levels.c_str(), static_cast<long long>(dtnn::kSmallGemmWidth),
+      static_cast<long long>(dtnn::kSmallGemmDepth));
 }
 
 // The experiment's keys: their defaults as JSON; with --markdown docs/config.md's key table, with

@@ -14,11 +14,13 @@
 
 namespace dtnn::detail {
 
-inline constexpr std::int64_t kSmallWidth = 48;  // widest output one small kernel takes
+inline constexpr std::int64_t kSmallWidth = kSmallGemmWidth;  // widest output one kernel takes
 // nn and nt products with a reduction this short take the small kernels at any width, in panels of
-// kSmallWidth columns (BLIS's packing costs more than such a product: 64x512x10 nt ran at
-// 16 GFLOPS through BLIS).
-inline constexpr std::int64_t kShallowDepth = 16;
+// kSmallWidth columns: BLIS's packing and its C tiles' loads and stores cost more than such a
+// product (1 thread, AMD Zen 5: 64x512x10 nt 16 GFLOPS through BLIS; attention's scores, 512x512x32
+// nt, 46 through BLIS and 82 here; a 64-channel 3x3 convolution's backward-data, 4096x576x64 nt,
+// 47-60 and 70-82).
+inline constexpr std::int64_t kShallowDepth = kSmallGemmDepth;
 
 // Each level's table, defined in small_gemm_kernels.cpp compiled for that level.
 namespace portable {

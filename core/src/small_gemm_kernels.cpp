@@ -1,6 +1,7 @@
 // Register-blocked small GEMM kernels (see small_gemm.hpp). A block of R rows of C times the
 // padded width W lives in R*W/V vector registers (V lanes of 32 bytes); op(B) is packed once
-// into aligned, zero-padded rows of W so every load is a whole vector.
+// into aligned, zero-padded rows of W so every load is a whole vector (read where it is when its
+// rows are W wide already).
 //
 // Compiled once per instruction-set level (dtnn_add_isa_variants), each time into the namespace
 // DTNN_ISA_VARIANT: everything here is that level's own. No std algorithm or std template is
@@ -63,9 +64,22 @@ template <class T, int NV, int R>
 inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T* c,
                   std::int64_t ldc) {
   constexpr int L = kLanes<T>;
+  if (n >= NV * L) {  // every vector whole: the common case, with no index known only at run time
+    for (int r = 0; r < R; ++r) {  // (which would keep acc in memory, not in registers)
+      T* cr = c + r * ldc;
+      for (int v = 0; v < NV; ++v) {
+        Vec<T> out = acc[r][v] * alpha;
+        if (beta != T(0)) out += beta * simd::load<T>(cr + v * L);
+        simd::store<T>(cr + v * L, out);
+      }
+    }
+    return;
+  }
   const std::int64_t whole = n / L;
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     T* cr = c + r * ldc;
+#pragma GCC unroll 12
     for (int v = 0; v < NV; ++v) {
       if (v < whole) {
         Vec<T> out = acc[r][v] * alpha;
@@ -82,21 +96,22 @@ inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T
   }
 }
 
-// C[m, n] = alpha * op(A)[m, k] * P[k, W] + beta * C; op(A)(i, kk) = a[i * lda + kk * acs].
+// C[m, n] = alpha * op(A)[m, k] * P[k, W] + beta * C; op(A)(i, kk) = a[i * lda + kk * acs], row kk
+// of P at p + kk * ldp.
 template <class T, int NV>
 void run_nn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
-            std::int64_t acs, const T* p, T beta, T* c, std::int64_t ldc) {
+            std::int64_t acs, const T* p, std::int64_t ldp, T beta, T* c, std::int64_t ldc) {
   constexpr int R = rows_for(NV);
   const std::int64_t blocks = m / R;
 #pragma omp parallel for schedule(static) if (blocks * k * NV > 16384 && !omp_in_parallel())
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
     Vec<T> acc[R][NV] = {};
-    accumulate<T, NV, R>(acc, k, a + blk * R * lda, lda, acs, p, NV * kLanes<T>);
+    accumulate<T, NV, R>(acc, k, a + blk * R * lda, lda, acs, p, ldp);
     store<T, NV, R>(acc, n, alpha, beta, c + blk * R * ldc, ldc);
   }
   for (std::int64_t i = blocks * R; i < m; ++i) {  // the last rows, one at a time
     Vec<T> acc[1][NV] = {};
-    accumulate<T, NV, 1>(acc, k, a + i * lda, lda, acs, p, NV * kLanes<T>);
+    accumulate<T, NV, 1>(acc, k, a + i * lda, lda, acs, p, ldp);
     store<T, NV, 1>(acc, n, alpha, beta, c + i * ldc, ldc);
   }
 }
@@ -147,13 +162,19 @@ void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
       for (; i0 < m; ++i0) add_rows<T, NV, 1>(sums, i0, len, ac, lda, p, ldp);
     }
   }
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      T s = 0;
-      for (int t = 0; t < threads; ++t)
-        s += partial[(static_cast<std::int64_t>(t) * m + i) * W + j];
-      c[i * ldc + j] = alpha * s + (beta == T(0) ? T(0) : beta * c[i * ldc + j]);
+  for (std::int64_t i = 0; i < m; ++i) {  // the threads' sums, in thread order, into the first's
+    T* __restrict sum = partial + i * W;
+    for (int t = 1; t < threads; ++t) {
+      const T* __restrict more = partial + (static_cast<std::int64_t>(t) * m + i) * W;
+      for (std::int64_t j = 0; j < n; ++j) sum[j] += more[j];
     }
+    T* __restrict out = c + i * ldc;
+    if (beta == T(0)) {
+      for (std::int64_t j = 0; j < n; ++j) out[j] = alpha * sum[j];
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) out[j] = alpha * sum[j] + beta * out[j];
+    }
+  }
 }
 
 template <class T, int NV>
@@ -162,14 +183,26 @@ void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_
          std::int64_t ldc) {
   if (trans_a && !trans_b) return run_tn<T, NV>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   constexpr int W = NV * kLanes<T>;
-  T* p = scratch<T>(static_cast<std::size_t>(k * W), 0);  // op(B) as [k, W], zero-padded
-  for (std::int64_t kk = 0; kk < k; ++kk)
-    for (std::int64_t j = 0; j < W; ++j)
-      p[kk * W + j] = j < n ? (trans_b ? b[j * ldb + kk] : b[kk * ldb + j]) : T(0);
+  const T* p = b;  // op(B) as [k, W] rows: B's own rows where they are whole vectors already
+  std::int64_t ldp = ldb;
+  if (trans_b || n != W) {  // else packed, zero-padded
+    T* packed = scratch<T>(static_cast<std::size_t>(k * W), 0);
+    if (trans_b) {
+      for (std::int64_t j = 0; j < n; ++j)  // along B's rows, which are op(B)'s columns
+        for (std::int64_t kk = 0; kk < k; ++kk) packed[kk * W + j] = b[j * ldb + kk];
+    } else {
+      for (std::int64_t kk = 0; kk < k; ++kk)
+        for (std::int64_t j = 0; j < n; ++j) packed[kk * W + j] = b[kk * ldb + j];
+    }
+    for (std::int64_t kk = 0; kk < k; ++kk)
+      for (std::int64_t j = n; j < W; ++j) packed[kk * W + j] = T(0);
+    p = packed;
+    ldp = W;
+  }
   if (trans_a)
-    run_nn<T, NV>(m, n, k, alpha, a, 1, lda, p, beta, c, ldc);  // op(A)(i, kk) = A[kk, i]
+    run_nn<T, NV>(m, n, k, alpha, a, 1, lda, p, ldp, beta, c, ldc);  // op(A)(i, kk) = A[kk, i]
   else
-    run_nn<T, NV>(m, n, k, alpha, a, lda, 1, p, beta, c, ldc);
+    run_nn<T, NV>(m, n, k, alpha, a, lda, 1, p, ldp, beta, c, ldc);
 }
 
 template <class T>
