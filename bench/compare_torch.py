@@ -30,6 +30,20 @@ DATASETS = {"simplecnn": ["fashion-mnist"], "simplemlp": ["fashion-mnist"],
             "resnet20": ["synthetic", "--synthetic-samples", "8192"]}
 
 
+ISA_HELP = ("cap both at an instruction set, to compare on a lesser CPU's code paths: dtnn's DTNN_ISA "
+            "(portable, avx2) and PyTorch's ATEN_CPU_CAPABILITY / ONEDNN_MAX_CPU_ISA")
+
+
+def cap_isa(isa, dtnn_env, torch_env):
+    """Both sides capped at instruction set `isa` (None: each runs its best)."""
+    if not isa:
+        return
+    dtnn_env["DTNN_ISA"] = isa
+    onednn = {"avx2": "AVX2", "portable": "SSE41", "avx512": "AVX512_CORE"}[isa]
+    torch_env.update(ATEN_CPU_CAPABILITY={"avx2": "avx2", "portable": "default"}.get(isa, isa),
+                     ONEDNN_MAX_CPU_ISA=onednn, DNNL_MAX_CPU_ISA=onednn)
+
+
 def find_peer(explicit):
     for p in [explicit, ROOT.parent / "shared/peers/torch_peer.py", ROOT / "../shared/peers/torch_peer.py"]:
         if p and pathlib.Path(p).is_file():
@@ -97,9 +111,7 @@ def main():
                         "(bench/torch_autocast.py); docs/precision.md")
     p.add_argument("--pin", default=None, help="cores for every run, as taskset -c takes them (e.g. 1)")
     p.add_argument("--dtnn", default=str(ROOT / "build/bin/dtnn"), help="the dtnn binary (default: build/bin/dtnn)")
-    p.add_argument("--isa", default=None,
-                   help="cap both at an instruction set, to compare on a lesser CPU's code paths: dtnn's "
-                        "DTNN_ISA (portable, avx2) and PyTorch's ATEN_CPU_CAPABILITY / ONEDNN_MAX_CPU_ISA")
+    p.add_argument("--isa", default=None, choices=["portable", "avx2", "avx512"], help=ISA_HELP)
     p.add_argument("--peer-blis-arch-type", default=None,
                    help="BLIS_ARCH_TYPE for the PyTorch runs (the peer README's command uses 0; unset by "
                         "default: on CPUs BLIS recognises, 0 makes PyTorch slower)")
@@ -109,11 +121,7 @@ def main():
     torch_env = dict(env)
     if a.peer_blis_arch_type is not None:
         torch_env["BLIS_ARCH_TYPE"] = a.peer_blis_arch_type
-    if a.isa:
-        env["DTNN_ISA"] = a.isa
-        onednn = {"avx2": "AVX2", "portable": "SSE41", "avx512": "AVX512_CORE"}[a.isa]
-        torch_env.update(ATEN_CPU_CAPABILITY={"avx2": "avx2", "portable": "default"}.get(a.isa, a.isa),
-                         ONEDNN_MAX_CPU_ISA=onednn, DNNL_MAX_CPU_ISA=onednn)
+    cap_isa(a.isa, env, torch_env)
     if '"best_of"' in (ROOT / CONFIGS[a.model]).read_text():
         # best_of tunes for 10 rounds of every candidate (40 steps with four) and caches its
         # choices per machine; one untimed run fills the cache, as a user's first run would.

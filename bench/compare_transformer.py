@@ -19,9 +19,13 @@
 Medians over --repeats alternations and the median of the paired ratios (each dtnn run over the
 PyTorch run right after it). Each PyTorch is a Python that imports it (`--peer-python`, repeatable;
 default: Debian's /usr/bin/python3 and PyPI's /opt/dtnn-torch, which scripts/install-deps.sh
---bench sets up); `--pin CPUS` runs every side on the same cores.
+--bench sets up); `--pin CPUS` runs every side on the same cores; `--isa avx2` caps both sides'
+instruction set as bench/compare_torch.py's does.
 """
 import argparse, json, math, os, pathlib, statistics, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_torch import ISA_HELP, cap_isa  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PEER = ROOT / "bench" / "torch_transformer.py"
@@ -126,24 +130,28 @@ def main():
     p.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
                    help="lm, quality: dtnn's training.precision, the peer inside torch.autocast on the CPU")
     p.add_argument("--text", default=None, help="the fortunes text's folder (default: the config's)")
+    p.add_argument("--isa", default=None, choices=["portable", "avx2", "avx512"], help=ISA_HELP)
     a = p.parse_args()
     a.pythons = a.peer_python or [p for p in ("/usr/bin/python3", "/opt/dtnn-torch/bin/python3")
                                   if pathlib.Path(p).exists()]
     a.versions = [torch_version(python) for python in a.pythons]
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+    torch_env = dict(env)
+    cap_isa(a.isa, env, torch_env)
+    capped = f", both capped at {a.isa}" if a.isa else ""
     if a.mode == "lm":
         compare(f"transformer_lm training, batch 32 x 128 tokens, {a.steps} steps"
-                f"{' on the GPU' if a.gpu else ''}", a,
-                lambda: dtnn_lm(a, env), lambda python: torch_lm(a, env, python))
+                f"{' on the GPU' if a.gpu else ''}{capped}", a,
+                lambda: dtnn_lm(a, env), lambda python: torch_lm(a, torch_env, python))
     elif a.mode == "attention":
         for seq in (int(s) for s in a.seqs.split(",")):
             for causal in (True, False):
                 compare(f"attention forward+backward, T={seq}, batch {4096 // seq}, width 128, 4 heads"
-                        f"{', causal' if causal else ''}", a,
+                        f"{', causal' if causal else ''}{capped}", a,
                         lambda: attention(a, env, "dtnn", seq, causal),
-                        lambda python: attention(a, env, python, seq, causal))
+                        lambda python: attention(a, torch_env, python, seq, causal))
     else:
-        d, t = dtnn_lm(a, env, evaluate=True), torch_lm(a, env, a.pythons[-1], evaluate=True)
+        d, t = dtnn_lm(a, env, evaluate=True), torch_lm(a, torch_env, a.pythons[-1], evaluate=True)
         for name, r in (("dtnn", d), ("pytorch", t)):
             print(f"{name}: {a.steps} steps in {r['train_seconds']:.1f} s, {r['tokens_per_s']:,.0f} tokens/s; "
                   f"validation {r['validation_bits_per_char']:.3f} bits/char, test {r['test_bits_per_char']:.3f}")

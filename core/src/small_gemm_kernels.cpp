@@ -46,27 +46,36 @@ T* scratch(std::size_t count, int slot) {
 // acc[r] += A(r, kk) * P[kk] for kk in [0, k), R rows; A(r, kk) = a[r * lda + kk * acs] and row
 // kk of P starts at p + kk * ldp (NV whole vectors readable there).
 template <class T, int NV, int R>
-inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a, std::int64_t lda,
-                       std::int64_t acs, const T* p, std::int64_t ldp) {
+[[gnu::always_inline]] inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a,
+                                              std::int64_t lda, std::int64_t acs, const T* p,
+                                              std::int64_t ldp) {
   constexpr int L = kLanes<T>;
+  // (Unrolled by force: a loop left rolled indexes acc at run time, which puts it in memory.)
   for (std::int64_t kk = 0; kk < k; ++kk) {
     Vec<T> bv[NV];
+#pragma GCC unroll 12
     for (int v = 0; v < NV; ++v) bv[v] = simd::load<T>(p + kk * ldp + v * L);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const T av = a[r * lda + kk * acs];
+#pragma GCC unroll 12
       for (int v = 0; v < NV; ++v) acc[r][v] += av * bv[v];
     }
   }
 }
 
-// C rows [0, R) (first n columns) = alpha * acc + beta * C: whole vectors, then the tail.
+// C rows [0, R) (first n columns) = alpha * acc + beta * C. Every index into acc is known at
+// compile time (the loops unroll): one known only at run time keeps acc in memory, not in
+// registers, for the whole accumulation (AVX2: 29 instead of 100 GFLOPS).
 template <class T, int NV, int R>
-inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T* c,
-                  std::int64_t ldc) {
+[[gnu::always_inline]] inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha,
+                                         T beta, T* c, std::int64_t ldc) {
   constexpr int L = kLanes<T>;
-  if (n >= NV * L) {  // every vector whole: the common case, with no index known only at run time
-    for (int r = 0; r < R; ++r) {  // (which would keep acc in memory, not in registers)
+  if (n >= NV * L) {  // every vector whole: the common case
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
       T* cr = c + r * ldc;
+#pragma GCC unroll 12
       for (int v = 0; v < NV; ++v) {
         Vec<T> out = acc[r][v] * alpha;
         if (beta != T(0)) out += beta * simd::load<T>(cr + v * L);
@@ -75,23 +84,17 @@ inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha, T beta, T
     }
     return;
   }
-  const std::int64_t whole = n / L;
+  T tile[R][NV * L];  // a narrower C: the block through memory, then its first n columns
 #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 12
+    for (int v = 0; v < NV; ++v) simd::store<T>(&tile[r][v * L], acc[r][v]);
   for (int r = 0; r < R; ++r) {
     T* cr = c + r * ldc;
-#pragma GCC unroll 12
-    for (int v = 0; v < NV; ++v) {
-      if (v < whole) {
-        Vec<T> out = acc[r][v] * alpha;
-        if (beta != T(0)) out += beta * simd::load<T>(cr + v * L);
-        simd::store<T>(cr + v * L, out);
-      } else if (v == whole) {  // the last, partial vector: through a copy, so that acc's address
-        T lanes[L];             // is never taken and it stays in registers
-        const Vec<T> last = acc[r][v];
-        __builtin_memcpy(lanes, &last, sizeof last);
-        for (std::int64_t j = whole * L; j < n; ++j)
-          cr[j] = alpha * lanes[j - whole * L] + (beta == T(0) ? T(0) : beta * cr[j]);
-      }
+    if (beta == T(0)) {
+      for (std::int64_t j = 0; j < n; ++j) cr[j] = alpha * tile[r][j];
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) cr[j] = alpha * tile[r][j] + beta * cr[j];
     }
   }
 }
@@ -118,8 +121,9 @@ void run_nn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
 
 // sums[rows, W] += A[c0:c1, i0:i0+R]^T P, the R rows of C starting at i0.
 template <class T, int NV, int R>
-inline void add_rows(Vec<T>* sums, std::int64_t i0, std::int64_t len, const T* a, std::int64_t lda,
-                     const T* p, std::int64_t ldp) {
+[[gnu::always_inline]] inline void add_rows(Vec<T>* sums, std::int64_t i0, std::int64_t len,
+                                            const T* a, std::int64_t lda, const T* p,
+                                            std::int64_t ldp) {
   Vec<T> acc[R][NV];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = sums[(i0 + r) * NV + v];

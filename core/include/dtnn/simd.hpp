@@ -50,14 +50,16 @@ template <class T, int Bytes = kVectorBytes>
   __builtin_memcpy(p, &v, sizeof v);
 }
 
-// Rows of a register block for NV vectors of width: the block's accumulators, the NV vectors of a
-// row of B and a broadcast value of A in the vector registers. With AVX-512's 32 registers about 12
-// accumulators; with 16 (AVX2, SSE) at most 16 - NV - 1 of them: 3 rows of 4 vectors there spilled
-// to the stack, and winograd's 32-channel GEMMs ran at a quarter of their AVX-512 speed.
+// Rows of a register block for NV vectors of width: about 12 accumulators, the NV vectors of a row
+// of B and a broadcast value of A. With AVX-512's 32 registers they all fit; with 16 (AVX2, SSE)
+// the compiler reads some of B's vectors from memory inside the multiply-adds instead, which
+// costs less than fewer accumulators (AVX2 on AMD Zen 5, 512x32x512: 3 rows of 4 vectors 95
+// GFLOPS, 2 rows 60), as long as every index into the accumulators is known at compile time
+// (small_gemm_kernels.cpp's store).
 #if defined(__AVX512F__)
 constexpr int rows_for(int nv) { return nv == 1 ? 8 : nv == 2 ? 6 : nv <= 4 ? 3 : 2; }
 #else
-constexpr int rows_for(int nv) { return nv == 1 ? 8 : nv == 2 ? 4 : nv <= 4 ? 2 : 1; }
+constexpr int rows_for(int nv) { return nv == 1 ? 8 : nv == 2 ? 6 : nv <= 4 ? 3 : nv <= 6 ? 2 : 1; }
 #endif
 
 }  // namespace dtnn::simd
