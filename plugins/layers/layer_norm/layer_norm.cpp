@@ -12,6 +12,7 @@
 
 #include "dtnn/layer.hpp"
 #include "dtnn/plugin_api.hpp"
+#include "dtnn/reductions.hpp"
 #include "layer_norm_base.hpp"
 
 namespace {
@@ -27,6 +28,7 @@ class LayerNorm final : public layer_parameters::LayerNormBase {
     stats_ = Tensor::empty(Shape{ctx.max_batch * rows_, 2}, ctx.dtype);  // mean, rstd per row
     threads_ = std::max(1, omp_get_max_threads());
     partial_ = Tensor::empty(Shape{threads_, 2 * width_}, ctx.dtype);
+    row_scratch_ = Tensor::empty(Shape{threads_, 2 * width_}, ctx.dtype);
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -47,16 +49,33 @@ class LayerNorm final : public layer_parameters::LayerNormBase {
     for (std::int64_t r = 0; r < rows; ++r) {
       const T* __restrict xr = xp + r * d;
       T* __restrict yr = yp + r * d;
-      T sum = 0;
-      for (std::int64_t i = 0; i < d; ++i) sum += xr[i];
-      const T mean = sum / T(d);
-      T squares = 0;
-      for (std::int64_t i = 0; i < d; ++i) squares += (xr[i] - mean) * (xr[i] - mean);
-      const T rstd = T(1) / std::sqrt(squares / T(d) + epsilon);
+      // The sums in vector lanes (dtnn/reductions.hpp); y holds x - mean in between.
+      const T mean = reduce::sum(xr, d) / T(d);
+      for (std::int64_t i = 0; i < d; ++i) yr[i] = xr[i] - mean;
+      const T rstd = T(1) / std::sqrt(reduce::dot(yr, yr, d) / T(d) + epsilon);
       stats[2 * r] = mean;
       stats[2 * r + 1] = rstd;
-      for (std::int64_t i = 0; i < d; ++i) yr[i] = (xr[i] - mean) * rstd * gamma[i] + beta[i];
+      for (std::int64_t i = 0; i < d; ++i) yr[i] = yr[i] * rstd * gamma[i] + beta[i];
     }
+  }
+
+  // One row's share of dgamma and dbeta, and its dx (when dx is not null); xhat and g are the
+  // row's scratch. (A function of its own: restrict on its parameters holds, where OpenMP's
+  // outlined loop body dropped it from the pointers it captured, and the loops stayed scalar.)
+  template <class T>
+  static void backward_row(std::int64_t d, const T* __restrict x, const T* __restrict dy,
+                           const T* __restrict gamma, T mean, T rstd, T* __restrict dgamma,
+                           T* __restrict dbeta, T* __restrict xhat, T* __restrict g,
+                           T* __restrict dx) {
+    for (std::int64_t i = 0; i < d; ++i) {
+      xhat[i] = (x[i] - mean) * rstd;
+      g[i] = dy[i] * gamma[i];
+      dgamma[i] += dy[i] * xhat[i];
+      dbeta[i] += dy[i];
+    }
+    if (!dx) return;
+    const T mean_g = reduce::sum(g, d) / T(d), mean_gx = reduce::dot(g, xhat, d) / T(d);
+    for (std::int64_t i = 0; i < d; ++i) dx[i] = rstd * (g[i] - mean_g - xhat[i] * mean_gx);
   }
 
   template <class T>
@@ -71,29 +90,13 @@ class LayerNorm final : public layer_parameters::LayerNormBase {
     std::fill_n(partial, used * 2 * d, T(0));
 #pragma omp parallel if (parallel) num_threads(used)
     {
-      T* __restrict pg = partial + omp_get_thread_num() * 2 * d;  // dgamma, then dbeta
-      T* __restrict pb = pg + d;
+      const int t = omp_get_thread_num();
+      T* pg = partial + t * 2 * d;  // dgamma, then dbeta
+      T* scratch = row_scratch_.data<T>() + t * 2 * d;
 #pragma omp for schedule(static)
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const T* __restrict xr = xp + r * d;
-        const T* __restrict g = dyp + r * d;
-        const T mean = stats[2 * r], rstd = stats[2 * r + 1];
-        T sum_g = 0, sum_gx = 0;
-        for (std::int64_t i = 0; i < d; ++i) {
-          const T xhat = (xr[i] - mean) * rstd;
-          pg[i] += g[i] * xhat;
-          pb[i] += g[i];
-          sum_g += g[i] * gamma[i];
-          sum_gx += g[i] * gamma[i] * xhat;
-        }
-        if (!dxp) continue;
-        T* __restrict out = dxp + r * d;
-        const T mean_g = sum_g / T(d), mean_gx = sum_gx / T(d);
-        for (std::int64_t i = 0; i < d; ++i) {
-          const T xhat = (xr[i] - mean) * rstd;
-          out[i] = rstd * (g[i] * gamma[i] - mean_g - xhat * mean_gx);
-        }
-      }
+      for (std::int64_t r = 0; r < rows; ++r)
+        backward_row(d, xp + r * d, dyp + r * d, gamma, stats[2 * r], stats[2 * r + 1], pg, pg + d,
+                     scratch, scratch + d, dxp ? dxp + r * d : nullptr);
     }
     T *dgamma = dgamma_.data<T>(), *dbeta = dbeta_.data<T>();
     for (int t = 0; t < used; ++t)
@@ -105,6 +108,7 @@ class LayerNorm final : public layer_parameters::LayerNormBase {
 
   int threads_ = 1;
   Tensor stats_, partial_;
+  Tensor row_scratch_;  // [threads, 2 D]: a thread's row of xhat and of dy * gamma in backward
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new LayerNorm(p); }
