@@ -7,7 +7,9 @@ ResNet-50 (configs/models/resnet50_imagenet.json; torchvision's resnet50 for PyT
 224x224x3 images, batch 32, SGD with momentum, float32, a few steps, run alternately `--repeats`
 times; medians. dtnn's figures come from its history (`seconds_to_first_step`) and the kernel's
 count of the process's peak resident set (`/usr/bin/time`); the peer's from bench/gpu/
-torch_imagenet.py --device cpu, which reports the same two.
+torch_imagenet.py --device cpu, which reports the same two. With `--steps 8` or more it also
+gives both sides' training samples/s after the first steps (dtnn's steady-state figure skips 5);
+`--model vgg16_imagenet` runs VGG-16 the same way.
 
   bench/scale_of_step.py [--model resnet50_imagenet] [--batch 32] [--steps 2] [--repeats 3]
                          [--threads 2] [--peer-python /usr/bin/python3]
@@ -52,7 +54,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="resnet50_imagenet", choices=["resnet50_imagenet", "vgg16_imagenet"])
     p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--steps", type=int, default=2, help="training steps per run (the first is start-up's end)")
+    p.add_argument("--steps", type=int, default=2,
+                   help="training steps per run (the first is start-up's end; dtnn's samples/s counts "
+                        "those after its 5th, so a speed comparison needs 8 or more)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--dtnn", default=str(ROOT / "build/bin/dtnn"))
@@ -75,6 +79,9 @@ def main():
           f"dtnn {d['max_rss_mib']:,.0f} MiB, pytorch {t['max_rss_mib']:,.0f} MiB "
           f"({d['max_rss_mib'] / t['max_rss_mib']:.2f}x); start to first step dtnn "
           f"{d['seconds_to_first_step']:.2f} s, pytorch {t['seconds_to_first_step']:.2f} s")
+    if d["samples_per_s"] > 0 and t["samples_per_s"] > 0:  # dtnn's needs more than its 5 warm-up steps
+        print(f"training after the first steps: dtnn {d['samples_per_s']:.2f} samples/s, pytorch "
+              f"{t['samples_per_s']:.2f} ({d['samples_per_s'] / t['samples_per_s']:.2f}x)")
     print("JSON " + json.dumps(dict(model=a.model, batch=a.batch, threads=a.threads, steps=a.steps,
                                     repeats=a.repeats, runs=runs, medians=summary)))
 
