@@ -103,6 +103,22 @@ TEST_CASE("i2c in slabs of one and two samples matches reference") {
     }
 }
 
+TEST_CASE("i2c bounds its columns at slab_bytes, 256 MiB by default; 0 takes the whole batch") {
+  // 16 samples of a 112x112x64 3x3 layer: 28.9 MB of columns each, 462 MB together.
+  ConvGeometry g;
+  g.n = 16, g.h = g.w = 112, g.c = 64, g.k = 64, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  g.dtype = DType::float32, g.layout = Layout::nhwc;
+  const std::size_t sample = std::size_t(112 * 112) * (3 * 3 * 64) * sizeof(float);
+  auto bounded = test::plugins().create_as<ConvAlgorithm>("conv", "i2c", Params());
+  bounded->prepare(g);
+  CHECK(bounded->workspace_bytes() <= std::size_t(256) << 20);
+  CHECK(bounded->workspace_bytes() >= 9 * sample);  // as many whole samples as fit
+  auto whole = test::plugins().create_as<ConvAlgorithm>(
+      "conv", "i2c", Params(nlohmann::json{{"slab_bytes", 0}}, "test"));
+  whole->prepare(g);
+  CHECK(whole->workspace_bytes() == 16 * sample);
+}
+
 TEST_CASE("the conformance harness catches a wrong algorithm") {
   // test_broken (tests/doubles/broken_conv.cpp) is reference with one fault at a time: the
   // harness must flag the pass that has it, and only that one.
