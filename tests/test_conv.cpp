@@ -103,7 +103,7 @@ TEST_CASE("i2c in slabs of one and two samples matches reference") {
     }
 }
 
-TEST_CASE("i2c bounds its columns at slab_bytes, 256 MiB by default; 0 takes the whole batch") {
+TEST_CASE("i2c bounds its columns at slab_bytes (256 MiB by default), the whole batch with 0") {
   // 16 samples of a 112x112x64 3x3 layer: 28.9 MB of columns each, 462 MB together.
   ConvGeometry g;
   g.n = 16, g.h = g.w = 112, g.c = 64, g.k = 64, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
