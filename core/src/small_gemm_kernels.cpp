@@ -132,6 +132,22 @@ template <class T, int NV, int R>
     for (int v = 0; v < NV; ++v) sums[(i0 + r) * NV + v] = acc[r][v];
 }
 
+// Rows [0, rows) of op(B) (its first n columns; op(B) = B^T when trans_b) as W-wide rows at packed,
+// zero past column n. Transposed, B is read along its rows, which are op(B)'s columns.
+template <class T, int W>
+void pack(const T* b, std::int64_t ldb, bool trans_b, std::int64_t rows, std::int64_t n,
+          T* packed) {
+  if (trans_b) {
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t kk = 0; kk < rows; ++kk) packed[kk * W + j] = b[j * ldb + kk];
+  } else {
+    for (std::int64_t kk = 0; kk < rows; ++kk)
+      for (std::int64_t j = 0; j < n; ++j) packed[kk * W + j] = b[kk * ldb + j];
+  }
+  for (std::int64_t kk = 0; kk < rows; ++kk)
+    for (std::int64_t j = n; j < W; ++j) packed[kk * W + j] = T(0);
+}
+
 // C[m, n] = alpha * A[k, m]^T B[k, n] + beta * C: the reduction over k is split across threads
 // and walked in chunks that stay in L1 while every block of rows of C passes over them.
 template <class T, int NV>
@@ -154,9 +170,7 @@ void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
       const T* p = b + c0 * ldb;
       std::int64_t ldp = ldb;
       if (!b_in_place) {  // B rows zero-padded to W
-        for (std::int64_t kk = 0; kk < len; ++kk)
-          for (std::int64_t j = 0; j < W; ++j)
-            packed_b[kk * W + j] = j < n ? p[kk * ldb + j] : T(0);
+        pack<T, W>(p, ldb, false, len, n, packed_b);
         p = packed_b;
         ldp = W;
       }
@@ -191,15 +205,7 @@ void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_
   std::int64_t ldp = ldb;
   if (trans_b || n != W) {  // else packed, zero-padded
     T* packed = scratch<T>(static_cast<std::size_t>(k * W), 0);
-    if (trans_b) {
-      for (std::int64_t j = 0; j < n; ++j)  // along B's rows, which are op(B)'s columns
-        for (std::int64_t kk = 0; kk < k; ++kk) packed[kk * W + j] = b[j * ldb + kk];
-    } else {
-      for (std::int64_t kk = 0; kk < k; ++kk)
-        for (std::int64_t j = 0; j < n; ++j) packed[kk * W + j] = b[kk * ldb + j];
-    }
-    for (std::int64_t kk = 0; kk < k; ++kk)
-      for (std::int64_t j = n; j < W; ++j) packed[kk * W + j] = T(0);
+    pack<T, W>(b, ldb, trans_b, k, n, packed);
     p = packed;
     ldp = W;
   }
