@@ -1,13 +1,15 @@
 // attention_bench: forward + backward of the multi_head_attention layer plugin on one shape, the
 // median of --repeats (after --warmup), as a line of JSON like bench/torch_transformer.py
 // attention's, which times PyTorch's nn.MultiheadAttention the same way.
-//   attention_bench --seq 128 [--batch 32 --dim 128 --heads 4 --causal --repeats 10 --warmup 3]
+//   attention_bench --seq 128 [--batch 32 --dim 128 --heads 4 --causal --kernel auto
+//                    --repeats 10 --warmup 3]
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "dtnn/layer.hpp"
@@ -20,12 +22,14 @@ int main(int argc, char** argv) {
   std::int64_t seq = 128, batch = 32, dim = 128, heads = 4;
   int repeats = 10, warmup = 3;
   bool causal = false;
+  std::string kernel = "auto";
   po::options_description desc("attention_bench options");
   desc.add_options()("help,h", "help")("seq", po::value(&seq), "sequence length")(
       "batch", po::value(&batch), "sequences per batch")("dim", po::value(&dim), "model width")(
-      "heads", po::value(&heads), "attention heads")(
-      "causal", po::bool_switch(&causal), "causal mask")("repeats", po::value(&repeats),
-                                                         "timed repeats (the median is reported)")(
+      "heads", po::value(&heads), "attention heads")("causal", po::bool_switch(&causal),
+                                                     "causal mask")(
+      "kernel", po::value(&kernel), "the layer's \"kernel\": auto, stored or fused")(
+      "repeats", po::value(&repeats), "timed repeats (the median is reported)")(
       "warmup", po::value(&warmup), "untimed repeats first");
   try {
     po::variables_map vm;
@@ -39,7 +43,8 @@ int main(int argc, char** argv) {
     dtnn::Registry registry(dtnn::Registry::default_folders());
     auto layer = registry.create_as<dtnn::Layer>(
         "layer", "multi_head_attention",
-        dtnn::Params(nlohmann::json{{"heads", heads}, {"causal", causal}}, "attention_bench"));
+        dtnn::Params(nlohmann::json{{"heads", heads}, {"causal", causal}, {"kernel", kernel}},
+                     "attention_bench"));
     dtnn::LayerBuildContext ctx;
     ctx.input_shape = dtnn::Shape{seq, dim};
     ctx.max_batch = batch;

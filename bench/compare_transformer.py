@@ -81,9 +81,9 @@ def torch_lm(a, env, python, evaluate=False):
 
 def attention(a, env, which, seq, causal):
     """which: "dtnn", or the Python of a PyTorch."""
-    args = ["--seq", str(seq), "--batch", str(4096 // seq)] + (["--causal"] if causal else [])
-    cmd = ([str(a.build / "bin" / "attention_bench")] if which == "dtnn" else
-           [which, str(PEER), "attention", "--threads", str(a.threads)]) + args
+    args = ["--seq", str(seq), "--batch", str(max(1, 4096 // seq))] + (["--causal"] if causal else [])
+    cmd = ([str(a.build / "bin" / "attention_bench"), "--kernel", a.attention_kernel]
+           if which == "dtnn" else [which, str(PEER), "attention", "--threads", str(a.threads)]) + args
     return last_json(subprocess.run(pinned(a, cmd), env=env, check=True, capture_output=True,
                                     text=True).stdout)
 
@@ -122,6 +122,8 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seqs", default="128,512")
+    p.add_argument("--attention-kernel", default="auto", choices=["auto", "stored", "fused"],
+                   help="multi_head_attention's \"kernel\" in attention mode (dtnn's side)")
     p.add_argument("--build", type=pathlib.Path, default=ROOT / "build")
     p.add_argument("--peer-python", action="append", default=None,
                    help="a Python that imports the PyTorch to compare with (repeatable)")

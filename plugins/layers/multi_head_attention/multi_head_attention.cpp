@@ -16,12 +16,20 @@
 //   dm += d[K V] Wkv^T (several decoder blocks read one memory).
 // Masked keys have P = 0, so they get no gradient without a test in the backward loops.
 //
-// Memory: P is kept from forward for backward, [N, H, T, S]: the one O(T S) buffer, which the
-// backward pass needs (a recomputing, online-softmax forward would trade it for a second pass).
-// The (sample, head) pairs run in parallel, each on one thread, through the GEMM (BLIS, or the
-// small kernels), the softmax fused with the scaling and the mask. Causal attention works in
-// blocks of query rows: block b multiplies only the keys up to its last row, so about half the
-// products of the full matrix are skipped; padding shortens every block to the sequence's keys.
+// Two kernels ("kernel"):
+// - "stored": P is kept from forward for backward, [N, H, T, S]: the one O(T S) buffer. The
+//   (sample, head) pairs run in parallel, each on one thread, through the GEMM (BLIS, or the small
+//   kernels), the softmax fused with the scaling and the mask. Causal attention works in blocks of
+//   query rows: block b multiplies only the keys up to its last row, so about half the products
+//   of the full matrix are skipped; padding shortens every block to the sequence's keys.
+// - "fused" (flash_attention.hpp): blocks of query rows by blocks of keys with an online softmax;
+//   forward keeps one log-sum-exp per query row and backward computes the scores again, block by
+//   block, so no buffer grows with T S. Forward runs the (pair, query block)s in parallel,
+//   backward the pairs.
+// "auto" takes "fused" where the probabilities of a batch would take kFusedFromBytes or more, and
+// "stored" below: computing the scores again in backward costs more than keeping them (on AMD
+// Zen 5, attention_bench, 1 thread: 0-6% of the layer's time at 128 to 2048 positions, 5-10% at
+// 4096, where the stored kernel keeps 512 MiB and the fused one 128 KiB).
 #include <omp.h>
 
 #include <algorithm>
@@ -36,23 +44,38 @@
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/reductions.hpp"
 #include "dtnn/sequence_context.hpp"
+#include "flash_attention.hpp"
 #include "multi_head_attention_base.hpp"
 
 namespace {
 
 using namespace dtnn;
 
-constexpr std::int64_t kQueryBlock = 64;  // query rows per block of causal attention
+// Query rows per block of causal attention, in both kernels.
+constexpr std::int64_t kQueryBlock = flash_attention::kCausalQueryBlock;
+// "auto" fuses from this many bytes of a batch's probabilities on (i2c's slab_bytes default).
+constexpr std::int64_t kFusedFromBytes = std::int64_t(256) << 20;
 
 class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase {
  public:
   using MultiHeadAttentionBase::MultiHeadAttentionBase;
 
+  std::string attributes() const override {
+    return params_.attributes() + (fused_ ? " fused" : "");
+  }
+
   void build(const LayerBuildContext& ctx) override {
-    build_attention(ctx, Device::cpu);
+    fused_ = params_.kernel == "fused" || (params_.kernel == "auto" && fused_pays(ctx));
+    build_attention(ctx, Device::cpu, /*keep_probabilities=*/!fused_);
     precision_ = ctx.precision;
     if (params_.cross) dmemory_ = Tensor::empty(Shape{ctx.max_batch, s_, dm_}, ctx.dtype);
-    scratch_ = Tensor::empty(Shape{std::max(1, omp_get_max_threads()), t_, s_}, ctx.dtype);
+    const std::int64_t threads = std::max(1, omp_get_max_threads());
+    if (fused_) {
+      lse_ = Tensor::empty(Shape{ctx.max_batch, params_.heads, t_}, ctx.dtype);
+      scratch_ = Tensor::empty(Shape{threads, flash_attention::kScratch}, ctx.dtype);
+    } else {
+      scratch_ = Tensor::empty(Shape{threads, t_, s_}, ctx.dtype);
+    }
   }
 
   void forward(const Tensor& x, Tensor& y, Mode) override {
@@ -63,6 +86,15 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
   }
 
  private:
+  // "auto"'s choice (above).
+  bool fused_pays(const LayerBuildContext& ctx) const {
+    layer_parameters::MultiHeadAttention::check_input(ctx.input_shape);
+    const std::int64_t t = ctx.input_shape[0];
+    const std::int64_t s = params_.cross ? params_.memory(ctx)->shape[0] : t;
+    const double bytes = double(ctx.max_batch) * double(params_.heads) * double(t) * double(s) *
+                         double(dtype_size(ctx.dtype));
+    return bytes >= double(kFusedFromBytes);
+  }
   // The share of the T x S products causal attention computes with query blocks.
   double attention_share() const override {
     if (!params_.causal) return 1.0;
@@ -125,6 +157,49 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
                     std::to_string(n));
       project(memory_->value.data<T>(), n * s_, dm_, wkv_, bkv_, kv_.data<T>());
     }
+    if (fused_)
+      fused_forward<T>(n);
+    else
+      stored_forward<T>(n);
+    project(context_.data<T>(), n * t_, e, wo_, bo_, y.data<T>());
+  }
+
+  // One (sample, head) pair's operands for flash_attention.hpp.
+  template <class T>
+  flash_attention::Pair<T> pair(std::int64_t nh) {
+    const T* k = keys_base<T>(q_, kv_) + kv_offset(nh);
+    return {q_.data<T>() + q_offset(nh),
+            ldq(),
+            k,
+            k + e_,
+            ldkv(),
+            context_.data<T>() + context_offset(nh),
+            e_,
+            t_,
+            head_,
+            keys_of(nh / params_.heads),
+            params_.causal,
+            T(1) / std::sqrt(T(head_)),
+            precision_};
+  }
+
+  template <class T>
+  void fused_forward(std::int64_t n) {
+    const std::int64_t block = flash_attention::query_block(params_.causal);
+    const std::int64_t blocks = (t_ + block - 1) / block;
+    const std::int64_t tasks = n * params_.heads * blocks;
+#pragma omp parallel for schedule(dynamic) if (tasks > 1)
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      const std::int64_t nh = task / blocks, row = (task % blocks) * block;
+      flash_attention::forward_block(
+          pair<T>(nh), row, std::min(block, t_ - row), lse_.data<T>() + nh * t_,
+          scratch_.data<T>() + omp_get_thread_num() * flash_attention::kScratch);
+    }
+  }
+
+  template <class T>
+  void stored_forward(std::int64_t n) {
+    const std::int64_t e = e_;
     const T* qs = q_.data<T>();
     const T* ks = keys_base<T>(q_, kv_);
     T* context = context_.data<T>();
@@ -150,7 +225,6 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
              e);
       }
     }
-    project(context, n * t_, e, wo_, bo_, y.data<T>());
   }
 
   // Softmax of the first `seen` values of a row of S; the rest (masked) become 0.
@@ -165,9 +239,34 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
 
   template <class T>
   void backward_t(const Tensor& x, const Tensor& dy, Tensor* dx) {
-    const std::int64_t n = x.dim(0), d = d_, e = e_;
+    const std::int64_t n = x.dim(0);
+    project_backward(context_.data<T>(), dy.data<T>(), n * t_, e_, wo_, bo_, dcontext_.data<T>());
+    if (fused_)
+      fused_backward<T>(n);
+    else
+      stored_backward<T>(n);
+    project_backward(x.data<T>(), dq_.data<T>(), n * t_, d_, wq_, bq_,
+                     dx ? dx->data<T>() : static_cast<T*>(nullptr));
+    if (params_.cross) add_memory_gradient<T>(n);
+  }
+
+  template <class T>
+  void fused_backward(std::int64_t n) {
+    T* dks = keys_base<T>(dq_, dkv_);
+#pragma omp parallel for schedule(dynamic) if (n * params_.heads > 1)
+    for (std::int64_t nh = 0; nh < n * params_.heads; ++nh) {
+      T* dk = dks + kv_offset(nh);
+      flash_attention::backward_pair(
+          pair<T>(nh), dcontext_.data<T>() + context_offset(nh), e_, lse_.data<T>() + nh * t_,
+          dq_.data<T>() + q_offset(nh), dk, dk + e_, s_,
+          scratch_.data<T>() + omp_get_thread_num() * flash_attention::kScratch);
+    }
+  }
+
+  template <class T>
+  void stored_backward(std::int64_t n) {
+    const std::int64_t e = e_;
     T* dcontext = dcontext_.data<T>();
-    project_backward(context_.data<T>(), dy.data<T>(), n * t_, e, wo_, bo_, dcontext);
     const T* qs = q_.data<T>();
     const T* ks = keys_base<T>(q_, kv_);
     T* dqs = dq_.data<T>();
@@ -212,9 +311,6 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
              lkv);
       }
     }
-    project_backward(x.data<T>(), dqs, n * t_, d, wq_, bq_,
-                     dx ? dx->data<T>() : static_cast<T*>(nullptr));
-    if (params_.cross) add_memory_gradient<T>(n);
   }
 
   // dm += d[K V] Wkv^T: the memory's gradient from this layer, added to the other readers'.
@@ -227,8 +323,10 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
   }
 
   Precision precision_ = Precision::fp32;  // of the projections' and the scores' products
+  bool fused_ = false;                     // flash_attention.hpp's kernel, or the stored one
   Tensor dmemory_;                         // [N, S, Dm] this layer's share of the memory's gradient
-  Tensor scratch_;                         // [threads, T, S] dS of the pair a thread works on
+  Tensor lse_;      // [N, H, T] fused: each query row's log-sum-exp of its scores
+  Tensor scratch_;  // per thread: stored, [T, S] dS of a pair; fused, flash_attention's blocks
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new MultiHeadAttention(p); }
@@ -238,7 +336,10 @@ Plugin* create(const Params& p, const PluginContext&) { return new MultiHeadAtte
 // Conformance: non-causal and causal, one and several heads, heads narrower and wider than
 // D / H (self and cross); the causal case at 70 positions
 // spans two query blocks; padded sequences (lengths, for batch + 2 samples), with a causal mask
-// too; cross-attention to a memory of another length and width, padded.
+// too; cross-attention to a memory of another length and width, padded. Then the fused kernel:
+// padded, causal and padded, cross and padded, and over several blocks of query rows and keys
+// (600 positions: ten causal blocks of rows or five, two blocks of keys; causal, and padded to
+// 590 and 530 keys).
 constexpr const char* kTraits = R"({"conformance": [
     {"params": {"heads": 2}, "input": [5, 4]},
     {"params": {"heads": 3, "head_width": 2}, "input": [5, 4]},
@@ -249,7 +350,15 @@ constexpr const char* kTraits = R"({"conformance": [
     {"params": {"heads": 1, "causal": true}, "input": [6, 2], "lengths": [4, 2, 6, 1]},
     {"params": {"heads": 2, "cross": true}, "input": [4, 4], "memory": [3, 5]},
     {"params": {"heads": 2, "cross": true, "use_bias": false}, "input": [3, 2],
-     "memory": [5, 3], "memory_lengths": [2, 5, 1, 3]}]})";
+     "memory": [5, 3], "memory_lengths": [2, 5, 1, 3]},
+    {"params": {"heads": 2, "kernel": "fused"}, "input": [5, 4], "lengths": [3, 5, 1, 4]},
+    {"params": {"heads": 1, "causal": true, "kernel": "fused"}, "input": [6, 2],
+     "lengths": [4, 2, 6, 1]},
+    {"params": {"heads": 2, "cross": true, "kernel": "fused"}, "input": [3, 2],
+     "memory": [5, 3], "memory_lengths": [2, 5, 1, 3]},
+    {"params": {"heads": 2, "causal": true, "kernel": "fused"}, "input": [600, 2], "batch": 1},
+    {"params": {"heads": 1, "kernel": "fused"}, "input": [600, 1], "batch": 1,
+     "lengths": [590, 530, 600]}]})";
 
 DTNN_EXPORT_PLUGIN(.kind = "layer", .name = "multi_head_attention",
                    .description =

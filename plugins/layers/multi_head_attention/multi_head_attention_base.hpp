@@ -52,8 +52,8 @@ class MultiHeadAttentionBase : public Layer {
   // The sizes (positions, features; the keys' from the decoder memory for cross-attention), the
   // keys' lengths, and on `device` the weights initialised on the host from ctx.seed (so both
   // devices start alike) and the buffers kept from forward for backward, for ctx.max_batch
-  // samples.
-  void build_attention(const LayerBuildContext& ctx, Device device) {
+  // samples: the probabilities only when `keep_probabilities`.
+  void build_attention(const LayerBuildContext& ctx, Device device, bool keep_probabilities) {
     MultiHeadAttention::check_input(ctx.input_shape);
     t_ = ctx.input_shape[0];
     d_ = ctx.input_shape[1];
@@ -98,7 +98,7 @@ class MultiHeadAttentionBase : public Layer {
     }
     context_ = buffer(Shape{n, t_, e_});
     dcontext_ = buffer(context_.shape());
-    probs_ = buffer(Shape{n, params_.heads, t_, s_});
+    if (keep_probabilities) probs_ = buffer(Shape{n, params_.heads, t_, s_});
   }
 
   // The share of the T x S products of attention a pass computes (all of them here).
@@ -111,7 +111,8 @@ class MultiHeadAttentionBase : public Layer {
   std::shared_ptr<DecoderMemory> memory_;           // cross-attention's keys and values
   Parameter wq_, bq_, wkv_, bkv_, wo_, bo_;
   // [N, T, 3E] (cross: [N, T, E]) queries (keys, values), [N, S, 2E] cross-attention's keys and
-  // values, [N, T, E] the heads' context, [N, H, T, S] the attention probabilities; gradients.
+  // values, [N, T, E] the heads' context, [N, H, T, S] the attention probabilities (when kept);
+  // gradients.
   Tensor q_, dq_, kv_, dkv_, context_, dcontext_, probs_;
 };
 

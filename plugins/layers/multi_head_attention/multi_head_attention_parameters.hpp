@@ -16,13 +16,15 @@ namespace dtnn::layer_parameters {
 
 inline constexpr const char* kMultiHeadAttentionParameters =
     R"({"heads": 1, "head_width": 0, "causal": false, "cross": false,
-    "use_bias": true, "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
+    "use_bias": true, "kernel": "auto", "weights_initializer": "glorot_uniform", "biases_initializer": "zeros"})";
 
 // multi_head_attention: "heads", "head_width" (0: the features / heads), "causal", "cross",
-// "use_bias", the initialisers.
+// "use_bias", "kernel" (the CPU's: "stored" keeps the probabilities for backward, "fused" works
+// by blocks and keeps one value per query row, "auto" picks), the initialisers.
 struct MultiHeadAttention {
   std::int64_t heads, head_width;
   bool causal, cross, use_bias;
+  std::string kernel;
   Initializers init;
   explicit MultiHeadAttention(const Params& p)
       : heads(p.get_int("heads")),
@@ -30,9 +32,12 @@ struct MultiHeadAttention {
         causal(p.get_bool("causal")),
         cross(p.get_bool("cross")),
         use_bias(p.get_bool("use_bias")),
+        kernel(p.get_string("kernel")),
         init(p) {
     if (heads <= 0) p.fail("heads", "a positive number of heads");
     if (head_width < 0) p.fail("head_width", "a positive width, or 0 for the features / heads");
+    if (kernel != "auto" && kernel != "stored" && kernel != "fused")
+      p.fail("kernel", "\"auto\", \"stored\" or \"fused\"");
     if (causal && cross)
       p.fail("causal", "false with \"cross\": true (a decoder sees all of the encoder's output)");
   }
