@@ -13,7 +13,9 @@ using namespace dtnn::cuda;
 
 class CudaFc final : public layer_parameters::FcBase {
  public:
-  using FcBase::FcBase;
+  explicit CudaFc(const Params& p) : FcBase(p) {
+    if (s_.gelu) p.fail("gelu", "null: the CUDA fc fuses no gelu (a gelu layer after it runs)");
+  }
   std::string attributes() const override { return "cublas"; }
 
   void build(const LayerBuildContext& ctx) override {

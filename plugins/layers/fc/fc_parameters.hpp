@@ -4,6 +4,7 @@
 // Its PyDTNN arrays (dtnn/pydtnn_arrays.hpp) too.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,9 @@ namespace dtnn::layer_parameters {
 
 inline constexpr const char* kFcParameters =
     R"({"units": 0, "use_bias": true, "weights_initializer": "glorot_uniform",
-        "biases_initializer": "zeros", "flatten": true})";
+        "biases_initializer": "zeros", "flatten": true, "gelu": null})";
 
-// fc: {"units", "use_bias", "weights_initializer", "biases_initializer"}.
+// fc: {"units", "use_bias", "weights_initializer", "biases_initializer", "flatten", "gelu"}.
 struct Fc {
   std::int64_t units;
   bool use_bias;
@@ -27,12 +28,16 @@ struct Fc {
   // true: each sample is one row (its values taken flat); false: each position of the last axis
   // is a row, {..., in} -> {..., units} (Keras' Dense, a transformer's projections).
   bool flatten;
+  // A gelu layer's parameters when a gelu follows, fused into the fc (the fusion option fc_gelu):
+  // y = gelu(x w + b).
+  std::optional<Params> gelu;
   explicit Fc(const Params& p)
       : units(p.get_int("units")),
         use_bias(p.get_bool("use_bias")),
         init(p),
         flatten(p.get_bool("flatten")) {
     if (units <= 0) p.fail("units", "a positive number of output units");
+    if (!p.is_null("gelu")) gelu = p.get_object("gelu");
   }
   // Input features per row and the per-sample output shape for a per-sample input.
   std::int64_t features(const Shape& input) const {

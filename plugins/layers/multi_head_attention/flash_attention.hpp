@@ -114,9 +114,9 @@ void forward_block(const Pair<T>& a, std::int64_t row, std::int64_t rows, T* lse
 template <class T>
 void backward_pair(const Pair<T>& a, const T* g, std::int64_t ldg, const T* lse, T* dq, T* dk,
                    T* dv, std::int64_t keys_total, T* scratch) {
-  T* p = scratch;                              // [rows, kc] the probabilities
-  T* ds = p + kQueryBlock * kKeyBlock;         // [rows, kc] dP, then dS
-  T* delta = ds + kQueryBlock * kKeyBlock;     // [rows]
+  T* p = scratch;                           // [rows, kc] the probabilities
+  T* ds = p + kQueryBlock * kKeyBlock;      // [rows, kc] dP, then dS
+  T* delta = ds + kQueryBlock * kKeyBlock;  // [rows]
   for (std::int64_t j = 0; j < keys_total; ++j) {
     std::fill_n(dk + j * a.ldkv, a.width, T(0));
     std::fill_n(dv + j * a.ldkv, a.width, T(0));

@@ -26,8 +26,8 @@ struct Run {
 // batch's sequences (empty: none).
 Run run_attention(json params, const Tensor& x, const Tensor& dy,
                   const std::vector<std::int64_t>& lengths, Precision precision) {
-  auto layer = test::plugins().create_as<Layer>("layer", "multi_head_attention",
-                                                Params(params, "test"));
+  auto layer =
+      test::plugins().create_as<Layer>("layer", "multi_head_attention", Params(params, "test"));
   LayerBuildContext ctx;
   ctx.input_shape = Shape{x.dim(1), x.dim(2)};
   ctx.max_batch = x.dim(0);
@@ -35,7 +35,9 @@ Run run_attention(json params, const Tensor& x, const Tensor& dy,
   ctx.precision = precision;
   ctx.extensions.shared<SequenceContext>().lengths->of = lengths;
   layer->build(ctx);
-  Run r{Tensor::empty(x.shape(), DType::float32), Tensor::empty(x.shape(), DType::float32), {},
+  Run r{Tensor::empty(x.shape(), DType::float32),
+        Tensor::empty(x.shape(), DType::float32),
+        {},
         layer->attributes()};
   layer->forward(x, r.y, Mode::train);
   layer->backward(x, r.y, dy, &r.dx);
@@ -102,8 +104,8 @@ TEST_CASE("fused attention gives the stored kernel's output and gradients, over 
 
 TEST_CASE("attention's \"auto\" kernel fuses where the probabilities would take 256 MiB") {
   auto attributes = [](json params, std::int64_t positions, std::int64_t batch) {
-    auto layer = test::plugins().create_as<Layer>("layer", "multi_head_attention",
-                                                  Params(params, "test"));
+    auto layer =
+        test::plugins().create_as<Layer>("layer", "multi_head_attention", Params(params, "test"));
     LayerBuildContext ctx;
     ctx.input_shape = Shape{positions, 8};
     ctx.max_batch = batch;
