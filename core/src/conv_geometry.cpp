@@ -17,9 +17,9 @@ void ConvGeometry::read_window(const Params& p) {
 
 std::string ConvGeometry::window_str() const {
   auto s = [](std::int64_t v) { return std::to_string(v); };
-  return "padding=(" + s(pad_h) + "," + s(pad_w) + ") stride=(" + s(stride_h) + "," + s(stride_w) +
-         ") dilation=(" + s(dilation_h) + "," + s(dilation_w) + ")" +
-         (groups > 1 ? " groups=" + s(groups) : "");
+  return "kernel=(" + s(kh) + "," + s(kw) + ") padding=(" + s(pad_h) + "," + s(pad_w) +
+         ") stride=(" + s(stride_h) + "," + s(stride_w) + ") dilation=(" + s(dilation_h) + "," +
+         s(dilation_w) + ")" + (groups > 1 ? " groups=" + s(groups) : "");
 }
 
 Shape ConvGeometry::x_shape(std::int64_t batch) const {

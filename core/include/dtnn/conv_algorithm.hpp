@@ -71,7 +71,7 @@ struct DTNN_CORE_EXPORT ConvGeometry {
   // The window of a layer's parameters: "kernel", "stride", "padding", "dilation" (each one
   // integer or a [height, width] pair), as conv2d and depthwise_conv2d, CPU or GPU, take them.
   void read_window(const Params& p);
-  std::string window_str() const;  // "padding=(1,1) stride=(2,2) dilation=(1,1)"
+  std::string window_str() const;  // "kernel=(3,3) padding=(1,1) stride=(2,2) dilation=(1,1)"
   Shape x_shape(std::int64_t batch) const;
   Shape w_shape() const;
   Shape y_shape(std::int64_t batch) const;
