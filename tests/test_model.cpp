@@ -75,7 +75,7 @@ TEST_CASE("model file errors name the entry") {
       json::parse(R"({"layers": [{"type": "fc", "units": 3, "unit": 4}]})"), "m.json");
   CHECK(test::error_of([&] { build(bad, Shape{4}); }) ==
         "m.json: layers[0].unit: unknown parameter of layer 'fc' (did you mean 'units'?); valid: "
-        "biases_initializer, flatten, units, use_bias, weights_initializer");
+        "biases_initializer, flatten, gelu, units, use_bias, weights_initializer");
   ModelSpec pool =
       parse_model_spec(json::parse(R"({"layers": [{"type": "maxpool2d"}]})"), "m.json");
   CHECK(test::error_of([&] { build(pool, Shape{12}); }) ==
