@@ -134,12 +134,54 @@ template <class T, int NV, int R>
 
 // Rows [0, rows) of op(B) (its first n columns; op(B) = B^T when trans_b) as W-wide rows at packed,
 // zero past column n. Transposed, B is read along its rows, which are op(B)'s columns.
+// out[m] = column m of the 8 x 8 block in r (r[i] = row i): three rounds of pairwise shuffles.
+using Vec8 = Vec<float, 32>;
+[[gnu::always_inline]] inline void transpose8(const Vec8 (&r)[8], Vec8 (&out)[8]) {
+  using Index = int __attribute__((vector_size(32)));
+  constexpr Index lo1 = {0, 8, 1, 9, 4, 12, 5, 13}, hi1 = {2, 10, 3, 11, 6, 14, 7, 15};
+  constexpr Index lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+  constexpr Index lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+  Vec8 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {  // t[2i], t[2i+1]: rows 2i and 2i+1 interleaved
+    t[2 * i] = __builtin_shuffle(r[2 * i], r[2 * i + 1], lo1);
+    t[2 * i + 1] = __builtin_shuffle(r[2 * i], r[2 * i + 1], hi1);
+  }
+  for (int h = 0; h < 2; ++h)  // rows 4h..4h+3: u[4h + c] holds columns c and c + 4
+    for (int i = 0; i < 2; ++i) {
+      u[4 * h + 2 * i] = __builtin_shuffle(t[4 * h + i], t[4 * h + 2 + i], lo2);
+      u[4 * h + 2 * i + 1] = __builtin_shuffle(t[4 * h + i], t[4 * h + 2 + i], hi2);
+    }
+  for (int c = 0; c < 4; ++c) {
+    out[c] = __builtin_shuffle(u[c], u[4 + c], lo4);
+    out[c + 4] = __builtin_shuffle(u[c], u[4 + c], hi4);
+  }
+}
+
+// packed[kk * W + j] = b[j * ldb + kk]: op(B) = B^T's rows, through 8 x 8 blocks in registers
+// where float fills 8 lanes (a plain loop gathered one value at a time, as slow as the products
+// of a 64-row C), then the edges value by value.
+template <class T, int W>
+void pack_transposed(const T* b, std::int64_t ldb, std::int64_t rows, std::int64_t n, T* packed) {
+  std::int64_t j0 = 0, k0 = 0;
+  if constexpr (sizeof(T) == 4 && kLanes<T> == 8) {
+    for (; j0 + 8 <= n; j0 += 8)
+      for (k0 = 0; k0 + 8 <= rows; k0 += 8) {
+        Vec8 r[8], c[8];
+        for (int i = 0; i < 8; ++i) r[i] = simd::load<float, 32>(b + (j0 + i) * ldb + k0);
+        transpose8(r, c);
+        for (int m = 0; m < 8; ++m) simd::store<float, 32>(packed + (k0 + m) * W + j0, c[m]);
+      }
+    k0 = rows - rows % 8;
+  }
+  for (std::int64_t j = 0; j < n; ++j)  // what the blocks left: columns from j0, rows from k0
+    for (std::int64_t kk = j < j0 ? k0 : 0; kk < rows; ++kk) packed[kk * W + j] = b[j * ldb + kk];
+}
+
 template <class T, int W>
 void pack(const T* b, std::int64_t ldb, bool trans_b, std::int64_t rows, std::int64_t n,
           T* packed) {
   if (trans_b) {
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t kk = 0; kk < rows; ++kk) packed[kk * W + j] = b[j * ldb + kk];
+    pack_transposed<T, W>(b, ldb, rows, n, packed);
   } else {
     for (std::int64_t kk = 0; kk < rows; ++kk)
       for (std::int64_t j = 0; j < n; ++j) packed[kk * W + j] = b[kk * ldb + j];
