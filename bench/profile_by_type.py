@@ -20,6 +20,8 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scale_of_step import synthetic_experiment  # noqa: E402
 
 
 def kind_of(row):
@@ -51,13 +53,9 @@ def main():
     p.add_argument("--dtnn", default=str(ROOT / "build" / "bin" / "dtnn"))
     a = p.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
-    config = {"model": a.model,
-              "dataset": {"name": "synthetic", "input_shape": [int(v) for v in a.input.split(",")],
-                          "classes": a.classes, "train_samples": a.batch * a.steps,
-                          "test_samples": a.batch},
-              "training": {"batch_size": a.batch, "epochs": 1, "evaluate": False},
-              "optimizer": {"name": "sgd", "learning_rate": 0.01, "momentum": 0.9},
-              "output": {"progress": "none", "profile": True}}
+    config = synthetic_experiment(a.model, a.batch, a.steps, [int(v) for v in a.input.split(",")],
+                                  a.classes)
+    config["output"]["profile"] = True
     with tempfile.TemporaryDirectory() as tmp:
         exp, hist = pathlib.Path(tmp) / "exp.json", pathlib.Path(tmp) / "history.json"
         exp.write_text(json.dumps(config))

@@ -19,13 +19,20 @@ import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
+def synthetic_experiment(model, batch, steps, input_shape=(224, 224, 3), classes=1000):
+    """An experiment training `model` for `steps` batches of synthetic samples, SGD with momentum,
+    without evaluation or progress output (bench/profile_by_type.py runs it too)."""
+    return {"model": model, "dataset": {"name": "synthetic", "input_shape": list(input_shape),
+                                        "classes": classes, "train_samples": batch * steps,
+                                        "test_samples": batch},
+            "training": {"batch_size": batch, "epochs": 1, "evaluate": False},
+            "optimizer": {"name": "sgd", "learning_rate": 0.01, "momentum": 0.9},
+            "output": {"progress": "none"}}
+
+
 def run_dtnn(a):
-    config = {"model": a.model, "dataset": {"name": "synthetic", "input_shape": [224, 224, 3],
-                                             "classes": 1000, "train_samples": a.batch * a.steps,
-                                             "test_samples": a.batch},
-              "training": {"batch_size": a.batch, "epochs": 1, "evaluate": False, "threads": a.threads},
-              "optimizer": {"name": "sgd", "learning_rate": 0.01, "momentum": 0.9},
-              "output": {"progress": "none"}}
+    config = synthetic_experiment(a.model, a.batch, a.steps)
+    config["training"]["threads"] = a.threads
     with tempfile.TemporaryDirectory() as tmp:
         exp, hist, rss = (pathlib.Path(tmp) / n for n in ("exp.json", "history.json", "rss"))
         exp.write_text(json.dumps(config))

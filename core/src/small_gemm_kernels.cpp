@@ -132,8 +132,6 @@ template <class T, int NV, int R>
     for (int v = 0; v < NV; ++v) sums[(i0 + r) * NV + v] = acc[r][v];
 }
 
-// Rows [0, rows) of op(B) (its first n columns; op(B) = B^T when trans_b) as W-wide rows at packed,
-// zero past column n. Transposed, B is read along its rows, which are op(B)'s columns.
 // out[m] = column m of the 8 x 8 block in r (r[i] = row i): three rounds of pairwise shuffles.
 using Vec8 = Vec<float, 32>;
 [[gnu::always_inline]] inline void transpose8(const Vec8 (&r)[8], Vec8 (&out)[8]) {
@@ -177,6 +175,8 @@ void pack_transposed(const T* b, std::int64_t ldb, std::int64_t rows, std::int64
     for (std::int64_t kk = j < j0 ? k0 : 0; kk < rows; ++kk) packed[kk * W + j] = b[j * ldb + kk];
 }
 
+// Rows [0, rows) of op(B) (its first n columns; op(B) = B^T when trans_b) as W-wide rows at packed,
+// zero past column n. Transposed, B is read along its rows, which are op(B)'s columns.
 template <class T, int W>
 void pack(const T* b, std::int64_t ldb, bool trans_b, std::int64_t rows, std::int64_t n,
           T* packed) {

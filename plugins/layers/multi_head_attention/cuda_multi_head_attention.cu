@@ -75,7 +75,8 @@ class CudaMultiHeadAttention final : public layer_parameters::MultiHeadAttention
   std::string attributes() const override { return params_.attributes() + " cublas"; }
 
   void build(const LayerBuildContext& ctx) override {
-    build_attention(ctx, Device::cuda, /*keep_probabilities=*/true);  // "kernel" is the CPU's
+    build_attention(ctx, Device::cuda);
+    build_probabilities(ctx, Device::cuda);  // always: "kernel" is the CPU plugin's
     dtype_ = ctx.dtype;
     dprobs_ = Tensor::empty(probs_.shape(), dtype_, Layout::nchw, Device::cuda);
     device_lengths_ = std::make_unique<DeviceLengths>(lengths_, ctx.max_batch);

@@ -28,8 +28,9 @@
 //   backward the pairs.
 // "auto" takes "fused" where the probabilities of a batch would take kFusedFromBytes or more, and
 // "stored" below: computing the scores again in backward costs more than keeping them (on AMD
-// Zen 5, attention_bench, 1 thread: 0-6% of the layer's time at 128 to 2048 positions, 5-10% at
-// 4096, where the stored kernel keeps 512 MiB and the fused one 128 KiB).
+// Zen 5, attention_bench, 1 thread: 4-12% of the layer's time at 128 to 4096 positions; at 4096
+// positions x 2 the stored kernel keeps 512 MiB of probabilities, the fused one 128 KiB of
+// log-sum-exps and 512 KiB of blocks a thread).
 #include <omp.h>
 
 #include <algorithm>
@@ -65,8 +66,12 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
   }
 
   void build(const LayerBuildContext& ctx) override {
-    fused_ = params_.kernel == "fused" || (params_.kernel == "auto" && fused_pays(ctx));
-    build_attention(ctx, Device::cpu, /*keep_probabilities=*/!fused_);
+    build_attention(ctx, Device::cpu);
+    const double probability_bytes = double(ctx.max_batch) * double(params_.heads) * double(t_) *
+                                     double(s_) * double(dtype_size(ctx.dtype));
+    fused_ = params_.kernel == "fused" ||
+             (params_.kernel == "auto" && probability_bytes >= double(kFusedFromBytes));
+    if (!fused_) build_probabilities(ctx, Device::cpu);
     precision_ = ctx.precision;
     if (params_.cross) dmemory_ = Tensor::empty(Shape{ctx.max_batch, s_, dm_}, ctx.dtype);
     const std::int64_t threads = std::max(1, omp_get_max_threads());
@@ -86,15 +91,6 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
   }
 
  private:
-  // "auto"'s choice (above).
-  bool fused_pays(const LayerBuildContext& ctx) const {
-    layer_parameters::MultiHeadAttention::check_input(ctx.input_shape);
-    const std::int64_t t = ctx.input_shape[0];
-    const std::int64_t s = params_.cross ? params_.memory(ctx)->shape[0] : t;
-    const double bytes = double(ctx.max_batch) * double(params_.heads) * double(t) * double(s) *
-                         double(dtype_size(ctx.dtype));
-    return bytes >= double(kFusedFromBytes);
-  }
   // The share of the T x S products causal attention computes with query blocks.
   double attention_share() const override {
     if (!params_.causal) return 1.0;

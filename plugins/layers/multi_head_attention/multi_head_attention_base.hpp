@@ -52,8 +52,8 @@ class MultiHeadAttentionBase : public Layer {
   // The sizes (positions, features; the keys' from the decoder memory for cross-attention), the
   // keys' lengths, and on `device` the weights initialised on the host from ctx.seed (so both
   // devices start alike) and the buffers kept from forward for backward, for ctx.max_batch
-  // samples: the probabilities only when `keep_probabilities`.
-  void build_attention(const LayerBuildContext& ctx, Device device, bool keep_probabilities) {
+  // samples (the probabilities apart: build_probabilities).
+  void build_attention(const LayerBuildContext& ctx, Device device) {
     MultiHeadAttention::check_input(ctx.input_shape);
     t_ = ctx.input_shape[0];
     d_ = ctx.input_shape[1];
@@ -98,7 +98,12 @@ class MultiHeadAttentionBase : public Layer {
     }
     context_ = buffer(Shape{n, t_, e_});
     dcontext_ = buffer(context_.shape());
-    if (keep_probabilities) probs_ = buffer(Shape{n, params_.heads, t_, s_});
+  }
+
+  // The probabilities [N, H, T, S] kept from forward for backward, on `device`.
+  void build_probabilities(const LayerBuildContext& ctx, Device device) {
+    probs_ =
+        Tensor::empty(Shape{ctx.max_batch, params_.heads, t_, s_}, ctx.dtype, Layout::nchw, device);
   }
 
   // The share of the T x S products of attention a pass computes (all of them here).
