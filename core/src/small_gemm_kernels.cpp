@@ -133,25 +133,24 @@ template <class T, int NV, int R>
 }
 
 // out[m] = column m of the 8 x 8 block in r (r[i] = row i): three rounds of pairwise shuffles.
+// __builtin_shufflevector with constant lanes is the form both GCC (12+) and Clang accept.
 using Vec8 = Vec<float, 32>;
 [[gnu::always_inline]] inline void transpose8(const Vec8 (&r)[8], Vec8 (&out)[8]) {
-  using Index = int __attribute__((vector_size(32)));
-  constexpr Index lo1 = {0, 8, 1, 9, 4, 12, 5, 13}, hi1 = {2, 10, 3, 11, 6, 14, 7, 15};
-  constexpr Index lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
-  constexpr Index lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
   Vec8 t[8], u[8];
   for (int i = 0; i < 4; ++i) {  // t[2i], t[2i+1]: rows 2i and 2i+1 interleaved
-    t[2 * i] = __builtin_shuffle(r[2 * i], r[2 * i + 1], lo1);
-    t[2 * i + 1] = __builtin_shuffle(r[2 * i], r[2 * i + 1], hi1);
+    t[2 * i] = __builtin_shufflevector(r[2 * i], r[2 * i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[2 * i + 1] = __builtin_shufflevector(r[2 * i], r[2 * i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
   }
   for (int h = 0; h < 2; ++h)  // rows 4h..4h+3: u[4h + c] holds columns c and c + 4
     for (int i = 0; i < 2; ++i) {
-      u[4 * h + 2 * i] = __builtin_shuffle(t[4 * h + i], t[4 * h + 2 + i], lo2);
-      u[4 * h + 2 * i + 1] = __builtin_shuffle(t[4 * h + i], t[4 * h + 2 + i], hi2);
+      const Vec8& x = t[4 * h + i];
+      const Vec8& y = t[4 * h + 2 + i];
+      u[4 * h + 2 * i] = __builtin_shufflevector(x, y, 0, 1, 8, 9, 4, 5, 12, 13);
+      u[4 * h + 2 * i + 1] = __builtin_shufflevector(x, y, 2, 3, 10, 11, 6, 7, 14, 15);
     }
   for (int c = 0; c < 4; ++c) {
-    out[c] = __builtin_shuffle(u[c], u[4 + c], lo4);
-    out[c + 4] = __builtin_shuffle(u[c], u[4 + c], hi4);
+    out[c] = __builtin_shufflevector(u[c], u[4 + c], 0, 1, 2, 3, 8, 9, 10, 11);
+    out[c + 4] = __builtin_shufflevector(u[c], u[4 + c], 4, 5, 6, 7, 12, 13, 14, 15);
   }
 }
 
