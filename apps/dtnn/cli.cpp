@@ -42,6 +42,7 @@
 #include "dtnn/testing/conv_perf.hpp"
 #include "dtnn/testing/conv_shapes.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
+#include "dtnn/vector_width.hpp"
 #include "dtnn/version.hpp"
 
 namespace po = boost::program_options;
@@ -391,6 +392,8 @@ void print_gemm_by_level(const dtnn::RuntimeInfo& rt) {
       "%lld deep): dtnn's small-GEMM kernels at the level chosen above\n",
       levels.c_str(), static_cast<long long>(dtnn::kSmallGemmWidth),
       static_cast<long long>(dtnn::kSmallGemmDepth));
+  const dtnn::VectorWidth& w = dtnn::avx512_vector_width();
+  std::printf("AVX-512 kernels' vectors: %d bytes (%s)\n", w.bytes, w.decided_by.c_str());
 }
 
 // The experiment's keys: their defaults as JSON; with --markdown docs/config.md's key table, with

@@ -24,27 +24,35 @@ constexpr bool kFused = true;
 constexpr bool kFused = false;
 #endif
 
-float fma_chains(long iterations) {
-  using V = simd::Vec<float, kBytes>;
+template <int Bytes>
+float chains_of(long iterations) {
+  constexpr int lanes = Bytes / 4;
+  using V = simd::Vec<float, Bytes>;
   V acc[kChains], a, b;
-  for (int l = 0; l < kLanes; ++l) {
+  for (int l = 0; l < lanes; ++l) {
     a[l] = 0.9999999f;
     b[l] = 1e-7f;
   }
   for (int c = 0; c < kChains; ++c)
-    for (int l = 0; l < kLanes; ++l) acc[c][l] = static_cast<float>(c + l);
+    for (int l = 0; l < lanes; ++l) acc[c][l] = static_cast<float>(c + l);
   for (long i = 0; i < iterations; ++i)
     for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
   float sum = 0;
   for (int c = 0; c < kChains; ++c)
-    for (int l = 0; l < kLanes; ++l) sum += acc[c][l];
+    for (int l = 0; l < lanes; ++l) sum += acc[c][l];
   return sum;
 }
+
+float fma_chains(long iterations) { return chains_of<kBytes>(iterations); }
 
 }  // namespace
 
 const PeakKernels& peak_kernels() {
-  static constexpr PeakKernels kernels{&fma_chains, kLanes, kChains, kFused};
+#if defined(__AVX512F__)
+  static constexpr PeakKernels kernels{&fma_chains, &chains_of<32>, kLanes, kChains, kFused};
+#else
+  static constexpr PeakKernels kernels{&fma_chains, nullptr, kLanes, kChains, kFused};
+#endif
   return kernels;
 }
 

@@ -1,7 +1,8 @@
 // Register-blocked small GEMM kernels (see small_gemm.hpp). A block of R rows of C times the
-// padded width W lives in R*W/V vector registers (V lanes of 32 bytes); op(B) is packed once
-// into aligned, zero-padded rows of W so every load is a whole vector (read where it is when its
-// rows are W wide already).
+// padded width W lives in R*W/V vector registers (V lanes of B bytes: 32, or at the avx512 level 64
+// where the CPU runs 512-bit multiply-adds at full rate, dtnn/vector_width.hpp); op(B) is packed
+// once into aligned, zero-padded rows of W so every load is a whole vector (read where it is when
+// its rows are W wide already).
 //
 // Compiled once per instruction-set level (dtnn_add_isa_variants), each time into the namespace
 // DTNN_ISA_VARIANT: everything here is that level's own. No std algorithm or std template is
@@ -13,6 +14,7 @@
 
 #include "dtnn/gemm.hpp"
 #include "dtnn/simd.hpp"
+#include "dtnn/vector_width.hpp"
 #include "small_gemm.hpp"
 
 namespace dtnn::detail::DTNN_ISA_VARIANT {
@@ -24,6 +26,7 @@ inline std::int64_t min(std::int64_t a, std::int64_t b) { return a < b ? a : b; 
 using simd::kLanes;
 using simd::rows_for;
 using simd::Vec;
+// B, the bytes of a vector, is a template parameter of everything below that holds vectors.
 
 // Aligned scratch that grows once and is then reused: the training step must not allocate.
 struct Buffer {
@@ -45,16 +48,16 @@ T* scratch(std::size_t count, int slot) {
 
 // acc[r] += A(r, kk) * P[kk] for kk in [0, k), R rows; A(r, kk) = a[r * lda + kk * acs] and row
 // kk of P starts at p + kk * ldp (NV whole vectors readable there).
-template <class T, int NV, int R>
-[[gnu::always_inline]] inline void accumulate(Vec<T> (&acc)[R][NV], std::int64_t k, const T* a,
+template <class T, int B, int NV, int R>
+[[gnu::always_inline]] inline void accumulate(Vec<T, B> (&acc)[R][NV], std::int64_t k, const T* a,
                                               std::int64_t lda, std::int64_t acs, const T* p,
                                               std::int64_t ldp) {
-  constexpr int L = kLanes<T>;
+  constexpr int L = kLanes<T, B>;
   // (Unrolled by force: a loop left rolled indexes acc at run time, which puts it in memory.)
   for (std::int64_t kk = 0; kk < k; ++kk) {
-    Vec<T> bv[NV];
+    Vec<T, B> bv[NV];
 #pragma GCC unroll 12
-    for (int v = 0; v < NV; ++v) bv[v] = simd::load<T>(p + kk * ldp + v * L);
+    for (int v = 0; v < NV; ++v) bv[v] = simd::load<T, B>(p + kk * ldp + v * L);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const T av = a[r * lda + kk * acs];
@@ -67,19 +70,19 @@ template <class T, int NV, int R>
 // C rows [0, R) (first n columns) = alpha * acc + beta * C. Every index into acc is known at
 // compile time (the loops unroll): one known only at run time keeps acc in memory, not in
 // registers, for the whole accumulation (AVX2: 29 instead of 100 GFLOPS).
-template <class T, int NV, int R>
-[[gnu::always_inline]] inline void store(const Vec<T> (&acc)[R][NV], std::int64_t n, T alpha,
+template <class T, int B, int NV, int R>
+[[gnu::always_inline]] inline void store(const Vec<T, B> (&acc)[R][NV], std::int64_t n, T alpha,
                                          T beta, T* c, std::int64_t ldc) {
-  constexpr int L = kLanes<T>;
+  constexpr int L = kLanes<T, B>;
   if (n >= NV * L) {  // every vector whole: the common case
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       T* cr = c + r * ldc;
 #pragma GCC unroll 12
       for (int v = 0; v < NV; ++v) {
-        Vec<T> out = acc[r][v] * alpha;
-        if (beta != T(0)) out += beta * simd::load<T>(cr + v * L);
-        simd::store<T>(cr + v * L, out);
+        Vec<T, B> out = acc[r][v] * alpha;
+        if (beta != T(0)) out += beta * simd::load<T, B>(cr + v * L);
+        simd::store<T, B>(cr + v * L, out);
       }
     }
     return;
@@ -88,7 +91,7 @@ template <class T, int NV, int R>
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 12
-    for (int v = 0; v < NV; ++v) simd::store<T>(&tile[r][v * L], acc[r][v]);
+    for (int v = 0; v < NV; ++v) simd::store<T, B>(&tile[r][v * L], acc[r][v]);
   for (int r = 0; r < R; ++r) {
     T* cr = c + r * ldc;
     if (beta == T(0)) {
@@ -101,33 +104,34 @@ template <class T, int NV, int R>
 
 // C[m, n] = alpha * op(A)[m, k] * P[k, W] + beta * C; op(A)(i, kk) = a[i * lda + kk * acs], row kk
 // of P at p + kk * ldp.
-template <class T, int NV>
+template <class T, int B, int NV>
 void run_nn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
             std::int64_t acs, const T* p, std::int64_t ldp, T beta, T* c, std::int64_t ldc) {
   constexpr int R = rows_for(NV);
   const std::int64_t blocks = m / R;
 #pragma omp parallel for schedule(static) if (blocks * k * NV > 16384 && !omp_in_parallel())
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
-    Vec<T> acc[R][NV] = {};
-    accumulate<T, NV, R>(acc, k, a + blk * R * lda, lda, acs, p, ldp);
-    store<T, NV, R>(acc, n, alpha, beta, c + blk * R * ldc, ldc);
+    Vec<T, B> acc[R][NV] = {};
+    accumulate<T, B, NV, R>(acc, k, a + blk * R * lda, lda, acs, p, ldp);
+    store<T, B, NV, R>(acc, n, alpha, beta, c + blk * R * ldc, ldc);
   }
   for (std::int64_t i = blocks * R; i < m; ++i) {  // the last rows, one at a time
-    Vec<T> acc[1][NV] = {};
-    accumulate<T, NV, 1>(acc, k, a + i * lda, lda, acs, p, ldp);
-    store<T, NV, 1>(acc, n, alpha, beta, c + i * ldc, ldc);
+    Vec<T, B> acc[1][NV] = {};
+    accumulate<T, B, NV, 1>(acc, k, a + i * lda, lda, acs, p, ldp);
+    store<T, B, NV, 1>(acc, n, alpha, beta, c + i * ldc, ldc);
   }
 }
 
 // sums[rows, W] += A[c0:c1, i0:i0+R]^T P, the R rows of C starting at i0.
-template <class T, int NV, int R>
-[[gnu::always_inline]] inline void add_rows(Vec<T>* sums, std::int64_t i0, std::int64_t len,
+template <class T, int B, int NV, int R>
+[[gnu::always_inline]] inline void add_rows(Vec<T, B>* sums, std::int64_t i0, std::int64_t len,
                                             const T* a, std::int64_t lda, const T* p,
                                             std::int64_t ldp) {
-  Vec<T> acc[R][NV];
+  Vec<T, B> acc[R][NV];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = sums[(i0 + r) * NV + v];
-  accumulate<T, NV, R>(acc, len, a + i0, 1, lda, p, ldp);  // A^T(i0 + r, kk) = a[kk * lda + i0 + r]
+  accumulate<T, B, NV, R>(acc, len, a + i0, 1, lda, p,
+                          ldp);  // A^T(i0 + r, kk) = a[kk * lda + i0 + r]
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) sums[(i0 + r) * NV + v] = acc[r][v];
 }
@@ -160,7 +164,7 @@ using Vec8 = Vec<float, 32>;
 template <class T, int W>
 void pack_transposed(const T* b, std::int64_t ldb, std::int64_t rows, std::int64_t n, T* packed) {
   std::int64_t j0 = 0, k0 = 0;
-  if constexpr (sizeof(T) == 4 && kLanes<T> == 8) {
+  if constexpr (sizeof(T) == 4 && simd::kVectorBytes == 32) {
     for (; j0 + 8 <= n; j0 += 8)
       for (k0 = 0; k0 + 8 <= rows; k0 += 8) {
         Vec8 r[8], c[8];
@@ -191,10 +195,10 @@ void pack(const T* b, std::int64_t ldb, bool trans_b, std::int64_t rows, std::in
 
 // C[m, n] = alpha * A[k, m]^T B[k, n] + beta * C: the reduction over k is split across threads
 // and walked in chunks that stay in L1 while every block of rows of C passes over them.
-template <class T, int NV>
+template <class T, int B, int NV>
 void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
             const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
-  constexpr int W = NV * kLanes<T>, R = rows_for(NV);
+  constexpr int W = NV * kLanes<T, B>, R = rows_for(NV);
   constexpr std::int64_t kChunk = 256;
   const int threads = (k * m * NV > 32768 && !omp_in_parallel()) ? omp_get_max_threads() : 1;
   T* partial = scratch<T>(static_cast<std::size_t>(threads) * static_cast<std::size_t>(m * W), 1);
@@ -203,8 +207,8 @@ void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
   {
     const int t = omp_get_thread_num();
     const std::int64_t k0 = k * t / threads, k1 = k * (t + 1) / threads;
-    auto* sums = reinterpret_cast<Vec<T>*>(partial + static_cast<std::int64_t>(t) * m * W);
-    for (std::int64_t i = 0; i < m * NV; ++i) sums[i] = Vec<T>{};
+    auto* sums = reinterpret_cast<Vec<T, B>*>(partial + static_cast<std::int64_t>(t) * m * W);
+    for (std::int64_t i = 0; i < m * NV; ++i) sums[i] = Vec<T, B>{};
     T* packed_b = b_in_place ? nullptr : scratch<T>(static_cast<std::size_t>(kChunk * W), 0);
     for (std::int64_t c0 = k0; c0 < k1; c0 += kChunk) {
       const std::int64_t len = min(k1, c0 + kChunk) - c0;
@@ -217,8 +221,8 @@ void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
       }
       const T* ac = a + c0 * lda;
       std::int64_t i0 = 0;
-      for (; i0 + R <= m; i0 += R) add_rows<T, NV, R>(sums, i0, len, ac, lda, p, ldp);
-      for (; i0 < m; ++i0) add_rows<T, NV, 1>(sums, i0, len, ac, lda, p, ldp);
+      for (; i0 + R <= m; i0 += R) add_rows<T, B, NV, R>(sums, i0, len, ac, lda, p, ldp);
+      for (; i0 < m; ++i0) add_rows<T, B, NV, 1>(sums, i0, len, ac, lda, p, ldp);
     }
   }
   for (std::int64_t i = 0; i < m; ++i) {  // the threads' sums, in thread order, into the first's
@@ -236,12 +240,12 @@ void run_tn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
   }
 }
 
-template <class T, int NV>
+template <class T, int B, int NV>
 void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
          const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
          std::int64_t ldc) {
-  if (trans_a && !trans_b) return run_tn<T, NV>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  constexpr int W = NV * kLanes<T>;
+  if (trans_a && !trans_b) return run_tn<T, B, NV>(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  constexpr int W = NV * kLanes<T, B>;
   const T* p = b;  // op(B) as [k, W] rows: B's own rows where they are whole vectors already
   std::int64_t ldp = ldb;
   if (trans_b || n != W) {  // else packed, zero-padded
@@ -251,49 +255,66 @@ void run(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_
     ldp = W;
   }
   if (trans_a)
-    run_nn<T, NV>(m, n, k, alpha, a, 1, lda, p, ldp, beta, c, ldc);  // op(A)(i, kk) = A[kk, i]
+    run_nn<T, B, NV>(m, n, k, alpha, a, 1, lda, p, ldp, beta, c, ldc);  // op(A)(i, kk) = A[kk, i]
   else
-    run_nn<T, NV>(m, n, k, alpha, a, lda, 1, p, ldp, beta, c, ldc);
+    run_nn<T, B, NV>(m, n, k, alpha, a, lda, 1, p, ldp, beta, c, ldc);
 }
 
-template <class T>
+template <class T, int B>
 void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                 const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
                 std::int64_t ldc) {
   // The widest block of columns one kernel takes: kSmallWidth, or 12 vectors where that is fewer
   // (double on 16-byte vectors: 24 columns).
-  constexpr std::int64_t kPanel = 12 * kLanes<T> < kSmallWidth ? 12 * kLanes<T> : kSmallWidth;
+  constexpr std::int64_t kPanel = 12 * kLanes<T, B> < kSmallWidth ? 12 * kLanes<T, B> : kSmallWidth;
   if (n > kPanel) {  // wide and shallow (nn/nt): independent column panels, one per thread
     const std::int64_t panels = (n + kPanel - 1) / kPanel;
 #pragma omp parallel for schedule(static) if (m * n * k > 65536 && !omp_in_parallel())
     for (std::int64_t panel = 0; panel < panels; ++panel) {
       const std::int64_t j0 = panel * kPanel, width = min(kPanel, n - j0);
-      small_gemm(trans_a, trans_b, m, width, k, alpha, a, lda, trans_b ? b + j0 * ldb : b + j0, ldb,
-                 beta, c + j0, ldc);
+      small_gemm<T, B>(trans_a, trans_b, m, width, k, alpha, a, lda,
+                       trans_b ? b + j0 * ldb : b + j0, ldb, beta, c + j0, ldc);
     }
     return;
   }
-  const std::int64_t vectors = (n + kLanes<T> - 1) / kLanes<T>;
-  switch (vectors) {
-    case 1:
-      return run<T, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    case 2:
-      return run<T, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    case 3:
-    case 4:
-      return run<T, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    case 5:
-    case 6:
-      return run<T, 6>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    default:  // at most 12 (kPanel)
-      return run<T, 12>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const std::int64_t vectors = (n + kLanes<T, B> - 1) / kLanes<T, B>;
+  if constexpr (kLanes<T, B> == 16) {  // at most 3 vectors (kPanel)
+    switch (vectors) {
+      case 1:
+        return run<T, B, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      case 2:
+        return run<T, B, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      default:
+        return run<T, B, 3>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+  } else {
+    switch (vectors) {
+      case 1:
+        return run<T, B, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      case 2:
+        return run<T, B, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      case 3:
+      case 4:
+        return run<T, B, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      case 5:
+      case 6:
+        return run<T, B, 6>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      default:  // at most 12 (kPanel)
+        return run<T, B, 12>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
   }
 }
 
 }  // namespace
 
 const SmallGemmKernels& small_gemm_kernels() {
-  static constexpr SmallGemmKernels kernels{&small_gemm<float>, &small_gemm<double>};
+  constexpr int kNarrow = simd::kVectorBytes;
+  static constexpr SmallGemmKernels kernels{&small_gemm<float, kNarrow>,
+                                            &small_gemm<double, kNarrow>};
+#if defined(__AVX512F__)
+  static constexpr SmallGemmKernels wide{&small_gemm<float, 64>, &small_gemm<double, 64>};
+  if (avx512_vector_width().bytes == 64) return wide;
+#endif
   return kernels;
 }
 

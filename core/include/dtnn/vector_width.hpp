@@ -1,0 +1,27 @@
+// The vector width of the kernels built for AVX-512. Some CPUs with AVX-512 run a 512-bit
+// multiply-add at the rate of a 256-bit one (two FMA units a full 512 bits wide: Intel Xeon
+// Scalable, AMD Zen 5 in some parts): there 64-byte vectors double the flops of a kernel. Others
+// split each 512-bit instruction into two 256-bit halves (AMD Zen 4, other Zen 5 parts): there
+// 64-byte vectors gain nothing and pad narrow products to twice the width. Which one this CPU is
+// gets measured once, not read from a table of models: the same multiply-add chains as
+// peak.hpp's, on 64-byte and on 32-byte vectors.
+#pragma once
+#include <string>
+
+#include "dtnn/core_export.hpp"
+
+namespace dtnn {
+
+struct VectorWidth {
+  int bytes = 32;         // the vectors AVX-512 kernels use: 64 or 32
+  double wide_rate = 0;   // 64-byte multiply-adds a second over 32-byte ones (0: not measured)
+  std::string decided_by; // for `dtnn info`: how `bytes` was chosen
+};
+
+// Decided once per process, on first use. DTNN_VECTOR_BYTES=32|64 sets it (any other value
+// throws, naming the variable); otherwise 64 when the process runs the avx512 level and 64-byte
+// multiply-adds run at least kWideFrom as many a second as 32-byte ones, else 32.
+inline constexpr double kWideFrom = 0.75;
+DTNN_CORE_EXPORT const VectorWidth& avx512_vector_width();
+
+}  // namespace dtnn
