@@ -49,9 +49,9 @@ float fma_chains(long iterations) { return chains_of<kBytes>(iterations); }
 
 const PeakKernels& peak_kernels() {
 #if defined(__AVX512F__)
-  static constexpr PeakKernels kernels{&fma_chains, &chains_of<32>, kLanes, kChains, kFused};
+  static constexpr PeakKernels kernels{&fma_chains, kLanes, kChains, kFused, &chains_of<32>};
 #else
-  static constexpr PeakKernels kernels{&fma_chains, nullptr, kLanes, kChains, kFused};
+  static constexpr PeakKernels kernels{&fma_chains, kLanes, kChains, kFused, nullptr};
 #endif
   return kernels;
 }

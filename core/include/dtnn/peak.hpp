@@ -34,12 +34,13 @@ DTNN_CORE_EXPORT Fp32Peak measure_fp32_peak(int threads = 0);
 // on every chain, so that nothing is optimised away.
 struct PeakKernels {
   float (*fma_chains)(long iterations);  // iterations x chains x lanes multiply-adds
-  // The same chains on vectors half as wide (32 bytes), where the level has wider ones (AVX-512;
-  // nullptr below): vector_width.hpp compares the two rates.
-  float (*half_width_chains)(long iterations);
   int lanes;
   int chains;
   bool fused;
+  // (Last, so that the fields before keep their offsets.) The same chains on vectors half as wide
+  // (32 bytes), where the level has wider ones (AVX-512; nullptr below): vector_width.hpp compares
+  // the two rates.
+  float (*half_width_chains)(long iterations);
 };
 DTNN_CORE_EXPORT const isa::Family<PeakKernels>& peak_kernels();
 

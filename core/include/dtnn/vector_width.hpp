@@ -13,9 +13,9 @@
 namespace dtnn {
 
 struct VectorWidth {
-  int bytes = 32;         // the vectors AVX-512 kernels use: 64 or 32
-  double wide_rate = 0;   // 64-byte multiply-adds a second over 32-byte ones (0: not measured)
-  std::string decided_by; // for `dtnn info`: how `bytes` was chosen
+  int bytes = 32;          // the vectors AVX-512 kernels use: 64 or 32
+  double wide_rate = 0;    // 64-byte multiply-adds a second over 32-byte ones (0: not measured)
+  std::string decided_by;  // for `dtnn info`: how `bytes` was chosen
 };
 
 // Decided once per process, on first use. DTNN_VECTOR_BYTES=32|64 sets it (any other value

@@ -3,10 +3,10 @@
 // candidate), drops the ones more than prune_factor slower than the best after prune_after rounds,
 // and after `rounds` rounds keeps the one with the lowest median step time.
 //   - Under MPI the choice is collective: the ranks average their medians and all take the same.
-//   - The choice is saved in a tuning cache (JSON) keyed by CPU, BLIS kernel set, threads,
-//   candidate
-//     set (each with a digest of its plugin file, so that a rebuilt algorithm is tuned again) and
-//     shape, and a later run with the same key starts with it (tuning nothing).
+//   - The choice is saved in a tuning cache (JSON) keyed by CPU, instruction-set level (and at
+//     avx512 the vectors' width), BLIS kernel set, threads, candidate set (each with a digest of
+//     its plugin file, so that a rebuilt algorithm is tuned again) and shape, and a later run with
+//     the same key starts with it (tuning nothing).
 //   - report() gives the table of medians and the choice, printed at the end of the run.
 //   - With max_rel_error > 0, the first tuning step's input, weights and output gradient (a few
 //     samples) are kept, and before the second step every candidate's three passes on them are
@@ -39,12 +39,14 @@
 #include "dtnn/digest.hpp"
 #include "dtnn/energy_meter.hpp"
 #include "dtnn/error.hpp"
+#include "dtnn/isa.hpp"
 #include "dtnn/log.hpp"
 #include "dtnn/plugin_api.hpp"
 #include "dtnn/plugin_entries.hpp"
 #include "dtnn/registry.hpp"
 #include "dtnn/runtime.hpp"
 #include "dtnn/trace.hpp"
+#include "dtnn/vector_width.hpp"
 #include "tuning_cache.hpp"
 
 namespace {
@@ -444,8 +446,12 @@ class BestOf final : public ConvAlgorithm {
     char guard[48] = "";
     if (max_rel_error_ > 0)
       std::snprintf(guard, sizeof guard, " | max_rel_error %.3g", max_rel_error_);
-    return rt.cpu + " | BLIS " + rt.blis_kernels + " | " + std::to_string(rt.threads) +
-           " threads | " + names + " | " + g_.str() + guard +
+    // The level the candidates run at, and at avx512 their vectors' width (dtnn/vector_width.hpp).
+    std::string level = isa::name(isa::ceiling());
+    if (isa::ceiling() == isa::Level::avx512)
+      level += " " + std::to_string(avx512_vector_width().bytes) + "-byte vectors";
+    return rt.cpu + " | " + level + " | BLIS " + rt.blis_kernels + " | " +
+           std::to_string(rt.threads) + " threads | " + names + " | " + g_.str() + guard +
            (objective_ == "time" ? "" : " | objective " + objective_);
   }
 
