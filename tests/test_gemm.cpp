@@ -78,7 +78,8 @@ TEST_CASE("the small GEMM kernels of every instruction-set level match the tripl
   dtnn::initialize_runtime();
   const std::int64_t shapes[][3] = {{37, 4, 9},   {100, 8, 36},   {33, 10, 128}, {9, 4, 2000},
                                     {64, 36, 8},  {200, 47, 20},  {5, 3, 2},     {17, 1, 1},
-                                    {64, 48, 64}, {300, 17, 257}, {1, 5, 7},     {64, 512, 10}};
+                                    {64, 48, 64}, {300, 17, 257}, {1, 5, 7},     {64, 512, 10},
+                                    {70, 61, 33}};
   const auto& family = dtnn::small_gemm_kernels();
   CHECK(family.built() == dtnn::isa::platform_levels());
   int levels = 0;

@@ -265,8 +265,11 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
                 const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
                 std::int64_t ldc) {
   // The widest block of columns one kernel takes: kSmallWidth, or 12 vectors where that is fewer
-  // (double on 16-byte vectors: 24 columns).
-  constexpr std::int64_t kPanel = 12 * kLanes<T, B> < kSmallWidth ? 12 * kLanes<T, B> : kSmallWidth;
+  // (double on 16-byte vectors: 24 columns); on 16-float vectors, 4 of them (a wide and shallow
+  // product in panels of 64 columns ran 4-17% faster than in panels of 48, 1 thread, Zen 5).
+  constexpr std::int64_t kNarrowPanel =
+      12 * kLanes<T, B> < kSmallWidth ? 12 * kLanes<T, B> : kSmallWidth;
+  constexpr std::int64_t kPanel = kLanes<T, B> == 16 ? 4 * 16 : kNarrowPanel;
   if (n > kPanel) {  // wide and shallow (nn/nt): independent column panels, one per thread
     const std::int64_t panels = (n + kPanel - 1) / kPanel;
 #pragma omp parallel for schedule(static) if (m * n * k > 65536 && !omp_in_parallel())
@@ -278,14 +281,16 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
     return;
   }
   const std::int64_t vectors = (n + kLanes<T, B> - 1) / kLanes<T, B>;
-  if constexpr (kLanes<T, B> == 16) {  // at most 3 vectors (kPanel)
+  if constexpr (kLanes<T, B> == 16) {  // at most 4 vectors (kPanel)
     switch (vectors) {
       case 1:
         return run<T, B, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
       case 2:
         return run<T, B, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      default:
+      case 3:
         return run<T, B, 3>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      default:
+        return run<T, B, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
   } else {
     switch (vectors) {
