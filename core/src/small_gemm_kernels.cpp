@@ -281,32 +281,20 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
     return;
   }
   const std::int64_t vectors = (n + kLanes<T, B> - 1) / kLanes<T, B>;
+  if (vectors == 1)
+    return run<T, B, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (vectors == 2)
+    return run<T, B, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if constexpr (kLanes<T, B> == 16) {  // at most 4 vectors (kPanel)
-    switch (vectors) {
-      case 1:
-        return run<T, B, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      case 2:
-        return run<T, B, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      case 3:
-        return run<T, B, 3>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      default:
-        return run<T, B, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
-  } else {
-    switch (vectors) {
-      case 1:
-        return run<T, B, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      case 2:
-        return run<T, B, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      case 3:
-      case 4:
-        return run<T, B, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      case 5:
-      case 6:
-        return run<T, B, 6>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-      default:  // at most 12 (kPanel)
-        return run<T, B, 12>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    }
+    if (vectors == 3)
+      return run<T, B, 3>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return run<T, B, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {  // at most 12 (kPanel); 3 vectors take the 4-vector kernel
+    if (vectors <= 4)
+      return run<T, B, 4>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (vectors <= 6)
+      return run<T, B, 6>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return run<T, B, 12>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 
