@@ -1,10 +1,10 @@
 // The vector width of the kernels built for AVX-512. Some CPUs with AVX-512 run a 512-bit
-// multiply-add at the rate of a 256-bit one (two FMA units a full 512 bits wide: Intel Xeon
-// Scalable, AMD Zen 5 in some parts): there 64-byte vectors double the flops of a kernel. Others
-// split each 512-bit instruction into two 256-bit halves (AMD Zen 4, other Zen 5 parts): there
-// 64-byte vectors gain nothing and pad narrow products to twice the width. Which one this CPU is
-// gets measured once, not read from a table of models: the same multiply-add chains as
-// peak.hpp's, on 64-byte and on 32-byte vectors.
+// multiply-add at the rate of a 256-bit one: there 64-byte vectors double a kernel's flops (AMD
+// Zen 5, family 26 model 2: 257-274 GFLOPS a core on 64-byte vectors, half that on 32-byte ones).
+// Others split each 512-bit instruction into two 256-bit halves: there 64-byte vectors gain
+// nothing and pad narrow products to twice the width (AMD Zen 5, family 26 model 17: 117 GFLOPS a
+// core on either). Which one this CPU is gets measured once, not read from a table of models: the
+// same multiply-add chains as peak.hpp's, on 64-byte and on 32-byte vectors.
 #pragma once
 #include <string>
 
