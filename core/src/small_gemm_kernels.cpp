@@ -130,8 +130,8 @@ template <class T, int B, int NV, int R>
   Vec<T, B> acc[R][NV];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = sums[(i0 + r) * NV + v];
-  accumulate<T, B, NV, R>(acc, len, a + i0, 1, lda, p,
-                          ldp);  // A^T(i0 + r, kk) = a[kk * lda + i0 + r]
+  // A^T(i0 + r, kk) = a[kk * lda + i0 + r]
+  accumulate<T, B, NV, R>(acc, len, a + i0, 1, lda, p, ldp);
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < NV; ++v) sums[(i0 + r) * NV + v] = acc[r][v];
 }

@@ -83,7 +83,7 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
       lse_ = Tensor::empty(Shape{ctx.max_batch, params_.heads, t_}, ctx.dtype);
       scratch_ = Tensor::empty(Shape{threads, flash_attention::kScratch}, ctx.dtype);
     } else {
-      scratch_ = Tensor::empty(Shape{threads, t_, s_}, ctx.dtype);
+      scratch_ = Tensor::empty(Shape{threads, block_rows(), s_}, ctx.dtype);
     }
   }
 
@@ -290,7 +290,7 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
       T* dv = dk + e;
       const T* p = probs + nh * t_ * s_;
       const T* g = dcontext + context_offset(nh);
-      T* ds = scratch_.data<T>() + omp_get_thread_num() * t_ * s_;
+      T* ds = scratch_.data<T>() + omp_get_thread_num() * block_rows() * s_;
       // Blocks add to dK and dV (keys past a block's, and past the padding, get nothing).
       for (std::int64_t j = 0; j < s_; ++j) {
         std::fill_n(dk + j * lkv, head_, T(0));
@@ -332,7 +332,8 @@ class MultiHeadAttention final : public layer_parameters::MultiHeadAttentionBase
   bool fused_ = false;                     // flash_attention.hpp's kernel, or the stored one
   Tensor dmemory_;                         // [N, S, Dm] this layer's share of the memory's gradient
   Tensor lse_;      // [N, H, T] fused: each query row's log-sum-exp of its scores
-  Tensor scratch_;  // per thread: stored, [T, S] dS of a pair; fused, flash_attention's blocks
+  Tensor scratch_;  // per thread: stored, a block of rows' dS [block_rows(), S]; fused,
+                    // flash_attention's blocks
 };
 
 Plugin* create(const Params& p, const PluginContext&) { return new MultiHeadAttention(p); }
