@@ -234,21 +234,28 @@ TEST_CASE("every instruction-set variant of every conv plugin matches reference"
 TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches reference") {
   // The sweep's layers fit one block; these have 2 x 11 x 10 F(4x4) tiles (stride-1 output 41 x
   // 38, so the last row and column of tiles are partial), which the blocks of 64 shared tiles and
-  // of 16 or 48 tiles per thread split.
+  // of 16 or 48 tiles per thread split. Shared blocks also with backward-filter's blocks larger
+  // than the other passes' (all 220 tiles at once) and smaller.
   ConvGeometry g;
   g.n = 2, g.h = 41, g.w = 38, g.c = 16, g.k = 24, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
+  struct Blocks {
+    std::int64_t thread_block, block_bytes, filter_block_bytes;
+  };
+  const std::int64_t all = std::int64_t{1} << 30;
   int compared = 0;
-  for (std::int64_t thread_block : {0, 16, 48})
+  for (const Blocks& b :
+       {Blocks{0, 1, 1}, Blocks{0, 1, all}, Blocks{0, all, 1}, Blocks{16, 1, 1}, Blocks{48, 1, 1}})
     for (DType dtype : {DType::float32, DType::float64})
       for (Layout layout : {Layout::nhwc, Layout::nchw}) {
         g.dtype = dtype, g.layout = layout;
         compared += check_winograd(test::plugins(), g,
                                    {{"tile", 4},
-                                    {"block_bytes", 1},
-                                    {"thread_block", thread_block},
+                                    {"block_bytes", b.block_bytes},
+                                    {"filter_block_bytes", b.filter_block_bytes},
+                                    {"thread_block", b.thread_block},
                                     {"backward_filter", "winograd"}});
       }
-  CHECK(compared == 3 * 2 * 2 * 3);
+  CHECK(compared == 5 * 2 * 2 * 3);
 }
 
 TEST_CASE("direct's two engines, each forced on NHWC layers, match reference") {

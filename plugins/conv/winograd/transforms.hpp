@@ -122,35 +122,34 @@ inline void sandwich(In in, Out out, Left left, Right right) {
   using V = simd::Vec<T, kBytes>;
   constexpr int kL = kBytes / static_cast<int>(sizeof(T)), kNV = W / kL;
   static_assert(W % kL == 0, "a chunk is whole vectors");
-  V tmp[I * S][kNV];
+  // Row by row: row i of L in (S vectors a chunk) and at once its J outputs, so that what is live
+  // fits the vector registers (all I x S partial rows at once spill on a 6 x 6 tile).
 #pragma GCC unroll 8
   for (int i = 0; i < I; ++i)
 #pragma GCC unroll 8
-    for (int s = 0; s < S; ++s)
+    for (int v = 0; v < kNV; ++v) {
+      V row[S];
 #pragma GCC unroll 8
-      for (int v = 0; v < kNV; ++v) {
+      for (int s = 0; s < S; ++s) {
         V sum = {};
 #pragma GCC unroll 8
         for (int r = 0; r < R_; ++r) {
           const T coef = static_cast<T>(left(i, r));
           if (coef != T(0)) sum += coef * simd::load<T, kBytes>(in(r, s) + v * kL);
         }
-        tmp[i * S + s][v] = sum;
+        row[s] = sum;
       }
 #pragma GCC unroll 8
-  for (int i = 0; i < I; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < J; ++j)
-#pragma GCC unroll 8
-      for (int v = 0; v < kNV; ++v) {
+      for (int j = 0; j < J; ++j) {
         V sum = {};
 #pragma GCC unroll 8
         for (int s = 0; s < S; ++s) {
           const T coef = static_cast<T>(right(j, s));
-          if (coef != T(0)) sum += coef * tmp[i * S + s][v];
+          if (coef != T(0)) sum += coef * row[s];
         }
         simd::store<T, kBytes>(out(i, j) + v * kL, sum);
       }
+    }
 }
 
 // The matrices of F(M x M, R x R) as coefficient accessors for sandwich: left(i, r), right(j, s).

@@ -36,6 +36,7 @@ class Winograd final : public ConvAlgorithm {
   Winograd(const Params& p, const Registry* registry)
       : wanted_tile_(p.get_int("tile")),
         block_bytes_(p.get_int("block_bytes")),
+        filter_block_bytes_(p.get_int("filter_block_bytes")),
         wanted_thread_block_(p.get_int("thread_block")),
         filter_choice_(p.get_string("backward_filter")),
         registry_(registry),
@@ -44,7 +45,10 @@ class Winograd final : public ConvAlgorithm {
       throw Error("conv 'winograd': parameter 'tile' is " + std::to_string(wanted_tile_) +
                   "; expected 2 (F(2x2,3x3)), 4 (F(4x4,3x3)) or 0 (the one with less work) for "
                   "3x3 layers");
-    if (block_bytes_ < 1) throw Error("conv 'winograd': parameter 'block_bytes' must be positive");
+    if (block_bytes_ < 1 || filter_block_bytes_ < 1)
+      throw Error(
+          "conv 'winograd': parameters 'block_bytes' and 'filter_block_bytes' must be "
+          "positive");
     if (wanted_thread_block_ < -1)
       throw Error("conv 'winograd': parameter 'thread_block' is " +
                   std::to_string(wanted_thread_block_) +
@@ -116,7 +120,14 @@ class Winograd final : public ConvAlgorithm {
     // blocks of at most kThreadBlockBytes (V and M) and at least two per thread, where that is at
     // least kMinThreadBlock tiles (layers of up to 64 channels); shared blocks elsewhere, where one
     // point's GEMM is large enough to split.
-    block_ = std::min(std::max(block_bytes_ / (2 * widest * size), kMinSharedBlock), tiles);
+    // Backward-filter has its own bound (filter_block_bytes), smaller: there the block's tiles are
+    // the products' depth, summed into one accumulator, where forward's and backward-data's
+    // products are as deep as the channels and run faster with more rows (docs/benchmarks.md).
+    auto shared_block = [&](std::int64_t bytes) {
+      return std::min(std::max(bytes / (2 * widest * size), kMinSharedBlock), tiles);
+    };
+    block_ = shared_block(block_bytes_);
+    filter_block_ = shared_block(filter_block_bytes_);
     threads_ = omp_get_max_threads();
     thread_block_ = wanted_thread_block_;
     if (thread_block_ < 0) {
@@ -127,7 +138,7 @@ class Winograd final : public ConvAlgorithm {
     thread_block_ = std::min(thread_block_, tiles);
     const std::int64_t domain_block =
         a * a *
-        std::max(Block{0, 0, block_}.stride(widest),
+        std::max(Block{0, 0, std::max(block_, filter_block_)}.stride(widest),
                  threads_ * Block{0, 0, thread_block_}.stride(widest));
     WorkspaceSlices slices;
     filter_at_ = slices.add<std::byte>(a * a * g.c * g.k * size);
@@ -277,7 +288,7 @@ class Winograd final : public ConvAlgorithm {
     const std::int64_t c = x.c, k = dy.c, points = a * a * c * k;
     const TileGrid grid(M, x.n, dy.h, dy.w);
     const bool alone = thread_block_ > 0;
-    const std::int64_t capacity = alone ? thread_block_ : block_;
+    const std::int64_t capacity = alone ? thread_block_ : filter_block_;
     const std::int64_t blocks = (grid.count + capacity - 1) / capacity;
     T* acc = part<T>(filter_at_);
     auto products = [&](const Block& b, const T* v, const T* z, T* into, bool first) {
@@ -335,11 +346,12 @@ class Winograd final : public ConvAlgorithm {
   static constexpr std::int64_t kMinSharedBlock = 64;         // tiles
   static constexpr std::int64_t kThreadBlockBytes = 2 << 20;  // one thread's block, V and M
   static constexpr std::int64_t kMinThreadBlock = 64;         // tiles: fewer make GEMMs too short
-  std::int64_t wanted_tile_, block_bytes_, wanted_thread_block_;
+  std::int64_t wanted_tile_, block_bytes_, filter_block_bytes_, wanted_thread_block_;
   std::int64_t tile_ = 4;  // M, the output tile's side
   std::int64_t r_ = 3;     // R, the filter's side
   ConvGeometry g_;
   std::int64_t block_ = 0;         // tiles per block shared by the threads
+  std::int64_t filter_block_ = 0;  // the same in backward-filter
   std::int64_t thread_block_ = 0;  // tiles per block of one thread alone; 0: blocks are shared
   int threads_ = 1;                // the threads of a pass (each with its own blocks)
   // Slices of the workspace: the filter in the Winograd domain [t][c][k] (backward-filter: the
@@ -369,7 +381,8 @@ DTNN_EXPORT_PLUGIN(
             "Winograd F(4x4,3x3) or F(2x2,3x3) (tile 4, 2, 0: auto), F(3x3,2x2) and "
             "F(2x2,5x5) for 3x3, 2x2 and 5x5 stride-1 layers, all passes",
         .parameters =
-            R"({"tile": 0, "block_bytes": 131072, "thread_block": -1, "backward_filter": "auto"})",
+            R"({"tile": 0, "block_bytes": 524288, "filter_block_bytes": 131072, "thread_block": -1,
+               "backward_filter": "auto"})",
         .traits = R"({"conformance": [
         {"params": {}},
         {"params": {"tile": 2, "thread_block": 0, "backward_filter": "winograd"}},
