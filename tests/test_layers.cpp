@@ -127,6 +127,54 @@ TEST_CASE("batchnorm: training normalises each channel, eval uses the running st
   }
 }
 
+TEST_CASE("batchnorm: NHWC in chunks of the channels' pattern gives NCHW's results") {
+  // NHWC layers whose channels repeat with a period of 16, 32, 48 or 64 values run flat vector
+  // loops over that pattern (plugins/layers/batchnorm/channel_pattern.hpp); NCHW runs plane by
+  // plane. 5 samples of 3x3 pixels: 45 rows, so runs and chunks end inside the batch.
+  for (std::int64_t c : {3, 16, 24, 32, 48, 64, 80})
+    for (const char* activation : {"", "relu"}) {
+      CAPTURE(c);
+      CAPTURE(activation);
+      const std::int64_t n = 5, pixels = 9;
+      const json params = {
+          {"momentum", 0.5}, {"gamma", 1.5}, {"beta", 0.25}, {"activation", activation}};
+      auto nhwc = make("batchnorm", params, Shape{3, 3, c}, Layout::nhwc, n);
+      auto nchw = make("batchnorm", params, Shape{c, 3, 3}, Layout::nchw, n);
+      auto tensor = [&](Layout layout) {
+        return Tensor::empty(layout == Layout::nhwc ? Shape{n, 3, 3, c} : Shape{n, c, 3, 3},
+                             DType::float64, layout);
+      };
+      Tensor x1 = tensor(Layout::nhwc), y1 = tensor(Layout::nhwc), dy1 = tensor(Layout::nhwc),
+             dx1 = tensor(Layout::nhwc);
+      Tensor x2 = tensor(Layout::nchw), y2 = tensor(Layout::nchw), dy2 = tensor(Layout::nchw),
+             dx2 = tensor(Layout::nchw);
+      auto nchw_at = [&](std::int64_t i) {  // NHWC flat index i's place in NCHW
+        const std::int64_t ch = i % c, p = i / c % pixels, s = i / (c * pixels);
+        return (s * c + ch) * pixels + p;
+      };
+      for (std::int64_t i = 0; i < n * pixels * c; ++i) {
+        const double v = std::sin(0.37 * double(i)) * (1.0 + double(i % c)) + 0.1 * double(i % 7);
+        x1.data<double>()[i] = x2.data<double>()[nchw_at(i)] = v;
+        dy1.data<double>()[i] = dy2.data<double>()[nchw_at(i)] = std::cos(0.91 * double(i));
+      }
+      for (int step = 0; step < 2; ++step) {  // the second with running statistics moved
+        nhwc->forward(x1, y1, Mode::train);
+        nchw->forward(x2, y2, Mode::train);
+        nhwc->backward(x1, y1, dy1, &dx1);
+        nchw->backward(x2, y2, dy2, &dx2);
+      }
+      for (std::int64_t i = 0; i < n * pixels * c; ++i) {
+        REQUIRE(y1.data<double>()[i] == doctest::Approx(y2.data<double>()[nchw_at(i)]));
+        REQUIRE(dx1.data<double>()[i] == doctest::Approx(dx2.data<double>()[nchw_at(i)]));
+      }
+      const auto p1 = nhwc->parameters(), p2 = nchw->parameters();
+      REQUIRE(p1.size() == 2);
+      for (std::size_t k = 0; k < 2; ++k)
+        for (std::int64_t ch = 0; ch < c; ++ch)
+          REQUIRE(p1[k].grad.data<double>()[ch] == doctest::Approx(p2[k].grad.data<double>()[ch]));
+    }
+}
+
 TEST_CASE("add and concat blocks: forward by hand, and their parameters are the paths'") {
   const Shape input{1, 2, 2};  // NHWC: 2 pixels, 2 channels
   Tensor x = Tensor::empty(input.with_batch(1), DType::float64);

@@ -13,13 +13,16 @@
 // backward masks dy with y > 0 before its own work; exact, in training and inference.
 //
 // The input is seen as [outer, C, inner]: NHWC outer = samples*pixels, inner = 1; NCHW outer =
-// samples, inner = pixels. Sums are accumulated per thread in double, then added.
+// samples, inner = pixels. Sums are accumulated per thread in double, then added. NHWC layers whose
+// channels repeat every 16, 32, 48 or 64 values run as flat vector loops over that pattern
+// (channel_pattern.hpp).
 #include <omp.h>
 
 #include <cmath>
 #include <vector>
 
 #include "batchnorm_base.hpp"
+#include "channel_pattern.hpp"
 #include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/layer.hpp"
@@ -29,6 +32,7 @@
 namespace {
 
 using namespace dtnn;
+using batchnorm::kept;
 
 class BatchNorm final : public layer_parameters::BatchnormBase {
  public:
@@ -45,6 +49,7 @@ class BatchNorm final : public layer_parameters::BatchnormBase {
     build_parameters(ctx, nhwc ? in[in.rank() - 1] : in[0], Device::cpu);
     inner_ = nhwc ? 1 : in.numel() / c_;
     rows_per_sample_ = nhwc ? in.numel() / c_ : 1;
+    pattern_ = nhwc ? batchnorm::pattern_of(c_) : 0;
     threads_ = std::max(1, omp_get_max_threads());
     partial_.assign(static_cast<std::size_t>(threads_ * 2 * c_), 0.0);
     local_.assign(static_cast<std::size_t>(2 * c_ + 1), 0.0);
@@ -96,7 +101,30 @@ class BatchNorm final : public layer_parameters::BatchnormBase {
       const int t = omp_get_thread_num();
       double* mine = partial_.data() + t * 2 * c_;
       T* run = run_sums_.data<T>() + t * 2 * c_;  // [2C] sums of the current run
-      if (inner_ == 1) {                          // NHWC: a row holds one value of every channel
+      if (pattern_ > 0) {  // NHWC in chunks of the channels' pattern (channel_pattern.hpp)
+        batchnorm::with_pattern(pattern_, [&]<int P>() {
+          T shifts[P];
+          for (int j = 0; j < P; ++j) shifts[j] = shift[j % c_];
+#pragma omp for schedule(static)
+          for (std::int64_t r0 = 0; r0 < outer; r0 += kRun) {
+            // kRun rows are whole chunks; only the batch's last run may end inside one.
+            const std::int64_t begin = r0 * c_, end = std::min(outer, r0 + kRun) * c_;
+            const std::int64_t whole = (end - begin) / P * P;
+            T s[2 * P];
+            batchnorm::pattern_sums<T, P, Keep>(u + begin, v + begin, keep + begin, whole, shifts,
+                                                s, s + P);
+            for (int j = 0; j < P; ++j) {
+              mine[j % c_] += s[j];
+              mine[c_ + j % c_] += s[P + j];
+            }
+            for (std::int64_t i = begin + whole; i < end; ++i) {
+              const T ui = kept<Keep>(u[i], keep[i]);
+              mine[i % c_] += ui;
+              mine[c_ + i % c_] += ui * (v[i] - shift[i % c_]);
+            }
+          }
+        });
+      } else if (inner_ == 1) {  // NHWC: a row holds one value of every channel
 #pragma omp for schedule(static)
         for (std::int64_t r0 = 0; r0 < outer; r0 += kRun) {
           std::fill(run, run + 2 * c_, T(0));
@@ -147,12 +175,6 @@ class BatchNorm final : public layer_parameters::BatchnormBase {
                                    "batchnorm statistics");
   }
 
-  // u where keep > 0, else 0 (Keep), or u.
-  template <bool Keep, class T>
-  static T kept(T u, T keep) {
-    return Keep ? (keep > T(0) ? u : T(0)) : u;
-  }
-
   // out[i] = a[c] * u[i] + b[c] * v[i] + d[c] for every value i of every channel c (coefficients
   // from the coef_ rows a, b, d), then max(out[i], 0) with Relu; with keep, u[i] counts only where
   // keep[i] > 0.
@@ -167,6 +189,25 @@ class BatchNorm final : public layer_parameters::BatchnormBase {
     const T* a = coef_.data<T>();
     const T* b = a + c_;
     const T* d = b + c_;
+    if (pattern_ > 0) {  // NHWC in chunks of the channels' pattern (channel_pattern.hpp)
+      batchnorm::with_pattern(pattern_, [&]<int P>() {
+        T coefficients[3 * P];
+        for (int j = 0; j < P; ++j)
+          coefficients[j] = a[j % c_], coefficients[P + j] = b[j % c_],
+          coefficients[2 * P + j] = d[j % c_];
+        const std::int64_t n = batch * rows_per_sample_ * c_, block = 64 * P;
+        parallel_for((n + block - 1) / block, 2, [&](std::int64_t k) {
+          const std::int64_t begin = k * block, end = std::min(n, begin + block);
+          const std::int64_t whole = (end - begin) / P * P;
+          batchnorm::pattern_combine<T, P, Relu, Keep>(u + begin, v + begin, keep + begin, whole,
+                                                       coefficients, coefficients + P,
+                                                       coefficients + 2 * P, out + begin);
+          for (std::int64_t i = begin + whole; i < end; ++i)  // the batch's last partial chunk
+            out[i] = act(a[i % c_] * kept<Keep>(u[i], keep[i]) + b[i % c_] * v[i] + d[i % c_]);
+        });
+      });
+      return;
+    }
     parallel_for(batch * rows_per_sample_, 16, [&](std::int64_t r) {
       if (inner_ == 1) {  // NHWC: one row, every channel
         const T* __restrict ur = u + r * c_;
@@ -270,6 +311,7 @@ class BatchNorm final : public layer_parameters::BatchnormBase {
   }
 
   std::int64_t inner_ = 1, rows_per_sample_ = 1;
+  std::int64_t pattern_ = 0;  // NHWC: the channels' pattern P (channel_pattern.hpp), or 0
   Communicator* communicator_ = nullptr;
   int threads_ = 1;
   std::vector<double> partial_;         // [thread][2C] partial sums
