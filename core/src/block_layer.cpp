@@ -17,9 +17,13 @@ void BlockLayer::accumulate(Tensor& a, const Tensor& b) const {
                 "accumulate");
   dispatch_dtype(a.dtype(), [&](auto z) {
     using T = decltype(z);
-    T* __restrict ap = a.data<T>();
-    const T* __restrict bp = b.data<T>();
-    parallel_for(a.numel(), kParallelGrain, [&](std::int64_t i) { ap[i] += bp[i]; });
+    T* const ap = a.data<T>();
+    const T* const bp = b.data<T>();
+    parallel_chunks(a.numel(), kParallelGrain, [&](std::int64_t begin, std::int64_t end) {
+      T* __restrict into = ap;
+      const T* __restrict from = bp;
+      for (std::int64_t i = begin; i < end; ++i) into[i] += from[i];
+    });
   });
 }
 
@@ -79,12 +83,16 @@ void BlockLayer::backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor
       if (!paths_[p].empty()) paths_[p].backward(dy_p, nullptr);
       continue;
     }
+    if (paths_[p].empty()) {  // an identity path: its input gradient is its share of dy
+      if (p == 0)
+        dx->copy_from(dy_p);
+      else
+        accumulate(*dx, dy_p);
+      continue;
+    }
     // The first path writes dx; the others write the scratch, added to it.
     Tensor target = p == 0 ? *dx : buffers_->view(level_, Slot::scratch, dx->shape(), dx->layout());
-    if (paths_[p].empty())
-      target.copy_from(dy_p);
-    else
-      paths_[p].backward(dy_p, &target);
+    paths_[p].backward(dy_p, &target);
     if (p > 0) accumulate(*dx, target);
   }
 }

@@ -98,7 +98,8 @@ inline void pattern_combine(const T* __restrict u, const T* __restrict v, const 
 #pragma GCC unroll 16
     for (int k = 0; k < NV; ++k) {
       const std::int64_t at = i + k * L;
-      PatternVec<T> value = av[k] * kept_vector<Keep>(u + at, keep + at) + bv[k] * vload(v + at) + dv[k];
+      PatternVec<T> value =
+          av[k] * kept_vector<Keep>(u + at, keep + at) + bv[k] * vload(v + at) + dv[k];
       if constexpr (Relu) value = value < zero ? zero : value;
       simd::store<T, kPatternBytes>(out + at, value);
     }
