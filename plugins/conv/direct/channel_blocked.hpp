@@ -24,11 +24,12 @@
 #include <cstring>
 
 #include "dtnn/conv_algorithm.hpp"
-#include "dtnn/simd.hpp"
 #include "dtnn/workspace.hpp"
+#include "width.hpp"
 #include "with_count.hpp"
 
 namespace dtnn::direct {
+inline namespace DTNN_DIRECT_WIDTH {  // width.hpp
 
 #if defined(__AVX512F__)
 inline constexpr int kPixels = 6, kVectors = 4;  // 24 accumulators of 32 vector registers
@@ -93,8 +94,8 @@ void forward_kernel(const T* const* rows, std::int64_t taps, std::int64_t C, std
 template <class T, int M, int NC>
 void data_kernel(const T* const* rows, std::int64_t taps, std::int64_t C, const T* w,
                  std::int64_t K, T* const* out) {
-  using V = simd::Vec<T>;
-  constexpr int L = simd::kLanes<T>;
+  using V = Vec<T>;
+  constexpr int L = kLanes<T>;
   const std::int64_t kv = K - K % L;
   {
     V acc[M][NC] = {};
@@ -160,8 +161,8 @@ void filter_kernel(const T* const* x, std::int64_t xo, const T* const* dy, std::
 // channels: f.template operator()<V, NV>(k0) for each.
 template <class T, class F>
 inline void for_channel_blocks(std::int64_t K, F&& f) {
-  using V = simd::Vec<T>;
-  constexpr int L = simd::kLanes<T>;
+  using V = Vec<T>;
+  constexpr int L = kLanes<T>;
   std::int64_t k0 = 0;
   for (; k0 + kVectors * L <= K; k0 += kVectors * L) f.template operator()<V, kVectors>(k0);
   if (const int left = static_cast<int>((K - k0) / L); left > 0) {
@@ -319,7 +320,7 @@ void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
   constexpr int M = kPixels;
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
   const std::int64_t chunk = M * kChunkBlocks;
-  WorkSplit::of(pixels, K, kVectors * simd::kLanes<T>)
+  WorkSplit::of(pixels, K, kVectors * kLanes<T>)
       .for_each(pixels, K,
                 [&](std::int64_t p0, std::int64_t p_end, std::int64_t k_begin, std::int64_t k_end) {
                   // rows[b][t][m]: the input row of tap t for pixel m of block b (the zero row past
@@ -327,7 +328,7 @@ void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
                   const T** rows = this->rows<T>(omp_get_thread_num());
                   set_input_rows(x, p0, p_end, chunk, rows);
                   // Pixels of a short last block write to a spare row.
-                  T spare[M][kVectors * simd::kLanes<T>];
+                  T spare[M][kVectors * kLanes<T>];
                   for_channel_blocks<T>(k_end - k_begin, [&]<class V, int NV>(std::int64_t k0) {
                     k0 += k_begin;
                     // Input channels in slices, so that the filter panel of a slice stays in cache
@@ -434,4 +435,5 @@ void ChannelBlocked::backward_filter(const T* x, const T* dy, T* dw, std::int64_
   }
 }
 
+}  // namespace DTNN_DIRECT_WIDTH
 }  // namespace dtnn::direct

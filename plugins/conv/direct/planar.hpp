@@ -21,16 +21,14 @@
 
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/parallel.hpp"
-#include "dtnn/simd.hpp"
 #include "transpose.hpp"
+#include "width.hpp"
 #include "with_count.hpp"
 
 #define DTNN_RB 3
 
 namespace dtnn::direct {
-
-using simd::kLanes;
-using simd::Vec;
+inline namespace DTNN_DIRECT_WIDTH {  // width.hpp
 
 constexpr std::int64_t kSlack = 8;  // elements readable past a tile row's last vector
 // Backward-filter's register block scale (filter_kw) and the vector registers there are.
@@ -71,7 +69,7 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
           // forward 0.33 against 0.31 ms on AMD Zen 5).
           Vec<T> xv[RB][V];
           for (int r = 0; r < RB; ++r)
-            for (int v = 0; v < V; ++v) xv[r][v] = simd::load(row + r * in_t.width + kx + v * L);
+            for (int v = 0; v < V; ++v) xv[r][v] = vload(row + r * in_t.width + kx + v * L);
           for (int b = 0; b < KB; ++b) {
             const T wb = wt[b * ci_count * taps];
             for (int r = 0; r < RB; ++r)
@@ -83,7 +81,7 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
           for (int b = 0; b < KB; ++b) wv[b] = wt[b * ci_count * taps];
           for (int r = 0; r < RB; ++r)
             for (int v = 0; v < V; ++v) {
-              const Vec<T> x = simd::load(row + r * in_t.width + kx + v * L);
+              const Vec<T> x = vload(row + r * in_t.width + kx + v * L);
               for (int b = 0; b < KB; ++b) acc[b][r][v] += wv[b] * x;
             }
         }
@@ -92,8 +90,7 @@ inline void correlate_block(const T* in, const Tile& in_t, const T* f, std::int6
   auto store = [&](int b) {
     for (int r = 0; r < RB; ++r)
       for (int v = 0; v < V; ++v)
-        simd::store(out + ((k0 + b) * out_t.rows + oy + r) * out_t.width + (v0 + v) * L,
-                    acc[b][r][v]);
+        vstore(out + ((k0 + b) * out_t.rows + oy + r) * out_t.width + (v0 + v) * L, acc[b][r][v]);
   };
   // With 32 registers, a loop to kb indexes acc at run time and keeps a copy of it in memory,
   // zeroed with `rep stos` for every block: a loop to KB, tested, keeps acc in registers
@@ -453,10 +450,10 @@ class Planar {
                                       dyp_t_.width;
                 for (std::int64_t v = 0; v < vectors; ++v) {
                   Vec<T> d[KB];
-                  for (int b = 0; b < KB; ++b) d[b] = simd::load(drow[b] + v * L);
+                  for (int b = 0; b < KB; ++b) d[b] = vload(drow[b] + v * L);
                   for (int e = 0; e < CB; ++e)
                     for (std::int64_t kx = 0; kx < KW; ++kx) {
-                      const Vec<T> xv = simd::load(xrow[e] + v * L + kx);
+                      const Vec<T> xv = vload(xrow[e] + v * L + kx);
                       for (int b = 0; b < KB; ++b) acc[e][b][kx] += d[b] * xv;
                     }
                 }
@@ -468,7 +465,7 @@ class Planar {
                     // Added as a vector: the lanes are summed once, after every sample (summed
                     // here, per sample, they took a sixth of the pass on simplecnn's 4->8 layer).
                     T* slot = partial + ((((k0 + b) * C + c0 + e) * KH + ky) * KW + kx) * L;
-                    simd::store(slot, simd::load<T>(slot) + acc[e][b][kx]);
+                    vstore(slot, vload<T>(slot) + acc[e][b][kx]);
                   }
             }
           }
@@ -499,4 +496,5 @@ class Planar {
   std::byte* memory_ = nullptr;  // the workspace memory of the current pass
 };
 
+}  // namespace DTNN_DIRECT_WIDTH
 }  // namespace dtnn::direct
