@@ -54,10 +54,11 @@ double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
 TEST_CASE("gemm matches the triple loop on every path") {
   dtnn::initialize_runtime();
   const std::int64_t shapes[][3] = {
-      {37, 4, 9},     {100, 8, 36}, {33, 10, 128}, {9, 4, 2000},   {36, 8, 5000}, {64, 36, 8},
-      {200, 47, 20},  {5, 3, 2},    {17, 1, 1},    {64, 128, 300}, {130, 70, 90}, {64, 48, 64},
-      {300, 17, 257}, {1, 5, 7},    {64, 512, 10}, {13, 100, 3},   {64, 49, 16},  {96, 200, 40},
-      {50, 130, 33},  {64, 64, 64}, {64, 65, 65}};
+      {37, 4, 9},    {100, 8, 36},   {33, 10, 128},   {9, 4, 2000},  {36, 8, 5000},
+      {64, 36, 8},   {200, 47, 20},  {5, 3, 2},       {17, 1, 1},    {64, 128, 300},
+      {130, 70, 90}, {64, 48, 64},   {300, 17, 257},  {1, 5, 7},     {64, 512, 10},
+      {13, 100, 3},  {64, 49, 16},   {96, 200, 40},   {50, 130, 33}, {64, 64, 64},
+      {64, 65, 65},  {64, 200, 700}, {128, 100, 300}, {129, 70, 80}, {64, 100, 1500}};
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
@@ -76,10 +77,10 @@ TEST_CASE("the small GEMM kernels of every instruction-set level match the tripl
   // Each level this CPU runs (core/small_gemm is built for all of them); one it lacks is not
   // handed out. Shapes up to the kernels' width (48 columns), with the row and depth edges.
   dtnn::initialize_runtime();
-  const std::int64_t shapes[][3] = {{37, 4, 9},   {100, 8, 36},   {33, 10, 128}, {9, 4, 2000},
-                                    {64, 36, 8},  {200, 47, 20},  {5, 3, 2},     {17, 1, 1},
-                                    {64, 48, 64}, {300, 17, 257}, {1, 5, 7},     {64, 512, 10},
-                                    {70, 61, 33}};
+  const std::int64_t shapes[][3] = {{37, 4, 9},   {100, 8, 36},   {33, 10, 128},  {9, 4, 2000},
+                                    {64, 36, 8},  {200, 47, 20},  {5, 3, 2},      {17, 1, 1},
+                                    {64, 48, 64}, {300, 17, 257}, {1, 5, 7},      {64, 512, 10},
+                                    {70, 61, 33}, {64, 130, 600}, {64, 100, 1500}};
   const auto& family = dtnn::small_gemm_kernels();
   CHECK(family.built() == dtnn::isa::platform_levels());
   int levels = 0;

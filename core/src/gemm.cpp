@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "dtnn/vector_width.hpp"
 #include "lowp_gemm.hpp"
 #include "small_gemm.hpp"
 
@@ -57,10 +58,24 @@ rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k)
   return rntm;
 }
 
+// Whether the small kernels run on 16-float vectors (the avx512 level on 64-byte vectors).
+bool small_kernels_wide() {
+  static const bool wide =
+      small_gemm_kernels().best_level() == isa::Level::avx512 && avx512_vector_width().bytes == 64;
+  return wide;
+}
+
 // Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
-// kernels; BLIS's micro-kernels (6x16 and up) waste most of their work there.
-bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k) {
+// kernels; BLIS's micro-kernels (6x16 and up) waste most of their work there. So do nt products
+// of few rows (fc's backward-data, dy W^T for a batch) where the small kernels have 16-float
+// vectors (`few_rows`): BLIS packs all of B for them, used by only m rows (1 thread, AMD Zen 5
+// model 2, GFLOPS BLIS / small: 64x4096x512 nt 102 / 149, 64x784x512 116 / 160, 128x4096x512
+// 134 / 166; at 512 rows BLIS is faster, 214 / 193; nn products of few rows gained nothing, nor
+// did AVX2's 8-float kernels: 64x784x512 nt 117 / 100 against BLIS 'zen3').
+bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+               bool few_rows = false) {
   if (trans_a && !trans_b) return n <= detail::kSmallWidth && m <= 1024;  // k: any length
+  if (few_rows && trans_b && !trans_a && m <= kSmallGemmRows) return true;
   if (n > detail::kSmallWidth) return k <= detail::kShallowDepth;
   return k <= 1024 && m >= 16;
 }
@@ -70,7 +85,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
           std::int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (use_small(trans_a, trans_b, m, n, k))
+  if (use_small(trans_a, trans_b, m, n, k, small_kernels_wide()))
     return small_gemm_kernels().best().f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
   rntm_t rntm = runtime_for(trans_a, m, n, k);

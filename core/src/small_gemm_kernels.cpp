@@ -102,6 +102,13 @@ template <class T, int B, int NV, int R>
   }
 }
 
+// A deep product whose P is over kCachedPanel takes P's rows kDepthBlock at a time: a slice of
+// 256 rows of up to 64 floats (64 KiB) stays in cache while every block of rows of A passes over
+// it (64x512x4096 nn, 1 thread, AMD Zen 5 model 2: 105 GFLOPS in one pass, 150-163 in slices); a
+// P that fits the cache whole goes in one pass (64x10x512: 98 GFLOPS, 90 in slices).
+inline constexpr std::int64_t kDepthBlock = 256;
+inline constexpr std::int64_t kCachedPanel = 256 << 10;
+
 // C[m, n] = alpha * op(A)[m, k] * P[k, W] + beta * C; op(A)(i, kk) = a[i * lda + kk * acs], row kk
 // of P at p + kk * ldp.
 template <class T, int B, int NV>
@@ -109,6 +116,15 @@ void run_nn(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
             std::int64_t acs, const T* p, std::int64_t ldp, T beta, T* c, std::int64_t ldc) {
   constexpr int R = rows_for(NV);
   const std::int64_t blocks = m / R;
+  constexpr std::int64_t kPanelBytes = NV * kLanes<T, B> * static_cast<std::int64_t>(sizeof(T));
+  if (k > kDepthBlock && k * kPanelBytes > kCachedPanel) {  // deep: P in slices that stay in cache
+    for (std::int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+      const std::int64_t kn = min(kDepthBlock, k - k0);
+      run_nn<T, B, NV>(m, n, kn, alpha, a + k0 * acs, lda, acs, p + k0 * ldp, ldp,
+                       k0 == 0 ? beta : T(1), c, ldc);
+    }
+    return;
+  }
 #pragma omp parallel for schedule(static) if (blocks * k * NV > 16384 && !omp_in_parallel())
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
     Vec<T, B> acc[R][NV] = {};

@@ -20,11 +20,14 @@ DTNN_CORE_EXPORT void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int6
                            std::int64_t ldc);
 
 // The register-blocked kernels gemm runs for skinny products (an output at most kSmallGemmWidth
-// columns wide, or a reduction at most kSmallGemmDepth deep), one variant per instruction-set
+// columns wide, or a reduction at most kSmallGemmDepth deep, or, on 16-float vectors, a float nt
+// product at most kSmallGemmRows rows long: a batch through fc's backward-data), one variant per
+// instruction-set
 // level: gemm takes the best this process runs; a test can run each
 // (small_gemm_kernels().at(level)). Same arguments as gemm.
 inline constexpr std::int64_t kSmallGemmWidth = 48;
 inline constexpr std::int64_t kSmallGemmDepth = 64;
+inline constexpr std::int64_t kSmallGemmRows = 128;
 struct SmallGemmKernels {
   void (*f32)(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
               float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,

@@ -136,7 +136,7 @@ class Direct final : public ConvAlgorithm {
   std::string engine_;          // the engine parameter
   bool blocked_engine_ = true;  // this layer's engine: channel_blocked, else planar
   ChannelBlocked blocked_;
-  bool turned_ = false;                // backward-data as a forward convolution (see the top)
+  bool turned_ = false;        // backward-data as a forward convolution (see the top)
   ChannelBlocked transposed_;  // that forward's engine
   std::size_t turned_at_ = 0, workspace_bytes_ = 0;
   std::unique_ptr<Planar> planar_;
