@@ -32,6 +32,16 @@ inline constexpr int kVectorBytes = 32;
 inline constexpr int kVectorBytes = 16;
 #endif
 
+// The widest vector of the instruction set this is compiled for (64 bytes with AVX-512), for
+// streaming kernels that take every lane the level has whatever kVectorBytes says.
+#if defined(__AVX512F__)
+inline constexpr int kWidestBytes = 64;
+#elif defined(__AVX__)
+inline constexpr int kWidestBytes = 32;
+#else
+inline constexpr int kWidestBytes = 16;
+#endif
+
 template <class T, int Bytes = kVectorBytes>
 using Vec = typename VectorOf<T, Bytes>::type;
 template <class T, int Bytes = kVectorBytes>

@@ -22,13 +22,7 @@
 namespace dtnn::winograd {
 
 // The widest simd vector of the instruction set this is compiled for.
-#if defined(__AVX512F__)
-inline constexpr int kTransformBytes = 64;
-#elif defined(__AVX__)
-inline constexpr int kTransformBytes = 32;
-#else
-inline constexpr int kTransformBytes = 16;
-#endif
+inline constexpr int kTransformBytes = simd::kWidestBytes;
 
 template <int M, int R>
 struct Matrices;

@@ -35,13 +35,7 @@ inline T kept(T u, T keep) {
 }
 
 // The widest vector of the instruction set this is compiled for (the plugin is built per level).
-#if defined(__AVX512F__)
-inline constexpr int kPatternBytes = 64;
-#elif defined(__AVX__)
-inline constexpr int kPatternBytes = 32;
-#else
-inline constexpr int kPatternBytes = 16;
-#endif
+inline constexpr int kPatternBytes = simd::kWidestBytes;
 
 // (Written with explicit vectors: GCC left the P-wide arrays of the plain loops mostly scalar.)
 template <class T>
