@@ -8,6 +8,7 @@
 #include "dtnn/gemm.hpp"
 #include "dtnn/rng.hpp"
 #include "dtnn/runtime.hpp"
+#include "dtnn/vector_width.hpp"
 
 namespace {
 
@@ -90,6 +91,11 @@ TEST_CASE("the small GEMM kernels of every instruction-set level match the tripl
     CHECK((kernels != nullptr) == (level <= dtnn::isa::ceiling()));
     if (!kernels) continue;
     ++levels;
+    // The width each level's table says it runs on: avx512's as vector_width.hpp decided.
+    const int bytes = level == dtnn::isa::Level::avx512 ? dtnn::avx512_vector_width().bytes
+                      : level == dtnn::isa::Level::avx2 ? 32
+                                                        : 16;
+    CHECK(kernels->vector_bytes == bytes);
     for (auto& s : shapes)
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {

@@ -390,9 +390,7 @@ void print_gemm_by_level(const dtnn::RuntimeInfo& rt) {
   std::printf(
       "float32 GEMM by ISA level: %s; narrow or shallow products (at most %lld outputs wide, or "
       "%lld deep), and on 16-float vectors A B^T of at most %lld rows: dtnn's small-GEMM kernels "
-      "at "
-      "the level chosen "
-      "above\n",
+      "at the level chosen above\n",
       levels.c_str(), static_cast<long long>(dtnn::kSmallGemmWidth),
       static_cast<long long>(dtnn::kSmallGemmDepth), static_cast<long long>(dtnn::kSmallGemmRows));
   const dtnn::VectorWidth& w = dtnn::avx512_vector_width();

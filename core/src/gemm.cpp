@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 
-#include "dtnn/vector_width.hpp"
 #include "lowp_gemm.hpp"
 #include "small_gemm.hpp"
 
@@ -58,13 +57,6 @@ rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k)
   return rntm;
 }
 
-// Whether the small kernels run on 16-float vectors (the avx512 level on 64-byte vectors).
-bool small_kernels_wide() {
-  static const bool wide =
-      small_gemm_kernels().best_level() == isa::Level::avx512 && avx512_vector_width().bytes == 64;
-  return wide;
-}
-
 // Narrow outputs with a short reduction (or the tn reduction over many rows) go to the small
 // kernels; BLIS's micro-kernels (6x16 and up) waste most of their work there. So do nt products
 // of few rows (fc's backward-data, dy W^T for a batch) where the small kernels have 16-float
@@ -85,9 +77,9 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
           std::int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (use_small(trans_a, trans_b, m, n, k, small_kernels_wide()))
-    return small_gemm_kernels().best().f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
-                                           c, ldc);
+  const SmallGemmKernels& small = small_gemm_kernels().best();
+  if (use_small(trans_a, trans_b, m, n, k, small.vector_bytes == 64))  // 16-float vectors
+    return small.f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   rntm_t rntm = runtime_for(trans_a, m, n, k);
   bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, const_cast<float*>(a),

@@ -319,9 +319,9 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
 const SmallGemmKernels& small_gemm_kernels() {
   constexpr int kNarrow = simd::kVectorBytes;
   static constexpr SmallGemmKernels kernels{&small_gemm<float, kNarrow>,
-                                            &small_gemm<double, kNarrow>};
+                                            &small_gemm<double, kNarrow>, kNarrow};
 #if defined(__AVX512F__)
-  static constexpr SmallGemmKernels wide{&small_gemm<float, 64>, &small_gemm<double, 64>};
+  static constexpr SmallGemmKernels wide{&small_gemm<float, 64>, &small_gemm<double, 64>, 64};
   if (avx512_vector_width().bytes == 64) return wide;
 #endif
   return kernels;
