@@ -30,6 +30,7 @@
 #include "dtnn/step_energy.hpp"
 #include "dtnn/testing/loopback.hpp"
 #include "dtnn/testing/plugin_conformance.hpp"
+#include "dtnn/vector_width.hpp"
 #include "test_support.hpp"
 #include "wire_testing.hpp"
 
@@ -660,6 +661,26 @@ TEST_CASE("best_of: every rank takes the choice the ranks' medians make together
   }
   CAPTURE(algo->report());
   CHECK(algo->name() == "best_of(test_medium)");
+}
+
+TEST_CASE("every rank of an experiment takes rank 0's AVX-512 vector width") {
+  // Each rank timing the width alone measured ratios from 0.32 to 3.0 on shared cores, and ranks
+  // with kernels of different widths round their sums apart. Here the ranks start out differing
+  // (rank 0 at 32 bytes, the others at 64); opening the experiment must leave all at rank 0's.
+  auto comm = world();
+  const VectorWidth before = avx512_vector_width();
+  VectorWidth mine;
+  mine.bytes = comm->rank() == 0 ? 32 : 64;
+  mine.decided_by = "this test";
+  set_avx512_vector_width(mine);
+  json config = conv_experiment();
+  config["training"]["epochs"] = 1;
+  { Experiment e(make_experiment(config, {}, "test"), test::plugins()); }
+  double bytes = avx512_vector_width().bytes;
+  std::vector<double> all(static_cast<std::size_t>(comm->size()));
+  comm->allgather(&bytes, all.data(), 1, DType::float64, "vector widths");
+  set_avx512_vector_width(before);
+  for (double b : all) CHECK(b == 32);
 }
 
 TEST_CASE("energy: ranks on one host read one node's counters, counted once") {

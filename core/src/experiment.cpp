@@ -42,6 +42,7 @@
 #include "dtnn/simulated_network.hpp"
 #include "dtnn/tensorboard.hpp"
 #include "dtnn/trace_files.hpp"
+#include "dtnn/vector_width.hpp"
 
 namespace dtnn {
 
@@ -380,7 +381,8 @@ void Experiment::open_device_and_ranks(const Registry& registry, Device device) 
   comm_->set_timeout(j["parallel"]["timeout_s"].get<double>());
   set_log_rank(comm_->rank(), comm_->size());
   check_ranks_agree(*comm_, experiment_facts(j), where);
-  if (codec_) codec_->join(*comm_);  // the ranks agree on the same codec above
+  agree_avx512_vector_width(*comm_);  // before the model's plugins choose their kernels
+  if (codec_) codec_->join(*comm_);   // the ranks agree on the same codec above
   if (j["parallel"]["mode"] == "sequential" && comm_->size() > 1)
     throw Error(where + ": parallel.mode is \"sequential\" but " + std::to_string(comm_->size()) +
                 " processes were started: use \"data\" or \"auto\" (--parallel data), or run "

@@ -1,11 +1,17 @@
 #include "dtnn/vector_width.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <string_view>
+#include <vector>
 
+#include "dtnn/communicator.hpp"
 #include "dtnn/error.hpp"
 #include "dtnn/isa.hpp"
 #include "dtnn/peak.hpp"
@@ -61,11 +67,56 @@ VectorWidth decide() {
   return w;
 }
 
+// The width in use, read on every small product: an atomic pointer, so that reading it costs a
+// load. Every width set stays alive, since a caller may still hold a reference to an earlier one.
+struct Current {
+  std::mutex changing;
+  std::vector<std::unique_ptr<const VectorWidth>> kept;
+  std::atomic<const VectorWidth*> width{nullptr};
+
+  const VectorWidth& use(VectorWidth w) {  // `changing` held
+    kept.push_back(std::make_unique<const VectorWidth>(std::move(w)));
+    width.store(kept.back().get(), std::memory_order_release);
+    return *kept.back();
+  }
+};
+
+Current& current() {
+  static Current c;
+  return c;
+}
+
 }  // namespace
 
 const VectorWidth& avx512_vector_width() {
-  static const VectorWidth width = decide();
-  return width;
+  Current& c = current();
+  if (const VectorWidth* w = c.width.load(std::memory_order_acquire)) return *w;
+  const std::lock_guard lock(c.changing);
+  if (const VectorWidth* w = c.width.load(std::memory_order_acquire)) return *w;
+  return c.use(decide());
+}
+
+void set_avx512_vector_width(const VectorWidth& width) {
+  if (width.bytes != 32 && width.bytes != 64)
+    throw Error("AVX-512 vector width of " + std::to_string(width.bytes) +
+                " bytes: expected 32 or 64");
+  Current& c = current();
+  const std::lock_guard lock(c.changing);
+  c.use(width);
+}
+
+void agree_avx512_vector_width(Communicator& comm) {
+  if (comm.size() < 2) return;
+  double bytes = comm.rank() == 0 ? avx512_vector_width().bytes : 0;
+  comm.broadcast(&bytes, 1, DType::float64, 0, "AVX-512 vector width");
+  if (comm.rank() == 0) return;
+  if (bytes != 32 && bytes != 64)
+    throw Error("rank 0 sent an AVX-512 vector width of " + std::to_string(std::lround(bytes)) +
+                " bytes: expected 32 or 64");
+  VectorWidth w;
+  w.bytes = static_cast<int>(bytes);
+  w.decided_by = "rank 0's, which every rank of the run takes";
+  set_avx512_vector_width(w);
 }
 
 }  // namespace dtnn

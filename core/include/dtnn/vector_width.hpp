@@ -12,6 +12,8 @@
 
 namespace dtnn {
 
+class Communicator;
+
 struct VectorWidth {
   int bytes = 32;          // the vectors AVX-512 kernels use: 64 or 32
   double wide_rate = 0;    // 64-byte multiply-adds a second over 32-byte ones (0: not measured)
@@ -23,5 +25,15 @@ struct VectorWidth {
 // multiply-adds run at least kWideFrom as many a second as 32-byte ones, else 32.
 inline constexpr double kWideFrom = 0.75;
 DTNN_CORE_EXPORT const VectorWidth& avx512_vector_width();
+
+// Replaces the width this process uses. Call it before any kernel is chosen (a plugin reads the
+// width when it is created, the small GEMM kernels on every product).
+DTNN_CORE_EXPORT void set_avx512_vector_width(const VectorWidth& width);
+
+// Every rank of a data-parallel run takes rank 0's width: kernels of different widths round a
+// rank's local sums apart, so replicas would drift in their last bits. The others do not measure
+// (a measurement taken while the ranks share the cores can come out anything). One broadcast;
+// every rank calls it, before the model is built.
+DTNN_CORE_EXPORT void agree_avx512_vector_width(Communicator& comm);
 
 }  // namespace dtnn
