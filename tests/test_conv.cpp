@@ -235,16 +235,17 @@ TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches
   // The sweep's layers fit one block; these have 2 x 11 x 10 F(4x4) tiles (stride-1 output 41 x
   // 38, so the last row and column of tiles are partial), which the blocks of 64 shared tiles and
   // of 16 or 48 tiles per thread split. Shared blocks also with backward-filter's blocks larger
-  // than the other passes' (all 220 tiles at once) and smaller.
+  // than the other passes' (all 220 tiles at once) and smaller; thread blocks with backward-
+  // filter's as auto sizes them (all tiles, one block per thread), smaller and larger.
   ConvGeometry g;
   g.n = 2, g.h = 41, g.w = 38, g.c = 16, g.k = 24, g.kh = g.kw = 3, g.pad_h = g.pad_w = 1;
   struct Blocks {
-    std::int64_t thread_block, block_bytes, filter_block_bytes;
+    std::int64_t thread_block, block_bytes, filter_block_bytes, filter_thread_block;
   };
   const std::int64_t all = std::int64_t{1} << 30;
   int compared = 0;
-  for (const Blocks& b :
-       {Blocks{0, 1, 1}, Blocks{0, 1, all}, Blocks{0, all, 1}, Blocks{16, 1, 1}, Blocks{48, 1, 1}})
+  for (const Blocks& b : {Blocks{0, 1, 1, -1}, Blocks{0, 1, all, -1}, Blocks{0, all, 1, -1},
+                          Blocks{16, 1, 1, -1}, Blocks{48, 1, 1, 5}, Blocks{16, 1, 1, 100}})
     for (DType dtype : {DType::float32, DType::float64})
       for (Layout layout : {Layout::nhwc, Layout::nchw}) {
         g.dtype = dtype, g.layout = layout;
@@ -253,9 +254,10 @@ TEST_CASE("winograd over several blocks of tiles, shared and per thread, matches
                                     {"block_bytes", b.block_bytes},
                                     {"filter_block_bytes", b.filter_block_bytes},
                                     {"thread_block", b.thread_block},
+                                    {"filter_thread_block", b.filter_thread_block},
                                     {"backward_filter", "winograd"}});
       }
-  CHECK(compared == 5 * 2 * 2 * 3);
+  CHECK(compared == 6 * 2 * 2 * 3);
 }
 
 TEST_CASE("direct's two engines, each forced on NHWC layers, match reference") {

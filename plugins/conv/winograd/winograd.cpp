@@ -38,6 +38,7 @@ class Winograd final : public ConvAlgorithm {
         block_bytes_(p.get_int("block_bytes")),
         filter_block_bytes_(p.get_int("filter_block_bytes")),
         wanted_thread_block_(p.get_int("thread_block")),
+        wanted_filter_thread_block_(p.get_int("filter_thread_block")),
         filter_choice_(p.get_string("backward_filter")),
         registry_(registry),
         kernels_(&winograd::kernel_set()) {
@@ -53,6 +54,10 @@ class Winograd final : public ConvAlgorithm {
       throw Error("conv 'winograd': parameter 'thread_block' is " +
                   std::to_string(wanted_thread_block_) +
                   "; expected -1 (auto), 0 (blocks shared by the threads) or tiles per block");
+    if (wanted_filter_thread_block_ < -1 || wanted_filter_thread_block_ == 0)
+      throw Error("conv 'winograd': parameter 'filter_thread_block' is " +
+                  std::to_string(wanted_filter_thread_block_) +
+                  "; expected -1 (auto) or tiles per block");
     if (filter_choice_ != "auto" && filter_choice_ != "winograd" &&
         (!registry_ || !registry_->find("conv", filter_choice_) || filter_choice_ == "best_of"))
       throw Error("conv 'winograd': parameter 'backward_filter' is \"" + filter_choice_ +
@@ -120,9 +125,12 @@ class Winograd final : public ConvAlgorithm {
     // blocks of at most kThreadBlockBytes (V and M) and at least two per thread, where that is at
     // least kMinThreadBlock tiles (layers of up to 64 channels); shared blocks elsewhere, where one
     // point's GEMM is large enough to split.
-    // Backward-filter has its own bound (filter_block_bytes), smaller: there the block's tiles are
-    // the products' depth, summed into one accumulator, where forward's and backward-data's
-    // products are as deep as the channels and run faster with more rows (docs/benchmarks.md).
+    // Backward-filter has its own bounds: its products are as deep as the block's tiles, summed
+    // into one accumulator of a*a*C*K values. Shared blocks take filter_block_bytes, smaller than
+    // block_bytes (each point's product is split among the threads, and shorter ones ran faster).
+    // Thread blocks take up to kFilterThreadBlockBytes, as many blocks for each thread (they go
+    // round-robin): each block reads and writes the thread's whole accumulator, which on
+    // 64-channel layers is half as large as a 2 MiB block (docs/benchmarks.md).
     auto shared_block = [&](std::int64_t bytes) {
       return std::min(std::max(bytes / (2 * widest * size), kMinSharedBlock), tiles);
     };
@@ -136,10 +144,24 @@ class Winograd final : public ConvAlgorithm {
       if (thread_block_ < kMinThreadBlock) thread_block_ = 0;
     }
     thread_block_ = std::min(thread_block_, tiles);
+    filter_thread_block_ = 0;
+    if (thread_block_ > 0) {
+      filter_thread_block_ = wanted_filter_thread_block_;
+      if (filter_thread_block_ < 0) {  // as many blocks for each thread, within the bound
+        const std::int64_t filter_tiles = g.n * tiles_of(g.ho()) * tiles_of(g.wo());
+        const std::int64_t bound =
+            std::max<std::int64_t>(1, kFilterThreadBlockBytes / (a * a * (g.c + g.k) * size));
+        std::int64_t blocks = (filter_tiles + bound - 1) / bound;
+        blocks = (blocks + threads_ - 1) / threads_ * threads_;
+        filter_thread_block_ = (filter_tiles + blocks - 1) / blocks;
+      }
+      filter_thread_block_ = std::min(filter_thread_block_, tiles);
+    }
     const std::int64_t domain_block =
         a * a *
-        std::max(Block{0, 0, std::max(block_, filter_block_)}.stride(widest),
-                 threads_ * Block{0, 0, thread_block_}.stride(widest));
+        std::max(
+            Block{0, 0, std::max(block_, filter_block_)}.stride(widest),
+            threads_ * Block{0, 0, std::max(thread_block_, filter_thread_block_)}.stride(widest));
     WorkspaceSlices slices;
     filter_at_ = slices.add<std::byte>(a * a * g.c * g.k * size);
     v_at_ = slices.add<std::byte>(domain_block * size);
@@ -288,7 +310,7 @@ class Winograd final : public ConvAlgorithm {
     const std::int64_t c = x.c, k = dy.c, points = a * a * c * k;
     const TileGrid grid(M, x.n, dy.h, dy.w);
     const bool alone = thread_block_ > 0;
-    const std::int64_t capacity = alone ? thread_block_ : filter_block_;
+    const std::int64_t capacity = alone ? filter_thread_block_ : filter_block_;
     const std::int64_t blocks = (grid.count + capacity - 1) / capacity;
     T* acc = part<T>(filter_at_);
     auto products = [&](const Block& b, const T* v, const T* z, T* into, bool first) {
@@ -346,14 +368,17 @@ class Winograd final : public ConvAlgorithm {
   static constexpr std::int64_t kMinSharedBlock = 64;         // tiles
   static constexpr std::int64_t kThreadBlockBytes = 2 << 20;  // one thread's block, V and M
   static constexpr std::int64_t kMinThreadBlock = 64;         // tiles: fewer make GEMMs too short
-  std::int64_t wanted_tile_, block_bytes_, filter_block_bytes_, wanted_thread_block_;
+  static constexpr std::int64_t kFilterThreadBlockBytes = 4 << 20;  // the same in backward-filter
+  std::int64_t wanted_tile_, block_bytes_, filter_block_bytes_, wanted_thread_block_,
+      wanted_filter_thread_block_;
   std::int64_t tile_ = 4;  // M, the output tile's side
   std::int64_t r_ = 3;     // R, the filter's side
   ConvGeometry g_;
   std::int64_t block_ = 0;         // tiles per block shared by the threads
   std::int64_t filter_block_ = 0;  // the same in backward-filter
   std::int64_t thread_block_ = 0;  // tiles per block of one thread alone; 0: blocks are shared
-  int threads_ = 1;                // the threads of a pass (each with its own blocks)
+  std::int64_t filter_thread_block_ = 0;  // the same in backward-filter
+  int threads_ = 1;                       // the threads of a pass (each with its own blocks)
   // Slices of the workspace: the filter in the Winograd domain [t][c][k] (backward-filter: the
   // gradient accumulated there), one block of input tiles V and of products M.
   template <class T>
@@ -382,9 +407,10 @@ DTNN_EXPORT_PLUGIN(
             "F(2x2,5x5) for 3x3, 2x2 and 5x5 stride-1 layers, all passes",
         .parameters =
             R"({"tile": 0, "block_bytes": 524288, "filter_block_bytes": 131072, "thread_block": -1,
-               "backward_filter": "auto"})",
+               "filter_thread_block": -1, "backward_filter": "auto"})",
         .traits = R"({"conformance": [
         {"params": {}},
         {"params": {"tile": 2, "thread_block": 0, "backward_filter": "winograd"}},
-        {"params": {"tile": 4, "thread_block": 8, "backward_filter": "winograd"}}]})",
+        {"params": {"tile": 4, "thread_block": 8, "filter_thread_block": 13,
+                    "backward_filter": "winograd"}}]})",
         .factory = create)
