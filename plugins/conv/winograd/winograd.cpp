@@ -147,14 +147,10 @@ class Winograd final : public ConvAlgorithm {
     filter_thread_block_ = 0;
     if (thread_block_ > 0) {
       filter_thread_block_ = wanted_filter_thread_block_;
-      if (filter_thread_block_ < 0) {  // as many blocks for each thread, within the bound
-        const std::int64_t filter_tiles = g.n * tiles_of(g.ho()) * tiles_of(g.wo());
-        const std::int64_t bound =
-            std::max<std::int64_t>(1, kFilterThreadBlockBytes / (a * a * (g.c + g.k) * size));
-        std::int64_t blocks = (filter_tiles + bound - 1) / bound;
-        blocks = (blocks + threads_ - 1) / threads_ * threads_;
-        filter_thread_block_ = (filter_tiles + blocks - 1) / blocks;
-      }
+      if (filter_thread_block_ < 0)
+        filter_thread_block_ = equal_blocks(
+            g.n * tiles_of(g.ho()) * tiles_of(g.wo()),
+            std::max<std::int64_t>(1, kFilterThreadBlockBytes / (a * a * (g.c + g.k) * size)));
       filter_thread_block_ = std::min(filter_thread_block_, tiles);
     }
     const std::int64_t domain_block =
@@ -210,6 +206,12 @@ class Winograd final : public ConvAlgorithm {
 
  private:
   std::int64_t tiles_of(std::int64_t extent) const { return (extent + tile_ - 1) / tile_; }
+  // Tiles per block for `tiles` in blocks of at most `bound`, as many blocks for each thread.
+  std::int64_t equal_blocks(std::int64_t tiles, std::int64_t bound) const {
+    std::int64_t blocks = (tiles + bound - 1) / bound;
+    blocks = (blocks + threads_ - 1) / threads_ * threads_;
+    return (tiles + blocks - 1) / blocks;
+  }
 
   // Runs f.template operator()<T, M, R>() for the dtype, tile size and filter size.
   template <class F>
