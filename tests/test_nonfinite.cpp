@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "dtnn/experiment.hpp"
 #include "dtnn/model.hpp"
@@ -57,6 +58,47 @@ TEST_CASE("all_finite finds a NaN or an infinity at any position, float32 and fl
           CHECK_FALSE(all_finite(t));
         }
       }
+}
+
+TEST_CASE("every level's finite check finds one NaN or infinity anywhere, and passes extremes") {
+  // The kernels sum x - x over four vector streams and a scalar tail: a bad value in any lane of
+  // any stream, or in the tail, must show; the largest, smallest and subnormal values must not.
+  int levels = 0;
+  for (isa::Level level : finite_kernels().built()) {
+    const FiniteKernels* k = finite_kernels().at(level);
+    if (!k) continue;  // this CPU does not run it
+    ++levels;
+    CAPTURE(isa::name(level));
+    auto check = [&](auto z) {
+      using T = decltype(z);
+      using limits = std::numeric_limits<T>;
+      auto run = [&](const std::vector<T>& v) {
+        if constexpr (sizeof(T) == 4)
+          return k->f32(v.data(), static_cast<std::int64_t>(v.size()));
+        else
+          return k->f64(v.data(), static_cast<std::int64_t>(v.size()));
+      };
+      for (std::int64_t n : {0, 1, 5, 63, 64, 65, 130, 257}) {
+        std::vector<T> v(static_cast<std::size_t>(n));
+        const T extremes[] = {limits::max(), -limits::max(), limits::denorm_min(),
+                              T(-0.0),       limits::min(),  T(1)};
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = extremes[i % 6];
+        CAPTURE(n);
+        CHECK(run(v));
+        for (T bad : {limits::quiet_NaN(), limits::infinity(), -limits::infinity()})
+          for (std::size_t at = 0; at < v.size(); ++at) {
+            const T kept = v[at];
+            v[at] = bad;
+            CAPTURE(at);
+            CHECK_FALSE(run(v));
+            v[at] = kept;
+          }
+      }
+    };
+    check(float{});
+    check(double{});
+  }
+  CHECK(levels >= 1);
 }
 
 TEST_CASE("on_nonfinite stop: training ends at the first bad batch, naming where it went bad") {

@@ -1,12 +1,11 @@
 #include "dtnn/nonfinite.hpp"
 
 #include <cmath>
-#include <cstring>
-#include <type_traits>
 
 #include "dtnn/error.hpp"
 #include "dtnn/loss.hpp"
 #include "dtnn/model.hpp"
+#include "finite_kernels.hpp"
 
 namespace dtnn {
 
@@ -19,32 +18,27 @@ NonFinitePolicy parse_nonfinite_policy(std::string_view s) {
 }
 
 namespace {
-
-// A value is NaN or infinite when its exponent bits are all ones. Tested on the bits, the loop is
-// an OR of integer compares, which vectorises (a floating-point sum would not: its order is fixed).
-template <class T, class Bits>
-bool finite_span(const T* p, std::int64_t n) {
-  static_assert(sizeof(T) == sizeof(Bits));
-  constexpr Bits kExponent = sizeof(T) == 4 ? Bits(0x7f800000u) : Bits(0x7ff0000000000000ull);
-  Bits bad = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    Bits b;
-    std::memcpy(&b, p + i, sizeof b);
-    bad |= static_cast<Bits>((b & kExponent) == kExponent);
-  }
-  return bad == 0;
-}
-
+const isa::Family<FiniteKernels> kFinite("core/finite",
+                                         {
+                                             {isa::Level::portable,
+                                              &detail::portable::finite_kernels},
+#ifdef DTNN_HAVE_ISA_avx2
+                                             {isa::Level::avx2, &detail::avx2::finite_kernels},
+#endif
+#ifdef DTNN_HAVE_ISA_avx512
+                                             {isa::Level::avx512, &detail::avx512::finite_kernels},
+#endif
+                                         });
 }  // namespace
+
+const isa::Family<FiniteKernels>& finite_kernels() { return kFinite; }
 
 bool all_finite(const Tensor& t) {
   if (!t.defined() || t.numel() == 0) return true;
   const Tensor host = t.to(Device::cpu);
-  return dispatch_dtype(host.dtype(), [&](auto z) {
-    using T = decltype(z);
-    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-    return finite_span<T, Bits>(host.data<T>(), host.numel());
-  });
+  const FiniteKernels& k = kFinite.best();
+  if (host.dtype() == DType::float32) return k.f32(host.data<float>(), host.numel());
+  return k.f64(host.data<double>(), host.numel());
 }
 
 std::string locate_nonfinite(Model& model, Loss& loss, const Tensor& x, const Tensor& y) {

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "dtnn/core_export.hpp"
+#include "dtnn/isa.hpp"
 #include "dtnn/tensor.hpp"
 
 namespace dtnn {
@@ -19,6 +20,15 @@ DTNN_CORE_EXPORT NonFinitePolicy parse_nonfinite_policy(std::string_view s);  //
 
 // True when every element is finite. A tensor on a device is copied to the host first.
 DTNN_CORE_EXPORT bool all_finite(const Tensor& t);
+
+// The check all_finite runs, one variant per instruction-set level (finite_kernels.cpp): every
+// level gives the same answer, on the widest vectors it has. A test can run each
+// (finite_kernels().at(level)).
+struct FiniteKernels {
+  bool (*f32)(const float* p, std::int64_t count);
+  bool (*f64)(const double* p, std::int64_t count);
+};
+DTNN_CORE_EXPORT const isa::Family<FiniteKernels>& finite_kernels();
 
 // Where a batch first goes non-finite, found by running it again with every layer's output and
 // every parameter's gradient checked: "layer 3 (conv2d) output", "the loss",
