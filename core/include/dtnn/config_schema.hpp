@@ -44,7 +44,7 @@ struct Key {
   const char* default_value;  // JSON text; nullptr: the trainer field's default
   Rule rule;
   const char* meaning;  // docs/config.md's text (Markdown)
-  TrainerField trainer;
+  TrainerField trainer = {};  // none: the key sets no TrainerOptions field
 };
 
 DTNN_CORE_EXPORT std::span<const Key> keys();
