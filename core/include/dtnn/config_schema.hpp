@@ -43,7 +43,7 @@ struct Key {
   const char* path;           // "training.batch_size"
   const char* default_value;  // JSON text; nullptr: the trainer field's default
   Rule rule;
-  const char* meaning;  // docs/config.md's text (Markdown)
+  const char* meaning;        // docs/config.md's text (Markdown)
   TrainerField trainer = {};  // none: the key sets no TrainerOptions field
 };
 
