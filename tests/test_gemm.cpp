@@ -95,7 +95,7 @@ TEST_CASE("the small GEMM kernels of every instruction-set level match the tripl
     const int bytes = level == dtnn::isa::Level::avx512 ? dtnn::avx512_vector_width().bytes
                       : level == dtnn::isa::Level::avx2 ? 32
                                                         : 16;
-    CHECK(kernels->vector_bytes == bytes);
+    CHECK(kernels->vector_bytes() == bytes);
     for (auto& s : shapes)
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {

@@ -78,7 +78,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
           std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   const SmallGemmKernels& small = small_gemm_kernels().best();
-  if (use_small(trans_a, trans_b, m, n, k, small.vector_bytes == 64))  // 16-float vectors
+  if (use_small(trans_a, trans_b, m, n, k, small.vector_bytes() == 64))  // 16-float vectors
     return small.f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   rntm_t rntm = runtime_for(trans_a, m, n, k);
   bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,

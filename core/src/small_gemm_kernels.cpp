@@ -314,15 +314,34 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
   }
 }
 
+constexpr int kNarrow = simd::kVectorBytes;
+
+#if defined(__AVX512F__)
+// The avx512 level follows avx512_vector_width() on every product, not once: Family::best() keeps
+// the first table this level gives, and the width may change after that until a model is built
+// (every rank takes rank 0's: agree_avx512_vector_width).
+template <class T>
+void small_gemm_at_width(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                         T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+                         T beta, T* c, std::int64_t ldc) {
+  if (avx512_vector_width().bytes == 64)
+    return small_gemm<T, 64>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  small_gemm<T, kNarrow>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+int vector_bytes() { return avx512_vector_width().bytes; }
+#else
+int vector_bytes() { return kNarrow; }
+#endif
+
 }  // namespace
 
 const SmallGemmKernels& small_gemm_kernels() {
-  constexpr int kNarrow = simd::kVectorBytes;
-  static constexpr SmallGemmKernels kernels{&small_gemm<float, kNarrow>,
-                                            &small_gemm<double, kNarrow>, kNarrow};
 #if defined(__AVX512F__)
-  static constexpr SmallGemmKernels wide{&small_gemm<float, 64>, &small_gemm<double, 64>, 64};
-  if (avx512_vector_width().bytes == 64) return wide;
+  static constexpr SmallGemmKernels kernels{&small_gemm_at_width<float>,
+                                            &small_gemm_at_width<double>, &vector_bytes};
+#else
+  static constexpr SmallGemmKernels kernels{&small_gemm<float, kNarrow>,
+                                            &small_gemm<double, kNarrow>, &vector_bytes};
 #endif
   return kernels;
 }

@@ -23,8 +23,8 @@ DTNN_CORE_EXPORT void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int6
 // columns wide, or a reduction at most kSmallGemmDepth deep, or, on 16-float vectors, a float nt
 // product at most kSmallGemmRows rows long: a batch through fc's backward-data), one variant per
 // instruction-set level: gemm takes the best this process runs; a test can run each
-// (small_gemm_kernels().at(level)). Same arguments as gemm; vector_bytes, the width the level's
-// table runs on.
+// (small_gemm_kernels().at(level)). Same arguments as gemm; vector_bytes(), the width the level's
+// table runs on now (at the avx512 level, avx512_vector_width()'s on each product).
 inline constexpr std::int64_t kSmallGemmWidth = 48;
 inline constexpr std::int64_t kSmallGemmDepth = 64;
 inline constexpr std::int64_t kSmallGemmRows = 128;
@@ -35,7 +35,7 @@ struct SmallGemmKernels {
   void (*f64)(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
               double alpha, const double* a, std::int64_t lda, const double* b, std::int64_t ldb,
               double beta, double* c, std::int64_t ldc);
-  int vector_bytes;
+  int (*vector_bytes)();
 };
 DTNN_CORE_EXPORT const isa::Family<SmallGemmKernels>& small_gemm_kernels();
 
