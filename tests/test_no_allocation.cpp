@@ -1,8 +1,8 @@
 // The steady-state training step allocates no memory. This binary replaces malloc and its kin
 // (operator new calls malloc) with counting versions, warms the step up, then counts the heap
 // allocations of 20 more steps, full and partial batches, in both layouts: simplecnn with each
-// GEMM-based and direct convolution algorithm, and ResNet-20 (batchnorm, add blocks) with i2c;
-// with data augmentation on.
+// GEMM-based and direct convolution algorithm, and ResNet-20 (batchnorm, add blocks) with i2c, its
+// activations saved in float32 and in bf16; with data augmentation on.
 #include <malloc.h>
 
 #include <atomic>
@@ -68,11 +68,13 @@ int main() {
     const char* model;
     std::vector<int> input;
     const char* algorithm;
+    const char* saved_activations = "fp32";
   };
   const std::vector<Case> cases = {{"simplecnn", {28, 28, 1}, "i2c"},
                                    {"simplecnn", {28, 28, 1}, "implicit_gemm"},
                                    {"simplecnn", {28, 28, 1}, "direct"},
-                                   {"resnet20_cifar10", {32, 32, 3}, "i2c"}};
+                                   {"resnet20_cifar10", {32, 32, 3}, "i2c"},
+                                   {"resnet20_cifar10", {32, 32, 3}, "i2c", "bf16"}};
   for (const char* layout : {"NHWC", "NCHW"})
     for (const Case& c : cases) {
       const char* algorithm = c.algorithm;
@@ -85,7 +87,10 @@ int main() {
                               {"augment_horizontal_flip", 0.5},
                               {"augment_random_crop", 0.5},
                               {"prefetch", true}}},
-                            {"training", {{"batch_size", 64}, {"tensor_format", layout}}},
+                            {"training",
+                             {{"batch_size", 64},
+                              {"tensor_format", layout},
+                              {"saved_activations", c.saved_activations}}},
                             {"optimizer", {{"name", "adam"}}},
                             {"conv", {{"algorithm", algorithm}}},
                             {"output", {{"progress", "none"}}}};
@@ -104,8 +109,8 @@ int main() {
       for (int i = 0; i < 10; ++i) two_steps();
       g_counting = false;
       const long n = g_allocations.load();
-      std::printf("%s %s %s: %ld heap allocations in 20 steady-state training steps\n", c.model,
-                  layout, algorithm, n);
+      std::printf("%s %s %s, %s activations: %ld heap allocations in 20 steady-state steps\n",
+                  c.model, layout, algorithm, c.saved_activations, n);
       if (n != 0) ++failures;
     }
   std::printf("%d passed, %d failed\n", runs - failures, failures);

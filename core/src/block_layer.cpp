@@ -43,13 +43,15 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
   }
   level_ = ctx.chain_level;
   paths_.resize(it->size());
+  last_first_ = ctx.saved_activations != Precision::fp32 && !backward_reads_path_outputs();
   for (std::size_t p = 0; p < it->size(); ++p) {
     const std::string where = params_.key_path("paths") + "[" + std::to_string(p) + "]";
     const std::vector<LayerSpec> specs = parse_layer_list((*it)[p], where);
     LayerBuildContext c = ctx;
     c.seed = Rng::derive(ctx.seed, 1000 + p);
     c.gradient_buffers = buffers_;
-    paths_[p].build(specs, c);
+    // Run last, the first path's output is merged before any other chain of its level runs.
+    paths_[p].build(specs, c, {.output_in_level_buffers = last_first_ && p == 0});
     path_shapes_.push_back(paths_[p].output_shape());
   }
   output_shape_ = merged_shape(path_shapes_);
@@ -64,11 +66,14 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
 }
 
 void BlockLayer::forward(const Tensor& x, Tensor& y, Mode mode) {
-  for (std::size_t p = 0; p < paths_.size(); ++p) outputs_[p] = &paths_[p].forward(x, mode);
+  if (last_first_)
+    for (std::size_t p = paths_.size(); p-- > 0;) outputs_[p] = &paths_[p].forward(x, mode);
+  else
+    for (std::size_t p = 0; p < paths_.size(); ++p) outputs_[p] = &paths_[p].forward(x, mode);
   merge(outputs_, y);
 }
 
-void BlockLayer::backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor* dx) {
+void BlockLayer::backward(const Tensor& x, const Tensor&, const Tensor& dy, Tensor* dx) {
   const std::int64_t batch = dy.dim(0);
   using Slot = GradientBuffers::Slot;
   for (std::size_t p = 0; p < paths_.size(); ++p) {
@@ -80,7 +85,7 @@ void BlockLayer::backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor
             : Tensor();
     const Tensor& dy_p = share(dy, p, buffer);
     if (!dx) {
-      if (!paths_[p].empty()) paths_[p].backward(dy_p, nullptr);
+      if (!paths_[p].empty()) paths_[p].backward_from(x, dy_p, nullptr);
       continue;
     }
     if (paths_[p].empty()) {  // an identity path: its input gradient is its share of dy
@@ -92,7 +97,7 @@ void BlockLayer::backward(const Tensor&, const Tensor&, const Tensor& dy, Tensor
     }
     // The first path writes dx; the others write the scratch, added to it.
     Tensor target = p == 0 ? *dx : buffers_->view(level_, Slot::scratch, dx->shape(), dx->layout());
-    paths_[p].backward(dy_p, &target);
+    paths_[p].backward_from(x, dy_p, &target);
     if (p > 0) accumulate(*dx, target);
   }
 }
@@ -137,7 +142,7 @@ std::size_t BlockLayer::workspace_bytes() const {
 }
 
 std::size_t BlockLayer::inner_activation_bytes() const {
-  std::size_t bytes = own_buffers_ ? own_buffers_->bytes() : 0;
+  std::size_t bytes = own_buffers_ ? own_buffers_->bytes() + own_buffers_->forward_bytes() : 0;
   for (const auto& path : paths_) bytes += path.activation_bytes();  // the paths use buffers_
   return bytes;
 }

@@ -261,6 +261,14 @@ const Key kKeys[] = {
      "format and sum in float32; parameters, optimizer state, batchnorm, softmax, layer norm and "
      "losses stay float32 (docs/precision.md). `\"fp16\"` scales the loss (`training.loss_scale`). "
      "Needs `training.dtype` float32 and the cpu"},
+    {"training.saved_activations",
+     R"("fp32")",
+     {nullptr, "\"fp32\" or \"bf16\"", "fp32|bf16"},
+     "the format of the activations kept for backward: `\"bf16\"` keeps a packed bfloat16 copy "
+     "of each (half the memory; backward reads the copies, rounded as a bf16 product's operands "
+     "are), and the float32 outputs themselves only until the next layer has read them. "
+     "Independent of `training.precision`; needs `training.dtype` float32 and the cpu "
+     "(docs/precision.md)"},
     {"training.loss_scale", nullptr, {at_least_one_number, "a number >= 1"},
      "with `training.precision` `\"fp16\"`: the loss's gradient is multiplied by this before "
      "backward and the gradients divided by it before the update (the scale at the start when "

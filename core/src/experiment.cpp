@@ -422,6 +422,12 @@ ModelOptions Experiment::open_dataset(const Registry& registry, Device device) {
   if (mo.precision != Precision::fp32 && device != Device::cpu)
     throw Error(where + ": training.precision \"" + to_string(mo.precision) +
                 "\" runs on the cpu so far; on a GPU use gpu.tf32 for its tensor cores");
+  mo.saved_activations = *parse_precision(t["saved_activations"].get<std::string>());
+  if (mo.saved_activations != Precision::fp32 &&
+      (mo.dtype != DType::float32 || device != Device::cpu))
+    throw Error(where +
+                ": training.saved_activations \"bf16\" packs float32 activations on the "
+                "cpu: it needs training.dtype \"float32\" and the cpu");
   mo.device = device;
   // "auto": NHWC on the cpu (what its algorithms are fastest in), NCHW on a GPU (cuDNN's).
   mo.layout = t["tensor_format"] == "auto" ? (device == Device::cpu ? Layout::nhwc : Layout::nchw)

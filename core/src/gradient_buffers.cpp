@@ -27,8 +27,15 @@ Tensor GradientBuffers::view(int level, Slot slot, const Shape& shape, Layout la
 
 std::size_t GradientBuffers::bytes() const {
   std::size_t total = 0;
-  for (const Tensor& t : buffers_)
-    if (t.defined()) total += t.bytes();
+  for (std::size_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].defined() && !forward(i)) total += buffers_[i].bytes();
+  return total;
+}
+
+std::size_t GradientBuffers::forward_bytes() const {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].defined() && forward(i)) total += buffers_[i].bytes();
   return total;
 }
 

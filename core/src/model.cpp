@@ -17,6 +17,11 @@ namespace dtnn {
 Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& input_shape,
              const Registry& registry)
     : name_(spec.name), options_(options), input_shape_(input_shape) {
+  if (options.saved_activations != Precision::fp32 &&
+      (options.saved_activations != Precision::bf16 || options.dtype != DType::float32 ||
+       options.device != Device::cpu))
+    throw Error(std::string("activations saved in ") + to_string(options.saved_activations) +
+                ": only bf16, of float32 tensors on the cpu");
   if (spec.input_shape) {
     Shape expected = *spec.input_shape;  // HWC as written
     if (options.layout == Layout::nchw && expected.rank() == 3)
@@ -37,6 +42,7 @@ Model::Model(const ModelSpec& spec, const ModelOptions& options, const Shape& in
   ctx.input_shape = input_shape_;
   ctx.dtype = options.dtype;
   ctx.precision = options.precision;
+  ctx.saved_activations = options.saved_activations;
   ctx.layout = options.layout;
   ctx.device = options.device;
   ctx.device_params = options.device_params;

@@ -19,6 +19,18 @@ const isa::Family<RoundKernels> kRound("core/round",
                                            {isa::Level::avx512, &detail::avx512::round_kernels},
 #endif
                                        });
+
+constexpr std::int64_t kRoundChunk = 1 << 15;
+
+// kernel(begin, count) over [0, count) in chunks, on the threads.
+template <class Kernel>
+void in_chunks(std::int64_t count, const Kernel& kernel) {
+  parallel_for((count + kRoundChunk - 1) / kRoundChunk, 2, [&](std::int64_t chunk) {
+    const std::int64_t begin = chunk * kRoundChunk;
+    kernel(begin, std::min(kRoundChunk, count - begin));
+  });
+}
+
 }  // namespace
 
 const isa::Family<RoundKernels>& round_kernels() { return kRound; }
@@ -77,11 +89,17 @@ void round_to(Precision p, const float* src, float* dst, std::int64_t count) {
   }
   const RoundKernels& kernels = kRound.best();
   const auto kernel = p == Precision::bf16 ? kernels.bf16 : kernels.fp16;
-  constexpr std::int64_t kChunk = 1 << 15;
-  parallel_for((count + kChunk - 1) / kChunk, 2, [&](std::int64_t chunk) {
-    const std::int64_t begin = chunk * kChunk;
-    kernel(src + begin, dst + begin, std::min(kChunk, count - begin));
-  });
+  in_chunks(count, [&](std::int64_t at, std::int64_t n) { kernel(src + at, dst + at, n); });
+}
+
+void pack_bf16(const float* src, std::uint16_t* dst, std::int64_t count) {
+  const auto kernel = kRound.best().pack_bf16;
+  in_chunks(count, [&](std::int64_t at, std::int64_t n) { kernel(src + at, dst + at, n); });
+}
+
+void unpack_bf16(const std::uint16_t* src, float* dst, std::int64_t count) {
+  const auto kernel = kRound.best().unpack_bf16;
+  in_chunks(count, [&](std::int64_t at, std::int64_t n) { kernel(src + at, dst + at, n); });
 }
 
 void round_to(Precision p, const double* src, double* dst, std::int64_t count) {

@@ -36,6 +36,15 @@ void bf16(const float* __restrict src, float* __restrict dst, std::int64_t count
   for (std::int64_t i = 0; i < count; ++i) dst[i] = round_bf16(src[i]);
 }
 
+// The upper half of round_bf16's bits; back, those bits over 16 zero bits (exact).
+void pack_bf16(const float* __restrict src, std::uint16_t* __restrict dst, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i)
+    dst[i] = static_cast<std::uint16_t>(bits_of(round_bf16(src[i])) >> 16);
+}
+void unpack_bf16(const std::uint16_t* __restrict src, float* __restrict dst, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i) dst[i] = float_of(std::uint32_t{src[i]} << 16);
+}
+
 #if defined(__F16C__)
 void fp16(const float* src, float* dst, std::int64_t count) {
   std::int64_t i = 0;
@@ -72,7 +81,7 @@ void fp16(const float* src, float* dst, std::int64_t count) {
 }  // namespace
 
 const RoundKernels& round_kernels() {
-  static const RoundKernels table{&bf16, &fp16};
+  static const RoundKernels table{&bf16, &fp16, &pack_bf16, &unpack_bf16};
   return table;
 }
 

@@ -97,15 +97,22 @@ std::string Model::memory_table(std::size_t optimizer_state_bytes) const {
   if (!workspace_)
     for (std::size_t i = 0; i < num_layers(); ++i) workspace += layer(i).workspace_bytes();
   const std::size_t gradient_buffers = gradient_buffers_.bytes();
+  // With bf16 saved activations: the float32 outputs in their levels' shared forward buffers.
+  const std::size_t forward_buffers = gradient_buffers_.forward_bytes();
+  activations += forward_buffers;
   const std::size_t total =
       input + activations + 2 * weights + optimizer_state_bytes + workspace + gradient_buffers;
   return "Memory in training (batch " + std::to_string(options_.max_batch) +
-         "; a block's row holds its paths' outputs too):\n" +
-         detail::format_table(rows, {0, 2, 3, 4, 5, 6}) + "Total memory: " + mib(total) +
-         " MiB (activations " + mib(input + activations) + ", parameters " + mib(weights) +
-         ", gradients " + mib(weights) + ", optimizer state " + mib(optimizer_state_bytes) +
-         ", workspace " + mib(workspace) + ", activation gradients " + mib(gradient_buffers) +
-         ")\n";
+         "; a block's row holds its paths' outputs too" +
+         (options_.saved_activations == Precision::bf16
+              ? "; activations kept for backward as bf16 copies"
+              : "") +
+         "):\n" + detail::format_table(rows, {0, 2, 3, 4, 5, 6}) + "Total memory: " + mib(total) +
+         " MiB (activations " + mib(input + activations) +
+         (forward_buffers ? " of which shared forward buffers " + mib(forward_buffers) : "") +
+         ", parameters " + mib(weights) + ", gradients " + mib(weights) + ", optimizer state " +
+         mib(optimizer_state_bytes) + ", workspace " + mib(workspace) + ", activation gradients " +
+         mib(gradient_buffers) + ")\n";
 }
 
 std::string Model::profile_table() const {

@@ -49,6 +49,10 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   virtual const Tensor& share(const Tensor& dy, std::size_t p, Tensor& buffer) const = 0;
   // Whether share() writes into its buffer (then build allocates one per path).
   virtual bool shares_need_buffers() const = 0;
+  // Whether backward reads path_outputs() (a product's does; a sum's or a concatenation's do not:
+  // then, with bf16 saved activations, the first path's output may live in its level's forward
+  // buffers, the paths running last to first).
+  virtual bool backward_reads_path_outputs() const { return true; }
   // a += b, element by element (the paths' input gradients); on the host unless overridden.
   virtual void accumulate(Tensor& a, const Tensor& b) const;
 
@@ -69,6 +73,7 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   Shape output_shape_;
   Layout layout_ = Layout::nhwc;
   std::vector<const Tensor*> outputs_;
+  bool last_first_ = false;  // the paths run last to first (backward_reads_path_outputs above)
 };
 
 }  // namespace dtnn

@@ -16,7 +16,15 @@ namespace dtnn {
 
 class DTNN_CORE_EXPORT GradientBuffers {
  public:
-  enum class Slot : std::uint8_t { ping = 0, pong = 1, scratch = 2, share = 3 };
+  enum class Slot : std::uint8_t {
+    ping = 0,
+    pong = 1,
+    scratch = 2,
+    share = 3,
+    forward_a = 4,
+    forward_b = 5
+  };
+  static constexpr std::size_t kSlots = 6;
 
   // The buffer (level, slot) grows to hold at least numel values (allocation happens here, at
   // build time; every user of the level asks before the first pass). All buffers share dtype and
@@ -24,13 +32,15 @@ class DTNN_CORE_EXPORT GradientBuffers {
   void reserve(int level, Slot slot, std::int64_t numel, DType dtype, Device device);
   // The first shape.numel() values of buffer (level, slot), tagged with layout.
   Tensor view(int level, Slot slot, const Shape& shape, Layout layout) const;
-  // Bytes of every buffer (the summary's gradient buffers).
+  // Bytes of the gradient buffers (the summary's activation gradients), and of the forward ones.
   std::size_t bytes() const;
+  std::size_t forward_bytes() const;
 
  private:
   static std::size_t index(int level, Slot slot) {
-    return std::size_t(level) * 4 + std::size_t(slot);
+    return std::size_t(level) * kSlots + std::size_t(slot);
   }
+  static bool forward(std::size_t index) { return index % kSlots >= std::size_t(Slot::forward_a); }
   std::vector<Tensor> buffers_;  // [index(level, slot)]
 };
 

@@ -40,6 +40,10 @@ struct LayerBuildContext {
   // training.precision: the precision of the layer's products (convolutions, fc, attention's
   // matrix products; precision.hpp). Parameters, gradients and reductions stay in dtype.
   Precision precision = Precision::fp32;
+  // training.saved_activations: the format of the activations chains keep for backward (bf16:
+  // packed copies, and the float32 outputs in buffers the chains of a level share;
+  // layer_chain.hpp).
+  Precision saved_activations = Precision::fp32;
   Device device = Device::cpu;  // where the layer's tensors live (the type's twin there)
   Params device_params;         // the experiment's "gpu" object (tf32, cudnn_auto_conv_alg, ...)
   std::int64_t max_batch = 1;

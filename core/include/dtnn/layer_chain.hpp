@@ -6,7 +6,18 @@
 // Layer::runs_in_place) writes its output over the layer before's, which then has none of its own.
 // A layer needs dx only when some layer before it (or before the chain) has parameters: the layers
 // before the chain's first trainable one run no backward when the chain's input needs no gradient.
+//
+// With training.saved_activations "bf16" (ctx.saved_activations), what backward reads of the
+// chain's outputs is kept as packed bfloat16 copies, taken as forward goes, and the float32 outputs
+// themselves live in two buffers that every chain of the level shares, one layer's output after
+// the other's ((level, forward_a) and (level, forward_b) of gradient_buffers.hpp); backward
+// unpacks the copies into the same two buffers for each layer. The chain's last output keeps
+// memory of its own (its caller reads it after forward), unless the chain was told that its
+// output is read before any other chain of its level runs (the path of a block that runs last,
+// BuildOptions::output_in_level_buffers). Such a chain's output(i) is valid only until the next
+// layer has run.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,6 +57,12 @@ class DTNN_CORE_EXPORT LayerChain {
   // chain's input's). The chain's gradient buffers are level ctx.chain_level of
   // ctx.gradient_buffers (its own when null); its layers build their chains one level deeper.
   void build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx);
+  struct BuildOptions {
+    // With bf16 saved activations: the chain's last output may live in the level's forward
+    // buffers (its reader is done with it before another chain of the level runs).
+    bool output_in_level_buffers = false;
+  };
+  void build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx, BuildOptions options);
 
   bool empty() const { return layers_.empty(); }
   std::size_t size() const { return layers_.size(); }
@@ -77,6 +94,12 @@ class DTNN_CORE_EXPORT LayerChain {
   // their gradients are final, and, when dx is given, writes dLoss/dx into it.
   void backward(const Tensor& dy, Tensor* dx, GradientListener* listener = nullptr);
   void backward(const Tensor& dy, Tensor* dx, GradientListener* listener, std::size_t end);
+  // The same, with the chain's input of the last forward as its caller keeps it (x's memory may
+  // have been reused since forward: a block hands on the x its own backward was given).
+  void backward_from(const Tensor& x, const Tensor& dy, Tensor* dx,
+                     GradientListener* listener = nullptr);
+  // Whether outputs live in the level's shared buffers (bf16 saved activations).
+  bool packs_activations() const { return packed_; }
 
   // Every layer's parameters, named "<position from 1>.<type>.<name>", in layer order.
   std::vector<Parameter> parameters();
@@ -86,20 +109,42 @@ class DTNN_CORE_EXPORT LayerChain {
   }
   std::vector<Tensor> state();
   std::size_t workspace_bytes() const;
-  // Bytes of the layers' outputs kept for backward (nested chains included), and of the gradient
-  // buffers this chain owns (none when they are the model's).
+  // Bytes of the layers' outputs kept for backward (nested chains included; bf16 copies where
+  // saved so), and of the gradient and forward buffers this chain owns (none when they are the
+  // model's).
   std::size_t activation_bytes() const;
-  std::size_t own_gradient_bytes() const { return own_buffers_ ? own_buffers_->bytes() : 0; }
+  std::size_t own_gradient_bytes() const {
+    return own_buffers_ ? own_buffers_->bytes() + own_buffers_->forward_bytes() : 0;
+  }
   std::string report() const;  // the layers' reports, one per line
 
  private:
   std::vector<std::shared_ptr<Layer>> layers_;
   std::vector<std::string> types_;
+  void allocate_outputs(const LayerBuildContext& ctx, BuildOptions options);
+  Tensor level_buffer(int slot, const Shape& shape) const;
+  int unpack(int storage, int keep);
+  std::pair<Tensor, Tensor> saved(std::size_t i, const Tensor& input);
+  void backward_through(const Tensor& input, const Tensor& dy, Tensor* dx,
+                        GradientListener* listener, std::size_t end);
+
   std::vector<Tensor> outputs_;  // [max_batch, output of layer i]; empty for reshapes
   std::vector<Tensor> views_;    // the current batch's outputs
   std::vector<bool> reshapes_;   // layer i merely reshapes (traits.reshape): runs nothing
   std::vector<bool> in_place_;   // layer i's output is layer i - 1's buffer
   std::vector<std::size_t> held_bytes_;
+  // bf16 saved activations (packed_): the layer whose write made the memory of layer i's output
+  // (i itself; the one before for a reshape or a layer in place; -1: the chain's input), the
+  // level's forward buffer holding it (0: forward_a, 1: forward_b; -1: memory of its own), the
+  // packed copy of storage s (none when backward does not read it), and whether to pack layer
+  // i's storage after its forward (its last writer).
+  bool packed_ = false;
+  Layout layout_ = Layout::nhwc;
+  std::vector<int> storage_;
+  std::vector<int> slot_;
+  std::vector<std::unique_ptr<std::uint16_t[]>> copies_;
+  std::vector<bool> pack_after_;
+  std::array<int, 2> unpacked_ = {-1, -1};        // the storage unpacked in each forward buffer
   std::unique_ptr<GradientBuffers> own_buffers_;  // when the context brought none
   GradientBuffers* buffers_ = nullptr;
   int level_ = 0;

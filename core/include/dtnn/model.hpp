@@ -28,6 +28,9 @@ class Loss;
 struct ModelOptions {
   DType dtype = DType::float32;
   Precision precision = Precision::fp32;  // of the layers' products (training.precision)
+  // Of the activations kept for backward (training.saved_activations: fp32 or bf16; the cpu and
+  // float32 only).
+  Precision saved_activations = Precision::fp32;
   Layout layout = Layout::nhwc;
   Device device = Device::cpu;  // every tensor of the model lives there (device.hpp)
   Params device_params;         // the experiment's "gpu" object, for the device's layers

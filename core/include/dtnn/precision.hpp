@@ -84,12 +84,20 @@ DTNN_CORE_EXPORT double round_to(Precision p, double x);  // through float32 fir
 DTNN_CORE_EXPORT void round_to(Precision p, const float* src, float* dst, std::int64_t count);
 DTNN_CORE_EXPORT void round_to(Precision p, const double* src, double* dst, std::int64_t count);
 
+// dst[i] = to_bf16(src[i]) and its inverse, over the threads (the level's kernels below).
+DTNN_CORE_EXPORT void pack_bf16(const float* src, std::uint16_t* dst, std::int64_t count);
+DTNN_CORE_EXPORT void unpack_bf16(const std::uint16_t* src, float* dst, std::int64_t count);
+
 // The bulk rounding round_to runs, one variant per instruction-set level (round_kernels.cpp): the
 // bit arithmetic vectorised for bf16; for fp16 the F16C conversions from the avx2 level on. A test
 // can run each (round_kernels().at(level)); all give the scalar functions' values.
 struct RoundKernels {
   void (*bf16)(const float* src, float* dst, std::int64_t count);
   void (*fp16)(const float* src, float* dst, std::int64_t count);
+  // Packed bfloat16 (activations kept for backward, training.saved_activations): to_bf16's bits,
+  // and back (exact).
+  void (*pack_bf16)(const float* src, std::uint16_t* dst, std::int64_t count);
+  void (*unpack_bf16)(const std::uint16_t* src, float* dst, std::int64_t count);
 };
 DTNN_CORE_EXPORT const isa::Family<RoundKernels>& round_kernels();
 

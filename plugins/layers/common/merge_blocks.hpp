@@ -93,6 +93,7 @@ class AddBase : public BlockLayer {
   }
   const Tensor& share(const Tensor& dy, std::size_t, Tensor&) const override { return dy; }
   bool shares_need_buffers() const override { return false; }
+  bool backward_reads_path_outputs() const override { return false; }
 };
 
 // concat: merge and share are copies of each path's pieces (block_geometry::Pieces), into y and
@@ -120,6 +121,7 @@ class ConcatBase : public BlockLayer {
     return buffer;
   }
   bool shares_need_buffers() const override { return true; }
+  bool backward_reads_path_outputs() const override { return false; }
 
  private:
   block_geometry::Pieces pieces(std::size_t p, const Tensor& part, const Tensor& whole) const {
