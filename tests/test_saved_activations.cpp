@@ -1,8 +1,8 @@
-// Activations saved for backward as packed bf16 copies (training.saved_activations, layer_chain.hpp):
-// the float32 outputs live in their level's two shared forward buffers, backward unpacks the
-// copies. Where backward reads the activations only through bf16 products (training.precision
-// "bf16": convolutions through i2c, fc) the step must be the same, value for value; elsewhere the
-// gradients may move by bf16's rounding of what backward reads, and no more.
+// Activations saved for backward as packed bf16 copies (training.saved_activations,
+// layer_chain.hpp): the float32 outputs live in their level's two shared forward buffers, backward
+// unpacks the copies. Where backward reads the activations only through bf16 products
+// (training.precision "bf16": convolutions through i2c, fc) the step must be the same, value for
+// value; elsewhere the gradients may move by bf16's rounding of what backward reads, and no more.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -85,8 +85,9 @@ std::string products_and_relus() {
 
 }  // namespace
 
-TEST_CASE("activations saved in bf16 change nothing where backward reads them through bf16 "
-          "products") {
+TEST_CASE(
+    "activations saved in bf16 change nothing where backward reads them through bf16 "
+    "products") {
   // training.precision bf16 rounds what the products read to bf16 anyway: the copies hold those
   // very values (relu's backward reads only their signs).
   for (const Layout layout : {Layout::nhwc, Layout::nchw}) {
@@ -116,13 +117,16 @@ TEST_CASE("activations saved in bf16 move the gradients by bf16's rounding and n
   // the check sees (packing is really on), and a copy of the wrong activation, or none, would
   // move them far more.
   const std::string layers = "[" + kConv + R"(, {"type": "batchnorm"}, {"type": "relu"},
-      {"type": "add", "paths": [[)" + kConv + R"(, {"type": "batchnorm"}, {"type": "relu"}, )" +
-                             kConv + R"(, {"type": "batchnorm"}], []]}, {"type": "relu"},
-      {"type": "maxpool2d", "pool": 2}, )" + kConv + R"(, {"type": "tanh"}, {"type": "sigmoid"},
+      {"type": "add", "paths": [[)" +
+                             kConv + R"(, {"type": "batchnorm"}, {"type": "relu"}, )" + kConv +
+                             R"(, {"type": "batchnorm"}], []]}, {"type": "relu"},
+      {"type": "maxpool2d", "pool": 2}, )" +
+                             kConv + R"(, {"type": "tanh"}, {"type": "sigmoid"},
       {"type": "flatten"}, {"type": "fc", "units": 8}, {"type": "tanh"}, {"type": "fc", "units": 4},
       {"type": "softmax"}])";
   const Shape sample{6, 6, 2};
-  Model packed = build(layers, sample, Precision::bf16), plain = build(layers, sample, Precision::fp32);
+  Model packed = build(layers, sample, Precision::bf16),
+        plain = build(layers, sample, Precision::fp32);
   const auto a = steps(packed, sample, 4), b = steps(plain, sample, 4);
   REQUIRE(a.size() == b.size());
   // Per step: the output (forward reads no copy: the same), then the gradients. Their bound:
@@ -201,8 +205,8 @@ TEST_CASE("activations saved in bf16 need float32 on the cpu") {
 }
 
 TEST_CASE("packing to bf16 and back is to_bf16 and its inverse at every level") {
-  std::vector<float> values = {0.0f, -0.0f, 1.0f, 1.00390625f, 1.005859375f, -3.3e38f, 3.4e38f, 1e-40f,
-                               std::nanf(""), INFINITY, -INFINITY};
+  std::vector<float> values = {0.0f,    -0.0f,  1.0f,          1.00390625f, 1.005859375f, -3.3e38f,
+                               3.4e38f, 1e-40f, std::nanf(""), INFINITY,    -INFINITY};
   for (int i = 0; i < 300; ++i) values.push_back(static_cast<float>(std::sin(1.7 * i) * 1e3));
   for (const isa::Level level : round_kernels().built()) {
     const RoundKernels* kernels = round_kernels().at(level);

@@ -22,7 +22,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "bf16_forward.hpp"
 #include "dtnn/conv_algorithm.hpp"
 #include "dtnn/workspace.hpp"
 #include "width.hpp"
@@ -218,8 +220,18 @@ class ChannelBlocked {
     WorkspaceSlices slices;
     zeros_at_ = slices.add<std::byte>(zeros_count_ * dtype_size(g.dtype));
     rows_at_ = slices.add<const void*>(per_thread_ * std::max(1, omp_get_max_threads()));
+    // bf16 products (bf16_forward.hpp): the input and the filter as pairs of input channels.
+    bf16_ = bf16::runs(g);
+    pairs_ = (g.c + 1) / 2;
+    if (bf16_) {  // (backward-filter's bf16 x fits in the input's pairs)
+      x_pairs_at_ = slices.add<std::uint32_t>(g.n * g.h * g.w * pairs_);
+      w_pairs_at_ = slices.add<std::uint32_t>(g.kh * g.kw * pairs_ * g.k);
+      dy_pairs_at_ = slices.add<std::uint32_t>((g.n * ho_ * wo_ + 1) / 2 * g.k);
+    }
     workspace_bytes_ = slices.bytes();
   }
+  // Whether forward multiplies in bf16 (bf16_forward.hpp).
+  bool bf16_products() const { return bf16_; }
   // What the passes need of the workspace memory each is given.
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   const ConvGeometry& geometry() const { return g_; }
@@ -251,9 +263,11 @@ class ChannelBlocked {
   // block b reads, the zero row where that is padding or past p_end. Taps are stepped through
   // row by row (no division per tap: this runs once per pixel and tap, as often as a kernel's
   // inner loop on layers of few channels).
+  // A row of x holds `row` values (g_.c by default; bf16 pairs: the pairs).
   template <class T>
   void set_input_rows(const T* x, std::int64_t p0, std::int64_t p_end, std::int64_t count,
-                      const T** rows) const {
+                      const T** rows, std::int64_t row = 0) const {
+    if (row == 0) row = g_.c;
     constexpr int M = kPixels;
     const std::int64_t taps = g_.kh * g_.kw;
     const T* zero = zero_row<T>();
@@ -264,7 +278,7 @@ class ChannelBlocked {
         for (std::int64_t t = 0; t < taps; ++t) slot[t * M] = zero;
         continue;
       }
-      const T* sample = x + o.n * g_.h * g_.w * g_.c;
+      const T* sample = x + o.n * g_.h * g_.w * row;
       const std::int64_t iy0 = o.y * g_.stride_h - g_.pad_h, ix0 = o.x * g_.stride_w - g_.pad_w;
       std::int64_t t = 0;
       for (std::int64_t ky = 0; ky < g_.kh; ++ky) {
@@ -272,8 +286,7 @@ class ChannelBlocked {
         const bool row_inside = iy >= 0 && iy < g_.h;
         for (std::int64_t kx = 0; kx < g_.kw; ++kx, ++t) {
           const std::int64_t ix = ix0 + kx * g_.dilation_w;
-          slot[t * M] =
-              row_inside && ix >= 0 && ix < g_.w ? sample + (iy * g_.w + ix) * g_.c : zero;
+          slot[t * M] = row_inside && ix >= 0 && ix < g_.w ? sample + (iy * g_.w + ix) * row : zero;
         }
       }
     }
@@ -294,12 +307,19 @@ class ChannelBlocked {
   const T** rows(int t) {
     return slice<const T*>(memory_, rows_at_) + t * per_thread_;
   }
-  // Backward-filter's chunk: pixels whose x and dy rows stay in cache together.
+  // Backward-filter's chunk: pixels whose x and dy rows stay in cache together (even: bf16's
+  // pairs of pixels never straddle two chunks).
   std::int64_t filter_chunk() const {
-    return std::clamp<std::int64_t>(65536 / (g_.c + g_.k), 64, 4096);
+    return std::clamp<std::int64_t>(65536 / (g_.c + g_.k), 64, 4096) / 2 * 2;
   }
 
+  void forward_bf16(const float* x, const float* w, float* y, std::int64_t n);
+  void backward_filter_bf16(const float* x, const float* dy, float* dw, std::int64_t n);
+
   ConvGeometry g_;
+  bool bf16_ = false;
+  std::int64_t pairs_ = 0;
+  std::size_t x_pairs_at_ = 0, w_pairs_at_ = 0, dy_pairs_at_ = 0;
   std::int64_t ho_ = 0, wo_ = 0, per_thread_ = 0, zeros_count_ = 0;
   std::size_t zeros_at_ = 0, rows_at_ = 0, workspace_bytes_ = 0;  // slices of the workspace
   std::byte* memory_ = nullptr;  // the workspace memory of the current pass
@@ -317,6 +337,8 @@ inline std::int64_t phase_order(std::int64_t j, std::int64_t size, std::int64_t 
 
 template <class T>
 void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
+  if constexpr (std::is_same_v<T, float>)
+    if (bf16_) return forward_bf16(x, w, y, n);
   constexpr int M = kPixels;
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
   const std::int64_t chunk = M * kChunkBlocks;
@@ -344,6 +366,50 @@ void ChannelBlocked::forward(const T* x, const T* w, T* y, std::int64_t n) {
                       }
                   });
                 });
+}
+
+// forward's loops over bf16 pairs (bf16_forward.hpp): the input and filter paired first, then
+// chunks of pixels by parts of the output channels, as float32's.
+inline void ChannelBlocked::forward_bf16([[maybe_unused]] const float* x,
+                                         [[maybe_unused]] const float* w, [[maybe_unused]] float* y,
+                                         [[maybe_unused]] std::int64_t n) {
+#ifdef DTNN_DIRECT_BF16
+  constexpr int M = kPixels;
+  constexpr std::int64_t L = bf16::kLanes;
+  static_assert(kChunkBlocks % 2 == 0, "a chunk's blocks are taken two at a time");
+  const std::int64_t P = pairs_, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
+  const std::int64_t chunk = M * kChunkBlocks;
+  std::uint32_t* xp = slice<std::uint32_t>(memory_, x_pairs_at_);
+  std::uint32_t* wp = slice<std::uint32_t>(memory_, w_pairs_at_);
+  bf16::to_pairs(x, n * g_.h * g_.w, g_.c, xp);
+  bf16::filter_to_pairs(w, taps, g_.c, K, wp);
+  WorkSplit::of(pixels, K, kVectors * L)
+      .for_each(pixels, K,
+                [&](std::int64_t p0, std::int64_t p_end, std::int64_t k_begin, std::int64_t k_end) {
+                  const std::uint32_t** rows = this->rows<std::uint32_t>(omp_get_thread_num());
+                  set_input_rows<std::uint32_t>(xp, p0, p_end, chunk, rows, P);
+                  // Pixels of a short last block write to spare rows.
+                  float spare[2 * M][kVectors * L];
+                  auto block = [&]<int NV>(std::int64_t k0) {
+                    constexpr int B = NV <= 2 ? 2 : 1;  // blocks of M pixels a kernel call takes
+                    for (std::int64_t q0 = 0; q0 < P; q0 += bf16::kPairSlice)
+                      for (std::int64_t p = p0; p < p_end; p += B * M) {
+                        float* out[B * M];
+                        for (int m = 0; m < B * M; ++m)
+                          out[m] = p + m < p_end ? y + (p + m) * K + k0 : spare[m];
+                        bf16::forward_kernel<M, NV, B>(rows + (p - p0) / M * taps * M, taps, P, q0,
+                                                       std::min(P, q0 + bf16::kPairSlice), wp + k0,
+                                                       K, out, q0 > 0);
+                      }
+                  };
+                  std::int64_t k0 = k_begin;
+                  for (; k0 + kVectors * L <= k_end; k0 += kVectors * L)
+                    block.template operator()<kVectors>(k0);
+                  if (const int left = static_cast<int>((k_end - k0) / L); left > 0)
+                    with_count<kVectors>(left,
+                                         [&]<int NV>() { block.template operator()<NV>(k0); });
+                });
+#endif
 }
 
 template <class T>
@@ -401,6 +467,8 @@ void ChannelBlocked::backward_data(const T* dy, const T* w, T* dx, std::int64_t 
 
 template <class T>
 void ChannelBlocked::backward_filter(const T* x, const T* dy, T* dw, std::int64_t n) {
+  if constexpr (std::is_same_v<T, float>)
+    if (bf16_) return backward_filter_bf16(x, dy, dw, n);
   constexpr int MC = kPixels;
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
   const std::int64_t chunk = filter_chunk();
@@ -433,6 +501,55 @@ void ChannelBlocked::backward_filter(const T* x, const T* dy, T* dw, std::int64_
       }
     }
   }
+}
+
+// backward_filter's loops over pixel pairs (bf16_forward.hpp): x in bf16 and dy as pairs of
+// pixels first, then each thread's (tap, channel block) blocks of dw over chunks of pixels.
+inline void ChannelBlocked::backward_filter_bf16([[maybe_unused]] const float* x,
+                                                 [[maybe_unused]] const float* dy,
+                                                 [[maybe_unused]] float* dw,
+                                                 [[maybe_unused]] std::int64_t n) {
+#ifdef DTNN_DIRECT_BF16
+  constexpr int MC = kPixels;
+  constexpr std::int64_t L = bf16::kLanes;
+  const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
+  const std::int64_t chunk = filter_chunk();
+  const std::int64_t cblocks = (C + MC - 1) / MC, blocks = taps * cblocks;
+  auto* xb = reinterpret_cast<std::uint16_t*>(slice<std::uint32_t>(memory_, x_pairs_at_));
+  std::uint32_t* dyp = slice<std::uint32_t>(memory_, dy_pairs_at_);
+  pack_bf16(x, xb, n * g_.h * g_.w * C);
+  bf16::pixel_pairs(dy, pixels, K, dyp);
+#pragma omp parallel
+  {
+    const std::int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+    const std::int64_t first = blocks * me / threads, last = blocks * (me + 1) / threads;
+    const std::uint16_t** xr = rows<std::uint16_t>(static_cast<int>(me));
+    for (std::int64_t p0 = 0; p0 < pixels && first < last; p0 += chunk) {
+      const std::int64_t count = std::min(chunk, pixels - p0), pairs = (count + 1) / 2;
+      std::int64_t tap = -1;
+      for (std::int64_t blk = first; blk < last; ++blk) {
+        const std::int64_t t = blk / cblocks, c0 = blk % cblocks * MC;
+        if (t != tap) {
+          tap = t;
+          Pixel o = Pixel::at(p0, ho_, wo_);
+          for (std::int64_t i = 0; i < count; ++i, o.next(ho_, wo_))
+            xr[i] = input_row(xb, o, t / g_.kw, t % g_.kw);
+          xr[count] = nullptr;  // the second of an odd last pair
+        }
+        with_count<MC>(static_cast<int>(std::min<std::int64_t>(MC, C - c0)), [&]<int MCB>() {
+          std::int64_t k0 = 0;
+          auto vectors = [&]<int NV>() {
+            bf16::filter_kernel<MCB, NV>(xr, c0, dyp + p0 / 2 * K + k0, pairs,
+                                         dw + (t * C + c0) * K + k0, K);
+            k0 += NV * L;
+          };
+          for (; k0 + kVectors * L <= K;) vectors.template operator()<kVectors>();
+          with_count<kVectors>(static_cast<int>((K - k0) / L), vectors);
+        });
+      }
+    }
+  }
+#endif
 }
 
 }  // namespace DTNN_DIRECT_WIDTH
