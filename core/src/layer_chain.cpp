@@ -249,7 +249,8 @@ void LayerChain::backward_through(const Tensor& input, const Tensor& dy_in, Tens
       if (i == 0 && dx) dx->copy_from(dy);
       continue;
     }
-    const auto [x, y] = saved(i, input);
+    const std::pair<Tensor, Tensor> xy = saved(i, input);
+    const Tensor &x = xy.first, &y = xy.second;  // (clang captures no structured bindings)
     Tensor out =
         i > 0 ? (wants_dx ? buffers_->view(level_, next_buffer, x.shape(), x.layout()) : Tensor())
               : (dx ? *dx : Tensor());

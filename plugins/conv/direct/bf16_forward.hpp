@@ -1,7 +1,8 @@
 // direct's bf16 products (training.precision "bf16") for CPUs with AVX512-BF16: the channel-blocked
 // forward with its input and filter as bf16 pairs along the input channels, and `vdpbf16ps`
 // adding both products of a pair into a float32 lane:
-//   y[p, k] = sum over taps t and pairs q of  x_t(p)[2q] w[t, 2q, k] + x_t(p)[2q + 1] w[t, 2q + 1, k]
+//   y[p, k] = sum over taps t and pairs q of  x_t(p)[2q] w[t, 2q, k] + x_t(p)[2q + 1] w[t, 2q + 1,
+//   k]
 // A block of M pixels x NV vectors of 16 output channels, as the float32 kernel: a pixel's pair is
 // one 32-bit word broadcast to every lane, the filter's pairs of 16 output channels one 64-byte
 // load. Backward-data of stride-1 layers is that forward on dy (direct_algorithm.hpp); other
@@ -105,8 +106,7 @@ DTNN_DIRECT_BF16_TARGET void forward_kernel(const std::uint32_t* const* rows, st
     const std::uint32_t* wt = w + t * pairs * K;
     for (std::int64_t q = q0; q < q1; ++q) {
       __m512bh wv[NV];
-      for (int j = 0; j < NV; ++j)
-        wv[j] = (__m512bh)_mm512_loadu_si512(wt + q * K + j * kLanes);
+      for (int j = 0; j < NV; ++j) wv[j] = (__m512bh)_mm512_loadu_si512(wt + q * K + j * kLanes);
       for (int b = 0; b < B; ++b)
         for (int m = 0; m < M; ++m) {
           const __m512bh xv = (__m512bh)_mm512_set1_epi32(static_cast<int>(r[b][m][q]));
@@ -134,11 +134,10 @@ DTNN_DIRECT_BF16_TARGET void filter_kernel(const std::uint16_t* const* x, std::i
     const std::uint16_t* b = x[2 * i + 1];
     if (!a && !b) continue;
     __m512bh d[NV];
-    for (int j = 0; j < NV; ++j)
-      d[j] = (__m512bh)_mm512_loadu_si512(dy_pairs + i * K + j * kLanes);
+    for (int j = 0; j < NV; ++j) d[j] = (__m512bh)_mm512_loadu_si512(dy_pairs + i * K + j * kLanes);
     for (int c = 0; c < MC; ++c) {
-      const std::uint32_t word = (a ? std::uint32_t{a[xo + c]} : 0u) |
-                                 (b ? std::uint32_t{b[xo + c]} << 16 : 0u);
+      const std::uint32_t word =
+          (a ? std::uint32_t{a[xo + c]} : 0u) | (b ? std::uint32_t{b[xo + c]} << 16 : 0u);
       const __m512bh xv = (__m512bh)_mm512_set1_epi32(static_cast<int>(word));
       for (int j = 0; j < NV; ++j) acc[c][j] = _mm512_dpbf16_ps(acc[c][j], xv, d[j]);
     }

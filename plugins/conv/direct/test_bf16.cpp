@@ -13,7 +13,8 @@
 #include "dtnn/testing/conv_conformance.hpp"
 #include "test_support.hpp"
 
-TEST_CASE("direct's bf16 products stay within bf16's bound, and are bf16's where the CPU has them") {
+TEST_CASE(
+    "direct's bf16 products stay within bf16's bound, and are bf16's where the CPU has them") {
   const bool bf16_cpu = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw");
   const dtnn::Params blocked(nlohmann::json{{"engine", "blocked"}}, "test");
   struct Case {
@@ -28,8 +29,8 @@ TEST_CASE("direct's bf16 products stay within bf16's bound, and are bf16's where
     g.stride_h = g.stride_w = s.stride, g.pad_h = g.pad_w = s.pad;
     g.precision = dtnn::Precision::bf16;
     CAPTURE(g.str());
-    for (const auto& c : dtnn::testing::check_conv_algorithm(dtnn::test::plugins(), "direct", g,
-                                                              blocked)) {
+    for (const auto& c :
+         dtnn::testing::check_conv_algorithm(dtnn::test::plugins(), "direct", g, blocked)) {
       CAPTURE(c.pass);
       REQUIRE(c.supported);
       CHECK(c.guard.empty());
