@@ -187,21 +187,19 @@ TEST_CASE("activations saved in bf16 take about half the memory") {
 }
 
 TEST_CASE("activations saved in bf16 need float32 on the cpu") {
+  auto model_with = [](const ModelOptions& o) {
+    Model(parse_model_spec(json::parse(R"({"name": "m", "layers": [{"type": "fc", "units": 2}]})"),
+                           "test"),
+          o, Shape{3}, test::plugins());
+  };
   ModelOptions o;
   o.dtype = DType::float64;
   o.saved_activations = Precision::bf16;
-  CHECK_THROWS_WITH_AS(Model(parse_model_spec(json::parse(R"({"name": "m", "layers": [
-                                 {"type": "fc", "units": 2}]})"),
-                                              "test"),
-                             o, Shape{3}, test::plugins()),
-                       doctest::Contains("only bf16, of float32 tensors on the cpu"), Error);
+  CHECK_THROWS_WITH_AS(model_with(o), doctest::Contains("only bf16, of float32 tensors on the cpu"),
+                       Error);
   o.dtype = DType::float32;
   o.saved_activations = Precision::fp16;
-  CHECK_THROWS_AS(Model(parse_model_spec(json::parse(R"({"name": "m", "layers": [
-                            {"type": "fc", "units": 2}]})"),
-                                         "test"),
-                        o, Shape{3}, test::plugins()),
-                  Error);
+  CHECK_THROWS_AS(model_with(o), Error);
 }
 
 TEST_CASE("packing to bf16 and back is to_bf16 and its inverse at every level") {

@@ -291,6 +291,15 @@ class ChannelBlocked {
       }
     }
   }
+  // xr[i] = the input row tap t of output pixel p0 + i reads (null where padding), for i < count:
+  // backward-filter's rows of a chunk.
+  template <class T>
+  void set_tap_rows(const T* x, std::int64_t p0, std::int64_t count, std::int64_t t,
+                    const T** xr) const {
+    Pixel o = Pixel::at(p0, ho_, wo_);
+    for (std::int64_t i = 0; i < count; ++i, o.next(ho_, wo_))
+      xr[i] = input_row(x, o, t / g_.kw, t % g_.kw);
+  }
   // The dy row that reaches input pixel q through tap (ky, kx), or null.
   template <class T>
   const T* output_row(const T* dy, const Pixel& q, std::int64_t ky, std::int64_t kx) const {
@@ -487,12 +496,7 @@ void ChannelBlocked::backward_filter(const T* x, const T* dy, T* dw, std::int64_
       std::int64_t tap = -1;
       for (std::int64_t blk = first; blk < last; ++blk) {
         const std::int64_t t = blk / cblocks, c0 = blk % cblocks * MC;
-        if (t != tap) {
-          tap = t;
-          Pixel o = Pixel::at(p0, ho_, wo_);
-          for (std::int64_t i = 0; i < count; ++i, o.next(ho_, wo_))
-            xr[i] = input_row(x, o, t / g_.kw, t % g_.kw);
-        }
+        if (t != tap) set_tap_rows(x, p0, count, tap = t, xr);
         with_count<MC>(static_cast<int>(std::min<std::int64_t>(MC, C - c0)), [&]<int MCB>() {
           for_channel_blocks<T>(K, [&]<class V, int NV>(std::int64_t k0) {
             filter_kernel<T, V, MCB, NV>(xr, c0, dr, k0, count, dw + (t * C + c0) * K + k0, K);
@@ -530,10 +534,7 @@ inline void ChannelBlocked::backward_filter_bf16([[maybe_unused]] const float* x
       for (std::int64_t blk = first; blk < last; ++blk) {
         const std::int64_t t = blk / cblocks, c0 = blk % cblocks * MC;
         if (t != tap) {
-          tap = t;
-          Pixel o = Pixel::at(p0, ho_, wo_);
-          for (std::int64_t i = 0; i < count; ++i, o.next(ho_, wo_))
-            xr[i] = input_row(xb, o, t / g_.kw, t % g_.kw);
+          set_tap_rows<std::uint16_t>(xb, p0, count, tap = t, xr);
           xr[count] = nullptr;  // the second of an odd last pair
         }
         with_count<MC>(static_cast<int>(std::min<std::int64_t>(MC, C - c0)), [&]<int MCB>() {
