@@ -43,7 +43,7 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
   }
   level_ = ctx.chain_level;
   paths_.resize(it->size());
-  last_first_ = ctx.saved_activations != Precision::fp32 && !backward_reads_path_outputs();
+  last_first_ = ctx.saved_activations == Precision::bf16 && !backward_reads_path_outputs();
   for (std::size_t p = 0; p < it->size(); ++p) {
     const std::string where = params_.key_path("paths") + "[" + std::to_string(p) + "]";
     const std::vector<LayerSpec> specs = parse_layer_list((*it)[p], where);

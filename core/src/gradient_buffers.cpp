@@ -25,18 +25,14 @@ Tensor GradientBuffers::view(int level, Slot slot, const Shape& shape, Layout la
   return buffers_[at].view(shape).with_layout(layout);
 }
 
-std::size_t GradientBuffers::bytes() const {
+std::size_t GradientBuffers::bytes_of(bool forward_slots) const {
   std::size_t total = 0;
   for (std::size_t i = 0; i < buffers_.size(); ++i)
-    if (buffers_[i].defined() && !forward(i)) total += buffers_[i].bytes();
+    if (buffers_[i].defined() && forward(i) == forward_slots) total += buffers_[i].bytes();
   return total;
 }
 
-std::size_t GradientBuffers::forward_bytes() const {
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < buffers_.size(); ++i)
-    if (buffers_[i].defined() && forward(i)) total += buffers_[i].bytes();
-  return total;
-}
+std::size_t GradientBuffers::bytes() const { return bytes_of(false); }
+std::size_t GradientBuffers::forward_bytes() const { return bytes_of(true); }
 
 }  // namespace dtnn

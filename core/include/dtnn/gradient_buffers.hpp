@@ -41,6 +41,7 @@ class DTNN_CORE_EXPORT GradientBuffers {
     return std::size_t(level) * kSlots + std::size_t(slot);
   }
   static bool forward(std::size_t index) { return index % kSlots >= std::size_t(Slot::forward_a); }
+  std::size_t bytes_of(bool forward_slots) const;
   std::vector<Tensor> buffers_;  // [index(level, slot)]
 };
 

@@ -43,6 +43,11 @@ inline std::uint16_t to_bf16(float x) {
 inline float from_bf16(std::uint16_t bits) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
+// A pair of bf16 values as one 32-bit word, low then high half: what `vdpbf16ps` multiplies
+// pairwise (a missing second value is 0.0f).
+inline std::uint32_t to_bf16_pair(float low, float high) {
+  return std::uint32_t{to_bf16(low)} | std::uint32_t{to_bf16(high)} << 16;
+}
 
 inline std::uint16_t to_fp16(float x) {
   const auto bits = std::bit_cast<std::uint32_t>(x);

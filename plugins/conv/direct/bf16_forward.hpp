@@ -19,6 +19,7 @@
 #include "dtnn/parallel.hpp"
 #include "dtnn/precision.hpp"
 #include "width.hpp"
+#include "with_count.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
@@ -44,38 +45,37 @@ inline void to_pairs(const float* x, std::int64_t rows, std::int64_t channels, s
     const float* in = x + r * channels;
     std::uint32_t* words = out + r * pairs;
     for (std::int64_t q = 0; q < pairs; ++q)
-      words[q] = std::uint32_t{to_bf16(in[2 * q])} |
-                 (2 * q + 1 < channels ? std::uint32_t{to_bf16(in[2 * q + 1])} << 16 : 0u);
+      words[q] = to_bf16_pair(in[2 * q], 2 * q + 1 < channels ? in[2 * q + 1] : 0.0f);
   });
 }
 
-// The filter [taps, C, K] as words [taps, pairs, K]: word (t, q, k) holds w[t, 2q, k] and
-// w[t, 2q + 1, k] rounded to bf16.
+// A matrix [rows, width] as words [(rows + 1) / 2, width]: word (i, k) holds rows 2i and 2i + 1 at
+// column k rounded to bf16 (the second 0 past the last row). backward-filter pairs dy's pixels so.
+inline void row_pairs(const float* src, std::int64_t rows, std::int64_t width, std::uint32_t* out) {
+  parallel_for((rows + 1) / 2, 16, [&](std::int64_t i) {
+    const float* first = src + 2 * i * width;
+    const bool second = 2 * i + 1 < rows;
+    std::uint32_t* words = out + i * width;
+    for (std::int64_t k = 0; k < width; ++k)
+      words[k] = to_bf16_pair(first[k], second ? first[width + k] : 0.0f);
+  });
+}
+
+// The filter [taps, C, K] as words [taps, pairs, K]: each tap's [C, K] paired along C.
 inline void filter_to_pairs(const float* w, std::int64_t taps, std::int64_t C, std::int64_t K,
                             std::uint32_t* out) {
   const std::int64_t pairs = (C + 1) / 2;
-  parallel_for(taps * pairs, 16, [&](std::int64_t row) {  // row = (tap, pair)
-    const std::int64_t t = row / pairs, q = row % pairs;
-    const float* first = w + (t * C + 2 * q) * K;
-    const bool second = 2 * q + 1 < C;
-    std::uint32_t* words = out + row * K;
-    for (std::int64_t k = 0; k < K; ++k)
-      words[k] = std::uint32_t{to_bf16(first[k])} |
-                 (second ? std::uint32_t{to_bf16(first[K + k])} << 16 : 0u);
-  });
+  for (std::int64_t t = 0; t < taps; ++t) row_pairs(w + t * C * K, C, K, out + t * pairs * K);
 }
 
-// dy [pixels, K] as words [(pixels + 1) / 2, K]: word (i, k) holds dy[2i, k] and dy[2i + 1, k]
-// rounded to bf16 (the second 0 past the last pixel): backward-filter's pairs run along pixels.
-inline void pixel_pairs(const float* dy, std::int64_t pixels, std::int64_t K, std::uint32_t* out) {
-  parallel_for((pixels + 1) / 2, 16, [&](std::int64_t i) {
-    const float* first = dy + 2 * i * K;
-    const bool second = 2 * i + 1 < pixels;
-    std::uint32_t* words = out + i * K;
-    for (std::int64_t k = 0; k < K; ++k)
-      words[k] = std::uint32_t{to_bf16(first[k])} |
-                 (second ? std::uint32_t{to_bf16(first[K + k])} << 16 : 0u);
-  });
+// f.template operator()<NV>(k0) over output channels [begin, end) (whole vectors of kLanes) in
+// blocks of at most N vectors.
+template <int N, class F>
+inline void for_vector_blocks(std::int64_t begin, std::int64_t end, F&& f) {
+  std::int64_t k0 = begin;
+  for (; k0 + N * kLanes <= end; k0 += N * kLanes) f.template operator()<N>(k0);
+  with_count<N>(static_cast<int>((end - k0) / kLanes),
+                [&]<int NV>() { f.template operator()<NV>(k0); });
 }
 
 #ifdef DTNN_DIRECT_BF16
@@ -121,7 +121,7 @@ DTNN_DIRECT_BF16_TARGET void forward_kernel(const std::uint32_t* const* rows, st
 
 // dw[c * K + 16 j + l] += sum over pixel pairs i < pairs of x[2i][xo + c] dy_pairs[i K + 16 j + l]
 // (low halves) + x[2i + 1][xo + c] (high halves), for c < MC, j < NV: x holds bf16 rows (null:
-// padding, or past the last pixel), dy_pairs pixel_pairs' words from this chunk's first pair.
+// padding, or past the last pixel), dy_pairs row_pairs' words of dy from this chunk's first pair.
 template <int MC, int NV>
 DTNN_DIRECT_BF16_TARGET void filter_kernel(const std::uint16_t* const* x, std::int64_t xo,
                                            const std::uint32_t* dy_pairs, std::int64_t pairs,

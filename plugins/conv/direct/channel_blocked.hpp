@@ -411,12 +411,7 @@ inline void ChannelBlocked::forward_bf16([[maybe_unused]] const float* x,
                                                        K, out, q0 > 0);
                       }
                   };
-                  std::int64_t k0 = k_begin;
-                  for (; k0 + kVectors * L <= k_end; k0 += kVectors * L)
-                    block.template operator()<kVectors>(k0);
-                  if (const int left = static_cast<int>((k_end - k0) / L); left > 0)
-                    with_count<kVectors>(left,
-                                         [&]<int NV>() { block.template operator()<NV>(k0); });
+                  bf16::for_vector_blocks<kVectors>(k_begin, k_end, block);
                 });
 #endif
 }
@@ -515,14 +510,13 @@ inline void ChannelBlocked::backward_filter_bf16([[maybe_unused]] const float* x
                                                  [[maybe_unused]] std::int64_t n) {
 #ifdef DTNN_DIRECT_BF16
   constexpr int MC = kPixels;
-  constexpr std::int64_t L = bf16::kLanes;
   const std::int64_t C = g_.c, K = g_.k, taps = g_.kh * g_.kw, pixels = n * ho_ * wo_;
   const std::int64_t chunk = filter_chunk();
   const std::int64_t cblocks = (C + MC - 1) / MC, blocks = taps * cblocks;
   auto* xb = reinterpret_cast<std::uint16_t*>(slice<std::uint32_t>(memory_, x_pairs_at_));
   std::uint32_t* dyp = slice<std::uint32_t>(memory_, dy_pairs_at_);
   pack_bf16(x, xb, n * g_.h * g_.w * C);
-  bf16::pixel_pairs(dy, pixels, K, dyp);
+  bf16::row_pairs(dy, pixels, K, dyp);
 #pragma omp parallel
   {
     const std::int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
@@ -538,14 +532,10 @@ inline void ChannelBlocked::backward_filter_bf16([[maybe_unused]] const float* x
           xr[count] = nullptr;  // the second of an odd last pair
         }
         with_count<MC>(static_cast<int>(std::min<std::int64_t>(MC, C - c0)), [&]<int MCB>() {
-          std::int64_t k0 = 0;
-          auto vectors = [&]<int NV>() {
+          bf16::for_vector_blocks<kVectors>(0, K, [&]<int NV>(std::int64_t k0) {
             bf16::filter_kernel<MCB, NV>(xr, c0, dyp + p0 / 2 * K + k0, pairs,
                                          dw + (t * C + c0) * K + k0, K);
-            k0 += NV * L;
-          };
-          for (; k0 + kVectors * L <= K;) vectors.template operator()<kVectors>();
-          with_count<kVectors>(static_cast<int>((K - k0) / L), vectors);
+          });
         });
       }
     }

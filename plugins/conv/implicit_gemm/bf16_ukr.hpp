@@ -34,11 +34,9 @@ inline void to_pairs(float* panel, std::int64_t width, std::int64_t kc) {
   const std::int64_t pairs = (kc + 1) / 2;
   for (std::int64_t q = 0; q < pairs; ++q) {
     std::uint32_t words[kNr];
-    for (std::int64_t i = 0; i < width; ++i) {
-      const std::uint32_t first = to_bf16(panel[2 * q * width + i]);
-      const std::uint32_t second = 2 * q + 1 < kc ? to_bf16(panel[(2 * q + 1) * width + i]) : 0u;
-      words[i] = first | (second << 16);
-    }
+    for (std::int64_t i = 0; i < width; ++i)
+      words[i] = to_bf16_pair(panel[2 * q * width + i],
+                              2 * q + 1 < kc ? panel[(2 * q + 1) * width + i] : 0.0f);
     std::memcpy(panel + q * width, words, static_cast<std::size_t>(width) * sizeof(std::uint32_t));
   }
 }
