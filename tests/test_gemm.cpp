@@ -1,5 +1,6 @@
 // dtnn::gemm against a plain triple loop, for every transpose combination, alpha/beta, float and
-// double, over shapes that take both the small-kernel and the BLIS paths (and their edges).
+// double, over shapes that take both the small-kernel and the BLIS paths (and their edges: BLIS's
+// packed and small/unpacked kernels, which ctest also runs under each DTNN_BLIS_SUP).
 #include <doctest/doctest.h>
 
 #include <type_traits>
@@ -59,7 +60,9 @@ TEST_CASE("gemm matches the triple loop on every path") {
       {64, 36, 8},   {200, 47, 20},  {5, 3, 2},       {17, 1, 1},    {64, 128, 300},
       {130, 70, 90}, {64, 48, 64},   {300, 17, 257},  {1, 5, 7},     {64, 512, 10},
       {13, 100, 3},  {64, 49, 16},   {96, 200, 40},   {50, 130, 33}, {64, 64, 64},
-      {64, 65, 65},  {64, 200, 700}, {128, 100, 300}, {129, 70, 80}, {64, 100, 1500}};
+      {64, 65, 65},  {64, 200, 700}, {128, 100, 300}, {129, 70, 80}, {64, 100, 1500},
+      // the rows and columns from which gemm packs where BLIS would take its unpacked kernels
+      {1030, 130, 70}, {1030, 60, 50}, {260, 129, 100}, {130, 140, 300}};
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {

@@ -393,6 +393,7 @@ void print_gemm_by_level(const dtnn::RuntimeInfo& rt) {
       "at the level chosen above\n",
       levels.c_str(), static_cast<long long>(dtnn::kSmallGemmWidth),
       static_cast<long long>(dtnn::kSmallGemmDepth), static_cast<long long>(dtnn::kSmallGemmRows));
+  std::printf("BLIS's small/unpacked (sup) kernels: %s\n", dtnn::blis_sup_policy());
   const dtnn::VectorWidth& w = dtnn::avx512_vector_width();
   std::printf("AVX-512 kernels' vectors: %d bytes (%s)\n", w.bytes, w.decided_by.c_str());
 }

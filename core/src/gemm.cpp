@@ -5,6 +5,10 @@
 #include <strings.h>
 
 #include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "dtnn/error.hpp"
 
 #include "lowp_gemm.hpp"
 #include "small_gemm.hpp"
@@ -43,10 +47,47 @@ int detail::gemm_threads(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 namespace {
 
-rntm_t runtime_for(bool trans_a, std::int64_t m, std::int64_t n, std::int64_t k) {
+// DTNN_BLIS_SUP: which products BLIS may take to its small/unpacked ("sup") kernels.
+enum class SupSetting { automatic, blis, off };
+SupSetting sup_setting() {
+  static const SupSetting setting = [] {
+    const char* v = std::getenv("DTNN_BLIS_SUP");
+    const std::string_view value = v ? v : "";
+    if (value.empty() || value == "auto") return SupSetting::automatic;
+    if (value == "blis") return SupSetting::blis;
+    if (value == "off") return SupSetting::off;
+    throw Error("DTNN_BLIS_SUP='" + std::string(value) + "': expected auto, blis or off");
+  }();
+  return setting;
+}
+
+// BLIS 0.9's kernel sets for AVX2 CPUs (zen, zen2, zen3, haswell) take a product to their
+// small/unpacked ("sup") kernels when any dimension is below a threshold (zen3: m < 512, n < 200
+// or k < 240); those read the operands in place instead of packing them. Where the product has
+// many rows, and for the weight gradients' A^T B, that is slower than packing, most of all where
+// B is transposed (its rows read with a stride). AMD EPYC Zen 3 (family 25 model 1), GFLOPS
+// packed / sup, 1 thread: 4096x512x128 73 / 57, 4096x512x128 nt 75 / 53, 4096x576x64 nt 61 / 33,
+// 128x512x4096 tn 63 / 47, 128x512x256 tn 64-80 / 50-59, 512x512x64 tn 71 / 49; 2 threads:
+// 4096x512x128 nt 155-161 / 85-112, 128x384x4096 tn 107-131 / 94-110. On few rows at two
+// threads the sup kernels win (nn 64x128x128 98 / 57, 32x100x100 67 / 24; nt 64x512x512), and
+// keep them. The grid: docs/benchmarks.md, session 46. skx (AVX-512) has no sup kernels.
+bool blis_may_use_sup(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                      int threads) {
+  switch (sup_setting()) {
+    case SupSetting::blis: return true;
+    case SupSetting::off: return false;
+    case SupSetting::automatic: break;
+  }
+  if (trans_a) return !(m >= 128 && n >= 128 && (k >= 128 || threads == 1));
+  if (trans_b) return !(m >= 1024 || threads == 1);
+  return !(n >= 128 && (m >= 1024 || (threads == 1 && m >= 256)));
+}
+
+rntm_t runtime_for(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k) {
   rntm_t rntm;
   bli_rntm_init(&rntm);
   const int threads = detail::gemm_threads(m, n, k);
+  if (!blis_may_use_sup(trans_a, trans_b, m, n, k, threads)) bli_rntm_disable_l3_sup(&rntm);
   if (threads > 1 && !trans_a && m <= 256) {
     // A batch-sized M (fully connected layers): splitting M between the threads measured as fast or
     // faster than BLIS's own choice on every such shape (e.g. 64x512x784: 205 vs 177 GFLOPS).
@@ -73,6 +114,17 @@ bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::
 }
 }  // namespace
 
+const char* blis_sup_policy() {
+  switch (sup_setting()) {
+    case SupSetting::blis: return "BLIS's own thresholds (DTNN_BLIS_SUP=blis)";
+    case SupSetting::off: return "never: every product packed (DTNN_BLIS_SUP=off)";
+    case SupSetting::automatic: break;
+  }
+  return "packed where products have many rows (A B and A B^T from 1024, at one thread from 256 "
+         "and every A B^T) and for A^T B from 128 x 128; BLIS's small/unpacked kernels below "
+         "(DTNN_BLIS_SUP=auto)";
+}
+
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
           std::int64_t ldc) {
@@ -80,7 +132,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   const SmallGemmKernels& small = small_gemm_kernels().best();
   if (use_small(trans_a, trans_b, m, n, k, small.vector_bytes() == 64))  // 16-float vectors
     return small.f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  rntm_t rntm = runtime_for(trans_a, m, n, k);
+  rntm_t rntm = runtime_for(trans_a, trans_b, m, n, k);
   bli_sgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha, const_cast<float*>(a),
                lda, 1, const_cast<float*>(b), ldb, 1, &beta, c, ldc, 1, nullptr, &rntm);
@@ -93,7 +145,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if (use_small(trans_a, trans_b, m, n, k))
     return small_gemm_kernels().best().f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta,
                                            c, ldc);
-  rntm_t rntm = runtime_for(trans_a, m, n, k);
+  rntm_t rntm = runtime_for(trans_a, trans_b, m, n, k);
   bli_dgemm_ex(trans_a ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE,
                trans_b ? BLIS_TRANSPOSE : BLIS_NO_TRANSPOSE, m, n, k, &alpha,
                const_cast<double*>(a), lda, 1, const_cast<double*>(b), ldb, 1, &beta, c, ldc, 1,

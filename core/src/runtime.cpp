@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "dtnn/gemm.hpp"
 #include "dtnn/isa.hpp"
 #include "dtnn/log.hpp"
 
@@ -132,7 +133,8 @@ void set_num_threads(int threads) {
 
 void initialize_runtime(int threads) {
   isa::check_build_runs();
-  isa::ceiling();  // a bad DTNN_ISA is an error here, at start-up
+  isa::ceiling();     // a bad DTNN_ISA is an error here, at start-up
+  blis_sup_policy();  // and a bad DTNN_BLIS_SUP
   static std::once_flag once;
   std::call_once(once, [] {
     select_blis_kernels();

@@ -19,6 +19,11 @@ DTNN_CORE_EXPORT void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int6
                            const double* b, std::int64_t ldb, double beta, double* c,
                            std::int64_t ldc);
 
+// Which of the products gemm hands to BLIS may go to BLIS's small/unpacked ("sup") kernels, in
+// words, for `dtnn info`: by default those of few rows (gemm.cpp's measurements); the environment
+// variable DTNN_BLIS_SUP=blis leaves it to BLIS's own thresholds, =off packs every product.
+DTNN_CORE_EXPORT const char* blis_sup_policy();
+
 // The register-blocked kernels gemm runs for skinny products (an output at most kSmallGemmWidth
 // columns wide, or a reduction at most kSmallGemmDepth deep, or, on 16-float vectors, a float nt
 // product at most kSmallGemmRows rows long: a batch through fc's backward-data), one variant per
