@@ -44,6 +44,11 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
   level_ = ctx.chain_level;
   paths_.resize(it->size());
   last_first_ = ctx.saved_activations == Precision::bf16 && !backward_reads_path_outputs();
+  // Of the paths after the first, the last one with layers may write its output into y.
+  std::size_t host = 0;
+  if (last_first_ && merges_into_a_path_output())
+    for (std::size_t p = it->size(); p-- > 1 && host == 0;)
+      if (!(*it)[p].empty()) host = p;
   for (std::size_t p = 0; p < it->size(); ++p) {
     const std::string where = params_.key_path("paths") + "[" + std::to_string(p) + "]";
     const std::vector<LayerSpec> specs = parse_layer_list((*it)[p], where);
@@ -51,7 +56,10 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
     c.seed = Rng::derive(ctx.seed, 1000 + p);
     c.gradient_buffers = buffers_;
     // Run last, the first path's output is merged before any other chain of its level runs.
-    paths_[p].build(specs, c, {.output_in_level_buffers = last_first_ && p == 0});
+    paths_[p].build(specs, c,
+                    {.output_in_level_buffers = last_first_ && p == 0,
+                     .output_in_callers_memory = p > 0 && p == host});
+    if (paths_[p].writes_into_callers_memory()) in_output_ = p;
     path_shapes_.push_back(paths_[p].output_shape());
   }
   output_shape_ = merged_shape(path_shapes_);
@@ -67,7 +75,9 @@ void BlockLayer::build(const LayerBuildContext& ctx) {
 
 void BlockLayer::forward(const Tensor& x, Tensor& y, Mode mode) {
   if (last_first_)
-    for (std::size_t p = paths_.size(); p-- > 0;) outputs_[p] = &paths_[p].forward(x, mode);
+    for (std::size_t p = paths_.size(); p-- > 0;)
+      outputs_[p] = p > 0 && p == in_output_ ? &paths_[p].forward_into(x, y, mode)
+                                             : &paths_[p].forward(x, mode);
   else
     for (std::size_t p = 0; p < paths_.size(); ++p) outputs_[p] = &paths_[p].forward(x, mode);
   merge(outputs_, y);

@@ -101,7 +101,8 @@ void LayerChain::build(std::vector<LayerSpec> specs, const LayerBuildContext& ct
 
 // Where each layer's output lives: a reshape's is its input's view, one in place is the output
 // before's, one the layer offers is the layer's; with packed activations, the level's forward
-// buffers in turn (but for the chain's output, unless allowed); otherwise a buffer of its own.
+// buffers in turn (but for the chain's output, unless allowed, or the caller's memory where the
+// caller gives it); otherwise a buffer of its own.
 void LayerChain::allocate_outputs(const LayerBuildContext& ctx, BuildOptions options) {
   const auto n = static_cast<int>(layers_.size());
   int root = n - 1;  // the layer whose memory holds the chain's output (-1: the input's)
@@ -124,6 +125,10 @@ void LayerChain::allocate_outputs(const LayerBuildContext& ctx, BuildOptions opt
     } else if (Tensor offered = layers_[i]->output_buffer();
                offered.defined() && offered.numel() == batch_shape.numel()) {
       outputs_.push_back(offered.reshape(batch_shape));  // the layer counts it
+    } else if (packed_ && i == root && options.output_in_callers_memory) {
+      slot_[i] = kCallersSlot;  // forward_into's memory
+      outputs_.emplace_back();
+      callers_storage_ = i;
     } else if (packed_ && (i != root || options.output_in_level_buffers)) {
       slot_[i] = i > 0 && slot_[i - 1] == 0 ? 1 : 0;  // not the one its input is in
       outputs_.emplace_back();
@@ -179,6 +184,13 @@ int LayerChain::unpack(int s, int keep) {
 
 const Tensor& LayerChain::forward(const Tensor& x, Mode mode) { return forward(x, mode, {}); }
 
+const Tensor& LayerChain::forward_into(const Tensor& x, const Tensor& into, Mode mode) {
+  callers_ = into;
+  const Tensor& y = forward(x, mode, {});
+  callers_ = Tensor();
+  return y;
+}
+
 const Tensor& LayerChain::forward(const Tensor& x, Mode mode,
                                   const std::function<void(std::size_t)>& after_layer) {
   input_ = x;
@@ -189,10 +201,18 @@ const Tensor& LayerChain::forward(const Tensor& x, Mode mode,
     if (reshapes_[i]) {
       views_[i] = in->view(shape);
     } else {
-      if (slot_[i] < 0)
+      if (slot_[i] < 0) {
         views_[i] = outputs_[i].slice_batch(0, batch);
-      else
-        views_[i] = in_place_[i] ? views_[i - 1].view(shape) : level_buffer(slot_[i], shape);
+      } else if (in_place_[i]) {
+        views_[i] = views_[i - 1].view(shape);
+      } else if (slot_[i] == kCallersSlot) {
+        DTNN_CHECK(callers_.defined() && callers_.numel() >= shape.numel(),
+                   "LayerChain: a chain that writes its output into its caller's memory runs "
+                   "through forward_into");
+        views_[i] = callers_.view(shape).with_layout(layout_);
+      } else {
+        views_[i] = level_buffer(slot_[i], shape);
+      }
       layer_profile::timed(*layers_[i], in->shape(), true,
                            [&] { layers_[i]->forward(*in, views_[i], mode); });
       if (packed_ && mode == Mode::train && pack_after_[i])

@@ -53,6 +53,10 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   // then, with bf16 saved activations, the first path's output may live in its level's forward
   // buffers, the paths running last to first).
   virtual bool backward_reads_path_outputs() const { return true; }
+  // Whether merge takes y holding one path's output already (outputs[p] is y's memory) and merges
+  // the others into it (a sum does): then, with bf16 saved activations, the path that runs first
+  // writes its output straight into y, and needs no memory of its own for it.
+  virtual bool merges_into_a_path_output() const { return false; }
   // a += b, element by element (the paths' input gradients); on the host unless overridden.
   virtual void accumulate(Tensor& a, const Tensor& b) const;
 
@@ -74,6 +78,8 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   Layout layout_ = Layout::nhwc;
   std::vector<const Tensor*> outputs_;
   bool last_first_ = false;  // the paths run last to first (backward_reads_path_outputs above)
+  std::size_t in_output_ = 0;  // the path whose output forward writes into y (0: none; it runs
+                               // first of the last-first paths, so it is never path 0)
 };
 
 }  // namespace dtnn

@@ -14,8 +14,9 @@
 // unpacks the copies into the same two buffers for each layer. The chain's last output keeps
 // memory of its own (its caller reads it after forward), unless the chain was told that its
 // output is read before any other chain of its level runs (the path of a block that runs last,
-// BuildOptions::output_in_level_buffers). Such a chain's output(i) is valid only until the next
-// layer has run.
+// BuildOptions::output_in_level_buffers), or that its caller hands it the memory to write it into
+// (BuildOptions::output_in_callers_memory: an add block's own output, which the other paths are
+// then added to). Such a chain's output(i) is valid only until the next layer has run.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -61,6 +62,10 @@ class DTNN_CORE_EXPORT LayerChain {
     // With bf16 saved activations: the chain's last output may live in the level's forward
     // buffers (its reader is done with it before another chain of the level runs).
     bool output_in_level_buffers = false;
+    // With bf16 saved activations: the chain's last output is written into the memory its
+    // caller passes to forward_into (which the caller may overwrite once the chain has run;
+    // backward reads the copy). Ignored where that output is the chain's input.
+    bool output_in_callers_memory = false;
   };
   void build(std::vector<LayerSpec> specs, const LayerBuildContext& ctx, BuildOptions options);
 
@@ -79,6 +84,11 @@ class DTNN_CORE_EXPORT LayerChain {
   const Tensor& forward(const Tensor& x, Mode mode);
   const Tensor& forward(const Tensor& x, Mode mode,
                         const std::function<void(std::size_t)>& after_layer);
+  // forward(x, mode), the last output written into `into` (its first batch outputs) where the
+  // chain was built with output_in_callers_memory; the result is then a view of `into`.
+  const Tensor& forward_into(const Tensor& x, const Tensor& into, Mode mode);
+  // Whether forward_into writes the output into the caller's memory.
+  bool writes_into_callers_memory() const { return callers_storage_ >= 0; }
   // Layer i's output of the last forward ([n, output...]; a reshape layer's is its input's view;
   // a layer followed by one that runs in place holds that layer's output).
   const Tensor& output(std::size_t i) const { return views_[i]; }
@@ -141,7 +151,10 @@ class DTNN_CORE_EXPORT LayerChain {
   bool packed_ = false;
   Layout layout_ = Layout::nhwc;
   std::vector<int> storage_;
-  std::vector<int> slot_;
+  std::vector<int> slot_;  // also kCallersSlot: the memory forward_into was given
+  static constexpr int kCallersSlot = 2;
+  int callers_storage_ = -1;  // the storage in the caller's memory (-1: none)
+  Tensor callers_;            // that memory, for the forward under way
   std::vector<std::unique_ptr<std::uint16_t[]>> copies_;
   std::vector<bool> pack_after_;
   std::array<int, 2> unpacked_ = {-1, -1};        // the storage unpacked in each forward buffer

@@ -16,7 +16,7 @@ class Params;
 class Registry;
 
 // Bump when any interface, descriptor or shared type changes layout or meaning.
-inline constexpr std::uint32_t kPluginAbiVersion = 20;
+inline constexpr std::uint32_t kPluginAbiVersion = 21;
 
 class DTNN_CORE_EXPORT Plugin {
  public:

@@ -13,17 +13,24 @@ class Add final : public AddBase {
   using AddBase::AddBase;
 
  protected:
+  // y may hold one path's output already (the first path's, where y is its output_buffer; with
+  // bf16 saved activations, the path that wrote into y): the others are added to it.
   void merge(const std::vector<const Tensor*>& outputs, Tensor& y) const override {
+    std::size_t held = outputs.size();
+    for (std::size_t p = 0; p < outputs.size(); ++p)
+      if (outputs[p]->raw() == y.raw()) held = p;
     dispatch_dtype(y.dtype(), [&](auto z) {
       using T = decltype(z);
       T* __restrict yp = y.data<T>();
-      if (outputs[0]->raw() != y.raw()) {  // else y is the first path's output (output_buffer)
-        const T* __restrict first = outputs[0]->data<T>();
-        parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = first[i]; });
-      }
-      for (std::size_t p = 1; p < outputs.size(); ++p) {
+      bool copy = held == outputs.size();  // y holds no output yet: the first one is copied
+      for (std::size_t p = 0; p < outputs.size(); ++p) {
+        if (p == held) continue;
         const T* __restrict op = outputs[p]->data<T>();
-        parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] += op[i]; });
+        if (copy)
+          parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] = op[i]; });
+        else
+          parallel_for(y.numel(), kParallelGrain, [&](std::int64_t i) { yp[i] += op[i]; });
+        copy = false;
       }
     });
   }

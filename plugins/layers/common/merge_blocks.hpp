@@ -94,6 +94,7 @@ class AddBase : public BlockLayer {
   const Tensor& share(const Tensor& dy, std::size_t, Tensor&) const override { return dy; }
   bool shares_need_buffers() const override { return false; }
   bool backward_reads_path_outputs() const override { return false; }
+  bool merges_into_a_path_output() const override { return true; }
 };
 
 // concat: merge and share are copies of each path's pieces (block_geometry::Pieces), into y and
