@@ -17,10 +17,12 @@ namespace {
 // the triple loop.
 template <class T>
 double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, T beta,
-                 const dtnn::SmallGemmKernels* kernels = nullptr) {
+                 const dtnn::SmallGemmKernels* kernels = nullptr, bool tight = false) {
   dtnn::Rng rng(static_cast<std::uint64_t>(m * 131 + n * 17 + k));
-  const std::int64_t lda = ta ? m + 1 : k + 2, ldb = tb ? k + 3 : n + 1,
-                     ldc = n + 2;  // padded strides
+  // Padded strides, or rows one after another (the kernels read such a B where it is).
+  const std::int64_t pad = tight ? 0 : 1;
+  const std::int64_t lda = ta ? m + pad : k + 2 * pad, ldb = tb ? k + 3 * pad : n + pad,
+                     ldc = n + 2 * pad;
   std::vector<T> a(static_cast<std::size_t>((ta ? k : m) * lda)),
       b(static_cast<std::size_t>((tb ? n : k) * ldb));
   std::vector<T> c(static_cast<std::size_t>(m * ldc));
@@ -62,7 +64,9 @@ TEST_CASE("gemm matches the triple loop on every path") {
       {13, 100, 3},  {64, 49, 16},   {96, 200, 40},   {50, 130, 33}, {64, 64, 64},
       {64, 65, 65},  {64, 200, 700}, {128, 100, 300}, {129, 70, 80}, {64, 100, 1500},
       // the rows and columns from which gemm packs where BLIS would take its unpacked kernels
-      {1030, 130, 70}, {1030, 60, 50}, {260, 129, 100}, {130, 140, 300}};
+      {1030, 130, 70}, {1030, 60, 50}, {260, 129, 100}, {130, 140, 300},
+      // deep narrow products, on either side of the small kernels' limits
+      {300, 20, 1100}, {1100, 24, 200}};
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
@@ -84,7 +88,9 @@ TEST_CASE("the small GEMM kernels of every instruction-set level match the tripl
   const std::int64_t shapes[][3] = {{37, 4, 9},   {100, 8, 36},   {33, 10, 128},  {9, 4, 2000},
                                     {64, 36, 8},  {200, 47, 20},  {5, 3, 2},      {17, 1, 1},
                                     {64, 48, 64}, {300, 17, 257}, {1, 5, 7},      {64, 512, 10},
-                                    {70, 61, 33}, {64, 130, 600}, {64, 100, 1500}};
+                                    {70, 61, 33}, {64, 130, 600}, {64, 100, 1500},
+                                    // whole vectors wide: 8, 16, 32 and 48 columns
+                                    {40, 8, 300},  {33, 16, 70},   {50, 32, 520},  {21, 48, 90}};
   const auto& family = dtnn::small_gemm_kernels();
   CHECK(family.built() == dtnn::isa::platform_levels());
   int levels = 0;
@@ -111,6 +117,8 @@ TEST_CASE("the small GEMM kernels of every instruction-set level match the tripl
           CHECK(max_error<double>(ta, tb, s[0], s[1], s[2], 1.0, 0.0, kernels) < 1e-10);
           CHECK(max_error<double>(ta, tb, s[0], s[1], s[2], 0.5, 1.0, kernels) < 1e-10);
           CHECK(max_error<float>(ta, tb, s[0], s[1], s[2], 1.0f, 1.0f, kernels) < 2e-3f);
+          CHECK(max_error<float>(ta, tb, s[0], s[1], s[2], 1.0f, 1.0f, kernels, true) < 2e-3f);
+          CHECK(max_error<double>(ta, tb, s[0], s[1], s[2], 0.5, 1.0, kernels, true) < 1e-10);
         }
   }
   CHECK(levels >= 1);
