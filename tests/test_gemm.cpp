@@ -57,16 +57,16 @@ double max_error(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
 
 TEST_CASE("gemm matches the triple loop on every path") {
   dtnn::initialize_runtime();
+  // The last six: the rows and columns from which gemm packs where BLIS would take its
+  // unpacked kernels, then deep narrow products on either side of the small kernels' limits.
   const std::int64_t shapes[][3] = {
-      {37, 4, 9},    {100, 8, 36},   {33, 10, 128},   {9, 4, 2000},  {36, 8, 5000},
-      {64, 36, 8},   {200, 47, 20},  {5, 3, 2},       {17, 1, 1},    {64, 128, 300},
-      {130, 70, 90}, {64, 48, 64},   {300, 17, 257},  {1, 5, 7},     {64, 512, 10},
-      {13, 100, 3},  {64, 49, 16},   {96, 200, 40},   {50, 130, 33}, {64, 64, 64},
-      {64, 65, 65},  {64, 200, 700}, {128, 100, 300}, {129, 70, 80}, {64, 100, 1500},
-      // the rows and columns from which gemm packs where BLIS would take its unpacked kernels
-      {1030, 130, 70}, {1030, 60, 50}, {260, 129, 100}, {130, 140, 300},
-      // deep narrow products, on either side of the small kernels' limits
-      {300, 20, 1100}, {1100, 24, 200}};
+      {37, 4, 9},      {100, 8, 36},   {33, 10, 128},   {9, 4, 2000},    {36, 8, 5000},
+      {64, 36, 8},     {200, 47, 20},  {5, 3, 2},       {17, 1, 1},      {64, 128, 300},
+      {130, 70, 90},   {64, 48, 64},   {300, 17, 257},  {1, 5, 7},       {64, 512, 10},
+      {13, 100, 3},    {64, 49, 16},   {96, 200, 40},   {50, 130, 33},   {64, 64, 64},
+      {64, 65, 65},    {64, 200, 700}, {128, 100, 300}, {129, 70, 80},   {64, 100, 1500},
+      {1030, 130, 70}, {1030, 60, 50}, {260, 129, 100}, {130, 140, 300}, {300, 20, 1100},
+      {1100, 24, 200}};
   for (auto& s : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
@@ -83,14 +83,14 @@ TEST_CASE("gemm matches the triple loop on every path") {
 
 TEST_CASE("the small GEMM kernels of every instruction-set level match the triple loop") {
   // Each level this CPU runs (core/small_gemm is built for all of them); one it lacks is not
-  // handed out. Shapes up to the kernels' width (48 columns), with the row and depth edges.
+  // handed out. Shapes up to the kernels' width (48 columns), with the row and depth edges; the
+  // last four whole vectors wide (8, 16, 32 and 48 columns).
   dtnn::initialize_runtime();
-  const std::int64_t shapes[][3] = {{37, 4, 9},   {100, 8, 36},   {33, 10, 128},  {9, 4, 2000},
-                                    {64, 36, 8},  {200, 47, 20},  {5, 3, 2},      {17, 1, 1},
-                                    {64, 48, 64}, {300, 17, 257}, {1, 5, 7},      {64, 512, 10},
-                                    {70, 61, 33}, {64, 130, 600}, {64, 100, 1500},
-                                    // whole vectors wide: 8, 16, 32 and 48 columns
-                                    {40, 8, 300},  {33, 16, 70},   {50, 32, 520},  {21, 48, 90}};
+  const std::int64_t shapes[][3] = {{37, 4, 9},   {100, 8, 36},   {33, 10, 128},   {9, 4, 2000},
+                                    {64, 36, 8},  {200, 47, 20},  {5, 3, 2},       {17, 1, 1},
+                                    {64, 48, 64}, {300, 17, 257}, {1, 5, 7},       {64, 512, 10},
+                                    {70, 61, 33}, {64, 130, 600}, {64, 100, 1500}, {40, 8, 300},
+                                    {33, 16, 70}, {50, 32, 520},  {21, 48, 90}};
   const auto& family = dtnn::small_gemm_kernels();
   CHECK(family.built() == dtnn::isa::platform_levels());
   int levels = 0;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "dtnn/conv_options.hpp"
 #include "dtnn/model.hpp"
@@ -253,8 +254,17 @@ TEST_CASE("forward by hand: relu, sigmoid, tanh, softmax, maxpool2d") {
 }
 
 TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
-  for (json params : {json{{"pool", 2}}, json{{"pool", 3}, {"stride", 2}, {"padding", 1}}}) {
-    Shape in{7, 6, 16};  // 16 channels: whole float vectors
+  // Whole float vectors of channels (8, 16, 24); windows that tile the image apart (stride =
+  // pool, the tiled backward) with rows and columns past the last window, overlapping and
+  // padded ones.
+  const std::vector<std::pair<json, Shape>> cases = {
+      {json{{"pool", 2}}, Shape{7, 6, 16}},
+      {json{{"pool", 2}}, Shape{6, 9, 8}},
+      {json{{"pool", {3, 2}}}, Shape{8, 7, 24}},
+      {json{{"pool", 3}, {"stride", 2}}, Shape{7, 7, 8}},
+      {json{{"pool", 3}, {"stride", 2}, {"padding", 1}}, Shape{7, 6, 16}}};
+  for (const auto& [params, in] : cases) {
+    CAPTURE(params.dump());
     auto make_t = [&](DType dt) {
       auto layer = test::plugins().create_as<Layer>("layer", "maxpool2d", Params(params, "test"));
       LayerBuildContext ctx;
@@ -281,6 +291,8 @@ TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
       d32.data<float>()[i] = static_cast<float>(d64.data<double>()[i]);
     Tensor dx32 = Tensor::empty(x32.shape(), DType::float32),
            dx64 = Tensor::empty(x64.shape(), DType::float64);
+    for (std::int64_t i = 0; i < dx32.numel(); ++i)  // backward writes every input's gradient
+      dx32.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
     l32->forward(x32, y32, Mode::train);
     l64->forward(x64, y64, Mode::train);
     l32->backward(x32, y32, d32, &dx32);

@@ -166,8 +166,8 @@ TEST_CASE("activations saved in bf16 take about half the memory") {
       R"({"type": "add", "paths": [)" + path +
       R"(, [{"type": "pointwise_conv2d", "filters": 3}, {"type": "batchnorm"}]]}, {"type": "relu"})";
   auto resnet = [&](const std::string& first_block) {
-    std::string layers = "[" + kConv + R"(, {"type": "batchnorm"}, {"type": "relu"}, )" +
-                         first_block;
+    std::string layers =
+        "[" + kConv + R"(, {"type": "batchnorm"}, {"type": "relu"}, )" + first_block;
     for (int i = 1; i < 9; ++i) layers += ", " + block;
     return layers + R"(, {"type": "flatten"}, {"type": "fc", "units": 4}, {"type": "softmax"}])";
   };

@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "dtnn/error.hpp"
-
 #include "lowp_gemm.hpp"
 #include "small_gemm.hpp"
 
@@ -74,9 +73,12 @@ SupSetting sup_setting() {
 bool blis_may_use_sup(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                       int threads) {
   switch (sup_setting()) {
-    case SupSetting::blis: return true;
-    case SupSetting::off: return false;
-    case SupSetting::automatic: break;
+    case SupSetting::blis:
+      return true;
+    case SupSetting::off:
+      return false;
+    case SupSetting::automatic:
+      break;
   }
   if (trans_a) return !(m >= 128 && n >= 128 && (k >= 128 || threads == 1));
   if (trans_b) return !(m >= 1024 || threads == 1);
@@ -116,9 +118,12 @@ bool use_small(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::
 
 const char* blis_sup_policy() {
   switch (sup_setting()) {
-    case SupSetting::blis: return "BLIS's own thresholds (DTNN_BLIS_SUP=blis)";
-    case SupSetting::off: return "never: every product packed (DTNN_BLIS_SUP=off)";
-    case SupSetting::automatic: break;
+    case SupSetting::blis:
+      return "BLIS's own thresholds (DTNN_BLIS_SUP=blis)";
+    case SupSetting::off:
+      return "never: every product packed (DTNN_BLIS_SUP=off)";
+    case SupSetting::automatic:
+      break;
   }
   return "packed where products have many rows (A B and A B^T from 1024, at one thread from 256 "
          "and every A B^T) and for A^T B from 128 x 128; BLIS's small/unpacked kernels below "

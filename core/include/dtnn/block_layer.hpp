@@ -77,7 +77,7 @@ class DTNN_CORE_EXPORT BlockLayer : public Layer {
   Shape output_shape_;
   Layout layout_ = Layout::nhwc;
   std::vector<const Tensor*> outputs_;
-  bool last_first_ = false;  // the paths run last to first (backward_reads_path_outputs above)
+  bool last_first_ = false;    // the paths run last to first (backward_reads_path_outputs above)
   std::size_t in_output_ = 0;  // the path whose output forward writes into y (0: none; it runs
                                // first of the last-first paths, so it is never path 0)
 };
