@@ -255,8 +255,7 @@ TEST_CASE("forward by hand: relu, sigmoid, tanh, softmax, maxpool2d") {
 
 TEST_CASE("maxpool2d: the float32 vector path agrees with the float64 path") {
   // Whole float vectors of channels (8, 16, 24); windows that tile the image apart (stride =
-  // pool, the tiled backward) with rows and columns past the last window, overlapping and
-  // padded ones.
+  // pool) with rows and columns past the last window, overlapping and padded ones.
   const std::vector<std::pair<json, Shape>> cases = {
       {json{{"pool", 2}}, Shape{7, 6, 16}},
       {json{{"pool", 2}}, Shape{6, 9, 8}},
